@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what Lockstep needs on a fresh machine (Node 20 and npm present, nothing else).
+# usage: scripts/setup.sh tests|demo   — idempotent; installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-tests}
+say() { echo "[setup $(date +%T)] $*"; }
+
+apt_need() { # apt_need PKG…: installs the Debian packages that are not installed yet
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "apt-get install ${missing[*]}"
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+say "npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+
+case "$what" in
+  tests) apt_need git ;;
+  demo) apt_need git ;;
+  *) echo "usage: scripts/setup.sh tests|demo" >&2; exit 2 ;;
+esac
+say "done"

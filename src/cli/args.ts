@@ -1,0 +1,21 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { LockConfigurationError } from '../core/errors';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs, with unknown options and missing values turned into usage errors (exit 2). */
+export function parseCommandArgs<O extends Options>(args: readonly string[], options: O, allowPositionals = false) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.replace(/\s+To specify.*$/s, '') : String(error);
+    throw new LockConfigurationError(`${message}. See --help.`, { setting: 'arguments', cause: error });
+  }
+}
+
+export function requireOption(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') {
+    throw new LockConfigurationError(`${flag} is required. See --help.`, { setting: flag });
+  }
+  return value;
+}

@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { parseSeconds } from '../../core/bounds';
+import { LockBusyError, LockConfigurationError } from '../../core/errors';
+import { createLockManager } from '../../core/leases';
+import { parseCommandArgs } from '../args';
+import type { Command, CommandContext } from '../command';
+
+/**
+ * `lockstep run NAME [--ttl S] [--wait S] -- CMD ARG…`, in the manner of flock(1): acquire the
+ * plain lease NAME, run CMD with LOCKSTEP_FENCING_TOKEN in its environment, release, and exit with
+ * CMD's status (3 when the lease stayed busy). There is no automatic renewal (seed 003): choose a
+ * TTL longer than CMD runs.
+ */
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run a command under a plain lease (like flock)',
+  help: `usage: lockstep run NAME [--ttl S] [--wait S] [--json] -- CMD [ARG…]
+
+Acquires the lease NAME, runs CMD with LOCKSTEP_FENCING_TOKEN set to the lease's fencing token,
+releases the lease and exits with CMD's exit status.
+
+  --ttl S    lease length in seconds, 1–86400 (default 30); the lease is not renewed while CMD runs
+  --wait S   how long to wait for a busy lease, 0–60 seconds (default 0)
+
+Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stayed busy ·
+4 backend unavailable · 5 damaged record. The driver comes from LOCKSTEP_DRIVER, LOCKSTEP_PATH, … .`,
+
+  async run(context: CommandContext): Promise<number> {
+    const split = context.args.indexOf('--');
+    if (split < 0) throw new LockConfigurationError('Give the command to run after `--`, e.g. lockstep run build -- make. See --help.', { setting: 'arguments' });
+    const { values, positionals } = parseCommandArgs(context.args.slice(0, split), {
+      ttl: { type: 'string' }, wait: { type: 'string' },
+    }, true);
+    const command = context.args.slice(split + 1);
+    if (positionals.length !== 1) throw new LockConfigurationError('Give exactly one lease name before `--`. See --help.', { setting: 'arguments' });
+    if (command.length === 0) throw new LockConfigurationError('Give the command to run after `--`. See --help.', { setting: 'arguments' });
+    const ttl = values.ttl === undefined ? 30 : parseSeconds(values.ttl, 'ttl');
+    const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
+
+    const manager = createLockManager({ env: context.env });
+    try {
+      const handle = await manager.acquire(positionals[0], { ttl, wait });
+      if (!handle.acquired) {
+        throw new LockBusyError(`The lease is held by another owner and stayed busy for the whole wait (${wait} s).`, wait);
+      }
+      let status: number;
+      try {
+        status = await spawnAndWait(command, { ...context.env, LOCKSTEP_FENCING_TOKEN: String(handle.fencingToken) }, context.cwd);
+      } catch (error) {
+        await handle.release().catch(() => undefined);
+        throw error;
+      }
+      const released = await handle.release();
+      if (!released) context.out.note('lockstep: the lease had expired before the command finished; use a longer --ttl.');
+      context.out.result([], { status, fencingToken: handle.fencingToken, released });
+      return status;
+    } finally {
+      await manager.close();
+    }
+  },
+};
+
+/** Runs CMD with inherited stdio, forwarding SIGINT/SIGTERM; resolves with its exit status. */
+function spawnAndWait(command: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env, cwd });
+    const forward = (signal: NodeJS.Signals) => () => { child.kill(signal); };
+    const onInt = forward('SIGINT');
+    const onTerm = forward('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    const cleanup = () => { process.off('SIGINT', onInt); process.off('SIGTERM', onTerm); };
+    child.on('error', error => {
+      cleanup();
+      reject(new LockConfigurationError(`The command could not be started (${(error as NodeJS.ErrnoException).code ?? 'error'}); check its name and PATH.`, { setting: 'command', cause: error }));
+    });
+    child.on('close', (code, signal) => {
+      cleanup();
+      resolve(code ?? 128 + (signal ? osConstants.signals[signal] ?? 0 : 0));
+    });
+  });
+}

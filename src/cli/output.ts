@@ -1,0 +1,55 @@
+import { LockError, LockErrorCode, exitCodeFor } from '../core/errors';
+
+/**
+ * Everything the command line prints goes through here: short human lines on stdout by default,
+ * or exactly one JSON object on stdout with `--json` (errors included). Never pass a token.
+ */
+export class Output {
+  private emitted = false;
+
+  constructor(
+    readonly json: boolean,
+    private readonly stdout: NodeJS.WritableStream = process.stdout,
+    private readonly stderr: NodeJS.WritableStream = process.stderr,
+  ) {}
+
+  /** The command's result: `lines` for people, `data` for `--json` (merged under `ok: true`). */
+  result(lines: string | string[], data: Record<string, unknown> = {}): void {
+    if (this.json) {
+      this.writeJson({ ok: true, ...data });
+    } else {
+      for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(line + '\n');
+    }
+  }
+
+  /** Progress or hints for people; silent under `--json`, always on stderr. */
+  note(line: string): void {
+    if (!this.json) this.stderr.write(line + '\n');
+  }
+
+  /** Reports an error and returns the exit code for it. */
+  error(error: unknown): number {
+    const exit = exitCodeFor(error);
+    const typed = error instanceof LockError;
+    const message = typed ? error.message : `Unexpected failure: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.json) {
+      const body: Record<string, unknown> = { code: typed ? error.code : 'internal', message };
+      if (typed && 'reason' in error) body.reason = (error as { reason: unknown }).reason;
+      if (typed && 'setting' in error && (error as { setting?: unknown }).setting !== undefined) body.setting = (error as { setting: unknown }).setting;
+      if (typed && error.code === LockErrorCode.Fenced) {
+        body.currentGrant = (error as { currentGrant?: unknown }).currentGrant;
+        body.presentedGrant = (error as { presentedGrant?: unknown }).presentedGrant;
+      }
+      this.writeJson({ ok: false, exitCode: exit, error: body });
+    } else {
+      this.stderr.write(`lockstep: ${message}\n`);
+    }
+    return exit;
+  }
+
+  private writeJson(value: Record<string, unknown>): void {
+    if (this.emitted) return; // one JSON object per call, whatever happens after
+    this.emitted = true;
+    this.stdout.write(JSON.stringify(value) + '\n');
+  }
+}

@@ -1,0 +1,33 @@
+import { LockConfigurationError } from './errors';
+
+/** Seed 003 bounds, in seconds. */
+export const TTL_MIN_SECONDS = 1;
+export const TTL_MAX_SECONDS = 86_400;
+export const WAIT_MIN_SECONDS = 0;
+export const WAIT_MAX_SECONDS = 60;
+/** Contention retries sleep at most this long at a time. */
+export const MAX_RETRY_SLEEP_MS = 25;
+
+export function assertTtl(ttl: unknown, setting = 'ttl'): asserts ttl is number {
+  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < TTL_MIN_SECONDS || ttl > TTL_MAX_SECONDS) {
+    throw new LockConfigurationError(
+      `The ${setting} must be a number of seconds from ${TTL_MIN_SECONDS} to ${TTL_MAX_SECONDS}; split longer work or renew the lease.`,
+      { setting });
+  }
+}
+
+export function assertWait(wait: unknown, setting = 'wait'): asserts wait is number {
+  if (typeof wait !== 'number' || !Number.isFinite(wait) || wait < WAIT_MIN_SECONDS || wait > WAIT_MAX_SECONDS) {
+    throw new LockConfigurationError(
+      `The ${setting} must be a number of seconds from ${WAIT_MIN_SECONDS} to ${WAIT_MAX_SECONDS}.`, { setting });
+  }
+}
+
+/** Parses a command-line or environment number of seconds; throws a configuration error naming the setting. */
+export function parseSeconds(text: string, setting: string): number {
+  const trimmed = text.trim();
+  if (!/^\d+(?:\.\d+)?$/.test(trimmed)) {
+    throw new LockConfigurationError(`The ${setting} must be a number of seconds, e.g. 30.`, { setting });
+  }
+  return Number(trimmed);
+}

@@ -1,0 +1,116 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LockConfigurationError } from './errors';
+import { assertValidPrefix } from './names';
+import type { DriverName } from './stores/store';
+
+export type DriverSetting = DriverName | 'auto';
+export const DRIVER_SETTINGS: readonly DriverSetting[] = ['memory', 'file', 'sql', 'redis', 'git', 'auto'];
+
+/** Options a program passes to `createLockManager`; every field is optional. */
+export interface LockManagerOptions {
+  driver?: DriverSetting;
+  /** Namespace shared by the processes meant to coordinate. */
+  prefix?: string;
+  /** Absolute folder of the file driver (and of SQLite's default database). */
+  path?: string;
+  redisUrl?: string;
+  databaseUrl?: string;
+  /** Reject drivers that cannot coordinate across machines (memory, file, auto, SQLite). */
+  requireDistributed?: boolean;
+  /** Connect and per-command timeouts of network backends, separate from the contention wait. */
+  connectTimeoutMs?: number;
+  commandTimeoutMs?: number;
+  /** Git driver: the repository whose remote holds the lock ref, and that remote's name. */
+  gitDir?: string;
+  gitRemote?: string;
+}
+
+export interface ResolvedConfig {
+  readonly driver: DriverSetting;
+  readonly prefix: string;
+  /** True when the prefix was set explicitly (distributed backends require it). */
+  readonly prefixExplicit: boolean;
+  readonly path: string;
+  readonly redisUrl: string | undefined;
+  readonly databaseUrl: string | undefined;
+  readonly requireDistributed: boolean;
+  readonly connectTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  readonly gitDir: string | undefined;
+  readonly gitRemote: string;
+}
+
+export const DEFAULT_PREFIX = 'lockstep';
+export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+
+export function defaultStorePath(): string {
+  return path.join(os.homedir(), '.lockstep', 'store');
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Environment (`LOCKSTEP_*`) overrides options, options override defaults. Opens nothing. */
+export function resolveConfig(options: LockManagerOptions = {}, env: Env = process.env): ResolvedConfig {
+  const driver = pick(env.LOCKSTEP_DRIVER, options.driver, 'file');
+  if (!DRIVER_SETTINGS.includes(driver as DriverSetting)) {
+    throw new LockConfigurationError(
+      `The driver must be one of ${DRIVER_SETTINGS.join(', ')}; check LOCKSTEP_DRIVER or the driver setting.`,
+      { setting: env.LOCKSTEP_DRIVER !== undefined ? 'LOCKSTEP_DRIVER' : 'driver' });
+  }
+
+  const prefixSource = env.LOCKSTEP_PREFIX !== undefined ? 'LOCKSTEP_PREFIX' : 'prefix';
+  const explicitPrefix = env.LOCKSTEP_PREFIX ?? options.prefix;
+  const prefix = explicitPrefix ?? DEFAULT_PREFIX;
+  assertValidPrefix(prefix, prefixSource);
+
+  const storePath = pick(env.LOCKSTEP_PATH, options.path, defaultStorePath());
+  if (!path.isAbsolute(storePath)) {
+    throw new LockConfigurationError('The storage path must be absolute; check LOCKSTEP_PATH or the path setting.',
+      { setting: env.LOCKSTEP_PATH !== undefined ? 'LOCKSTEP_PATH' : 'path' });
+  }
+
+  const requireDistributed = env.LOCKSTEP_REQUIRE_DISTRIBUTED !== undefined
+    ? parseBoolean(env.LOCKSTEP_REQUIRE_DISTRIBUTED, 'LOCKSTEP_REQUIRE_DISTRIBUTED')
+    : options.requireDistributed ?? false;
+  if (requireDistributed && (driver === 'memory' || driver === 'file' || driver === 'auto')) {
+    throw new LockConfigurationError(
+      `requireDistributed is set, but the ${driver} driver coordinates only one machine; choose redis, sql (MySQL or PostgreSQL) or git.`,
+      { setting: 'requireDistributed' });
+  }
+
+  return {
+    driver: driver as DriverSetting,
+    prefix,
+    prefixExplicit: explicitPrefix !== undefined,
+    path: storePath,
+    redisUrl: env.LOCKSTEP_REDIS_URL ?? options.redisUrl,
+    databaseUrl: env.LOCKSTEP_DATABASE_URL ?? options.databaseUrl,
+    requireDistributed,
+    connectTimeoutMs: positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
+    commandTimeoutMs: positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'),
+    gitDir: options.gitDir,
+    gitRemote: pick(env.LOCKSTEP_GIT_REMOTE, options.gitRemote, 'origin'),
+  };
+}
+
+function pick(fromEnv: string | undefined, fromOptions: string | undefined, fallback: string): string {
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  return fromOptions ?? fallback;
+}
+
+export function parseBoolean(text: string, setting: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(t)) return false;
+  throw new LockConfigurationError(`${setting} must be true or false.`, { setting });
+}
+
+function positive(value: number | undefined, fallback: number, setting: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new LockConfigurationError(`${setting} must be a positive number of milliseconds.`, { setting });
+  }
+  return value;
+}

@@ -1,0 +1,150 @@
+/**
+ * Lockstep's typed errors. Every error a caller can see derives from {@link LockError}, carries a
+ * string `code` that reads well in logs and JSON, and says what was wrong and what to do.
+ *
+ * Hygiene rule (seed 003): no message or field ever contains a lock name, an owner token, a raw
+ * backend key or a credential. Callers pass only safe evidence (counts, bounds, grant numbers,
+ * identities of people, setting names).
+ */
+
+export enum LockErrorCode {
+  /** Invalid name, TTL, wait, setting or driver. Exit code 2. */
+  Configuration = 'configuration',
+  /** The backend is unreachable, timed out, or is not migrated. Exit code 4. Retryable. */
+  Backend = 'backend',
+  /** A stored record is damaged; it is never read as free. Exit code 5. */
+  Storage = 'storage',
+  /** Another live owner holds the lease this handle tried to release. Exit code 1. */
+  Ownership = 'ownership',
+  /** The lease stayed busy for the whole wait. Exit code 3. */
+  Busy = 'busy',
+  /** A fencing check failed: the grant presented is not the current one. Exit code 1. */
+  Fenced = 'fenced',
+  /** A protocol rule refused the request (not holder, not allowed, not pushed, ...). Exit code 1. */
+  Refused = 'refused',
+  /** A heartbeat found the lease expired or superseded. Exit code 1. */
+  LeaseLost = 'lease-lost',
+}
+
+export interface LockErrorOptions {
+  cause?: unknown;
+  /** True when trying again later may succeed (outages, timeouts). */
+  retryable?: boolean;
+}
+
+export class LockError extends Error {
+  readonly code: LockErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: LockErrorCode, message: string, options: LockErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LockError';
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+export class LockConfigurationError extends LockError {
+  /** The setting or argument that was wrong, e.g. `ttl` or `LOCKSTEP_DRIVER`. */
+  readonly setting: string | undefined;
+  constructor(message: string, options: LockErrorOptions & { setting?: string } = {}) {
+    super(LockErrorCode.Configuration, message, options);
+    this.name = 'LockConfigurationError';
+    this.setting = options.setting;
+  }
+}
+
+export class LockBackendError extends LockError {
+  /** The driver that failed, e.g. `redis`. */
+  readonly driver: string;
+  constructor(driver: string, message: string, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Backend, message, { retryable: true, ...options });
+    this.name = 'LockBackendError';
+    this.driver = driver;
+  }
+}
+
+export class LockStorageError extends LockError {
+  readonly driver: string;
+  constructor(driver: string, message: string, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Storage, message, options);
+    this.name = 'LockStorageError';
+    this.driver = driver;
+  }
+}
+
+export class LockOwnershipError extends LockError {
+  constructor(message: string, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Ownership, message, options);
+    this.name = 'LockOwnershipError';
+  }
+}
+
+export class LockBusyError extends LockError {
+  /** How long the caller waited, in seconds. */
+  readonly waitedSeconds: number;
+  constructor(message: string, waitedSeconds: number, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Busy, message, { retryable: true, ...options });
+    this.name = 'LockBusyError';
+    this.waitedSeconds = waitedSeconds;
+  }
+}
+
+export class LockFencedError extends LockError {
+  readonly presentedGrant: number | undefined;
+  readonly currentGrant: number;
+  constructor(message: string, currentGrant: number, presentedGrant?: number, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Fenced, message, options);
+    this.name = 'LockFencedError';
+    this.currentGrant = currentGrant;
+    this.presentedGrant = presentedGrant;
+  }
+}
+
+/** Refusal reasons of the container protocol, stable strings for JSON output. */
+export type RefusalReason =
+  | 'held-by-other'
+  | 'not-holder'
+  | 'not-your-turn'
+  | 'already-holder'
+  | 'already-queued'
+  | 'not-queued'
+  | 'holder-cannot-petition'
+  | 'not-operator'
+  | 'not-silent'
+  | 'reason-required'
+  | 'not-landed'
+  | 'no-range'
+  | 'range-exhausted'
+  | 'invalid-request'
+  | 'not-initialised';
+
+export class LockRefusedError extends LockError {
+  readonly reason: RefusalReason;
+  constructor(reason: RefusalReason, message: string, options: LockErrorOptions = {}) {
+    super(LockErrorCode.Refused, message, options);
+    this.name = 'LockRefusedError';
+    this.reason = reason;
+  }
+}
+
+export class LockLeaseLostError extends LockError {
+  readonly grant: number | undefined;
+  constructor(message: string, grant?: number, options: LockErrorOptions = {}) {
+    super(LockErrorCode.LeaseLost, message, options);
+    this.name = 'LockLeaseLostError';
+    this.grant = grant;
+  }
+}
+
+/** The command line's exit code for an error (see DESIGN.md). */
+export function exitCodeFor(error: unknown): number {
+  if (!(error instanceof LockError)) return 1;
+  switch (error.code) {
+    case LockErrorCode.Configuration: return 2;
+    case LockErrorCode.Busy: return 3;
+    case LockErrorCode.Backend: return 4;
+    case LockErrorCode.Storage: return 5;
+    default: return 1;
+  }
+}

@@ -1,0 +1,81 @@
+import { LockBackendError, LockStorageError } from '../errors';
+import { claimTransition, extendTransition, isLeaseState, releaseTransition, type LeaseState, type Transition } from './leaseState';
+import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, ReleaseResult, VersionedRecord } from './store';
+
+/**
+ * The one primitive a simple backend has to offer: versioned cells written only against the
+ * revision they were read at. Memory and file drivers implement this; {@link CasDriver} builds both
+ * of a driver's primitives (plain leases and container records) on top of it.
+ */
+export interface CasCells {
+  get(cell: string): Promise<VersionedRecord | null>;
+  put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult>;
+  watch?(cell: string, onChange: () => void): Disposable;
+  close(): Promise<void>;
+}
+
+/** How often a lease operation re-reads after losing a compare-and-swap race before giving up. */
+const MAX_CAS_ROUNDS = 1000;
+
+export class CasDriver implements Driver {
+  readonly watch?: (key: string, onChange: () => void) => Disposable;
+
+  constructor(
+    readonly name: DriverName,
+    readonly distributed: boolean,
+    private readonly cells: CasCells,
+  ) {
+    if (cells.watch) {
+      const watchCell = cells.watch.bind(cells);
+      this.watch = (key, onChange) => watchCell(recordCell(key), onChange);
+    }
+  }
+
+  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
+    return this.updateLease(key, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
+  }
+
+  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
+    return this.updateLease(key, state => extendTransition(state, ownerHash, ttlMs, now), undefined);
+  }
+
+  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
+    return this.updateLease(key, state => releaseTransition(state, ownerHash, now), undefined);
+  }
+
+  read(key: string): Promise<VersionedRecord | null> {
+    return this.cells.get(recordCell(key));
+  }
+
+  compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
+    return this.cells.put(recordCell(key), expectedRevision, next);
+  }
+
+  close(): Promise<void> {
+    return this.cells.close();
+  }
+
+  /**
+   * Read, apply a pure transition, write against the revision read; on a lost race, read again.
+   * `onContention` is what a claim answers when others keep winning (the caller's wait loop retries);
+   * for extend and release there is no such answer and persistent contention is a backend fault.
+   */
+  private async updateLease<R>(key: string, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
+    const cell = leaseCell(key);
+    for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
+      const current = await this.cells.get(cell);
+      if (current !== null && !isLeaseState(current.value)) {
+        throw new LockStorageError(this.name, 'A stored lease record is damaged, so the lease cannot be treated as free. Stop the processes using this namespace and remove its storage, or restore it from a backup.');
+      }
+      const { next, result } = transition(current === null ? null : current.value as LeaseState);
+      if (next === undefined) return result;
+      const written = await this.cells.put(cell, current?.revision ?? null, next);
+      if (written.ok) return result;
+      if (onContention !== undefined && round >= 8) return onContention;
+    }
+    throw new LockBackendError(this.name, 'The lease could not be updated: other processes kept changing it. Try again.');
+  }
+}
+
+function leaseCell(key: string): string { return `l${key}`; }
+function recordCell(key: string): string { return `r${key}`; }

@@ -1,0 +1,61 @@
+/**
+ * What a driver is: two small primitives and nothing more (DESIGN.md). Keys are always hex digests
+ * made by `names.ts`; a driver never sees a lock name, an owner token (only its hash) or a grant rule.
+ */
+
+export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql';
+
+export type ClaimResult =
+  | { readonly claimed: true; readonly fencingToken: number; readonly expiresAt: number }
+  | { readonly claimed: false };
+
+/** `released`: this owner removed its live lease. `expired`/`absent`: nothing live to remove. */
+export type ReleaseResult = 'released' | 'expired' | 'absent' | 'other-owner';
+
+/** Seed 003's plain leases: claim / extend / release of one key with its TTL and a per-key counter. */
+export interface LeaseStore {
+  /**
+   * Claims `key` for `ownerHash` when it is free or expired at `now`, and issues the next fencing
+   * token for the key: strictly greater than every token issued for it before, release and crash included.
+   */
+  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult>;
+  /** Extends a live lease of this owner to `now + ttlMs`; false when it is not live or not ours. */
+  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean>;
+  /** Removes this owner's lease; says what was there. Leaves another owner's live lease intact. */
+  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult>;
+}
+
+export interface VersionedRecord {
+  /** The stored JSON value, parsed; its shape is checked by core, not by the store. */
+  readonly value: unknown;
+  /** Opaque revision, changes with every successful write. */
+  readonly revision: string;
+}
+
+export type CasResult = { readonly ok: true; readonly revision: string } | { readonly ok: false };
+
+export interface CasMeta {
+  /** One line describing the transition (the git driver's commit message). No tokens. */
+  readonly summary: string;
+}
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** The container record's primitive: read with a revision, write only against that revision. */
+export interface RecordStore {
+  read(key: string): Promise<VersionedRecord | null>;
+  /** Writes `next` if the stored revision is still `expectedRevision` (null: no record yet). */
+  compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult>;
+  /** Calls `onChange` (at least once) after the record may have changed elsewhere. Optional. */
+  watch?(key: string, onChange: () => void): Disposable;
+}
+
+export interface Driver extends LeaseStore, RecordStore {
+  readonly name: DriverName;
+  /** True when processes on different machines coordinate through it. */
+  readonly distributed: boolean;
+  /** Closes sockets and handles. Safe to call twice. */
+  close(): Promise<void>;
+}

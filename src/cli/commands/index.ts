@@ -1,7 +1,25 @@
 import type { Command } from '../command';
+import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
+import { initCommand } from './init';
+import { auditCommand, clearCommand } from './operator';
+import { petitionCommand, withdrawCommand } from './queue';
 import { runCommand } from './run';
+import { statusCommand } from './status';
+import { assignCommand, leaseIdsCommand, nextIdCommand } from './work';
 
 /** Every command of the public command line, in the order `lockstep --help` lists them. */
 export const commands: readonly Command[] = [
+  initCommand,
+  statusCommand,
+  acquireCommand,
+  heartbeatCommand,
+  releaseCommand,
+  petitionCommand,
+  withdrawCommand,
+  leaseIdsCommand,
+  nextIdCommand,
+  assignCommand,
+  clearCommand,
+  auditCommand,
   runCommand,
 ];

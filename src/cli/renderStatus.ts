@@ -1,0 +1,44 @@
+import { formatClock, formatDuration } from '../core/format';
+import { LockState, type LockStatus } from '../core/lockStatus';
+
+/** Short human lines for `lockstep status`: state, holder, grant, time left, queue position. */
+export function renderStatus(status: LockStatus, now: number): string[] {
+  const h = status.holder;
+  const lines: string[] = [];
+  switch (status.state) {
+    case LockState.Free:
+      lines.push(status.turn ? `Free — ${status.turn.identity}'s turn for ${formatDuration(status.turn.endsAt - now)}` : 'Free');
+      break;
+    case LockState.HeldByMe:
+      lines.push(`Held by you — grant #${h!.grant}, ${formatDuration(h!.expiresAt - now)} left`);
+      break;
+    case LockState.HeldByOther:
+      lines.push(`Held by ${h!.identity} — grant #${h!.grant} since ${formatClock(h!.grantedAt)}, ${formatDuration(h!.expiresAt - now)} left`);
+      break;
+    case LockState.Queued:
+      lines.push(`Queued — position ${status.position} of ${status.queue.length}${h ? `; held by ${h.identity} (grant #${h.grant})` : ''}`);
+      break;
+    case LockState.YourTurn:
+      lines.push(`Your turn — acquire within ${formatDuration((status.turn?.endsAt ?? now) - now)}`);
+      break;
+    case LockState.HolderSilent:
+      lines.push(`HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${status.canAcquire ? '; you may acquire' : ''}`);
+      break;
+    case LockState.Stale:
+      lines.push(`Stale grant — your grant #${status.staleGrant} is below or past the current grant #${status.grant}${h ? ` held by ${h.identity}` : ''}: pushes are blocked. Fetch, then petition or acquire.`);
+      break;
+  }
+  if (status.queue.length > 0) lines.push(`Queue: ${status.queue.map((p, i) => `${i + 1}. ${p.identity}`).join('  ')}`);
+  for (const r of status.ranges) lines.push(`Identifiers ${r.start}–${r.end} leased to ${r.to} (next ${r.next <= r.end ? r.next : 'none left'})`);
+  for (const b of status.blocks) lines.push(`Block for ${b.to}: ${b.text}`);
+  return lines;
+}
+
+/** The stable JSON form of a status (documented in the README). */
+export function statusJson(status: LockStatus, identity: string, driver: string): Record<string, unknown> {
+  return {
+    state: status.state, identity, driver, container: status.container, grant: status.grant, holder: status.holder,
+    timeLeftMs: status.timeLeftMs, queue: status.queue, position: status.position, canAcquire: status.canAcquire,
+    turn: status.turn, staleGrant: status.staleGrant, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
+  };
+}

@@ -1,0 +1,110 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
+import { sessionDir } from './session';
+
+/**
+ * The local clone, through simple-git: where it is, who works in it, whether its work landed, and
+ * the push options that prove its grant to the server's guard.
+ */
+export interface Clone {
+  readonly root: string;
+  readonly gitDir: string;
+  readonly git: SimpleGit;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function gitFor(dir: string): SimpleGit {
+  // No prompts: a remote that wants credentials fails at once instead of hanging a hook or the UI.
+  return simpleGit({ baseDir: dir }).env({ ...process.env, GIT_TERMINAL_PROMPT: '0' });
+}
+
+export async function openClone(cwd: string): Promise<Clone> {
+  if (!fs.existsSync(cwd)) {
+    throw new LockConfigurationError('The folder given with --cwd does not exist.', { setting: 'cwd' });
+  }
+  let out: string;
+  try {
+    out = await gitFor(cwd).revparse(['--show-toplevel', '--absolute-git-dir']);
+  } catch (cause) {
+    throw new LockRefusedError('not-initialised', 'This folder is not inside a git repository; Lockstep works on a git clone.', { cause });
+  }
+  const [root, gitDir] = out.split('\n').map(s => s.trim());
+  return { root, gitDir, git: gitFor(root) };
+}
+
+/** LOCKSTEP_IDENTITY, else `git config user.email`. */
+export async function resolveIdentity(clone: Clone, env: Env, override?: string): Promise<string> {
+  const fromEnv = env.LOCKSTEP_IDENTITY?.trim() || override?.trim();
+  if (fromEnv) return fromEnv;
+  const email = (await clone.git.raw(['config', '--get', 'user.email']).catch(() => '')).trim();
+  if (email) return email;
+  throw new LockConfigurationError('No identity: set `git config user.email` (or LOCKSTEP_IDENTITY).', { setting: 'identity' });
+}
+
+/** The remote's default branch, as the default protected branch. */
+export async function defaultBranch(clone: Clone, remote: string): Promise<string> {
+  const symbolic = await clone.git.raw(['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`]).catch(() => '');
+  if (symbolic.trim()) return symbolic.trim().slice(remote.length + 1);
+  const listed = await clone.git.raw(['ls-remote', '--symref', remote, 'HEAD']).catch(() => '');
+  const match = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(listed);
+  if (match) return match[1];
+  const current = (await clone.git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
+  return current || 'main';
+}
+
+export interface LandingState {
+  /** Tracked files with changes not committed (first few). */
+  readonly dirty: readonly string[];
+  readonly dirtyCount: number;
+  /** Commits on HEAD that the remote's protected branch does not have. */
+  readonly unpushed: number;
+  readonly branch: string;
+}
+
+/**
+ * Has this clone's work landed? Fetches the protected branch first so the answer reflects the
+ * remote, not a stale remote-tracking ref.
+ */
+export async function landingState(clone: Clone, remote: string, branch: string): Promise<LandingState> {
+  const status = await clone.git.raw(['status', '--porcelain', '--untracked-files=no']);
+  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
+  try {
+    await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
+  } catch (cause) {
+    throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+  }
+  const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
+  let unpushed = 0;
+  if (head) {
+    const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
+    unpushed = hasRemote
+      ? Number((await clone.git.raw(['rev-list', '--count', `refs/remotes/${remote}/${branch}..HEAD`])).trim())
+      : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
+  }
+  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Push options: the proof of grant travels with every push, read by the server's pre-receive guard.
+// The values live in `.git/lockstep/push.config` (0600), pulled in by one `include.path` entry, so
+// the proof never appears on a command line.
+
+const PUSH_CONFIG = 'push.config';
+const INCLUDE = 'lockstep/push.config';
+
+export async function writePushProof(clone: Clone, grant: number, proof: string): Promise<void> {
+  const dir = sessionDir(clone.gitDir);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const temp = path.join(dir, `.push-${process.pid}.tmp`);
+  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n`, { mode: 0o600 });
+  fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
+  const includes = await clone.git.raw(['config', '--local', '--get-all', 'include.path']).catch(() => '');
+  if (!includes.split('\n').includes(INCLUDE)) await clone.git.raw(['config', '--local', '--add', 'include.path', INCLUDE]);
+}
+
+export function removePushProof(clone: Clone): void {
+  fs.rmSync(path.join(sessionDir(clone.gitDir), PUSH_CONFIG), { force: true });
+}

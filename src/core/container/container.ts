@@ -1,0 +1,248 @@
+import { MAX_RETRY_SLEEP_MS } from '../bounds';
+import { systemClock, SECOND, type Clock } from '../clock';
+import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
+import { openDriver } from '../drivers';
+import { LockBackendError, LockBusyError, LockLeaseLostError, LockRefusedError } from '../errors';
+import * as protocol from '../lockRecord';
+import { emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
+import { describe, type LockStatus } from '../lockStatus';
+import { keyDigest } from '../names';
+import { parseRecord } from '../recordCodec';
+import type { Disposable, Driver } from '../stores/store';
+import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
+import { landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
+import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
+import { clearSession, readSession, writeSession, type Session } from './session';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface OpenContainerOptions {
+  readonly cwd: string;
+  readonly env?: Env;
+  readonly clock?: Clock;
+  /** Settings from a layer between the environment and `.lockstep.json` (VS Code's `lockstep.*`). */
+  readonly overrides?: { readonly identity?: string; readonly driver?: LockManagerOptions };
+  /** An already open driver (tests, the extension's shared connection). Not closed by `close()`. */
+  readonly driverInstance?: Driver;
+}
+
+/** How often a transition re-reads after losing a compare-and-swap race. */
+const MAX_CAS_ATTEMPTS = 25;
+
+/**
+ * One container as seen from one clone: reads and writes the lock record through the driver's
+ * compare-and-swap, keeps the clone's session and push proof in step with it. Every rule lives in
+ * `lockRecord.ts`; this class only does I/O around it.
+ */
+export class Container {
+  private driverPromise: Promise<Driver> | undefined;
+
+  private constructor(
+    readonly clone: Clone,
+    readonly file: ContainerFile,
+    readonly settings: ContainerSettings & { readonly heartbeatMs: number },
+    readonly identity: string,
+    readonly config: ResolvedConfig,
+    private readonly clock: Clock,
+    private readonly injected: Driver | undefined,
+  ) {}
+
+  static async open(options: OpenContainerOptions): Promise<Container> {
+    const env = options.env ?? process.env;
+    const clone = await openClone(options.cwd);
+    const file = readContainerFile(clone.root);
+    const identity = await resolveIdentity(clone, env, options.overrides?.identity);
+    const config = resolveConfig({ ...driverOptions(file, clone.root), ...options.overrides?.driver }, env);
+    return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);
+  }
+
+  /** The record's key in the store: a digest, never the container's id in clear. */
+  get key(): string {
+    return keyDigest(this.config.prefix, `container:${this.file.container}`);
+  }
+
+  session(): Session | undefined {
+    return readSession(this.clone.gitDir, this.file.container);
+  }
+
+  async read(): Promise<{ record: LockRecord; revision: string | null }> {
+    const driver = await this.driver();
+    const stored = await driver.read(this.key);
+    if (stored === null) return { record: emptyRecord(this.file.container), revision: null };
+    return { record: parseRecord(stored.value, driver.name, this.file.container), revision: stored.revision };
+  }
+
+  async status(): Promise<LockStatus> {
+    const { record } = await this.read();
+    return this.describe(record);
+  }
+
+  describe(record: LockRecord): LockStatus {
+    const session = this.session();
+    return describe(record, this.settings, {
+      identity: this.identity,
+      ...(session ? { session: { grant: session.grant, tokenHash: hashToken(session.token) } } : {}),
+    }, this.clock.now());
+  }
+
+  /**
+   * Acquires the container lock. The session (with the new owner token) is written before the
+   * record, so a crash in between never leaves a lock held whose token is lost.
+   */
+  async acquire(options: { wait?: number; ttl?: number; signal?: AbortSignal } = {}): Promise<{ grant: number; expiresAt: number }> {
+    const token = newOwnerToken();
+    const tokenHash = hashToken(token);
+    const previous = this.session();
+    const settings = options.ttl === undefined ? this.settings : { ...this.settings, leaseTtlMs: options.ttl * SECOND };
+    const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
+    for (;;) {
+      try {
+        const result = await this.apply(record => {
+          const grant = record.grant + 1;
+          const proofHash = hashProof(pushProof(token, this.file.container, grant));
+          const outcome = protocol.acquire(record, settings, { identity: this.identity, tokenHash, proofHash }, this.clock.now());
+          if (outcome.ok) {
+            writeSession(this.clone.gitDir, { container: this.file.container, grant, token, identity: this.identity, acquiredAt: this.clock.now() });
+          }
+          return outcome;
+        });
+        if (this.file.serverGuard) await writePushProof(this.clone, result.grant, pushProof(token, this.file.container, result.grant));
+        return result;
+      } catch (error) {
+        this.restoreSession(previous, token);
+        const busy = error instanceof LockRefusedError && (error.reason === 'held-by-other' || error.reason === 'not-your-turn');
+        if (!busy) throw error;
+        const remaining = deadline - this.clock.monotonic();
+        if (remaining <= 0 || options.signal?.aborted) {
+          throw new LockBusyError(error.message, options.wait ?? 0, { cause: error });
+        }
+        // The container lock is coarse: poll the record gently rather than every 25 ms.
+        await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
+      }
+    }
+  }
+
+  async heartbeat(): Promise<{ expiresAt: number; grant: number }> {
+    const proof = this.holderProof();
+    try {
+      const { expiresAt } = await this.apply(record => protocol.heartbeat(record, this.settings, proof, this.clock.now()));
+      return { expiresAt, grant: proof.grant };
+    } catch (error) {
+      // A lost lease is never revived: the push proof goes; the session stays so that status says "stale".
+      if (error instanceof LockLeaseLostError) removePushProof(this.clone);
+      throw error;
+    }
+  }
+
+  /** Valid only after the clone's work has landed on the protected branch (seed 001). */
+  async release(): Promise<{ grant: number; reclaimed: number }> {
+    const proof = this.holderProof();
+    await this.checkLanded();
+    const result = await this.apply(record => protocol.release(record, proof, this.clock.now()));
+    clearSession(this.clone.gitDir);
+    removePushProof(this.clone);
+    return result;
+  }
+
+  /** What stops a release: uncommitted tracked changes or commits the remote lacks. Throws 'not-landed'. */
+  async checkLanded(): Promise<void> {
+    const branch = this.file.protectedBranches[0] ?? 'main';
+    const landing = await landingState(this.clone, this.file.remote, branch);
+    const problems: string[] = [];
+    if (landing.dirtyCount > 0) {
+      const more = landing.dirtyCount > landing.dirty.length ? ` and ${landing.dirtyCount - landing.dirty.length} more` : '';
+      problems.push(`uncommitted changes to ${landing.dirty.join(', ')}${more}`);
+    }
+    if (landing.unpushed > 0) problems.push(`${landing.unpushed} commit${landing.unpushed === 1 ? '' : 's'} not on ${this.file.remote}/${branch}`);
+    if (problems.length > 0) {
+      throw new LockRefusedError('not-landed', `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release.`);
+    }
+  }
+
+  petition(note?: string): Promise<{ position: number }> {
+    return this.apply(record => protocol.petition(record, { identity: this.identity, ...(note !== undefined ? { note } : {}) }, this.clock.now()));
+  }
+
+  withdraw(): Promise<{ position: number }> {
+    return this.apply(record => protocol.withdraw(record, { identity: this.identity }, this.clock.now()));
+  }
+
+  leaseIds(to: string, count: number): Promise<{ start: number; end: number }> {
+    const proof = this.holderProof();
+    return this.apply(record => protocol.leaseIds(record, proof, { to, count }, this.clock.now()));
+  }
+
+  nextId(): Promise<{ id: number }> {
+    const session = this.session();
+    const holder = session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
+    return this.apply(record => protocol.nextId(record, { identity: this.identity, ...(holder ? { holder } : {}) }, this.clock.now()));
+  }
+
+  assign(to: string, text: string): Promise<{ index: number }> {
+    const proof = this.holderProof();
+    return this.apply(record => protocol.assign(record, proof, { to, text }, this.clock.now()));
+  }
+
+  clear(reason: string): Promise<{ clearedGrant: number }> {
+    return this.apply(record => protocol.clear(record, this.settings, { identity: this.identity, reason }, this.clock.now()));
+  }
+
+  /** Calls `onChange` when the record may have changed elsewhere; undefined when the driver cannot watch. */
+  async watch(onChange: () => void): Promise<Disposable | undefined> {
+    const driver = await this.driver();
+    return driver.watch?.(this.key, onChange);
+  }
+
+  async close(): Promise<void> {
+    if (this.driverPromise && !this.injected) {
+      const driver = await this.driverPromise.catch(() => undefined);
+      this.driverPromise = undefined;
+      await driver?.close();
+    }
+  }
+
+  private holderProof(): HolderProof {
+    const session = this.session();
+    if (!session) {
+      throw new LockRefusedError('not-holder', 'This clone does not hold the lock (no session). Acquire it first.');
+    }
+    return { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant };
+  }
+
+  private restoreSession(previous: Session | undefined, attemptedToken: string): void {
+    const current = this.session();
+    if (current?.token !== attemptedToken) return;
+    if (previous) writeSession(this.clone.gitDir, previous);
+    else clearSession(this.clone.gitDir);
+  }
+
+  /**
+   * Read → pure transition → compare-and-swap against the revision read; on a lost race, again.
+   * A refusal that carries an audit line (operator clear) is written before it is reported.
+   */
+  private async apply<T>(transition: (record: LockRecord) => Outcome<T>): Promise<T> {
+    const driver = await this.driver();
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const { record, revision } = await this.read();
+      const outcome = transition(record);
+      if (!outcome.ok) {
+        if (outcome.record) {
+          const audited = await driver.compareAndSwap(this.key, revision, outcome.record, { summary: outcome.summary ?? 'refused' });
+          if (!audited.ok) continue;
+        }
+        throw outcome.error;
+      }
+      const written = await driver.compareAndSwap(this.key, revision, outcome.record, { summary: outcome.summary });
+      if (written.ok) return outcome.value;
+      await this.clock.sleep(Math.random() * MAX_RETRY_SLEEP_MS);
+    }
+    throw new LockBackendError(driver.name, 'The lock record kept changing under this update; try again.');
+  }
+
+  private driver(): Promise<Driver> {
+    if (this.injected) return Promise.resolve(this.injected);
+    this.driverPromise ??= openDriver(this.config);
+    return this.driverPromise;
+  }
+}
+

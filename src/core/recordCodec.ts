@@ -1,0 +1,46 @@
+import { LockStorageError } from './errors';
+import type { LockRecord } from './lockRecord';
+
+/**
+ * Checks that a stored value is a lock record before anything reads it. A record that fails is
+ * damaged: it raises LockStorageError and is never treated as a free lock.
+ */
+export function parseRecord(value: unknown, driver: string, container: string): LockRecord {
+  const fail = (what: string): never => {
+    throw new LockStorageError(driver, `The container's lock record is damaged (${what}), so the lock cannot be treated as free. Restore it from the store's history or backups; see the README on damaged records.`);
+  };
+  if (!isObject(value)) return fail('not an object');
+  if (value.v !== 1) return fail('unknown version');
+  if (value.container !== container) return fail('it belongs to another container');
+  if (!isCount(value.grant)) return fail('grant');
+  if (!isCount(value.nextId) || (value.nextId as number) < 1) return fail('next identifier');
+  if (!(value.releasedAt === null || isTime(value.releasedAt))) return fail('release time');
+  if (value.holder !== null) {
+    const h = value.holder;
+    if (!isObject(h) || !isText(h.identity) || !isCount(h.grant) || h.grant !== value.grant || !isHex(h.tokenHash) || !isHex(h.proofHash)
+      || !isTime(h.grantedAt) || !isTime(h.expiresAt)) return fail('holder');
+  }
+  if (!Array.isArray(value.queue) || !value.queue.every(p => isObject(p) && isText(p.identity) && isTime(p.at))) return fail('queue');
+  if (!Array.isArray(value.ranges) || !value.ranges.every(r => isObject(r) && isText(r.to) && isCount(r.start) && isCount(r.end)
+    && isCount(r.next) && isCount(r.grant) && (r.start as number) <= (r.next as number) && (r.next as number) <= (r.end as number) + 1
+    && (r.end as number) < (value.nextId as number))) return fail('identifier ranges');
+  if (!Array.isArray(value.blocks) || !value.blocks.every(b => isObject(b) && isText(b.to) && typeof b.text === 'string')) return fail('blocks');
+  if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string')) return fail('audit');
+  return value as unknown as LockRecord;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+function isCount(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
+}
+function isTime(v: unknown): boolean {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+function isText(v: unknown): boolean {
+  return typeof v === 'string' && v.length > 0;
+}
+function isHex(v: unknown): boolean {
+  return typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+}

@@ -20,4 +20,7 @@ if (fs.existsSync('media/lockPage.ts')) entries.push({ entryPoints: ['media/lock
 
 await Promise.all(entries.map(e => esbuild.build({ ...common, ...e })));
 fs.chmodSync('dist/cli.js', 0o755);
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.types.json'], { stdio: 'inherit' });
+// Declarations for library users (`--no-types` skips them for quick local iterations).
+if (!process.argv.includes('--no-types')) {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.types.json'], { stdio: 'inherit' });
+}

@@ -1,4 +1,6 @@
 import type { Command } from '../command';
+import { guardPrePushCommand, guardPreReceiveCommand } from './guard';
+import { hooksInstallCommand } from './hooks';
 import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
 import { initCommand } from './init';
 import { auditCommand, clearCommand } from './operator';
@@ -21,5 +23,8 @@ export const commands: readonly Command[] = [
   assignCommand,
   clearCommand,
   auditCommand,
+  hooksInstallCommand,
+  guardPrePushCommand,
+  guardPreReceiveCommand,
   runCommand,
 ];

@@ -26,6 +26,25 @@ export interface OpenContainerOptions {
   readonly driverInstance?: Driver;
 }
 
+/**
+ * Reads a container's record without a clone or an identity: the server's guard runs in a bare
+ * repository and only needs the record. The driver is closed before returning.
+ */
+export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<LockRecord> {
+  const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
+  const driver = await openDriver(config);
+  try {
+    const stored = await driver.read(containerKey(config.prefix, file.container));
+    return stored === null ? emptyRecord(file.container) : parseRecord(stored.value, driver.name, file.container);
+  } finally {
+    await driver.close();
+  }
+}
+
+function containerKey(prefix: string, container: string): string {
+  return keyDigest(prefix, `container:${container}`);
+}
+
 /** How often a transition re-reads after losing a compare-and-swap race. */
 const MAX_CAS_ATTEMPTS = 25;
 
@@ -58,7 +77,7 @@ export class Container {
 
   /** The record's key in the store: a digest, never the container's id in clear. */
   get key(): string {
-    return keyDigest(this.config.prefix, `container:${this.file.container}`);
+    return containerKey(this.config.prefix, this.file.container);
   }
 
   session(): Session | undefined {

@@ -1,0 +1,50 @@
+import { Container } from '../../core/container/container';
+import { LockError, LockRefusedError } from '../../core/errors';
+import { fenceClientPush } from '../../core/fencing';
+import type { CommandContext } from '../command';
+import { parsePrePush, readStdin } from './hookInput';
+
+/**
+ * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). Pushes that touch no protected
+ * branch of the container's shared remote pass without reading the store. Otherwise the clone
+ * must hold the live lease and the current grant; a damaged record or an unreachable backend
+ * refuses the push (fail closed).
+ */
+export async function guardPrePush(context: CommandContext): Promise<number> {
+  const [remoteName, remoteUrl] = context.args;
+  const pushed = parsePrePush(await readStdin());
+  let container: Container;
+  try {
+    container = await Container.open({ cwd: context.cwd, env: context.env });
+  } catch (error) {
+    // Not a container (no .lockstep.json): there is nothing to guard.
+    if (error instanceof LockRefusedError && error.reason === 'not-initialised') return 0;
+    throw error;
+  }
+  try {
+    const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
+    const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
+    if (touching.length === 0 || !(await isSharedRemote(container, remoteName, remoteUrl))) return 0;
+    let verdict;
+    try {
+      const { record } = await container.read();
+      verdict = fenceClientPush(record, container.session(), Date.now());
+    } catch (error) {
+      if (error instanceof LockError) {
+        context.out.note(`lockstep: the push is refused because the lock could not be checked — ${error.message}`);
+      }
+      throw error;
+    }
+    if (verdict) throw verdict;
+    context.out.note(`lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`);
+    return 0;
+  } finally {
+    await container.close();
+  }
+}
+
+async function isSharedRemote(container: Container, name: string | undefined, url: string | undefined): Promise<boolean> {
+  if (name === container.file.remote) return true;
+  const shared = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
+  return shared !== '' && shared === url;
+}

@@ -1,0 +1,67 @@
+/**
+ * The text of the git hooks Lockstep installs. Pure: paths in, script out. Each hook runs a hook
+ * that was there before (kept as `<hook>.lockstep-chained`) with the same input first, then the
+ * guard. Node is taken from the hook's PATH, else from where it was at install time.
+ */
+
+export const HOOK_MARKER = '# lockstep-managed-hook v1';
+export const CHAINED_SUFFIX = '.lockstep-chained';
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface HookPaths {
+  /** Node at install time (used when `node` is not on the hook's PATH). */
+  readonly node: string;
+  /** Absolute path of Lockstep's dist/cli.js. */
+  readonly cli: string;
+}
+
+function findNode(paths: HookPaths): string {
+  return `node_bin=$(command -v node 2>/dev/null) || node_bin=${shellQuote(paths.node)}
+if ! [ -x "$node_bin" ]; then
+  echo "lockstep: node was not found, so the fencing guard cannot run and the push is refused. Install Node.js or run lockstep hooks install again." >&2
+  exit 1
+fi
+cli=\${LOCKSTEP_CLI:-${shellQuote(paths.cli)}}`;
+}
+
+export function prePushHook(paths: HookPaths): string {
+  return `#!/bin/sh
+${HOOK_MARKER}
+# Lockstep's fencing guard: refuses a push to a protected branch unless this clone holds the live
+# lease and the current grant. Installed by \`lockstep hooks install\`; a previous pre-push hook
+# runs first from pre-push${CHAINED_SUFFIX}.
+input=$(cat)
+if [ -x "$0${CHAINED_SUFFIX}" ]; then
+  printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
+fi
+${findNode(paths)}
+printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-push "$@"
+`;
+}
+
+export function preReceiveHook(paths: HookPaths): string {
+  return `#!/bin/sh
+${HOOK_MARKER}
+# Lockstep's server-side fence: refuses an update of a protected branch whose push does not prove
+# the current, live grant. Installed by \`lockstep hooks install --server\`. Backend settings
+# (LOCKSTEP_*) come from lockstep.env beside this hook, written at install time (mode 0600).
+input=$(cat)
+if [ -x "$0${CHAINED_SUFFIX}" ]; then
+  printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
+fi
+env_file="$(dirname "$0")/lockstep.env"
+if [ -f "$env_file" ]; then set -a; . "$env_file"; set +a; fi
+${findNode(paths)}
+printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive
+`;
+}
+
+/** `KEY='value'` lines for lockstep.env; only LOCKSTEP_* settings, never an identity or a token. */
+export function envFile(env: Readonly<Record<string, string | undefined>>): string {
+  const keep = ['LOCKSTEP_DRIVER', 'LOCKSTEP_PREFIX', 'LOCKSTEP_PATH', 'LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL', 'LOCKSTEP_REQUIRE_DISTRIBUTED'];
+  const lines = keep.filter(k => env[k] !== undefined && env[k] !== '').map(k => `${k}=${shellQuote(env[k]!)}`);
+  return `# Lockstep backend settings for the pre-receive guard (written by lockstep hooks install --server).\n${lines.join('\n')}\n`;
+}

@@ -1,0 +1,69 @@
+import { formatClock } from './format';
+import { LockFencedError } from './errors';
+import { isLive, type LockRecord } from './lockRecord';
+import { digestsEqual, hashProof, hashToken } from './tokens';
+
+/**
+ * The fence at landing, as pure verdicts: may this push reach a protected branch? The client hook
+ * asks with the clone's session; the server's hook asks with the proof the push carried. Both
+ * answer with a LockFencedError that says exactly why and what to do, or undefined to let it pass.
+ */
+
+function holderLine(record: LockRecord): string {
+  const h = record.holder;
+  return h ? `, held by ${h.identity} since ${formatClock(h.grantedAt)}` : '';
+}
+
+/** Client side (`guard pre-push`): this clone must hold the live lease and the current grant. */
+export function fenceClientPush(record: LockRecord, session: { grant: number; token: string } | undefined, now: number): LockFencedError | undefined {
+  const h = record.holder;
+  if (!session) {
+    return new LockFencedError(
+      record.grant === 0 || h === null
+        ? 'This clone does not hold the lock, and pushes to protected branches need it: run `lockstep acquire` first.'
+        : `This clone does not hold the lock; the current grant #${record.grant} is held by ${h.identity}. Petition (lockstep petition) and wait for your turn.`,
+      record.grant);
+  }
+  if (session.grant < record.grant) {
+    return new LockFencedError(`Your grant #${session.grant} is below the current grant #${record.grant}${holderLine(record)} — fetch, and petition.`, record.grant, session.grant);
+  }
+  if (h === null || h.grant !== session.grant || !digestsEqual(h.tokenHash, hashToken(session.token))) {
+    return new LockFencedError(`Your grant #${session.grant} is no longer held (the lock was released or cleared). Acquire again before pushing.`, record.grant, session.grant);
+  }
+  if (!isLive(h, now)) {
+    return new LockFencedError(`Your lease (grant #${session.grant}) expired at ${formatClock(h.expiresAt)}; a lost lease cannot push. Acquire again (a new grant) before pushing.`, record.grant, session.grant);
+  }
+  return undefined;
+}
+
+/** Server side (`guard pre-receive`): the push must prove the current, live grant. */
+export function fenceServerPush(record: LockRecord, pushed: { grant?: number; proof?: string }, now: number): LockFencedError | undefined {
+  const h = record.holder;
+  if (pushed.grant === undefined || pushed.proof === undefined) {
+    return new LockFencedError('This push carries no proof of grant, and this branch is protected by Lockstep: acquire the lock in your clone (lockstep acquire) and push again.', record.grant);
+  }
+  if (pushed.grant < record.grant) {
+    return new LockFencedError(`Your grant #${pushed.grant} is below the current grant #${record.grant}${holderLine(record)} — fetch, and petition.`, record.grant, pushed.grant);
+  }
+  if (h === null || h.grant !== pushed.grant || !/^[0-9a-f]{64}$/.test(pushed.proof) || !digestsEqual(h.proofHash, hashProof(pushed.proof))) {
+    return new LockFencedError(`The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. Acquire the lock in your clone and push again.`, record.grant, pushed.grant);
+  }
+  if (!isLive(h, now)) {
+    return new LockFencedError(`Grant #${pushed.grant} expired at ${formatClock(h.expiresAt)}; a lost lease cannot land. Acquire again before pushing.`, record.grant, pushed.grant);
+  }
+  return undefined;
+}
+
+/** Reads `lockstep-grant=N` and `lockstep-proof=HEX` from git's GIT_PUSH_OPTION_* variables. */
+export function pushOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): { grant?: number; proof?: string } {
+  const count = Number(env.GIT_PUSH_OPTION_COUNT ?? '0');
+  const out: { grant?: number; proof?: string } = {};
+  for (let i = 0; i < (Number.isSafeInteger(count) ? Math.min(count, 100) : 0); i++) {
+    const option = env[`GIT_PUSH_OPTION_${i}`] ?? '';
+    const grant = /^lockstep-grant=(\d{1,15})$/.exec(option);
+    if (grant) out.grant = Number(grant[1]);
+    const proof = /^lockstep-proof=([0-9a-f]{64})$/.exec(option);
+    if (proof) out.proof = proof[1];
+  }
+  return out;
+}

@@ -49,9 +49,10 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   const position = record.queue.findIndex(p => p.identity === viewer.identity) + 1;
   const canAcquire = mayAcquire(record, settings, viewer.identity, now);
   const turn = turnAt(record, settings, now).current ?? null;
-  // A session whose grant is not the live holder's is stale: its pushes are fenced.
+  // A session whose grant is not the live holder's is stale: its pushes are fenced. That includes a
+  // grant an operator cleared (no holder left, counter unchanged).
   const stale = viewer.session !== undefined && !(mine && live) && viewer.session.grant <= record.grant
-    && (viewer.session.grant < record.grant || (h !== null && h.grant === viewer.session.grant && !live));
+    && (viewer.session.grant < record.grant || h === null || (h.grant === viewer.session.grant && !live));
 
   let state: LockState;
   if (stale) state = LockState.Stale;

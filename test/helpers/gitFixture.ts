@@ -1,0 +1,200 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { childEnv, finished, REPO_ROOT } from './children';
+import { makeTempDir, removeTempDir, walk } from './tempDir';
+
+/**
+ * A real team for the command line's integration tests: a bare remote, clones of it with their own
+ * `user.email`, a committed `.lockstep.json` written by `lockstep init`, and one file-driver store
+ * (LOCKSTEP_PATH) shared by the clones, as on one machine or a shared disk. Every command runs as a
+ * separate `node cli.js` process; every byte it prints is kept, so tests can check that no owner
+ * token ever leaves `.git/lockstep/session.json`.
+ */
+
+export interface TeamMember {
+  readonly name: string;
+  readonly identity: string;
+  readonly dir: string;
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The one JSON object printed with --json (undefined without it). */
+  readonly json: any;
+}
+
+export interface GitFixture {
+  readonly root: string;
+  readonly remote: string;
+  readonly store: string;
+  readonly container: string;
+  readonly members: readonly TeamMember[];
+  member(name: string): TeamMember;
+  /** `lockstep --cwd DIR --json ARGS…` in a new process (`json: false` for human output). */
+  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number }): Promise<CliResult>;
+  /** git in a clone, synchronously. */
+  git(who: TeamMember, ...args: string[]): string;
+  /** The owner token of a clone's session, if it has one (read only to check that it never leaks). */
+  sessionToken(who: TeamMember): string | undefined;
+  /** Every owner token any clone ever held (collected after each command). */
+  readonly tokensSeen: ReadonlySet<string>;
+  /** Everything every command printed, stdout and stderr. */
+  readonly outputs: readonly string[];
+  /** Fails if any token seen appears in any output or in the shared store. */
+  assertNoTokenLeaked(): void;
+  dispose(): void;
+}
+
+export interface GitFixtureOptions {
+  /** Short names; identity is `<name>@example.com`. */
+  readonly members: readonly string[];
+  /** Names of members listed as operators. */
+  readonly operators: readonly string[];
+  /** Overrides written into `.lockstep.json` before it is committed (seconds). */
+  readonly settings?: Readonly<Record<string, unknown>>;
+}
+
+export const identityOf = (name: string): string => `${name}@example.com`;
+
+let cliBundle: Promise<string> | undefined;
+
+/**
+ * The CLI under test: LOCKSTEP_TEST_CLI (e.g. dist/cli.js) when set, else a fresh esbuild bundle of
+ * src/cli/main.ts built as scripts/build.mjs builds dist/cli.js, so the tests never run stale code.
+ */
+export function cliPath(): Promise<string> {
+  cliBundle ??= (async () => {
+    const fromEnv = process.env.LOCKSTEP_TEST_CLI;
+    if (fromEnv) return path.resolve(REPO_ROOT, fromEnv);
+    const esbuild = await import('esbuild');
+    const outfile = path.join(REPO_ROOT, 'node_modules', '.cache', 'lockstep-integration', `cli-${process.pid}.js`);
+    await esbuild.build({
+      entryPoints: [path.join(REPO_ROOT, 'src/cli/main.ts')], outfile, bundle: true, platform: 'node', format: 'cjs',
+      target: 'node20', logLevel: 'warning', external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
+    });
+    process.once('exit', () => fs.rmSync(outfile, { force: true }));
+    return outfile;
+  })();
+  return cliBundle;
+}
+
+function gitEnv(home: string): NodeJS.ProcessEnv {
+  const env = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
+  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_EMAIL']) delete env[name];
+  return env;
+}
+
+export async function createGitFixture(options: GitFixtureOptions): Promise<GitFixture> {
+  const cli = await cliPath();
+  const root = makeTempDir('lockstep-cli');
+  const home = path.join(root, 'home');
+  const store = path.join(root, 'store');
+  fs.mkdirSync(home);
+  fs.mkdirSync(store);
+  const env = gitEnv(home);
+  // Clones and CLI processes share the file store; nothing of the developer's LOCKSTEP_* leaks in.
+  const cliEnv: NodeJS.ProcessEnv = { ...env, LOCKSTEP_PATH: store };
+  const git = (dir: string, ...args: string[]) =>
+    execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
+
+  const remote = path.join(root, 'remote.git');
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', remote], { env });
+
+  // The founder's clone: a first commit, then `lockstep init`, then the committed .lockstep.json.
+  const seed = path.join(root, 'seed');
+  execFileSync('git', ['clone', '--quiet', remote, seed], { env, stdio: 'ignore' });
+  git(seed, 'config', 'user.name', 'seed');
+  git(seed, 'config', 'user.email', identityOf('seed'));
+  git(seed, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  fs.writeFileSync(path.join(seed, 'README.md'), '# shared work\n');
+  git(seed, 'add', 'README.md');
+  git(seed, 'commit', '--quiet', '-m', 'first');
+  git(seed, 'push', '--quiet', '-u', 'origin', 'main');
+
+  const outputs: string[] = [];
+  const tokensSeen = new Set<string>();
+  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number): Promise<CliResult> => {
+    const argv = [cli, '--cwd', dir, ...(json ? ['--json'] : []), ...args];
+    const done = await finished(spawn(process.execPath, argv, { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
+    outputs.push(done.stdout, done.stderr);
+    let parsed: unknown;
+    if (json) {
+      const lines = done.stdout.split('\n').filter(l => l.trim() !== '');
+      assert.equal(lines.length, 1, `--json prints exactly one line; got ${JSON.stringify(done.stdout)} (stderr ${done.stderr})`);
+      parsed = JSON.parse(lines[0]);
+    }
+    return { code: done.code, stdout: done.stdout, stderr: done.stderr, json: parsed };
+  };
+
+  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)])], true, 30_000);
+  assert.equal(init.code, 0, `lockstep init failed: ${init.stdout} ${init.stderr}`);
+  const file = path.join(seed, '.lockstep.json');
+  const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
+  fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
+  git(seed, 'add', '.lockstep.json');
+  git(seed, 'commit', '--quiet', '-m', 'lockstep container');
+  git(seed, 'push', '--quiet', 'origin', 'main');
+
+  const members: TeamMember[] = options.members.map(name => {
+    const dir = path.join(root, name);
+    execFileSync('git', ['clone', '--quiet', remote, dir], { env, stdio: 'ignore' });
+    git(dir, 'config', 'user.name', name);
+    git(dir, 'config', 'user.email', identityOf(name));
+    return { name, identity: identityOf(name), dir };
+  });
+
+  const sessionFile = (who: TeamMember) => path.join(who.dir, '.git', 'lockstep', 'session.json');
+  const sessionToken = (who: TeamMember): string | undefined => {
+    try {
+      return (JSON.parse(fs.readFileSync(sessionFile(who), 'utf8')) as { token: string }).token;
+    } catch {
+      return undefined;
+    }
+  };
+  const collectTokens = () => {
+    for (const m of members) {
+      const token = sessionToken(m);
+      if (token) tokensSeen.add(token);
+    }
+  };
+
+  return {
+    root, remote, store, members,
+    container: written.container as string,
+    tokensSeen, outputs,
+    member(name) {
+      const found = members.find(m => m.name === name);
+      if (!found) throw new Error(`no member ${name}`);
+      return found;
+    },
+    async cli(who, args, opts = {}) {
+      const result = await run(who.dir, args, opts.json ?? true, opts.timeoutMs ?? 60_000);
+      collectTokens();
+      return result;
+    },
+    git: (who, ...args) => git(who.dir, ...args),
+    sessionToken,
+    assertNoTokenLeaked() {
+      collectTokens();
+      assert.ok(tokensSeen.size > 0, 'the test saw at least one owner token');
+      const storeText = walk(store).files.map(f => fs.readFileSync(f, 'latin1'));
+      for (const token of tokensSeen) {
+        assert.match(token, /^[0-9a-f]{64}$/);
+        outputs.forEach((text, i) => assert.ok(!text.includes(token), `output #${i} contains an owner token`));
+        storeText.forEach(text => assert.ok(!text.includes(token), 'the shared store contains an owner token'));
+      }
+    },
+    dispose: () => removeTempDir(root),
+  };
+}
+
+/** The mode bits of a clone's session file and folder. */
+export function sessionModes(who: TeamMember): { file: number; dir: number } {
+  const dir = path.join(who.dir, '.git', 'lockstep');
+  return { file: fs.statSync(path.join(dir, 'session.json')).mode & 0o777, dir: fs.statSync(dir).mode & 0o777 };
+}

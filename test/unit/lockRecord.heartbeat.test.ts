@@ -1,0 +1,109 @@
+import * as assert from 'node:assert/strict';
+import { HOUR, MINUTE } from '../../src/core/clock';
+import { clear, heartbeat, MAX_HOLD_MS } from '../../src/core/lockRecord';
+import {
+  ANA, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, leaseLost, ok, proofOf, settings,
+} from '../helpers/lockRecordFixture';
+
+describe('lockRecord: heartbeat', () => {
+  it('extends the live lease to now + TTL', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const { record, value } = ok(heartbeat(held.record, SETTINGS, held.proof, at(1)));
+    assert.equal(value.expiresAt, at(3));
+    assert.equal(record.holder?.expiresAt, at(3));
+    assert.equal(record.holder?.grantedAt, T0, 'the grant time never moves');
+    assert.equal(record.grant, 1, 'a heartbeat issues no grant');
+  });
+
+  it('never shortens a lease granted with a longer TTL', () => {
+    const held = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 6 * HOUR }));
+    const { value } = ok(heartbeat(held.record, SETTINGS, held.proof, at(1)));
+    assert.equal(value.expiresAt, at(6));
+  });
+
+  // The 24 h bound (TPS 7.2): never past grantedAt + 24 h, whatever the TTL and however late.
+  const bound: { now: number; ttl: number; expected: number }[] = [
+    { now: at(21, 59), ttl: 2 * HOUR, expected: at(23, 59) },
+    { now: at(22), ttl: 2 * HOUR, expected: T0 + MAX_HOLD_MS },
+    { now: at(22, 1), ttl: 2 * HOUR, expected: T0 + MAX_HOLD_MS },
+    { now: at(23, 54), ttl: 2 * HOUR, expected: T0 + MAX_HOLD_MS }, // hour 23.9
+    { now: at(23, 54), ttl: 6 * MINUTE, expected: T0 + MAX_HOLD_MS },
+    { now: at(23, 54), ttl: 5 * MINUTE, expected: at(23, 59) },
+    { now: T0 + MAX_HOLD_MS - 1, ttl: 24 * HOUR, expected: T0 + MAX_HOLD_MS },
+  ];
+  for (const b of bound) {
+    it(`at +${((b.now - T0) / HOUR).toFixed(2)} h with TTL ${b.ttl / MINUTE} min → expires at +${((b.expected - T0) / HOUR).toFixed(2)} h`, () => {
+      // The lease as earlier heartbeats left it: granted at hour 0, live for one more millisecond.
+      const held = acquireAs(fresh(), LEAD, T0);
+      const live = { ...held.record, holder: { ...held.record.holder!, expiresAt: b.now + 1 } };
+      const { value, record } = ok(heartbeat(live, settings({ leaseTtlMs: b.ttl }), held.proof, b.now));
+      assert.equal(value.expiresAt, b.expected);
+      assert.ok(record.holder!.expiresAt <= record.holder!.grantedAt + MAX_HOLD_MS);
+    });
+  }
+
+  it('heartbeats every 10 minutes for a day never push expiry past grantedAt + 24 h', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let record = held.record;
+    let last = held.expiresAt;
+    for (let m = 10; T0 + m * MINUTE < last; m += 10) {
+      const { record: next, value } = ok(heartbeat(record, SETTINGS, held.proof, at(0, m)));
+      assert.ok(value.expiresAt >= last, 'never shortens');
+      assert.ok(value.expiresAt <= T0 + MAX_HOLD_MS, 'never past 24 h');
+      record = next;
+      last = value.expiresAt;
+    }
+    assert.equal(last, T0 + MAX_HOLD_MS);
+    // Exactly at the bound the lease has expired and the next heartbeat finds it lost.
+    leaseLost(heartbeat(record, SETTINGS, held.proof, T0 + MAX_HOLD_MS), 1);
+  });
+
+  const lost: { title: string; build: () => { record: ReturnType<typeof fresh>; proof: ReturnType<typeof proofOf> }; now: number; grant: number; message: RegExp }[] = [
+    {
+      title: 'expired, not superseded', now: at(2),
+      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; },
+      grant: 1, message: /expired at 2026-01-01T02:00:00\.000Z.*never revived/,
+    },
+    {
+      title: 'superseded by a newer grant', now: at(3),
+      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: acquireAs(h.record, ANA, at(2, 30)).record, proof: h.proof }; },
+      grant: 1, message: /grant #2 was issued since to ana@example\.com/,
+    },
+    {
+      title: 'cleared by the operator', now: at(3),
+      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 30))).record, proof: h.proof }; },
+      grant: 1, message: /not live/,
+    },
+    {
+      title: 'the wrong token for the live grant', now: at(1),
+      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: { ...h.proof, tokenHash: proofOf(ANA, 1).tokenHash } }; },
+      grant: 1, message: /not live/,
+    },
+    {
+      title: 'never held at all', now: at(1),
+      build: () => ({ record: fresh(), proof: proofOf(LEAD, 1) }), grant: 1, message: /Acquire it first/,
+    },
+  ];
+  for (const l of lost) {
+    it(`fails with LockLeaseLostError when the lease was ${l.title}`, () => {
+      const { record, proof } = l.build();
+      const error = leaseLost(heartbeat(record, SETTINGS, proof, l.now), l.grant);
+      assert.match(error.message, l.message);
+      assert.doesNotMatch(error.message, /[0-9a-f]{64}/);
+    });
+  }
+
+  it('a lost lease is never revived: later heartbeats keep failing', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    for (const now of [at(2), at(2, 1), at(5)]) leaseLost(heartbeat(held.record, SETTINGS, held.proof, now), 1);
+    assert.equal(held.record.holder?.expiresAt, at(2));
+  });
+
+  it('writes one audit line per run of heartbeats, with a count', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let record = held.record;
+    for (let m = 10; m <= 50; m += 10) record = ok(heartbeat(record, SETTINGS, held.proof, at(0, m))).record;
+    assert.equal(record.audit.length, 2);
+    assert.deepEqual(lastAudit(record), { at: at(0, 50), who: LEAD, action: 'heartbeat', grant: 1, outcome: 'done', count: 5 });
+  });
+});

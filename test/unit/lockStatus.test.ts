@@ -1,0 +1,79 @@
+import * as assert from 'node:assert/strict';
+import { clear, leaseIds, petition, release, type LockRecord } from '../../src/core/lockRecord';
+import { describe as describeLock, LockState, type Viewer } from '../../src/core/lockStatus';
+import {
+  ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf,
+} from '../helpers/lockRecordFixture';
+
+const WINDOW = SETTINGS.windowMs;
+const leadHeld = () => acquireAs(fresh(), LEAD, T0);
+const session = (identity: string, grant: number) => ({ grant, tokenHash: proofOf(identity, grant).tokenHash });
+
+/** LEAD holds grant #1 (expires hour 2); ANA then BEN petitioned. */
+function heldWithQueue(): LockRecord {
+  let record = leadHeld().record;
+  for (const identity of [ANA, BEN]) record = ok(petition(record, { identity }, at(0, 1))).record;
+  return record;
+}
+const releasedWithQueue = () => ok(release(heldWithQueue(), proofOf(LEAD, 1), at(1))).record;
+const clearedWithoutQueue = () => ok(clear(leadHeld().record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record;
+
+describe('lockStatus: describe', () => {
+  const cases: { title: string; record: () => LockRecord; viewer: Viewer; now: number; state: LockState; position?: number; canAcquire: boolean; staleGrant?: number }[] = [
+    { title: 'an empty record is free to anyone', record: fresh, viewer: { identity: CYD }, now: T0, state: LockState.Free, canAcquire: true },
+    { title: 'the holder with its session sees held-by-me', record: () => leadHeld().record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(1), state: LockState.HeldByMe, canAcquire: false },
+    { title: 'the holder\'s identity without the session (another clone) sees held-by-other', record: () => leadHeld().record, viewer: { identity: LEAD }, now: at(1), state: LockState.HeldByOther, canAcquire: false },
+    { title: 'a bystander sees held-by-other', record: heldWithQueue, viewer: { identity: CYD }, now: at(1), state: LockState.HeldByOther, canAcquire: false },
+    { title: 'a waiter sees queued with its position', record: heldWithQueue, viewer: { identity: BEN }, now: at(1), state: LockState.Queued, position: 2, canAcquire: false },
+    { title: 'after release the head sees your-turn', record: releasedWithQueue, viewer: { identity: ANA }, now: at(1, 1), state: LockState.YourTurn, position: 1, canAcquire: true },
+    { title: 'after release the second waits (queued) in window 1', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1, 1), state: LockState.Queued, position: 2, canAcquire: false },
+    { title: 'after release the second sees your-turn in window 2', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1) + WINDOW, state: LockState.YourTurn, position: 2, canAcquire: true },
+    { title: 'after every window the queue is free to all', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1) + 2 * WINDOW, state: LockState.Free, position: 2, canAcquire: true },
+    { title: 'an expired holder shows HOLDER SILENT to a bystander', record: () => leadHeld().record, viewer: { identity: CYD }, now: at(2), state: LockState.HolderSilent, canAcquire: true },
+    { title: 'HOLDER SILENT to a waiter whose window has not come', record: heldWithQueue, viewer: { identity: BEN }, now: at(2, 1), state: LockState.HolderSilent, position: 2, canAcquire: false },
+    { title: 'your-turn to the head while the holder is silent', record: heldWithQueue, viewer: { identity: ANA }, now: at(2, 1), state: LockState.YourTurn, position: 1, canAcquire: true },
+    { title: 'the silent holder\'s own clone sees its grant stale', record: () => leadHeld().record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(2), state: LockState.Stale, canAcquire: true, staleGrant: 1 },
+    { title: 'a superseded session is stale', record: () => acquireAs(leadHeld().record, ANA, at(3)).record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(3, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
+    { title: 'a session older by several grants is stale', record: () => { let r = leadHeld().record; for (let i = 0; i < 3; i++) r = acquireAs(r, ANA, at(3 * (i + 1))).record; return r; }, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(9, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
+    { title: 'a session whose grant an operator cleared is stale', record: clearedWithoutQueue, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(3, 1), state: LockState.Stale, canAcquire: true, staleGrant: 1 },
+    { title: 'a cleared lock is free to a bystander', record: clearedWithoutQueue, viewer: { identity: CYD }, now: at(3, 1), state: LockState.Free, canAcquire: true },
+  ];
+  for (const c of cases) {
+    it(`${c.title} (${c.state})`, () => {
+      const status = describeLock(c.record(), SETTINGS, c.viewer, c.now);
+      assert.equal(status.state, c.state);
+      assert.equal(status.position, c.position ?? 0);
+      assert.equal(status.canAcquire, c.canAcquire);
+      assert.equal(status.staleGrant, c.staleGrant ?? null);
+    });
+  }
+
+  it('reports the facts behind the badge: grant, holder, time left, turn, queue, ranges, nextId', () => {
+    const held = leadHeld();
+    let record = ok(petition(held.record, { identity: ANA, note: 'docs' }, at(0, 1))).record;
+    record = ok(leaseIds(record, held.proof, { to: ANA, count: 3 }, at(0, 2))).record;
+    const status = describeLock(record, SETTINGS, { identity: ANA }, at(1, 30));
+    assert.equal(status.container, record.container);
+    assert.equal(status.grant, 1);
+    assert.deepEqual(status.holder, { identity: LEAD, grant: 1, grantedAt: T0, expiresAt: at(2) });
+    assert.equal(status.timeLeftMs, 30 * 60 * 1000);
+    assert.equal(status.turn, null);
+    assert.deepEqual(status.queue, [{ identity: ANA, at: at(0, 1), note: 'docs' }]);
+    assert.equal(status.ranges.length, 1);
+    assert.equal(status.nextId, 4);
+    assert.equal(Object.keys(status.holder!).some(k => /hash|token/i.test(k)), false, 'no hashes leave the record');
+    assert.equal(JSON.stringify(status).includes(held.record.holder!.tokenHash), false);
+  });
+
+  it('time left goes negative once the holder is silent; the turn names the head and its end', () => {
+    const status = describeLock(heldWithQueue(), SETTINGS, { identity: CYD }, at(2, 5));
+    assert.equal(status.timeLeftMs, -5 * 60 * 1000);
+    assert.deepEqual(status.turn, { identity: ANA, endsAt: at(2) + WINDOW });
+  });
+
+  it('a session of the current grant with the wrong token is not the holder and not stale', () => {
+    const status = describeLock(leadHeld().record, SETTINGS, { identity: LEAD, session: { grant: 1, tokenHash: proofOf(BEN, 1).tokenHash } }, at(1));
+    assert.equal(status.state, LockState.HeldByOther);
+    assert.equal(status.staleGrant, null);
+  });
+});

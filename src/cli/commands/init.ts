@@ -1,9 +1,6 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { DRIVER_SETTINGS, type DriverSetting } from '../../core/config';
-import { defaultBranch, openClone, resolveIdentity } from '../../core/container/clone';
-import { CONTAINER_FILE, newContainerFile, writeContainerFile } from '../../core/container/containerFile';
-import { LockConfigurationError } from '../../core/errors';
+import type { DriverSetting } from '../../core/config';
+import { CONTAINER_FILE } from '../../core/container/containerFile';
+import { initContainer } from '../../core/container/init';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 
@@ -25,23 +22,18 @@ Writes .lockstep.json at the repository root with a new container UUID and its s
       driver: { type: 'string' }, operator: { type: 'string', multiple: true }, protect: { type: 'string', multiple: true },
       remote: { type: 'string' }, 'server-guard': { type: 'boolean' },
     });
-    const clone = await openClone(context.cwd);
-    if (fs.existsSync(path.join(clone.root, CONTAINER_FILE))) {
-      throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
-    }
-    const driver = (values.driver ?? 'file') as DriverSetting;
-    if (!DRIVER_SETTINGS.includes(driver)) {
-      throw new LockConfigurationError(`--driver must be one of ${DRIVER_SETTINGS.join(', ')}.`, { setting: 'driver' });
-    }
-    const remote = values.remote ?? 'origin';
-    const operators = values.operator ?? [await resolveIdentity(clone, context.env)];
-    const branches = values.protect ?? [await defaultBranch(clone, remote)];
-    const file = newContainerFile(branches, operators, { driver, remote, serverGuard: values['server-guard'] ?? false });
-    writeContainerFile(clone.root, file);
+    const { file, path } = await initContainer(context.cwd, {
+      env: context.env,
+      ...(values.driver !== undefined ? { driver: values.driver as DriverSetting } : {}),
+      ...(values.operator ? { operators: values.operator } : {}),
+      ...(values.protect ? { protectedBranches: values.protect } : {}),
+      ...(values.remote !== undefined ? { remote: values.remote } : {}),
+      serverGuard: values['server-guard'] ?? false,
+    });
     context.out.result([
-      `Initialised container ${file.container} (driver ${driver}; protected: ${branches.join(', ')}; operators: ${operators.join(', ')}).`,
+      `Initialised container ${file.container} (driver ${file.driver}; protected: ${file.protectedBranches.join(', ')}; operators: ${file.operators.join(', ')}).`,
       `Commit ${CONTAINER_FILE}, then run \`lockstep hooks install\` in each clone.`,
-    ], { container: file.container, file: path.join(clone.root, CONTAINER_FILE), settings: file });
+    ], { container: file.container, file: path, settings: file });
     return 0;
   },
 };

@@ -1,0 +1,96 @@
+import { formatClock, formatDuration } from '../core/format';
+import { LockState, type LockStatus } from '../core/lockStatus';
+import { CommandIds } from './commandIds';
+
+/**
+ * The status-bar badge as a pure function of what the extension knows. No `vscode` import: the
+ * status bar item renders this object, and unit tests check every state under plain mocha.
+ */
+
+export type BadgeSource =
+  | { readonly kind: 'loading' }
+  | { readonly kind: 'not-initialised' }
+  | { readonly kind: 'offline'; readonly message: string; readonly retryAt: number }
+  | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
+
+export type BadgeSeverity = 'normal' | 'warning' | 'error';
+
+export interface Badge {
+  /** The state word for tests and accessibility: one of LockState or offline / not-initialised / loading. */
+  readonly state: string;
+  readonly text: string;
+  /** Markdown. */
+  readonly tooltip: string;
+  readonly severity: BadgeSeverity;
+  readonly command: string | undefined;
+}
+
+export function badgeFor(source: BadgeSource, now: number): Badge {
+  switch (source.kind) {
+    case 'loading':
+      return { state: 'loading', text: '$(sync~spin) Lockstep', tooltip: 'Lockstep: reading the lock…', severity: 'normal', command: CommandIds.showLockPage };
+    case 'not-initialised':
+      return { state: 'not-initialised', text: '$(circle-slash) Lockstep: not initialised', tooltip: 'This repository is not a Lockstep container yet. Click to initialise it.', severity: 'normal', command: CommandIds.initialise };
+    case 'offline':
+      return {
+        state: 'offline',
+        text: '$(debug-disconnect) Offline',
+        tooltip: `**Lockstep: backend unreachable**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        severity: 'error',
+        command: CommandIds.refresh,
+      };
+    case 'status':
+      return statusBadge(source.status, source.isOperator, now);
+  }
+}
+
+function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
+  const h = s.holder;
+  const tooltip = tooltipFor(s, now);
+  switch (s.state) {
+    case LockState.Free:
+      return {
+        state: s.state,
+        text: s.canAcquire ? '$(unlock) Free' : `$(unlock) Free — ${s.turn?.identity ?? 'queue'}'s turn`,
+        tooltip, severity: 'normal', command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
+      };
+    case LockState.HeldByMe:
+      return { state: s.state, text: `$(lock) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}`, tooltip, severity: 'normal', command: CommandIds.holderMenu };
+    case LockState.HeldByOther:
+      return { state: s.state, text: `$(lock) Held by ${shortName(h!.identity)}`, tooltip, severity: 'normal', command: CommandIds.petition };
+    case LockState.Queued:
+      return { state: s.state, text: `$(watch) Queued #${s.position}`, tooltip, severity: 'normal', command: CommandIds.showLockPage };
+    case LockState.YourTurn:
+      return { state: s.state, text: `$(bell) Your turn · ${formatDuration((s.turn?.endsAt ?? now) - now)}`, tooltip, severity: 'warning', command: CommandIds.acquire };
+    case LockState.HolderSilent:
+      return {
+        state: s.state,
+        text: `$(warning) HOLDER SILENT`,
+        tooltip, severity: 'warning',
+        command: s.canAcquire ? CommandIds.acquire : isOperator ? CommandIds.clear : CommandIds.showLockPage,
+      };
+    case LockState.Stale:
+      return { state: s.state, text: `$(error) Stale grant #${s.staleGrant} — push blocked`, tooltip, severity: 'error', command: CommandIds.showLockPage };
+  }
+}
+
+function tooltipFor(s: LockStatus, now: number): string {
+  const lines: string[] = ['**Lockstep**', ''];
+  const h = s.holder;
+  if (h) {
+    lines.push(`Holder: ${h.identity}`, `Grant: #${h.grant}`, `Granted at: ${formatClock(h.grantedAt)}`,
+      h.expiresAt > now ? `Expires in: ${formatDuration(h.expiresAt - now)}` : `Silent since: ${formatClock(h.expiresAt)}`);
+  } else {
+    lines.push(`Free (last grant #${s.grant})`);
+  }
+  if (s.turn) lines.push(`Turn: ${s.turn.identity} until ${formatClock(s.turn.endsAt)}`);
+  if (s.staleGrant !== null) lines.push(`Your grant #${s.staleGrant} is below the current grant #${s.grant}: fetch, then petition.`);
+  lines.push(s.queue.length === 0 ? 'Queue: empty' : `Queue: ${s.queue.map((p, i) => `${i + 1}. ${p.identity}`).join(', ')}`);
+  return lines.join('  \n');
+}
+
+/** `alice@example.com` → `alice`: the badge is narrow; the tooltip has the full identity. */
+export function shortName(identity: string): string {
+  const at = identity.indexOf('@');
+  return at > 0 ? identity.slice(0, at) : identity;
+}

@@ -1,0 +1,23 @@
+/**
+ * Every command id in one table. package.json `contributes.commands` lists exactly these (the
+ * extension tests check both directions).
+ */
+export const CommandIds = {
+  initialise: 'lockstep.initialise',
+  acquire: 'lockstep.acquire',
+  release: 'lockstep.release',
+  pushAndRelease: 'lockstep.pushAndRelease',
+  petition: 'lockstep.petition',
+  withdraw: 'lockstep.withdraw',
+  leaseIds: 'lockstep.leaseIds',
+  insertNextId: 'lockstep.insertNextId',
+  assignBlock: 'lockstep.assignBlock',
+  clear: 'lockstep.clear',
+  showLockPage: 'lockstep.showLockPage',
+  installHooks: 'lockstep.installHooks',
+  showLog: 'lockstep.showLog',
+  refresh: 'lockstep.refresh',
+  holderMenu: 'lockstep.holderMenu',
+} as const;
+
+export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

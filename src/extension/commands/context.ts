@@ -1,0 +1,82 @@
+import * as vscode from 'vscode';
+import { LockError, LockErrorCode } from '../../core/errors';
+import type { ContainerModel } from '../containerModel';
+import type { Log } from '../log';
+import type { WorkspaceModel } from '../workspaceModel';
+
+/** What every command handler needs. */
+export interface CommandContext {
+  readonly workspace: WorkspaceModel;
+  readonly log: Log;
+  readonly extensionUri: vscode.Uri;
+  readonly showLockPage: () => void;
+}
+
+/** The active container, or a message saying why there is none. */
+export function activeModel(ctx: CommandContext): ContainerModel | undefined {
+  const model = ctx.workspace.active;
+  if (!model) {
+    void vscode.window.showInformationMessage('Lockstep: no container here. Open a repository with .lockstep.json, or run "Lockstep: Initialise Container".');
+  }
+  return model;
+}
+
+/** Writes are not allowed in restricted mode: the lock is shown, never changed. */
+export function requireTrust(): boolean {
+  if (vscode.workspace.isTrusted) return true;
+  void vscode.window.showWarningMessage('Lockstep is read-only in an untrusted workspace: trust the folder to acquire, release or install hooks.');
+  return false;
+}
+
+/**
+ * Errors are translated once, here, by type — never by matching text. Refusals are warnings
+ * (someone else's turn is not a failure); outages and damage are errors with the log at hand.
+ */
+export async function report(ctx: CommandContext, what: string, error: unknown): Promise<void> {
+  ctx.log.error(what, error);
+  if (!(error instanceof LockError)) {
+    const choice = await vscode.window.showErrorMessage(`Lockstep: ${what} failed unexpectedly.`, 'Show Log');
+    if (choice) ctx.log.show();
+    return;
+  }
+  switch (error.code) {
+    case LockErrorCode.Refused:
+    case LockErrorCode.Busy:
+    case LockErrorCode.Fenced:
+    case LockErrorCode.Ownership:
+      void vscode.window.showWarningMessage(`Lockstep: ${error.message}`);
+      return;
+    case LockErrorCode.LeaseLost:
+      void vscode.window.showErrorMessage(`Lockstep: ${error.message}`);
+      return;
+    default: {
+      const choice = await vscode.window.showErrorMessage(`Lockstep: ${error.message}`, 'Show Log');
+      if (choice) ctx.log.show();
+    }
+  }
+}
+
+/** Runs a handler and reports its error; handlers stay one to three lines. */
+export function guarded<A extends unknown[]>(ctx: CommandContext, what: string, handler: (...args: A) => Promise<unknown>): (...args: A) => Promise<unknown> {
+  return async (...args: A) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      await report(ctx, what, error);
+      return undefined;
+    }
+  };
+}
+
+/** Coworkers to offer in pickers: the queue first, then everyone with a range or a block. */
+export async function pickCoworker(model: ContainerModel, placeHolder: string): Promise<string | undefined> {
+  const status = model.status;
+  const known = [...new Set([...(status?.queue.map(p => p.identity) ?? []), ...(status?.ranges.map(r => r.to) ?? []), ...(status?.blocks.map(b => b.to) ?? [])])]
+    .filter(who => who !== model.identity);
+  const typeOne = '$(edit) Type an identity…';
+  const picked = known.length === 0 ? typeOne : await vscode.window.showQuickPick([...known, typeOne], { placeHolder });
+  if (picked === undefined) return undefined;
+  if (picked !== typeOne) return picked;
+  const typed = await vscode.window.showInputBox({ prompt: 'Coworker identity (usually their git e-mail)', validateInput: v => v.trim() ? undefined : 'Enter an identity' });
+  return typed?.trim() || undefined;
+}

@@ -1,0 +1,53 @@
+import * as vscode from 'vscode';
+import { MAX_IDS_PER_LEASE } from '../../core/lockRecord';
+import { CommandIds } from '../commandIds';
+import { activeModel, guarded, pickCoworker, requireTrust, type CommandContext } from './context';
+
+/** Handing out work: identifier ranges and blocks (the lead), and minting identifiers (anyone with a range). */
+export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
+  const leaseIds = guarded(ctx, 'Lease identifiers', async (to?: string, count?: number) => {
+    const model = activeModel(ctx);
+    if (!model || !requireTrust()) return undefined;
+    const who = typeof to === 'string' ? to : await pickCoworker(model, 'Lease identifiers to…');
+    if (!who) return undefined;
+    const n = typeof count === 'number' ? count : Number(await vscode.window.showInputBox({
+      prompt: `How many identifiers for ${who}?`, value: '100',
+      validateInput: v => /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_IDS_PER_LEASE ? undefined : `A whole number from 1 to ${MAX_IDS_PER_LEASE}`,
+    }) ?? NaN);
+    if (!Number.isFinite(n)) return undefined;
+    const range = await model.act(c => c.leaseIds(who, n));
+    void vscode.window.showInformationMessage(`Lockstep: identifiers ${range.start}–${range.end} leased to ${who}.`);
+    return range;
+  });
+
+  const insertNextId = guarded(ctx, 'Insert next identifier', async () => {
+    const model = activeModel(ctx);
+    const editor = vscode.window.activeTextEditor;
+    if (!model || !requireTrust()) return undefined;
+    if (!editor) {
+      void vscode.window.showInformationMessage('Lockstep: open an editor to insert an identifier at the cursor.');
+      return undefined;
+    }
+    const { id } = await model.act(c => c.nextId());
+    await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, String(id)); });
+    return id;
+  });
+
+  const assignBlock = guarded(ctx, 'Assign block', async (to?: string, text?: string) => {
+    const model = activeModel(ctx);
+    if (!model || !requireTrust()) return undefined;
+    const who = typeof to === 'string' ? to : await pickCoworker(model, 'Assign a block of work to…');
+    if (!who) return undefined;
+    const block = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: `The block of work for ${who}`, validateInput: v => v.trim() ? undefined : 'Describe the block' });
+    if (!block) return undefined;
+    await model.act(c => c.assign(who, block));
+    void vscode.window.showInformationMessage(`Lockstep: block assigned to ${who}.`);
+    return true;
+  });
+
+  return [
+    vscode.commands.registerCommand(CommandIds.leaseIds, leaseIds),
+    vscode.commands.registerCommand(CommandIds.insertNextId, insertNextId),
+    vscode.commands.registerCommand(CommandIds.assignBlock, assignBlock),
+  ];
+}

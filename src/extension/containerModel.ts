@@ -1,0 +1,190 @@
+import * as vscode from 'vscode';
+import { Container } from '../core/container/container';
+import { LockError, LockLeaseLostError, LockRefusedError } from '../core/errors';
+import type { LockRecord } from '../core/lockRecord';
+import { LockState, type LockStatus } from '../core/lockStatus';
+import type { Disposable as StoreDisposable } from '../core/stores/store';
+import { backoffDelay } from './backoff';
+import type { BadgeSource } from './badge';
+import { Heartbeat } from './heartbeat';
+import type { Log } from './log';
+import type { ExtensionSettings } from './settings';
+
+/** A safety-net poll even for drivers that push changes (a missed file event, a dropped subscription). */
+const SAFETY_POLL_MS = 30_000;
+
+/**
+ * One container (one workspace folder's repository) as the extension sees it: the last record
+ * read, the badge source derived from it, the heartbeat, and events when something changed.
+ * Store connections open on the first refresh, never during activation.
+ */
+export class ContainerModel implements vscode.Disposable {
+  private readonly _onDidChange = new vscode.EventEmitter<ContainerModel>();
+  /** Fires after every refresh (the status may or may not differ). */
+  readonly onDidChange = this._onDidChange.event;
+  private readonly _onDidBecomeTurn = new vscode.EventEmitter<LockStatus>();
+  /** Fires when this person becomes the one who may acquire (queue head after a release or expiry). */
+  readonly onDidBecomeTurn = this._onDidBecomeTurn.event;
+  private readonly _onDidLoseLease = new vscode.EventEmitter<LockLeaseLostError>();
+  readonly onDidLoseLease = this._onDidLoseLease.event;
+
+  private _source: BadgeSource = { kind: 'loading' };
+  private _record: LockRecord | undefined;
+  private container: Container | undefined;
+  private opening: Promise<Container> | undefined;
+  private watcher: StoreDisposable | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private inFlight: Promise<void> | undefined;
+  private again = false;
+  private disposed = false;
+  readonly heartbeat: Heartbeat;
+
+  constructor(
+    readonly folder: vscode.WorkspaceFolder,
+    private readonly log: Log,
+    private settings: ExtensionSettings,
+  ) {
+    this.heartbeat = new Heartbeat({
+      beat: async () => (await this.open()).heartbeat(),
+      intervalMs: () => this.container?.settings.heartbeatMs ?? 10 * 60_000,
+      onBeat: expiresAt => { this.log.debug(`${this.folder.name}: heartbeat, lease until ${new Date(expiresAt).toISOString()}`); void this.refresh(); },
+      onLost: error => { this.log.warn(`${this.folder.name}: lease lost — ${error.message}`); this._onDidLoseLease.fire(error); void this.refresh(); },
+      onFailed: (error, retryIn) => {
+        this.log.error(`${this.folder.name}: heartbeat failed, retrying in ${Math.round(retryIn / 1000)} s`, error);
+        this.setOffline(error, retryIn);
+      },
+    });
+  }
+
+  get source(): BadgeSource { return this._source; }
+  get record(): LockRecord | undefined { return this._record; }
+  get status(): LockStatus | undefined { return this._source.kind === 'status' ? this._source.status : undefined; }
+  get identity(): string | undefined { return this.container?.identity; }
+  get isOperator(): boolean { return this._source.kind === 'status' && this._source.isOperator; }
+  get containerSettings() { return this.container?.settings; }
+  get file() { return this.container?.file; }
+  get root(): string { return this.container?.clone.root ?? this.folder.uri.fsPath; }
+
+  updateSettings(settings: ExtensionSettings): void {
+    this.settings = settings;
+    // Identity or store changes need a fresh container; the next refresh opens it.
+    void this.reopen();
+  }
+
+  /** Re-reads the record. Concurrent calls coalesce into at most one more read. */
+  refresh(): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    if (this.inFlight) {
+      this.again = true;
+      return this.inFlight;
+    }
+    this.inFlight = (async () => {
+      do {
+        this.again = false;
+        await this.readOnce();
+      } while (this.again && !this.disposed);
+    })().finally(() => { this.inFlight = undefined; });
+    return this.inFlight;
+  }
+
+  /** Runs an action against the container, then refreshes whatever happened. */
+  async act<T>(action: (container: Container) => Promise<T>): Promise<T> {
+    const container = await this.open();
+    try {
+      return await action(container);
+    } finally {
+      await this.refresh();
+    }
+  }
+
+  async reopen(): Promise<void> {
+    await this.closeContainer();
+    await this.refresh();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.heartbeat.dispose();
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    void this.closeContainer();
+    this._onDidChange.dispose();
+    this._onDidBecomeTurn.dispose();
+    this._onDidLoseLease.dispose();
+  }
+
+  private async readOnce(): Promise<void> {
+    const previous = this._source;
+    try {
+      const container = await this.open();
+      const { record } = await container.read();
+      const status = container.describe(record);
+      this._record = record;
+      this._source = { kind: 'status', status, isOperator: container.settings.operators.includes(container.identity) };
+      this.failures = 0;
+      if (this.retryTimer) { clearTimeout(this.retryTimer); this.retryTimer = undefined; }
+      this.heartbeat.update(status);
+      const wasTurn = previous.kind === 'status' && previous.status.state === LockState.YourTurn;
+      if (status.state === LockState.YourTurn && !wasTurn) this._onDidBecomeTurn.fire(status);
+    } catch (error) {
+      if (error instanceof LockRefusedError && error.reason === 'not-initialised') {
+        this._source = { kind: 'not-initialised' };
+        await this.closeContainer();
+      } else {
+        this.failures += 1;
+        this.log.error(`${this.folder.name}: could not read the lock`, error);
+        this.setOffline(error, backoffDelay(this.failures));
+      }
+    }
+    this._onDidChange.fire(this);
+  }
+
+  private setOffline(error: unknown, retryInMs: number): void {
+    const message = error instanceof LockError ? error.message : 'The lock could not be read.';
+    this._source = { kind: 'offline', message, retryAt: Date.now() + retryInMs };
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; void this.refresh(); }, retryInMs);
+    this._onDidChange.fire(this);
+  }
+
+  private open(): Promise<Container> {
+    if (this.container) return Promise.resolve(this.container);
+    this.opening ??= (async () => {
+      try {
+        const container = await Container.open({
+          cwd: this.folder.uri.fsPath,
+          overrides: { ...(this.settings.identity ? { identity: this.settings.identity } : {}), driver: this.settings.store },
+        });
+        this.container = container;
+        this.watcher = await container.watch(() => { void this.refresh(); }).catch(error => {
+          this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error);
+          return undefined;
+        });
+        this.log.info(`${this.folder.name}: container ${container.file.container} on the ${container.config.driver} driver, as ${container.identity}${this.watcher ? ' (live updates)' : ''}`);
+        this.schedulePoll();
+        return container;
+      } finally {
+        this.opening = undefined;
+      }
+    })();
+    return this.opening;
+  }
+
+  private schedulePoll(): void {
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    if (this.disposed) return;
+    const every = this.watcher ? SAFETY_POLL_MS : this.settings.pollSeconds * 1000;
+    this.pollTimer = setTimeout(() => { void this.refresh().finally(() => this.schedulePoll()); }, every);
+  }
+
+  private async closeContainer(): Promise<void> {
+    this.watcher?.dispose();
+    this.watcher = undefined;
+    if (this.pollTimer) { clearTimeout(this.pollTimer); this.pollTimer = undefined; }
+    const container = this.container;
+    this.container = undefined;
+    await container?.close().catch(() => undefined);
+  }
+}

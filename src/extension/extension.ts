@@ -1,0 +1,79 @@
+import * as vscode from 'vscode';
+import { AutoAcquire } from './autoAcquire';
+import type { Badge } from './badge';
+import { CommandIds } from './commandIds';
+import { registerCommands } from './commands/index';
+import { registerContextKeys } from './contextKeys';
+import type { ContainerModel } from './containerModel';
+import { LockPagePanel } from './lockPagePanel';
+import { Log } from './log';
+import { readSettings } from './settings';
+import { StatusBar } from './statusBar';
+import { WorkspaceModel } from './workspaceModel';
+
+/** What `activate` returns: read-only views for tests and other extensions. Never a token. */
+export interface LockstepApi {
+  /** The badge text as rendered. */
+  statusText(): string;
+  badge(): Badge;
+  /** The active container's model (its status, record and events). */
+  activeModel(): ContainerModel | undefined;
+  /** Re-reads every container now. */
+  refresh(): Promise<void>;
+  /** Milliseconds `activate` took. */
+  readonly activationMs: number;
+}
+
+/**
+ * Wiring only. Activation opens no store connection: models read the lock on their first
+ * refresh, scheduled after activation returns.
+ */
+export function activate(context: vscode.ExtensionContext): LockstepApi {
+  const started = performance.now();
+  const log = new Log();
+  log.setLevel(readSettings().logLevel);
+  const workspace = new WorkspaceModel(log);
+  const statusBar = new StatusBar(workspace);
+  const lockPage = new LockPagePanel(context.extensionUri, workspace);
+
+  context.subscriptions.push(
+    log, workspace, statusBar, lockPage,
+    new AutoAcquire(workspace, log),
+    registerContextKeys(workspace),
+    ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
+    workspace.onDidCreateModel(model => watchForNotifications(model, context)),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),
+    vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel); }),
+  );
+  setTimeout(() => workspace.sync(), 0);
+
+  const activationMs = performance.now() - started;
+  log.info(`Lockstep activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version})${vscode.workspace.isTrusted ? '' : ' — restricted mode: read-only'}`);
+  return {
+    statusText: () => statusBar.badge.text,
+    badge: () => statusBar.badge,
+    activeModel: () => workspace.active,
+    refresh: async () => { await Promise.all(workspace.all.map(m => m.refresh())); },
+    activationMs,
+  };
+}
+
+/** "Your turn" with an Acquire button; a lost lease as an error that says what happened. */
+function watchForNotifications(model: ContainerModel, context: vscode.ExtensionContext): void {
+  context.subscriptions.push(
+    model.onDidBecomeTurn(status => {
+      const until = status.turn ? ` (your window ends ${new Date(status.turn.endsAt).toLocaleTimeString()})` : '';
+      void vscode.window.showInformationMessage(`Lockstep: your turn — the lock is yours to take${until}.`, 'Acquire')
+        .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.acquire); });
+    }),
+    model.onDidLoseLease(error => {
+      void vscode.window.showErrorMessage(`Lockstep: ${error.message} Your pushes to protected branches are blocked.`, 'Show Lock Page')
+        .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.showLockPage); });
+    }),
+  );
+}
+
+export function deactivate(): void {
+  // Everything lives in context.subscriptions. A lease is never released here: only after a push,
+  // or it expires by its TTL.
+}

@@ -1,0 +1,37 @@
+/**
+ * Typed messages between the lock page webview and the extension. No tokens ever cross: the view
+ * gets identities, grants, times, the queue, ranges, blocks and the audit trail.
+ */
+import type { AuditLine, Block, IdRange } from '../core/lockRecord';
+
+export interface LockPageView {
+  readonly folder: string;
+  readonly identity: string | undefined;
+  /** Badge state word: a LockState, or offline / not-initialised / loading. */
+  readonly state: string;
+  readonly badgeText: string;
+  readonly message: string | undefined;
+  readonly grant: number;
+  readonly holder: { identity: string; grant: number; grantedAt: number; expiresAt: number } | null;
+  readonly queue: readonly { identity: string; at: number; note?: string }[];
+  readonly position: number;
+  readonly canAcquire: boolean;
+  readonly isOperator: boolean;
+  readonly turn: { identity: string; endsAt: number } | null;
+  readonly ranges: readonly IdRange[];
+  readonly blocks: readonly Block[];
+  readonly audit: readonly AuditLine[];
+  /** The extension's clock when the view was made; the page counts down from it. */
+  readonly now: number;
+}
+
+export type ToWebview = { readonly type: 'lock/didChange'; readonly view: LockPageView };
+
+export type FromWebview =
+  | { readonly type: 'lock/ready' }
+  | { readonly type: 'lock/acquire' }
+  | { readonly type: 'lock/release' }
+  | { readonly type: 'lock/petition' }
+  | { readonly type: 'lock/withdraw' }
+  | { readonly type: 'lock/clear' }
+  | { readonly type: 'lock/refresh' };

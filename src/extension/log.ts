@@ -1,0 +1,38 @@
+import * as vscode from 'vscode';
+import { LockError } from '../core/errors';
+
+const ORDER = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+type Level = (typeof ORDER)[number];
+
+/**
+ * The "Lockstep" log channel. Lines carry identities, grants and error codes; never tokens
+ * (the extension never holds one: they stay inside core and the clone's session file).
+ */
+export class Log implements vscode.Disposable {
+  readonly channel: vscode.LogOutputChannel;
+  private minimum: Level = 'info';
+
+  constructor() {
+    this.channel = vscode.window.createOutputChannel('Lockstep', { log: true });
+  }
+
+  setLevel(level: Level): void { this.minimum = level; }
+
+  trace(message: string): void { if (this.enabled('trace')) this.channel.trace(message); }
+  debug(message: string): void { if (this.enabled('debug')) this.channel.debug(message); }
+  info(message: string): void { if (this.enabled('info')) this.channel.info(message); }
+  warn(message: string): void { if (this.enabled('warn')) this.channel.warn(message); }
+
+  /** Typed errors are logged by code and message (both free of tokens by construction). */
+  error(context: string, error: unknown): void {
+    const text = error instanceof LockError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+    this.channel.error(`${context}: ${text}`);
+  }
+
+  show(): void { this.channel.show(true); }
+  dispose(): void { this.channel.dispose(); }
+
+  private enabled(level: Level): boolean {
+    return ORDER.indexOf(level) >= ORDER.indexOf(this.minimum);
+  }
+}

@@ -19,9 +19,12 @@ export async function openDriver(config: ResolvedConfig): Promise<Driver> {
       const { createFileDriver } = await import('./stores/file');
       return createFileDriver(config);
     }
+    case 'sql': {
+      const { openSqlDriver } = await import('./stores/sql/sqlDriver');
+      return openSqlDriver(config);
+    }
     case 'redis':
     case 'git':
-    case 'sql':
       throw new LockConfigurationError(
         `The ${config.driver} driver is not available in this version of Lockstep; use file or memory.`,
         { setting: 'driver' });

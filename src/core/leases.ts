@@ -143,6 +143,17 @@ export class LockManager {
     return result;
   }
 
+  // --- migrate (SQL driver) ---
+  /** Creates the SQL driver's `reliability_locks` table when missing; harmless to run twice. */
+  async migrate(): Promise<void> {
+    const driver = await this.driver() as Driver & { migrate?: () => Promise<void> };
+    if (typeof driver.migrate !== 'function') {
+      throw new LockConfigurationError(`The ${driver.name} driver has nothing to migrate; migrate applies to the sql driver only.`, { setting: 'driver' });
+    }
+    await driver.migrate();
+  }
+  // --- end migrate ---
+
   /** Closes the driver's connections. Safe to call twice; later operations reopen nothing. */
   async close(): Promise<void> {
     if (this.closed) return;

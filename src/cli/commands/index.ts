@@ -3,6 +3,7 @@ import { guardPrePushCommand, guardPreReceiveCommand } from './guard';
 import { hooksInstallCommand } from './hooks';
 import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
 import { initCommand } from './init';
+import { migrateCommand } from './migrate';
 import { auditCommand, clearCommand } from './operator';
 import { petitionCommand, withdrawCommand } from './queue';
 import { runCommand } from './run';
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
   assignCommand,
   clearCommand,
   auditCommand,
+  migrateCommand,
   hooksInstallCommand,
   guardPrePushCommand,
   guardPreReceiveCommand,

@@ -23,8 +23,11 @@ export async function openDriver(config: ResolvedConfig): Promise<Driver> {
       const { openSqlDriver } = await import('./stores/sql/sqlDriver');
       return openSqlDriver(config);
     }
+    case 'git': {
+      const { createGitDriver } = await import('./stores/git/gitDriver');
+      return createGitDriver(config);
+    }
     case 'redis':
-    case 'git':
       throw new LockConfigurationError(
         `The ${config.driver} driver is not available in this version of Lockstep; use file or memory.`,
         { setting: 'driver' });

@@ -1,0 +1,97 @@
+import type { CasResult } from '../store';
+import { AUDIT_FILE, damaged, RECORD_FILE, SNAPSHOT_TRAILER, type CommitInfo, type GitRefs } from './gitRefs';
+import type { GitRefCells } from './refCells';
+
+/**
+ * A container record's audit trail is its ref's history: one commit per write, the commit subject
+ * being the write's audit line. Histories stay bounded by compaction: `compact` replaces the whole
+ * chain by ONE parentless snapshot commit whose tree holds the current `record.json` unchanged and
+ * `audit.log` — every earlier audit entry (revision, time, author, line), oldest first, one JSON
+ * object per line — and pushes it with the same lease check as any write (a concurrent writer
+ * makes it fail, nothing is lost). Reading history walks the commits down to the snapshot and
+ * continues in its `audit.log`, so compaction is invisible to `lockstep audit`. The squashed
+ * commits become unreachable on the remote and its own `git gc` reclaims them. The snapshot is a
+ * non-fast-forward update, as every plain-lease write is; git's receive.denyNonFastForwards guards
+ * branches only, and a host or hook that refuses it for refs/lockstep/ gets a LockBackendError
+ * saying so. Compaction is on demand (`lockstep compact`, or the container service after N writes).
+ */
+
+export interface AuditEntry {
+  /** Commit SHA of the write (for entries kept in a snapshot: the SHA it had before compaction). */
+  readonly revision: string;
+  /** Time of the write, epoch milliseconds (committer time, whole seconds). */
+  readonly time: number;
+  /** The git author of the write (the user's configured name). */
+  readonly author: string;
+  /** The audit line (`CasMeta.summary`). */
+  readonly summary: string;
+}
+
+export type CompactResult =
+  | { readonly ok: true; readonly revision: string | null; readonly squashed: number }
+  | { readonly ok: false };
+
+export class AuditHistory {
+  constructor(private readonly cells: GitRefCells, private readonly refs: GitRefs) {}
+
+  /** The newest `limit` audit entries of a record ref, newest first; empty when there is no record. */
+  async read(ref: string, limit: number): Promise<AuditEntry[]> {
+    const current = await this.cells.readStored(ref);
+    return current === null ? [] : this.entriesFrom(current.revision, limit);
+  }
+
+  /** Squashes the history of a record ref into one snapshot commit; `{ok:false}` when it moved meanwhile. */
+  async compact(ref: string): Promise<CompactResult> {
+    const current = await this.cells.readStored(ref);
+    if (current === null) return { ok: true, revision: null, squashed: 0 };
+    const commits = await this.refs.log(current.revision, Infinity);
+    if (commits.length === 1 && commits[0].snapshot) return { ok: true, revision: current.revision, squashed: 0 };
+    const entries = await this.entriesOf(commits, Infinity);
+    const auditLog = entries.slice().reverse().map(entry => JSON.stringify(entry)).join('\n') + '\n';
+    const written: CasResult = await this.cells.write(ref, current.revision,
+      [{ name: RECORD_FILE, content: current.text }, { name: AUDIT_FILE, content: auditLog }],
+      `lockstep: history compacted (${entries.length} entries kept in ${AUDIT_FILE})`, false,
+      [`${SNAPSHOT_TRAILER}: ${entries.length}`]);
+    return written.ok ? { ok: true, revision: written.revision, squashed: commits.length } : { ok: false };
+  }
+
+  private async entriesFrom(revision: string, limit: number): Promise<AuditEntry[]> {
+    return this.entriesOf(await this.refs.log(revision, limit), limit);
+  }
+
+  private async entriesOf(commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
+    const entries: AuditEntry[] = [];
+    for (const commit of commits) {
+      if (commit.snapshot) {
+        const archived = parseAuditLog(await this.refs.readFile(commit.revision, AUDIT_FILE));
+        for (let i = archived.length - 1; i >= 0 && entries.length < limit; i--) entries.push(archived[i]);
+        break;
+      }
+      entries.push({ revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary });
+    }
+    return entries.slice(0, limit);
+  }
+}
+
+function parseAuditLog(text: string | null): AuditEntry[] {
+  if (text === null) throw damaged(`its snapshot commit has no ${AUDIT_FILE}`);
+  const entries: AuditEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch (cause) {
+      throw damaged(`its ${AUDIT_FILE} has a line that is not JSON`, cause);
+    }
+    if (!isAuditEntry(entry)) throw damaged(`its ${AUDIT_FILE} has an entry of the wrong shape`);
+    entries.push({ revision: entry.revision, time: entry.time, author: entry.author, summary: entry.summary });
+  }
+  return entries;
+}
+
+function isAuditEntry(value: unknown): value is AuditEntry {
+  if (typeof value !== 'object' || value === null) return false;
+  const e = value as Record<string, unknown>;
+  return typeof e.revision === 'string' && typeof e.time === 'number' && typeof e.author === 'string' && typeof e.summary === 'string';
+}

@@ -1,0 +1,108 @@
+import * as path from 'node:path';
+import type { ResolvedConfig } from '../../config';
+import { LockConfigurationError } from '../../errors';
+import { CasDriver } from '../casDriver';
+import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from '../store';
+import { AuditHistory, type AuditEntry, type CompactResult } from './auditHistory';
+import { GitRunner } from './gitProcess';
+import { GitRefs } from './gitRefs';
+import { GitRefCells } from './refCells';
+import { DEFAULT_POLL_INTERVAL_MS, RemotePoller } from './remotePoller';
+
+/**
+ * The `git` driver: the shared git remote is the lock store, so a team needs no server to run.
+ * Every key is one ref under `refs/lockstep/` on the remote (see gitRefs.ts), every write one new
+ * commit pushed with the revision it was computed from as the expected old value — git refuses it
+ * atomically when someone else moved the ref first. A read is one fetch of that ref. Plain leases
+ * are the same compare-and-swap, through {@link CasDriver}. Retrying a lost race is the caller's
+ * job (the container service); this driver reports `{ok:false}` and never loops on the network.
+ */
+
+export interface GitDriverOptions {
+  /** How often `watch` polls the remote with `git ls-remote`. Default 2 s. */
+  readonly pollIntervalMs?: number;
+  /** Called once per git process spawned, with its subcommand (benchmark, tests). */
+  readonly onGitSpawn?: (subcommand: string) => void;
+}
+
+export class GitDriver implements Driver {
+  readonly name = 'git';
+  readonly distributed = true;
+  private readonly leases: CasDriver;
+  private closed = false;
+
+  /** @internal use {@link createGitDriver} */
+  constructor(private readonly cells: GitRefCells, private readonly history: AuditHistory) {
+    this.leases = new CasDriver('git', true, cells);
+  }
+
+  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
+    return this.leases.claim(key, ownerHash, ttlMs, now);
+  }
+
+  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
+    return this.leases.extend(key, ownerHash, ttlMs, now);
+  }
+
+  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
+    return this.leases.release(key, ownerHash, now);
+  }
+
+  read(key: string): Promise<VersionedRecord | null> {
+    return this.cells.get(recordCell(key));
+  }
+
+  /** The commit message is `meta.summary`: the ref's history is the record's audit trail. */
+  compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult> {
+    return this.cells.put(recordCell(key), expectedRevision, next, meta.summary);
+  }
+
+  watch(key: string, onChange: () => void): Disposable {
+    if (this.closed) return { dispose: () => undefined };
+    return this.cells.watch(recordCell(key), onChange);
+  }
+
+  /** The record's audit trail (for `lockstep audit`): the newest `limit` writes, newest first. */
+  readHistory(key: string, limit = 100): Promise<AuditEntry[]> {
+    return this.history.read(this.cells.refOf(recordCell(key)), limit);
+  }
+
+  /**
+   * Bounds the record's history: squashes it into one snapshot commit that keeps the current value
+   * and every audit line (see auditHistory.ts). `{ok:false}` when the record moved meanwhile.
+   */
+  compact(key: string): Promise<CompactResult> {
+    return this.history.compact(this.cells.refOf(recordCell(key)));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.cells.close();
+  }
+}
+
+function recordCell(key: string): string { return `r${key}`; }
+
+/** Opens the `git` driver. Runs nothing until the first operation. */
+export function createGitDriver(
+  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'commandTimeoutMs'>,
+  options: GitDriverOptions = {},
+): GitDriver {
+  if (config.gitDir === undefined || config.gitDir === '' || !path.isAbsolute(config.gitDir)) {
+    throw new LockConfigurationError(
+      'The git driver needs gitDir: the absolute path of a local clone whose remote holds the lock refs.', { setting: 'gitDir' });
+  }
+  if (config.gitRemote === '' || config.gitRemote.startsWith('-')) {
+    throw new LockConfigurationError('gitRemote must be a remote name of the clone, a path or a URL.', { setting: 'gitRemote' });
+  }
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  if (!Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
+    throw new LockConfigurationError('The git poll interval must be a positive number of milliseconds.', { setting: 'pollIntervalMs' });
+  }
+  const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.commandTimeoutMs, onSpawn: options.onGitSpawn });
+  const refs = new GitRefs(runner, config.gitRemote);
+  const poller = new RemotePoller(heads => refs.lsRemote(heads), pollIntervalMs);
+  const cells = new GitRefCells(refs, config.prefix, poller);
+  return new GitDriver(cells, new AuditHistory(cells, refs));
+}

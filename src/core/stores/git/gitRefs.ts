@@ -1,0 +1,271 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { LockBackendError, LockStorageError } from '../../errors';
+import { namespaceDigest } from '../../names';
+import { failure, redact, type GitOutput, type GitRunner } from './gitProcess';
+
+/**
+ * The git plumbing of the git driver: where a value lives (one ref per key on the remote), how it is
+ * read (fetch that one ref, then read its commit from the clone's object store) and how it is
+ * written (a new commit made with plumbing, pushed with an explicit expected old value).
+ *
+ * Layout on the remote: `refs/lockstep/<sha256(namespace)>/<kind>/<key digest>` → a commit whose
+ * tree holds `record.json` (the value) and, for a compacted history, `audit.log`. Ref names carry
+ * digests only, never a lock name. The clone keeps what it fetched under
+ * `refs/lockstep-remotes/<sha256(remote)[:16]>/…`, which is never a branch anyone checks out.
+ */
+
+export type RefKind = 'records' | 'leases';
+
+export const RECORD_FILE = 'record.json';
+export const AUDIT_FILE = 'audit.log';
+/** Trailer that makes every commit unique, so that a push can never be an "up to date" no-op. */
+export const WRITE_TRAILER = 'Lockstep-Write';
+/** Trailer of a snapshot commit made by compaction; its value is the number of audit entries kept. */
+export const SNAPSHOT_TRAILER = 'Lockstep-Snapshot';
+/** Records are bounded so that a damaged or hostile ref cannot exhaust memory. */
+const MAX_RECORD_BYTES = 1024 * 1024;
+
+const REF_ROOT = 'refs/lockstep/';
+const OBJECT_NAME = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** The remote ref of one key. */
+export function lockRef(prefix: string, kind: RefKind, key: string): string {
+  return `${REF_ROOT}${namespaceDigest(prefix)}/${kind}/${key}`;
+}
+
+export function isObjectName(text: string): boolean {
+  return OBJECT_NAME.test(text);
+}
+
+export interface StoredValue {
+  /** The commit SHA: the record's revision. */
+  readonly revision: string;
+  /** The text of `record.json`. */
+  readonly text: string;
+}
+
+export type FetchOutcome = 'fetched' | 'absent' | 'busy';
+export type PushOutcome = { readonly kind: 'pushed' } | { readonly kind: 'conflict' } | { readonly kind: 'refused'; readonly reason: string };
+
+export interface TreeFile {
+  readonly name: string;
+  readonly content: string;
+}
+
+export interface CommitInfo {
+  readonly revision: string;
+  /** Committer time, epoch milliseconds. */
+  readonly time: number;
+  readonly author: string;
+  readonly summary: string;
+  /** Set on snapshot commits made by compaction. */
+  readonly snapshot: boolean;
+}
+
+/** Neutral identity used only when the clone has none configured (commit-tree would refuse). */
+const FALLBACK_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Lockstep', GIT_AUTHOR_EMAIL: 'lockstep@localhost',
+  GIT_COMMITTER_NAME: 'Lockstep', GIT_COMMITTER_EMAIL: 'lockstep@localhost',
+};
+const NO_IDENTITY = /Author identity unknown|Committer identity unknown|unable to auto-detect email|empty ident name|Please tell me who you are/i;
+/** Another process of this clone is updating the same tracking ref. */
+const LOCAL_REF_BUSY = /cannot lock ref|Unable to create '.*\.lock'|but expected|unable to update local ref/i;
+
+export class GitRefs {
+  /**
+   * `gitRemote: '.'`: the clone is the store itself (a server-side guard in the remote's own
+   * repository). Refs are then read where they are, with no fetch and no tracking refs.
+   */
+  readonly local: boolean;
+  private readonly trackingRoot: string;
+  private identityEnv: Readonly<Record<string, string>> | undefined;
+
+  constructor(private readonly git: GitRunner, readonly remote: string) {
+    this.local = remote === '.';
+    this.trackingRoot = `refs/lockstep-remotes/${createHash('sha256').update(remote).digest('hex').slice(0, 16)}/`;
+  }
+
+  trackingRef(ref: string): string {
+    return this.local ? ref : this.trackingRoot + ref.slice(REF_ROOT.length);
+  }
+
+  /**
+   * Fetches one remote ref into its tracking ref: one round trip, and no pack at all when the clone
+   * already has the commit. `busy`: another process of this clone was updating the same tracking
+   * ref (git refuses to move it from a value it did not read, so a tracking ref never goes back).
+   */
+  async fetch(ref: string): Promise<FetchOutcome> {
+    if (this.local) return 'fetched';
+    const tracking = this.trackingRef(ref);
+    const output = await this.git.run([
+      '-c', 'fetch.writeCommitGraph=false',
+      'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-recurse-submodules',
+      '--no-show-forced-updates',
+      // Negotiate with this ref's previous tip only (the glob also matches when it is still absent).
+      `--negotiation-tip=${tracking}*`,
+      this.remote, `+${ref}:${tracking}`,
+    ]);
+    if (output.code === 0) return 'fetched';
+    if (/couldn't find remote ref/i.test(output.stderr)) return 'absent';
+    if (LOCAL_REF_BUSY.test(output.stderr)) return 'busy';
+    throw failure(output);
+  }
+
+  /**
+   * Reads the fetched value: the commit, its `record.json`, and the commit again, in one
+   * `cat-file --batch`. `moved` when the tracking ref moved in between (the caller reads again),
+   * `missing` when there is no tracking ref (for a local store: no record).
+   */
+  async readTracking(ref: string): Promise<StoredValue | 'missing' | 'moved'> {
+    const tracking = this.trackingRef(ref);
+    const output = await this.git.run(['cat-file', '--batch'],
+      { input: `${tracking}\n${tracking}:${RECORD_FILE}\n${tracking}\n` });
+    if (output.code !== 0) throw failure(output);
+    const [commit, record, again] = parseBatch(output.stdout);
+    if (commit === null && again === null) return 'missing';
+    if (commit === null || again === null || again.name !== commit.name) return 'moved';
+    if (commit.type !== 'commit') throw damaged('it is not a commit');
+    if (record === null) throw damaged(`its commit has no ${RECORD_FILE}`);
+    if (record.type !== 'blob') throw damaged(`its ${RECORD_FILE} is not a file`);
+    if (record.content.length > MAX_RECORD_BYTES) throw damaged(`its ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes`);
+    return { revision: commit.name, text: record.content.toString('utf8') };
+  }
+
+  /** The current values of remote refs (one round trip for any number of refs). */
+  async lsRemote(refs: readonly string[]): Promise<Map<string, string>> {
+    const stdout = await this.git.ok(['ls-remote', this.remote, ...refs]);
+    const wanted = new Set(refs);
+    const heads = new Map<string, string>();
+    for (const line of stdout.split('\n')) {
+      const [sha, name] = line.split('\t');
+      if (name !== undefined && wanted.has(name) && isObjectName(sha)) heads.set(name, sha);
+    }
+    return heads;
+  }
+
+  /**
+   * Creates a commit in the clone's object store: one blob per file, a tree, a commit with
+   * `message` (plus a random write trailer, see {@link WRITE_TRAILER}). Null when `parent` is not
+   * in the clone (the caller fetches and tries again).
+   */
+  async writeCommit(files: readonly TreeFile[], parent: string | null, message: string, trailers: readonly string[] = []): Promise<string | null> {
+    const entries: string[] = [];
+    for (const file of files) {
+      const blob = (await this.git.ok(['hash-object', '-w', '--stdin'], { input: file.content })).trim();
+      entries.push(`100644 blob ${blob}\t${file.name}\n`);
+    }
+    const tree = (await this.git.ok(['mktree'], { input: entries.join('') })).trim();
+    const body = [`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n');
+    const input = `${message}\n\n${body}\n`;
+    const args = ['commit-tree', '--no-gpg-sign', tree, ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
+    let output = await this.git.run(args, { input, env: this.identityEnv });
+    if (output.code !== 0 && this.identityEnv === undefined && NO_IDENTITY.test(output.stderr)) {
+      // The clone has no user.name/user.email: write with a neutral identity rather than fail.
+      this.identityEnv = FALLBACK_IDENTITY;
+      output = await this.git.run(args, { input, env: this.identityEnv });
+    }
+    if (output.code !== 0) {
+      if (parent !== null && /not a valid (?:object|'commit' object)|bad object|unable to read/i.test(output.stderr)) return null;
+      throw failure(output);
+    }
+    return output.stdout.toString('utf8').trim();
+  }
+
+  /**
+   * Pushes `commit` to `ref` only if the remote ref is still `expected` (null: must not exist).
+   * git checks the lease against the ref it was shown and the remote updates the ref under its
+   * lock only from that old value, so two writers on the same base never both succeed.
+   */
+  async push(commit: string, ref: string, expected: string | null): Promise<PushOutcome> {
+    const output = await this.git.run([
+      'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no',
+      `--force-with-lease=${ref}:${expected ?? ''}`,
+      this.remote, `${commit}:${ref}`,
+    ]);
+    const status = pushStatus(output, ref);
+    if (status === null) throw failure(output);
+    // ' ' fast-forward, '+' forced, '*' new ref. '=' (already there) cannot happen for a fresh
+    // commit; it is never reported as a successful write.
+    if (status.flag === ' ' || status.flag === '+' || status.flag === '*') return { kind: 'pushed' };
+    // "[rejected] (stale info)": git's own check of the lease against the ref it was shown.
+    if (status.flag === '=' || status.summary.startsWith('[rejected]')) return { kind: 'conflict' };
+    // "[remote rejected] (…)": the remote's ref lock saw another value — or a hook, a permission,
+    // a full disk. The caller tells them apart by looking at the ref.
+    return { kind: 'refused', reason: redact(status.summary) };
+  }
+
+  /** First-parent history from `revision`, newest first. */
+  async log(revision: string, limit: number): Promise<CommitInfo[]> {
+    const format = `%H%x1f%ct%x1f%an%x1f%s%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
+    const stdout = await this.git.ok(['log', '--first-parent', '--no-show-signature', `--format=${format}`,
+      ...(Number.isFinite(limit) ? [`--max-count=${limit}`] : []), revision, '--']);
+    const commits: CommitInfo[] = [];
+    for (const chunk of stdout.split('\x1e')) {
+      const fields = chunk.replace(/^\n/, '').split('\x1f');
+      if (fields.length < 5) continue;
+      const [sha, seconds, author, summary, snapshot] = fields;
+      commits.push({ revision: sha, time: Number(seconds) * 1000, author, summary, snapshot: snapshot.trim() !== '' });
+    }
+    return commits;
+  }
+
+  /** A file of a commit; null when it has none. */
+  async readFile(revision: string, name: string): Promise<string | null> {
+    const output = await this.git.run(['cat-file', '--batch'], { input: `${revision}:${name}\n` });
+    if (output.code !== 0) throw failure(output);
+    const [file] = parseBatch(output.stdout);
+    return file === null || file.type !== 'blob' ? null : file.content.toString('utf8');
+  }
+}
+
+export function damaged(what: string, cause?: unknown): LockStorageError {
+  return new LockStorageError('git',
+    `A lock ref under refs/lockstep/ on the git remote does not hold a valid Lockstep record (${what}), so the lock cannot be treated as free. Inspect the remote's refs/lockstep/ refs and delete or restore the damaged one.`,
+    cause === undefined ? {} : { cause });
+}
+
+interface BatchObject {
+  readonly name: string;
+  readonly type: string;
+  readonly content: Buffer;
+}
+
+/** Parses `git cat-file --batch` output: one entry per query, null for a missing object. */
+function parseBatch(stdout: Buffer): (BatchObject | null)[] {
+  const objects: (BatchObject | null)[] = [];
+  let at = 0;
+  while (at < stdout.length) {
+    const eol = stdout.indexOf(0x0a, at);
+    if (eol < 0) break;
+    const header = stdout.subarray(at, eol).toString('utf8');
+    at = eol + 1;
+    const match = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(header);
+    if (!match) {
+      objects.push(null); // "<query> missing" or "ambiguous"
+      continue;
+    }
+    const size = Number(match[3]);
+    objects.push({ name: match[1], type: match[2], content: stdout.subarray(at, at + size) });
+    at += size + 1;
+  }
+  return objects;
+}
+
+/** The porcelain status line of `ref`: `<flag>\t<from>:<to>\t<summary>`; null when git printed none. */
+function pushStatus(output: GitOutput, ref: string): { flag: string; summary: string } | null {
+  for (const line of output.stdout.toString('utf8').split('\n')) {
+    const parts = line.split('\t');
+    if (parts.length >= 3 && parts[0].length === 1 && parts[1].endsWith(`:${ref}`)) {
+      return { flag: parts[0], summary: parts.slice(2).join('\t') };
+    }
+  }
+  return null;
+}
+
+/** For callers that must report a refusal that was not a lost race. */
+export function refusedError(reason: string): LockBackendError {
+  const hint = /non-fast-forward/i.test(reason)
+    ? ' The remote refuses non-fast-forward updates of lock refs (a host rule or hook); lock refs need them: allow them for refs/lockstep/.'
+    : ' Check that your account may push refs under refs/lockstep/ and that no server hook declines them.';
+  return new LockBackendError('git', `The git remote refused to update a lock ref.${hint}`, { retryable: false, cause: new Error(reason) });
+}

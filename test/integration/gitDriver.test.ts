@@ -1,0 +1,363 @@
+// openDriver loads a driver with import(), which needs tsx's ESM hook: .mocharc.integration.json
+// registers it, a plain `mocha --require tsx/cjs` does not (loading it twice is a no-op).
+import 'tsx/esm';
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { openDriver } from '../../src/core/drivers';
+import { exitCodeFor, LockBackendError, LockConfigurationError, LockStorageError } from '../../src/core/errors';
+import { createLockManager } from '../../src/core/leases';
+import { resolveConfig } from '../../src/core/config';
+import { createGitDriver, type GitDriver } from '../../src/core/stores/git/gitDriver';
+import { lockRef } from '../../src/core/stores/git/gitRefs';
+import { describeDriverContract, randomKey, randomOwner } from '../contract/driverContract';
+import { git, gitInput, makeGitWorld, openGitDriver, remoteLog, type GitWorld } from '../helpers/gitRemote';
+import { useTempDir } from '../helpers/tempDir';
+import { waitFor } from '../helpers/waitFor';
+
+const PREFIX = 'lockstep-test';
+const meta = (summary: string) => ({ summary });
+
+// The shared contract on a real bare remote; driver instances alternate between two clones.
+describe('git driver: shared contract', () => {
+  const root = useTempDir('lockstep-git-contract', 'suite');
+  let world: GitWorld | undefined;
+  let next = 0;
+  describeDriverContract('git', async () => {
+    world ??= makeGitWorld(root.path, 2);
+    return openGitDriver(world.clones[next++ % 2], { pollIntervalMs: 50 });
+  });
+});
+
+describe('git driver', function () {
+  this.timeout(60_000);
+  const tmp = useTempDir('lockstep-git');
+  let world: GitWorld;
+  const open: GitDriver[] = [];
+  const driverIn = (clone: number, options: Parameters<typeof openGitDriver>[1] = {}) => {
+    const driver = openGitDriver(world.clones[clone], options);
+    open.push(driver);
+    return driver;
+  };
+
+  beforeEach(() => { world = makeGitWorld(tmp.path, 2); });
+  afterEach(async () => { await Promise.all(open.splice(0).map(d => d.close())); });
+
+  describe('compare-and-swap across clones', () => {
+    it('lets exactly one of two clones win from the same base; the loser re-reads the winner', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      const base = await a.compareAndSwap(key, null, { n: 0 }, meta('create'));
+      assert.ok(base.ok);
+      const seenByB = await b.read(key);
+      assert.deepEqual(seenByB, { value: { n: 0 }, revision: base.revision });
+
+      const [wa, wb] = await Promise.all([
+        a.compareAndSwap(key, base.revision, { n: 1, by: 'a' }, meta('a: 0 -> 1')),
+        b.compareAndSwap(key, base.revision, { n: 1, by: 'b' }, meta('b: 0 -> 1')),
+      ]);
+      assert.equal([wa, wb].filter(w => w.ok).length, 1, JSON.stringify([wa, wb]));
+      const winner = wa.ok ? wa : wb;
+      assert.ok(winner.ok);
+      const [loser, loserName] = wa.ok ? [b, 'b'] : [a, 'a'];
+      const fresh = await loser.read(key);
+      assert.deepEqual(fresh, { value: { n: 1, by: wa.ok ? 'a' : 'b' }, revision: winner.revision });
+      assert.ok((await loser.compareAndSwap(key, fresh.revision, { n: 2, by: loserName }, meta(`${loserName}: 1 -> 2`))).ok);
+      // One commit per successful write, each child of the revision it was computed from.
+      const log = remoteLog(world.remote, lockRef(PREFIX, 'records', key));
+      assert.deepEqual(log.map(c => c.subject), [`${loserName}: 1 -> 2`, wa.ok ? 'a: 0 -> 1' : 'b: 0 -> 1', 'create']);
+      assert.equal(git(world.remote, 'rev-parse', `${log[0].sha}^`).trim(), winner.revision);
+    });
+
+    it('refuses a create over an existing record from another clone', async () => {
+      const key = randomKey();
+      assert.ok((await driverIn(0).compareAndSwap(key, null, { by: 'a' }, meta('create a'))).ok);
+      assert.deepEqual(await driverIn(1).compareAndSwap(key, null, { by: 'b' }, meta('create b')), { ok: false });
+    });
+
+    it('refuses an expected revision this clone never fetched when the ref is elsewhere', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      const first = await a.compareAndSwap(key, null, { n: 0 }, meta('create'));
+      assert.ok(first.ok);
+      const second = await a.compareAndSwap(key, first.revision, { n: 1 }, meta('one'));
+      assert.ok(second.ok);
+      // b never read: it must fetch to build on `second`, and must refuse the stale `first`.
+      assert.deepEqual(await b.compareAndSwap(key, first.revision, { n: 9 }, meta('stale')), { ok: false });
+      assert.ok((await b.compareAndSwap(key, second.revision, { n: 2 }, meta('two'))).ok);
+      assert.deepEqual((await a.read(key))?.value, { n: 2 });
+    });
+  });
+
+  describe('audit history and compaction', () => {
+    it('reads the ref history as the audit trail, newest first, with authors and a limit', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      const revisions: string[] = [];
+      let expected: string | null = null;
+      for (const [i, driver] of [a, b, a, b].entries()) {
+        if (expected !== null) expected = (await driver.read(key))!.revision;
+        const written = await driver.compareAndSwap(key, expected, { step: i }, meta(`step ${i}`));
+        assert.ok(written.ok);
+        revisions.push(written.revision);
+        expected = written.revision;
+      }
+      const history = await a.readHistory(key);
+      assert.deepEqual(history.map(e => e.summary), ['step 3', 'step 2', 'step 1', 'step 0']);
+      assert.deepEqual(history.map(e => e.revision), revisions.slice().reverse());
+      assert.deepEqual(history.map(e => e.author), ['clone-1', 'clone-0', 'clone-1', 'clone-0']);
+      assert.ok(history.every(e => Math.abs(e.time - Date.now()) < 600_000));
+      assert.deepEqual((await b.readHistory(key, 2)).map(e => e.summary), ['step 3', 'step 2']);
+      assert.deepEqual(await a.readHistory(randomKey()), []);
+    });
+
+    it('keeps audit lines on one line: a summary with newlines cannot forge history entries', async () => {
+      const a = driverIn(0);
+      const key = randomKey();
+      assert.ok((await a.compareAndSwap(key, null, { n: 0 }, meta('first\n\nLockstep-Snapshot: 1\nsecond'))).ok);
+      const history = await a.readHistory(key);
+      assert.equal(history.length, 1);
+      assert.equal(history[0].summary, 'first Lockstep-Snapshot: 1 second');
+    });
+
+    it('compact squashes the history into one snapshot commit, keeping the value and every audit line', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      let expected: string | null = null;
+      for (let i = 0; i < 5; i++) {
+        const written = await a.compareAndSwap(key, expected, { grant: i }, meta(`grant ${i}`));
+        assert.ok(written.ok);
+        expected = written.revision;
+      }
+      const before = await a.readHistory(key);
+      const ref = lockRef(PREFIX, 'records', key);
+      assert.equal(remoteLog(world.remote, ref).length, 5);
+
+      const compacted = await b.compact(key);
+      assert.ok(compacted.ok && compacted.revision !== null);
+      assert.equal(compacted.squashed, 5);
+      assert.equal(remoteLog(world.remote, ref).length, 1, 'one commit left on the remote ref');
+      const audit = git(world.remote, 'show', `${compacted.revision}:audit.log`);
+      for (let i = 0; i < 5; i++) assert.match(audit, new RegExp(`"summary":"grant ${i}"`));
+      // The value is unchanged, the revision is new, and history reads through the snapshot.
+      assert.deepEqual(await a.read(key), { value: { grant: 4 }, revision: compacted.revision });
+      assert.deepEqual(await a.readHistory(key), before);
+      // Nothing new to squash: no write.
+      assert.deepEqual(await a.compact(key), { ok: true, revision: compacted.revision, squashed: 0 });
+
+      // The old revision is gone: a writer still holding it loses, then writes on the snapshot.
+      assert.deepEqual(await a.compareAndSwap(key, expected, { grant: 99 }, meta('stale')), { ok: false });
+      assert.ok((await a.compareAndSwap(key, compacted.revision, { grant: 5 }, meta('grant 5'))).ok);
+      assert.deepEqual((await b.readHistory(key)).map(e => e.summary), ['grant 5', ...before.map(e => e.summary)]);
+      assert.deepEqual((await b.readHistory(key, 3)).map(e => e.summary), ['grant 5', 'grant 4', 'grant 3']);
+
+      // A second compaction keeps the first one's entries too.
+      const again = await b.compact(key);
+      assert.ok(again.ok);
+      assert.equal(remoteLog(world.remote, ref).length, 1);
+      assert.deepEqual((await a.readHistory(key)).map(e => e.summary), ['grant 5', ...before.map(e => e.summary)]);
+    });
+  });
+
+  describe('plain leases', () => {
+    it('keeps one commit per lease ref (no history to compact) while the fencing counter grows', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      const tokens: number[] = [];
+      for (const driver of [a, b, a]) {
+        const owner = randomOwner();
+        const claim = await driver.claim(key, owner, 60_000, Date.now());
+        assert.ok(claim.claimed);
+        tokens.push(claim.fencingToken);
+        assert.equal(await driver.extend(key, owner, 60_000, Date.now()), true);
+        assert.equal(await driver.release(key, owner, Date.now()), 'released');
+      }
+      assert.deepEqual(tokens, [1, 2, 3]);
+      assert.equal(remoteLog(world.remote, lockRef(PREFIX, 'leases', key)).length, 1);
+    });
+
+    it('serves createLockManager through openDriver (driver: git)', async () => {
+      const manager = createLockManager({ driver: 'git', gitDir: world.clones[0], prefix: PREFIX, env: {} });
+      const other = createLockManager({ driver: 'git', gitDir: world.clones[1], prefix: PREFIX, env: {} });
+      try {
+        const first = await manager.acquire('deploy', { ttl: 60 });
+        assert.ok(first.acquired);
+        assert.equal((await other.acquire('deploy', { ttl: 60 })).acquired, false);
+        assert.equal(await first.release(), true);
+        const second = await other.acquire('deploy', { ttl: 60 });
+        assert.ok(second.acquired);
+        assert.ok(second.fencingToken! > first.fencingToken!);
+        await second.release();
+        assert.equal(await manager.driverName(), 'git');
+      } finally {
+        await manager.close();
+        await other.close();
+      }
+    });
+  });
+
+  describe('watch', () => {
+    it('calls the watcher when another clone moves the ref (ls-remote polling)', async () => {
+      const [a, b] = [driverIn(0, { pollIntervalMs: 50 }), driverIn(1)];
+      const key = randomKey();
+      const created = await b.compareAndSwap(key, null, { n: 0 }, meta('create'));
+      assert.ok(created.ok);
+      await a.read(key);
+      let calls = 0;
+      const watcher = a.watch(key, () => { calls++; });
+      try {
+        assert.ok((await b.compareAndSwap(key, created.revision, { n: 1 }, meta('move'))).ok);
+        await waitFor(() => calls > 0, { timeoutMs: 10_000, description: 'watcher called after a remote write' });
+      } finally {
+        watcher.dispose();
+      }
+    });
+
+    it('polls with one ls-remote per interval for all watched refs, and stops when disposed', async () => {
+      const spawned: string[] = [];
+      const a = driverIn(0, { pollIntervalMs: 30, onGitSpawn: s => spawned.push(s) });
+      const watchers = [randomKey(), randomKey(), randomKey()].map(key => a.watch(key, () => undefined));
+      await waitFor(() => spawned.filter(s => s === 'ls-remote').length >= 3, { description: 'three polls' });
+      assert.ok(spawned.every(s => s === 'ls-remote'), spawned.join(','));
+      for (const w of watchers) w.dispose();
+      // No poll starts after dispose (one in flight was counted when it started). Several reads let
+      // many poll intervals pass without a fixed sleep.
+      const polls = spawned.filter(s => s === 'ls-remote').length;
+      for (let i = 0; i < 8; i++) await a.read(randomKey());
+      assert.equal(spawned.filter(s => s === 'ls-remote').length, polls);
+    });
+  });
+
+  describe('errors', () => {
+    it('reports an unreachable remote as LockBackendError (exit 4) with no credentials, fast, for every operation', async () => {
+      const unreachable = [
+        path.join(tmp.path, 'no-such-remote.git'),
+        'http://alice:s3cret-token@127.0.0.1:9/team/repo.git',
+        'no-such-remote-name',
+      ];
+      for (const remote of unreachable) {
+        const driver = driverIn(0, { remote, timeoutMs: 20_000 });
+        const key = randomKey();
+        for (const attempt of [
+          () => driver.read(key),
+          () => driver.compareAndSwap(key, null, { n: 1 }, meta('create')),
+          () => driver.claim(key, randomOwner(), 60_000, Date.now()),
+        ]) {
+          const error = await attempt().then(() => undefined, (e: unknown) => e);
+          assert.ok(error instanceof LockBackendError, `${remote}: ${String(error)}`);
+          assert.equal(exitCodeFor(error), 4);
+          const text = `${error.message} ${String((error.cause as Error | undefined)?.message)}`;
+          assert.doesNotMatch(text, /s3cret|alice/);
+          assert.ok(!text.includes(key), 'no raw backend key');
+          assert.match(error.message, /remote/);
+        }
+      }
+    });
+
+    it('reports a damaged ref as LockStorageError (exit 5) and never reads it as free', async () => {
+      const a = driverIn(0);
+      const clone = world.clones[1];
+      const plant = (ref: string, files: Record<string, string>) => {
+        const entries = Object.entries(files).map(([name, content]) =>
+          `100644 blob ${gitInput(clone, content, 'hash-object', '-w', '--stdin').trim()}\t${name}\n`).join('');
+        const tree = gitInput(clone, entries, 'mktree').trim();
+        const commit = gitInput(clone, 'planted', 'commit-tree', tree).trim();
+        git(clone, 'push', '--quiet', 'origin', `${commit}:${ref}`);
+      };
+      const cases: [string, Record<string, string>][] = [
+        ['no record.json', { 'other.txt': 'hello' }],
+        ['not JSON', { 'record.json': '{"holder": "ann", grant' }],
+      ];
+      for (const [label, files] of cases) {
+        const key = randomKey();
+        plant(lockRef(PREFIX, 'records', key), files);
+        plant(lockRef(PREFIX, 'leases', key), files);
+        const error = await a.read(key).then(() => undefined, (e: unknown) => e);
+        assert.ok(error instanceof LockStorageError, `${label}: ${String(error)}`);
+        assert.equal(exitCodeFor(error), 5);
+        assert.ok(!error.message.includes(key));
+        assert.deepEqual(await a.compareAndSwap(key, null, { free: true }, meta('create over damage')), { ok: false }, label);
+        await assert.rejects(a.claim(key, randomOwner(), 60_000, Date.now()), LockStorageError, label);
+      }
+
+      // A ref at a blob, and a lease ref holding JSON that is not a lease.
+      const key = randomKey();
+      const blob = gitInput(clone, '{}', 'hash-object', '-w', '--stdin').trim();
+      git(clone, 'push', '--quiet', 'origin', `${blob}:${lockRef(PREFIX, 'records', key)}`);
+      await assert.rejects(a.read(key), LockStorageError);
+      plant(lockRef(PREFIX, 'leases', key), { 'record.json': '{"v":1,"counter":"x"}' });
+      await assert.rejects(a.claim(key, randomOwner(), 60_000, Date.now()), LockStorageError);
+    });
+
+    it('reports a write the remote refuses (a hook, a permission) as LockBackendError, not as a lost race', async () => {
+      const a = driverIn(0);
+      const key = randomKey();
+      fs.writeFileSync(path.join(world.remote, 'hooks', 'pre-receive'), '#!/bin/sh\necho "no lock refs here" >&2\nexit 1\n', { mode: 0o755 });
+      const error = await a.compareAndSwap(key, null, { n: 1 }, meta('create')).then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof LockBackendError, String(error));
+      assert.match(error.message, /refused/);
+      await assert.rejects(a.claim(key, randomOwner(), 60_000, Date.now()), LockBackendError);
+    });
+
+    it('rejects configuration errors with the setting named (exit 2)', async () => {
+      assert.throws(() => createGitDriver({ gitDir: undefined, gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 }),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
+      assert.throws(() => createGitDriver({ gitDir: 'relative/clone', gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 }),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
+      await assert.rejects(openDriver(resolveConfig({ driver: 'git' }, {})), LockConfigurationError);
+      const notAClone = createGitDriver({ gitDir: path.join(tmp.path, 'missing'), gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 });
+      open.push(notAClone);
+      const error = await notAClone.read(randomKey()).then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof LockConfigurationError && error.setting === 'gitDir', String(error));
+      assert.equal(exitCodeFor(error), 2);
+    });
+  });
+
+  describe('repository set-ups', () => {
+    it('writes with a neutral identity when the clone has none', async () => {
+      const clone = world.clones[0];
+      git(clone, 'config', '--unset', 'user.name');
+      git(clone, 'config', '--unset', 'user.email');
+      // Refuse git's guessed identity (user@hostname) too, whatever this machine's global config says.
+      git(clone, 'config', 'user.useConfigOnly', 'true');
+      const saved = { global: process.env.GIT_CONFIG_GLOBAL, system: process.env.GIT_CONFIG_NOSYSTEM };
+      process.env.GIT_CONFIG_GLOBAL = '/dev/null';
+      process.env.GIT_CONFIG_NOSYSTEM = '1';
+      let a: GitDriver;
+      try {
+        a = driverIn(0); // the runner copies the environment when it is created
+      } finally {
+        restore('GIT_CONFIG_GLOBAL', saved.global);
+        restore('GIT_CONFIG_NOSYSTEM', saved.system);
+      }
+      const key = randomKey();
+      assert.ok((await a.compareAndSwap(key, null, { n: 1 }, meta('create'))).ok);
+      assert.deepEqual((await a.readHistory(key)).map(e => e.author), ['Lockstep']);
+    });
+
+    it('reads from the bare remote itself with gitRemote "." (as a server-side guard would)', async () => {
+      const key = randomKey();
+      const written = await driverIn(0).compareAndSwap(key, null, { grant: 3 }, meta('grant 3'));
+      assert.ok(written.ok);
+      const onServer = openGitDriver(world.remote, { remote: '.' });
+      open.push(onServer);
+      assert.deepEqual(await onServer.read(key), { value: { grant: 3 }, revision: written.revision });
+      assert.deepEqual((await onServer.readHistory(key)).map(e => e.summary), ['grant 3']);
+      assert.equal(await onServer.read(randomKey()), null);
+      // Read in place: nothing fetched, no tracking refs added to the server's repository.
+      assert.equal(git(world.remote, 'for-each-ref', 'refs/lockstep-remotes/').trim(), '');
+    });
+
+    it('skips the clone\'s pre-push hook for lock refs', async () => {
+      const clone = world.clones[0];
+      const hook = path.join(clone, '.git', 'hooks', 'pre-push');
+      fs.writeFileSync(hook, '#!/bin/sh\necho refused >&2\nexit 1\n', { mode: 0o755 });
+      assert.ok((await driverIn(0).compareAndSwap(randomKey(), null, { n: 1 }, meta('create'))).ok);
+    });
+  });
+});
+
+function restore(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}

@@ -6,6 +6,7 @@ import { fenceServerPush, pushOptionsFromEnv } from '../../core/fencing';
 import type { LockRecord } from '../../core/lockRecord';
 import type { CommandContext } from '../command';
 import { parsePreReceive, readStdin, ZERO_SHA } from './hookInput';
+import { checkLockRefUpdate } from './lockRefs';
 
 /**
  * `lockstep guard pre-receive` (the shared remote's hook): the real fence. Every update of a
@@ -21,6 +22,11 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
   const pushed = pushOptionsFromEnv(context.env);
 
   for (const update of updates) {
+    if (update.ref.startsWith('refs/lockstep/')) {
+      const problem = await checkLockRefUpdate(git, update);
+      if (problem) throw new LockFencedError(`refused ${update.ref}: ${problem}`, 0);
+      continue;
+    }
     if (!update.ref.startsWith('refs/heads/')) continue;
     const source = ZERO_SHA.test(update.oldSha) ? update.newSha : update.oldSha;
     const file = await containerFileAt(git, source);
@@ -31,8 +37,8 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
     let record = records.get(file.container);
     if (record === undefined) {
       try {
-        // On the server, the git driver's "remote" is this very repository.
-        record = await readContainerRecord(file, repo, context.env, { gitDir: repo, gitRemote: repo });
+        // On the server, the git driver's "remote" is this very repository ('.': read refs in place).
+        record = await readContainerRecord(file, repo, context.env, { gitDir: repo, gitRemote: '.' });
       } catch (error) {
         const why = error instanceof LockError ? error.message : 'unexpected failure';
         throw new LockFencedError(`${update.ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, pushed.grant, { cause: error });

@@ -1,0 +1,54 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { LockstepApi } from '../../../src/extension/extension';
+import { until } from './until';
+
+const EXTENSION_ID = 'lockstep.lockstep';
+
+interface ContributedCommand { command: string; title: string; category?: string }
+
+suite('activation in a real extension host', () => {
+  let extension: vscode.Extension<LockstepApi>;
+
+  suiteSetup(() => {
+    const found = vscode.extensions.getExtension<LockstepApi>(EXTENSION_ID);
+    assert.ok(found, `${EXTENSION_ID} is loaded`);
+    extension = found;
+  });
+
+  test('the workspace is a folder with .lockstep.json', async () => {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    assert.equal(folders.length, 1);
+    const found = await vscode.workspace.findFiles('.lockstep.json');
+    assert.equal(found.length, 1);
+  });
+
+  test('activates by itself on workspaceContains:.lockstep.json (nobody calls activate)', async () => {
+    assert.deepEqual(extension.packageJSON.activationEvents, ['workspaceContains:.lockstep.json']);
+    await until('the extension to be active', () => extension.isActive, 15_000);
+  });
+
+  test('shows the Lockstep status-bar item: a codicon, then Lockstep', () => {
+    // The state it shows (free, held, not initialised…) belongs to the badge tests; here only that it is there.
+    assert.match(extension.exports.statusText(), /^\$\([\w-]+\) Lockstep\b/);
+  });
+
+  test('lockstep.showLog is registered and opens the log without an error', async () => {
+    const all = await vscode.commands.getCommands(true);
+    assert.ok(all.includes('lockstep.showLog'));
+    await vscode.commands.executeCommand('lockstep.showLog');
+  });
+
+  test('the commands registered are exactly those in package.json, each in category Lockstep', async () => {
+    const contributed: ContributedCommand[] = extension.packageJSON.contributes.commands;
+    const declared = contributed.map(c => c.command).sort();
+    const registered = (await vscode.commands.getCommands(true)).filter(c => c.startsWith('lockstep.')).sort();
+    assert.deepEqual(registered, declared);
+    assert.deepEqual(contributed.filter(c => c.category !== 'Lockstep').map(c => c.command), []);
+  });
+
+  test('runs workspace-side as declared, with limited support for untrusted folders', () => {
+    assert.equal(extension.extensionKind, vscode.ExtensionKind.Workspace);
+    assert.equal(extension.packageJSON.capabilities.untrustedWorkspaces.supported, 'limited');
+  });
+});

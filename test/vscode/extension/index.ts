@@ -1,0 +1,23 @@
+// Entry point that VS Code's extension host calls (extensionTestsPath): runs every *.test.js bundled beside this
+// file with mocha's tdd interface, and writes the counts to $LOCKSTEP_VSCODE_RESULT for the runner outside.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Mocha from 'mocha';
+import * as vscode from 'vscode';
+
+export async function run(): Promise<void> {
+  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec' });
+  if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
+  for (const file of fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js')).sort()) mocha.addFile(path.join(__dirname, file));
+
+  const stats = await new Promise<Mocha.Stats>((resolve, reject) => {
+    try {
+      const runner = mocha.run(() => resolve(runner.stats ?? { passes: 0, failures: 1, pending: 0 } as Mocha.Stats));
+    } catch (err) {
+      reject(err);
+    }
+  });
+  const counts = { passed: stats.passes, failed: stats.failures, skipped: stats.pending, vscode: vscode.version, node: process.version };
+  if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, JSON.stringify(counts) + '\n');
+  if (counts.failed > 0) throw new Error(`${counts.failed} extension test(s) failed`);
+}

@@ -1,0 +1,81 @@
+// Runs the extension's mocha suite (test/vscode/extension) inside code-server's real Node extension host, the way
+// @vscode/test-web does it: the workbench URL carries a `payload` with extensionDevelopmentPath and
+// extensionTestsPath, and the page reports the end through window.codeAutomationExit(code).
+// The counts come from inside the host (a JSON file named by LOCKSTEP_VSCODE_RESULT); one tally line is appended.
+// usage: node test/vscode/harness/runExtensionTests.mjs [--host 1.100|1.139|oldest|newest] [--suite NAME]
+// Needs `npm run build` (dist/extension.js). LOCKSTEP_KEEP_RUN=1 keeps the run folder; LOCKSTEP_VSCODE_DEBUG=1 logs all.
+import fs from 'node:fs';
+import path from 'node:path';
+import util from 'node:util';
+import { bundleExtensionTests } from './bundleTests.mjs';
+import {
+  PROJECT_ROOT, createLockstepFolder, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer,
+} from './codeServer.mjs';
+import { appendTally } from './tally.mjs';
+
+const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '' });
+const timeoutMs = Number(process.env.LOCKSTEP_VSCODE_TEST_TIMEOUT_MS || 180_000);
+const debug = Boolean(process.env.LOCKSTEP_VSCODE_DEBUG);
+// Workbench chatter that says nothing about the extension under test (shown with LOCKSTEP_VSCODE_DEBUG=1).
+const NOISE = /^(Resolving|Resolved|Creating a socket|\[|Extension host|Updating additional builtin|Ignoring fetching additional builtin|Creation of workbench contribution|ChatSessionStore|Timed out waiting for authentication provider 'github')/;
+
+const host = resolveHost(options.host);
+const suite = options.suite || `vscode-ext@${host.name}`;
+let counts = { passed: 0, failed: 1, skipped: 0 };
+let note;
+
+const run = createRun(`ext-${host.name}`);
+let server, browser, ok = false;
+try {
+  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) throw new Error('dist/extension.js is missing: run npm run build first');
+  const testsIndex = await bundleExtensionTests();
+  const folder = createLockstepFolder(run.dir);
+  const resultFile = path.join(run.dir, 'result.json');
+  // The extension host inherits code-server's environment: this is how tests get their store and report back.
+  server = await startCodeServer(host, run, {
+    env: { LOCKSTEP_VSCODE_RESULT: resultFile, LOCKSTEP_PATH: path.join(run.dir, 'store'), LOCKSTEP_DRIVER: 'file' },
+  });
+  const payload = [
+    ['extensionDevelopmentPath', `vscode-remote://${server.authority}${PROJECT_ROOT}`],
+    ['extensionTestsPath', `vscode-remote://${server.authority}${testsIndex}`],
+  ];
+  const url = `${server.origin}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+
+  browser = await launchChromium(host, run);
+  const page = browser.pages()[0] ?? await browser.newPage();
+  let reportExit;
+  const exitCode = new Promise(resolve => { reportExit = resolve; });
+  await page.exposeFunction('codeAutomationExit', code => reportExit(code));
+  // The workbench forwards the extension host's console (mocha's spec reporter) through this hook.
+  await page.exposeFunction('codeAutomationLog', (type, args) => {
+    const line = util.format(...(Array.isArray(args) ? args : [args]));
+    if (debug || !NOISE.test(line)) console.log(`  ${type === 'info' ? '' : `[${type}] `}${line.split('\n    at ')[0]}`);
+  });
+  if (debug) page.on('console', message => console.log('[browser]', message.text().slice(0, 500)));
+  page.on('pageerror', err => log('page error:', err.message));
+
+  log(`opening the workbench on VS Code ${host.name} with the extension under development`);
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+  let timer;
+  const code = await Promise.race([exitCode, new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no test result after ${timeoutMs / 1000} s`)), timeoutMs);
+  })]).finally(() => clearTimeout(timer));
+  log(`extension host exited with ${code}`);
+
+  if (!fs.existsSync(resultFile)) throw new Error('the extension host wrote no result file: the test index did not run (see the logs)');
+  const result = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
+  log(`ran inside VS Code ${result.vscode} on Node ${result.node}`);
+  counts = { passed: result.passed, failed: result.failed, skipped: result.skipped };
+  if (code !== 0 && counts.failed === 0) { counts.failed = 1; note = `host exited ${code} with no failed test`; }
+  ok = code === 0 && counts.failed === 0;
+} catch (err) {
+  log('ERROR', err.message);
+  note = err.message.split('\n')[0].slice(0, 200);
+} finally {
+  await browser?.close().catch(() => {});
+  await server?.stop();
+  if (!ok) log(`logs saved to ${path.relative(PROJECT_ROOT, run.saveLogs())}`);
+  run.dispose(Boolean(process.env.LOCKSTEP_KEEP_RUN) || !ok);
+}
+appendTally({ suite, ...counts, ...(note ? { note } : {}) });
+process.exit(ok ? 0 : 1);

@@ -45,6 +45,9 @@ export function fenceServerPush(record: LockRecord, pushed: { grant?: number; pr
   if (pushed.grant < record.grant) {
     return new LockFencedError(`Your grant #${pushed.grant} is below the current grant #${record.grant}${holderLine(record)} — fetch, and petition.`, record.grant, pushed.grant);
   }
+  if (h === null && pushed.grant === record.grant && record.grant > 0) {
+    return new LockFencedError(`Grant #${pushed.grant} is no longer held (the lock was released or cleared). Acquire the lock in your clone and push again.`, record.grant, pushed.grant);
+  }
   if (h === null || h.grant !== pushed.grant || !/^[0-9a-f]{64}$/.test(pushed.proof) || !digestsEqual(h.proofHash, hashProof(pushed.proof))) {
     return new LockFencedError(`The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. Acquire the lock in your clone and push again.`, record.grant, pushed.grant);
   }

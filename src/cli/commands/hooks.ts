@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
-import { installClientHooks, installServerHooks } from '../hooks/install';
+import { installClientHooks, installServerHooks } from '../../core/hooks/install';
 
 export const hooksInstallCommand: Command = {
   name: 'hooks install',

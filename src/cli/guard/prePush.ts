@@ -30,8 +30,9 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
       const { record } = await container.read();
       verdict = fenceClientPush(record, container.session(), Date.now());
     } catch (error) {
+      // Fail closed, keeping the error's code (and so its exit code) and saying why the push stops.
       if (error instanceof LockError) {
-        context.out.note(`lockstep: the push is refused because the lock could not be checked — ${error.message}`);
+        throw new LockError(error.code, `The push is refused because the lock could not be checked — ${error.message}`, { cause: error });
       }
       throw error;
     }

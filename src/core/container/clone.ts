@@ -101,8 +101,21 @@ export async function writePushProof(clone: Clone, grant: number, proof: string)
   const temp = path.join(dir, `.push-${process.pid}.tmp`);
   fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n`, { mode: 0o600 });
   fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
+  await includePushConfig(clone);
+}
+
+/**
+ * Adds the `include.path` entry for push.config (once). Acquire calls it before taking the lock,
+ * so that a clone whose .git/config cannot be written fails before it holds anything.
+ */
+export async function includePushConfig(clone: Clone): Promise<void> {
   const includes = await clone.git.raw(['config', '--local', '--get-all', 'include.path']).catch(() => '');
-  if (!includes.split('\n').includes(INCLUDE)) await clone.git.raw(['config', '--local', '--add', 'include.path', INCLUDE]);
+  if (includes.split('\n').includes(INCLUDE)) return;
+  try {
+    await clone.git.raw(['config', '--local', '--add', 'include.path', INCLUDE]);
+  } catch (cause) {
+    throw new LockConfigurationError('The push proof could not be set up: .git/config could not be written (another git process may hold .git/config.lock). Try again.', { setting: 'include.path', cause });
+  }
 }
 
 export function removePushProof(clone: Clone): void {

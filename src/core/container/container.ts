@@ -10,7 +10,7 @@ import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
 import type { Disposable, Driver } from '../stores/store';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
-import { landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
+import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { clearSession, readSession, writeSession, type Session } from './session';
 
@@ -114,9 +114,11 @@ export class Container {
     const previous = this.session();
     const settings = options.ttl === undefined ? this.settings : { ...this.settings, leaseTtlMs: options.ttl * SECOND };
     const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
+    if (this.file.serverGuard) await includePushConfig(this.clone);
     for (;;) {
+      let result: { grant: number; expiresAt: number };
       try {
-        const result = await this.apply(record => {
+        result = await this.apply(record => {
           const grant = record.grant + 1;
           const proofHash = hashProof(pushProof(token, this.file.container, grant));
           const outcome = protocol.acquire(record, settings, { identity: this.identity, tokenHash, proofHash }, this.clock.now());
@@ -125,8 +127,6 @@ export class Container {
           }
           return outcome;
         });
-        if (this.file.serverGuard) await writePushProof(this.clone, result.grant, pushProof(token, this.file.container, result.grant));
-        return result;
       } catch (error) {
         this.restoreSession(previous, token);
         const busy = error instanceof LockRefusedError && (error.reason === 'held-by-other' || error.reason === 'not-your-turn');
@@ -137,7 +137,11 @@ export class Container {
         }
         // The container lock is coarse: poll the record gently rather than every 25 ms.
         await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
+        continue;
       }
+      // Held from here on: a failure below must not restore the previous session (the token would be lost).
+      if (this.file.serverGuard) await writePushProof(this.clone, result.grant, pushProof(token, this.file.container, result.grant));
+      return result;
     }
   }
 

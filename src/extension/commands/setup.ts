@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
 import { initContainer } from '../../core/container/init';
-import { installClientHooks } from '../../cli/hooks/install';
+import { installClientHooks } from '../../core/hooks/install';
 import { CommandIds } from '../commandIds';
 import { readSettings } from '../settings';
 import { activeModel, guarded, requireTrust, type CommandContext } from './context';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { simpleGit } from 'simple-git';
-import { LockConfigurationError } from '../../core/errors';
+import { LockConfigurationError } from '../errors';
 import { CHAINED_SUFFIX, envFile, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
 
 export interface InstalledHook {

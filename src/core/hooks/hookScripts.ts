@@ -1,7 +1,8 @@
 /**
  * The text of the git hooks Lockstep installs. Pure: paths in, script out. Each hook runs a hook
  * that was there before (kept as `<hook>.lockstep-chained`) with the same input first, then the
- * guard. Node is taken from the hook's PATH, else from where it was at install time.
+ * guard. The client hook takes Node from the hook's PATH, else from where it was at install time;
+ * the server hook uses only the paths fixed at install time.
  */
 
 export const HOOK_MARKER = '# lockstep-managed-hook v1';
@@ -18,6 +19,7 @@ export interface HookPaths {
   readonly cli: string;
 }
 
+/** Client side: the user's own `node` first (their toolchain), else the one seen at install time. */
 function findNode(paths: HookPaths): string {
   return `node_bin=$(command -v node 2>/dev/null) || node_bin=${shellQuote(paths.node)}
 if ! [ -x "$node_bin" ]; then
@@ -25,6 +27,19 @@ if ! [ -x "$node_bin" ]; then
   exit 1
 fi
 cli=\${LOCKSTEP_CLI:-${shellQuote(paths.cli)}}`;
+}
+
+/**
+ * Server side: only what was fixed at install time. Over a local-path remote the pusher's own
+ * environment reaches this hook, so PATH and LOCKSTEP_CLI must not be able to swap the guard out.
+ */
+function pinnedNode(paths: HookPaths): string {
+  return `node_bin=${shellQuote(paths.node)}
+if ! [ -x "$node_bin" ]; then
+  echo "lockstep: the node this guard was installed with (${paths.node.replace(/[`$"\\]/g, '')}) is gone, so every protected push is refused. Run lockstep hooks install --server again." >&2
+  exit 1
+fi
+cli=${shellQuote(paths.cli)}`;
 }
 
 export function prePushHook(paths: HookPaths): string {
@@ -54,7 +69,7 @@ if [ -x "$0${CHAINED_SUFFIX}" ]; then
 fi
 env_file="$(dirname "$0")/lockstep.env"
 if [ -f "$env_file" ]; then set -a; . "$env_file"; set +a; fi
-${findNode(paths)}
+${pinnedNode(paths)}
 printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive
 `;
 }

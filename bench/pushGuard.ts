@@ -1,0 +1,133 @@
+/**
+ * What Lockstep's fencing guards add to a `git push`: a push of one small commit to a local bare
+ * remote, timed end to end (git's own process), with and without the guards, in ONE run:
+ *
+ *   none     no Lockstep hooks
+ *   client   the clone's pre-push hook (`lockstep guard pre-push`)
+ *   server   the remote's pre-receive hook (`lockstep guard pre-receive`)
+ *   both     client + server: what a team with `hooks install` and `hooks install --server` pays
+ *
+ * Fairness: every variant is the same container (`init --server-guard`), holds the lock and sends
+ * the same push options (every remote advertises them), so only the hooks differ. The commit before
+ * each push is not timed. Variants take turns push by push, so drift on a shared machine hits all of
+ * them alike. The CLI is the built dist/cli.js (built first), as installed hooks run it. The guards
+ * read the record from the file driver (LOCKSTEP_PATH on the same disk).
+ *
+ *   npm run bench -- pushGuard      (or: node --import tsx bench/pushGuard.ts; BENCH_PUSHES=N)
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
+const WARMUP = 2;
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+
+type Variant = 'none' | 'client' | 'server' | 'both';
+const VARIANTS: { name: Variant; label: string; client: boolean; server: boolean }[] = [
+  { name: 'none', label: 'no guards', client: false, server: false },
+  { name: 'client', label: 'pre-push guard only', client: true, server: false },
+  { name: 'server', label: 'pre-receive guard only', client: false, server: true },
+  { name: 'both', label: 'both guards (client + server)', client: true, server: true },
+];
+
+interface Ran { code: number | null; stdout: string; stderr: string; ms: number }
+
+function run(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.on('error', reject);
+    child.on('close', code => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+  });
+}
+
+async function must(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
+  const done = await run(file, args, cwd, env);
+  if (done.code !== 0) throw new Error(`${path.basename(file)} ${args.join(' ')} failed (${done.code}): ${done.stderr}${done.stdout}`);
+  return done;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+async function main(): Promise<void> {
+  await must(process.execPath, ['scripts/build.mjs', '--no-types'], ROOT, process.env);
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bench-push-')));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LOCKSTEP_') && !k.startsWith('GIT_')) env[k] = v;
+  Object.assign(env, { HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LOCKSTEP_PATH: path.join(root, 'store') });
+  const git = (cwd: string, ...args: string[]) => must('git', args, cwd, env);
+  const lockstep = (cwd: string, ...args: string[]) => must(process.execPath, [CLI, '--cwd', cwd, ...args], root, env);
+
+  try {
+    const clones = new Map<Variant, string>();
+    for (const v of VARIANTS) {
+      const remote = path.join(root, `${v.name}.git`);
+      const clone = path.join(root, v.name);
+      await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+      await git(remote, 'config', 'receive.advertisePushOptions', 'true');
+      if (v.server) await lockstep(remote, 'hooks', 'install', '--server');
+      await git(root, 'clone', '--quiet', remote, clone);
+      await git(clone, 'config', 'user.email', `${v.name}@example.com`);
+      await git(clone, 'config', 'user.name', v.name);
+      await git(clone, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+      await git(clone, 'commit', '--quiet', '--allow-empty', '-m', 'first');
+      await git(clone, 'push', '--quiet', 'origin', 'main');
+      await lockstep(clone, 'init', '--server-guard');
+      await git(clone, 'add', '.lockstep.json');
+      await git(clone, 'commit', '--quiet', '-m', 'container');
+      await git(clone, 'push', '--quiet', 'origin', 'main');
+      if (v.client) await lockstep(clone, 'hooks', 'install');
+      await lockstep(clone, 'acquire');
+      clones.set(v.name, clone);
+    }
+
+    const times = new Map<Variant, number[]>(VARIANTS.map(v => [v.name, []]));
+    for (let round = 0; round < WARMUP + PUSHES; round++) {
+      for (const v of VARIANTS) {
+        const clone = clones.get(v.name)!;
+        fs.writeFileSync(path.join(clone, 'work.txt'), `round ${round}\n`);
+        await git(clone, 'add', 'work.txt');
+        await git(clone, 'commit', '--quiet', '-m', `round ${round}`);
+        const pushed = await must('git', ['push', '--quiet', 'origin', 'main'], clone, env);
+        if (v.client && !/grant #1 verified/.test(pushed.stderr)) throw new Error(`the ${v.name} push did not run the client guard: ${pushed.stderr}`);
+        if (round >= WARMUP) times.get(v.name)!.push(pushed.ms);
+      }
+    }
+
+    const gitVersion = (await git(root, '--version')).stdout.trim();
+    console.log(`git push of one small commit to a local bare remote — ${PUSHES} pushes per variant (+${WARMUP} warm-up), interleaved`);
+    console.log(`node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), file driver on ${os.tmpdir()}`);
+    console.log('');
+    const base = [...times.get('none')!].sort((a, b) => a - b);
+    const baseMedian = percentile(base, 50);
+    const header = ['variant', 'median ms', 'p90 ms', 'min ms', 'added ms (median)', 'ratio'];
+    const rows = VARIANTS.map(v => {
+      const sorted = [...times.get(v.name)!].sort((a, b) => a - b);
+      const median = percentile(sorted, 50);
+      return [v.label, median.toFixed(1), percentile(sorted, 90).toFixed(1), sorted[0].toFixed(1),
+        v.name === 'none' ? '—' : `+${(median - baseMedian).toFixed(1)}`, `${(median / baseMedian).toFixed(2)}×`];
+    });
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+    console.log(line(header));
+    for (const row of rows) console.log(line(row));
+    console.log('');
+    console.log('Each guard is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.');
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch(error => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

@@ -1,0 +1,169 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CHAINED_SUFFIX, envFile, HOOK_MARKER, preReceiveHook, prePushHook } from '../../src/core/hooks/hookScripts';
+import { useTempDir } from '../helpers/tempDir';
+
+/**
+ * The hook texts are pure (paths in, script out); these tests read them and also run them with
+ * /bin/sh against a stand-in CLI that records its arguments, standard input and environment, so
+ * that quoting, chaining, exit codes and the choice of node are checked as a shell sees them.
+ */
+
+const STAND_IN_CLI = `
+const fs = require('node:fs');
+const input = fs.readFileSync(0, 'utf8');
+fs.appendFileSync(process.env.RECORD, JSON.stringify({ argv: process.argv.slice(2), input, lockstepPath: process.env.LOCKSTEP_PATH ?? null }) + '\\n');
+process.exit(Number(process.env.GUARD_EXIT ?? 0));
+`;
+
+/** A chained (pre-existing) hook that records its arguments and input, then exits with CHAINED_EXIT. */
+const CHAINED_HOOK = `#!/bin/sh
+input=$(cat)
+printf 'chained %s|%s|%s\\n' "$1" "$2" "$input" >> "$RECORD.chained"
+exit "\${CHAINED_EXIT:-0}"
+`;
+
+interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null }[]; chained: string[] }
+
+describe('hook scripts (text and shell behaviour)', () => {
+  const tmp = useTempDir('lockstep-hooks');
+
+  /** Writes `text` as an executable hook in a folder whose name needs quoting, with a stand-in CLI beside it. */
+  function setUp(name: string, text: (cli: string) => string, options: { chained?: boolean } = {}): { hook: string; record: string; cli: string } {
+    const dir = path.join(tmp.path, `it's a "hooks" $HOME dir`);
+    fs.mkdirSync(dir, { recursive: true });
+    const cli = path.join(dir, 'cli `x`.js');
+    fs.writeFileSync(cli, STAND_IN_CLI);
+    const hook = path.join(dir, name);
+    fs.writeFileSync(hook, text(cli), { mode: 0o755 });
+    if (options.chained) fs.writeFileSync(hook + CHAINED_SUFFIX, CHAINED_HOOK, { mode: 0o755 });
+    return { hook, record: path.join(tmp.path, 'record.jsonl'), cli };
+  }
+
+  function run(hook: string, args: string[], input: string, env: Record<string, string>): Ran {
+    const record = path.join(tmp.path, 'record.jsonl');
+    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd: tmp.path });
+    const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+    return { status: done.status, stderr: done.stderr, guard: read(record).map(l => JSON.parse(l)), chained: read(`${record}.chained`) };
+  }
+
+  /** A PATH with the tools the hooks use (sh, cat, dirname) and no node. */
+  function pathWithoutNode(): string {
+    const bin = path.join(tmp.path, 'bin-without-node');
+    fs.mkdirSync(bin, { recursive: true });
+    for (const tool of ['sh', 'cat', 'dirname']) {
+      const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
+      fs.symlinkSync(found, path.join(bin, tool));
+    }
+    assert.notEqual(spawnSync('sh', ['-c', 'command -v node'], { env: { PATH: bin } }).status, 0, 'node is not on this PATH');
+    return bin;
+  }
+
+  const REFS = 'refs/heads/main 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n'
+    + 'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n';
+
+  describe('texts', () => {
+    const paths = { node: '/opt/node 20/bin/node', cli: "/srv/lock'step/dist/cli.js" };
+
+    it('are POSIX sh scripts carrying the marker that install uses to recognise its own hooks', () => {
+      for (const text of [prePushHook(paths), preReceiveHook(paths)]) {
+        assert.ok(text.startsWith(`#!/bin/sh\n${HOOK_MARKER}\n`));
+        const syntax = spawnSync('sh', ['-n'], { input: text, encoding: 'utf8' });
+        assert.equal(syntax.status, 0, syntax.stderr);
+      }
+    });
+
+    it('embed the install-time paths single-quoted, and pass the guard only git\'s own arguments', () => {
+      const push = prePushHook(paths);
+      assert.ok(push.includes(`node_bin='/opt/node 20/bin/node'`));
+      assert.ok(push.includes(`cli=\${LOCKSTEP_CLI:-'/srv/lock'\\''step/dist/cli.js'}`));
+      assert.match(push, /"\$node_bin" "\$cli" guard pre-push "\$@"\n$/);
+      assert.match(preReceiveHook(paths), /"\$node_bin" "\$cli" guard pre-receive\n$/);
+    });
+  });
+
+  describe('pre-push, run by sh', () => {
+    it('hands the guard git\'s arguments and the refs unchanged, with paths that need quoting', () => {
+      const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
+      const ran = run(hook, ['origin', '/srv/remote.git'], REFS, {});
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.equal(ran.guard.length, 1);
+      assert.deepEqual(ran.guard[0].argv, ['guard', 'pre-push', 'origin', '/srv/remote.git']);
+      assert.equal(ran.guard[0].input, REFS);
+    });
+
+    it('the guard\'s refusal (non-zero exit) is the hook\'s exit', () => {
+      const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
+      assert.equal(run(hook, ['origin', 'url'], REFS, { GUARD_EXIT: '1' }).status, 1);
+    });
+
+    it('a chained hook runs first with the same arguments and input; its failure stops the push before the guard', () => {
+      const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }), { chained: true });
+      const passed = run(hook, ['origin', 'url'], REFS, {});
+      assert.equal(passed.status, 0, passed.stderr);
+      assert.deepEqual(passed.chained, [`chained origin|url|${REFS.trimEnd().split('\n')[0]}`, REFS.trimEnd().split('\n')[1]]);
+      assert.equal(passed.guard.length, 1, 'then the guard ran');
+      const failed = run(hook, ['origin', 'url'], REFS, { CHAINED_EXIT: '7' });
+      assert.equal(failed.status, 7, 'the chained hook\'s exit code');
+      assert.equal(failed.guard.length, 1, 'the guard did not run again');
+    });
+
+    it('uses the install-time node when node is not on PATH', () => {
+      const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
+      const ran = run(hook, ['origin', 'url'], REFS, { PATH: pathWithoutNode() });
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.equal(ran.guard.length, 1);
+    });
+
+    it('refuses the push (fail closed) when no node can be found at all, and says what to do', () => {
+      const { hook } = setUp('pre-push', cli => prePushHook({ node: path.join(tmp.path, 'no', 'node'), cli }));
+      const ran = run(hook, ['origin', 'url'], REFS, { PATH: pathWithoutNode() });
+      assert.equal(ran.status, 1);
+      assert.equal(ran.guard.length, 0);
+      assert.match(ran.stderr, /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./);
+    });
+  });
+
+  describe('pre-receive, run by sh', () => {
+    it('takes the backend settings from lockstep.env beside it, over the pusher\'s environment', () => {
+      const { hook } = setUp('pre-receive', cli => preReceiveHook({ node: process.execPath, cli }));
+      fs.writeFileSync(path.join(path.dirname(hook), 'lockstep.env'), envFile({ LOCKSTEP_PATH: '/srv/lockstep store' }));
+      const input = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/main\n';
+      const ran = run(hook, [], input, { LOCKSTEP_PATH: '/somewhere/the/pusher/chose' });
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.deepEqual(ran.guard[0], { argv: ['guard', 'pre-receive'], input, lockstepPath: '/srv/lockstep store' });
+    });
+
+    it('chains a previous pre-receive hook the same way; its refusal stands', () => {
+      const { hook } = setUp('pre-receive', cli => preReceiveHook({ node: process.execPath, cli }), { chained: true });
+      const ran = run(hook, [], 'a b refs/heads/main\n', { CHAINED_EXIT: '3' });
+      assert.equal(ran.status, 3);
+      assert.equal(ran.guard.length, 0);
+      assert.deepEqual(ran.chained, ['chained ||a b refs/heads/main']);
+    });
+  });
+
+  describe('envFile (hooks/lockstep.env)', () => {
+    it('keeps only the backend settings, never an identity, and skips empty values', () => {
+      const text = envFile({
+        LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: '/srv/store', LOCKSTEP_PREFIX: '', LOCKSTEP_IDENTITY: 'ops@example.com',
+        LOCKSTEP_FENCING_TOKEN: 'f'.repeat(64), LOCKSTEP_CLI: '/tmp/evil.js', HOME: '/root', GIT_PUSH_OPTION_0: 'lockstep-proof=x',
+      });
+      const settings = text.split('\n').filter(l => l !== '' && !l.startsWith('#'));
+      assert.deepEqual(settings, [`LOCKSTEP_DRIVER='file'`, `LOCKSTEP_PATH='/srv/store'`]);
+    });
+
+    it('quotes values so that sourcing the file runs nothing and reads them back exactly', () => {
+      const marker = path.join(tmp.path, 'ran');
+      const value = `/srv/it's $(touch ${marker}) \`touch ${marker}\` "q" $HOME`;
+      const file = path.join(tmp.path, 'lockstep.env');
+      fs.writeFileSync(file, envFile({ LOCKSTEP_PATH: value, LOCKSTEP_REDIS_URL: 'redis://127.0.0.1:6379/0' }));
+      const read = spawnSync('sh', ['-c', `set -a; . "$1"; set +a; printf '%s\\n%s' "$LOCKSTEP_PATH" "$LOCKSTEP_REDIS_URL"`, 'sh', file], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+      assert.equal(read.status, 0, read.stderr);
+      assert.equal(read.stdout, `${value}\nredis://127.0.0.1:6379/0`);
+      assert.ok(!fs.existsSync(marker), 'nothing in the value was executed');
+    });
+  });
+});

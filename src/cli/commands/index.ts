@@ -4,7 +4,7 @@ import { hooksInstallCommand } from './hooks';
 import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
 import { initCommand } from './init';
 import { migrateCommand } from './migrate';
-import { auditCommand, clearCommand } from './operator';
+import { auditCommand, clearCommand, compactCommand } from './operator';
 import { petitionCommand, withdrawCommand } from './queue';
 import { runCommand } from './run';
 import { statusCommand } from './status';
@@ -24,6 +24,7 @@ export const commands: readonly Command[] = [
   assignCommand,
   clearCommand,
   auditCommand,
+  compactCommand,
   migrateCommand,
   hooksInstallCommand,
   guardPrePushCommand,

@@ -2,13 +2,13 @@ import { MAX_RETRY_SLEEP_MS } from '../bounds';
 import { systemClock, SECOND, type Clock } from '../clock';
 import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
-import { LockBackendError, LockBusyError, LockLeaseLostError, LockRefusedError } from '../errors';
+import { LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockRefusedError } from '../errors';
 import * as protocol from '../lockRecord';
 import { emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
-import type { Disposable, Driver } from '../stores/store';
+import type { Disposable, Driver, HistoryEntry } from '../stores/store';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
@@ -208,6 +208,25 @@ export class Container {
 
   clear(reason: string): Promise<{ clearedGrant: number }> {
     return this.apply(record => protocol.clear(record, this.settings, { identity: this.identity, reason }, this.clock.now()));
+  }
+
+  /** The store's own history of the record (git driver), newest first; undefined when it keeps none. */
+  async history(limit: number): Promise<HistoryEntry[] | undefined> {
+    const driver = await this.driver();
+    return driver.readHistory ? driver.readHistory(this.key, limit) : undefined;
+  }
+
+  /** Bounds the store's history of the record (git driver); retried when the record moved meanwhile. */
+  async compact(): Promise<{ squashed: number }> {
+    const driver = await this.driver();
+    if (!driver.compact) {
+      throw new LockConfigurationError(`The ${driver.name} driver keeps no history to compact; compact applies to the git driver.`, { setting: 'driver' });
+    }
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const result = await driver.compact(this.key);
+      if (result.ok) return { squashed: result.squashed };
+    }
+    throw new LockBackendError(driver.name, 'The lock record kept changing during compaction; try again.');
   }
 
   /** Calls `onChange` when the record may have changed elsewhere; undefined when the driver cannot watch. */

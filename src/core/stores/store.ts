@@ -52,10 +52,22 @@ export interface RecordStore {
   watch?(key: string, onChange: () => void): Disposable;
 }
 
+/** One write of a record as a store with history keeps it (the git driver: one commit per write). */
+export interface HistoryEntry {
+  readonly revision: string;
+  readonly time: number;
+  readonly author: string;
+  readonly summary: string;
+}
+
 export interface Driver extends LeaseStore, RecordStore {
   readonly name: DriverName;
   /** True when processes on different machines coordinate through it. */
   readonly distributed: boolean;
+  /** The record's full write history, newest first (drivers that keep one). */
+  readHistory?(key: string, limit?: number): Promise<HistoryEntry[]>;
+  /** Squashes old history into a snapshot that keeps the record and every audit line. */
+  compact?(key: string): Promise<{ readonly ok: true; readonly squashed: number } | { readonly ok: false }>;
   /** Closes sockets and handles. Safe to call twice. */
   close(): Promise<void>;
 }

@@ -1,5 +1,4 @@
 import type { ResolvedConfig } from './config';
-import { LockConfigurationError } from './errors';
 import { createMemoryDriver } from './stores/memory';
 import type { Driver } from './stores/store';
 
@@ -16,8 +15,15 @@ export async function openDriver(config: ResolvedConfig): Promise<Driver> {
       return createFileDriver(config);
     }
     case 'auto': {
+      // Probed once per manager (this runs once); an outage later never switches driver.
+      const redis = await import('./stores/redis/redisDriver');
+      if (await redis.redisAnswers(config)) return redis.createRedisDriver(config);
       const { createFileDriver } = await import('./stores/file');
       return createFileDriver(config);
+    }
+    case 'redis': {
+      const { createRedisDriver } = await import('./stores/redis/redisDriver');
+      return createRedisDriver(config);
     }
     case 'sql': {
       const { openSqlDriver } = await import('./stores/sql/sqlDriver');
@@ -27,9 +33,5 @@ export async function openDriver(config: ResolvedConfig): Promise<Driver> {
       const { createGitDriver } = await import('./stores/git/gitDriver');
       return createGitDriver(config);
     }
-    case 'redis':
-      throw new LockConfigurationError(
-        `The ${config.driver} driver is not available in this version of Lockstep; use file or memory.`,
-        { setting: 'driver' });
   }
 }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Live Redis suite (issue 7): the redis driver against a real redis-server that the tests start
+# themselves (free loopback port, persistence off, throwaway folder, one random key prefix that is
+# verified empty at the end). Installs Debian's redis-server when it is missing (apt-get update
+# first; only as root or with password-less sudo). Runs mocha with the tally reporter, which appends
+# exactly one tally line (suite "redis").
+#
+# Outside CI, a missing redis-server is SKIPPED loudly and its tests are counted as skipped; in CI
+# (CI=true) the tests fail instead. LOCKSTEP_REDIS_SERVER may name the executable explicitly.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export LOCKSTEP_SUITE=redis
+say() { echo "[redis $(date +%T)] $*"; }
+
+have_redis() {
+  if [ -n "${LOCKSTEP_REDIS_SERVER:-}" ]; then "$LOCKSTEP_REDIS_SERVER" --version >/dev/null 2>&1; return; fi
+  command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || [ -x /usr/sbin/redis-server ]
+}
+
+install_redis() {
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo -n true 2>/dev/null || { say "cannot install redis-server: not root and no password-less sudo"; return 1; }
+    sudo=(sudo -n)
+  fi
+  say "apt-get install redis-server"
+  "${sudo[@]}" apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+}
+
+if ! have_redis && [ -z "${LOCKSTEP_REDIS_SERVER:-}" ]; then install_redis || say "installing redis-server failed"; fi
+if ! have_redis; then
+  if [ "${CI:-}" = "true" ]; then
+    say "redis-server is not installed; in CI the Redis suite must run, so its tests will fail."
+  else
+    echo
+    echo "!!!!!!!! SKIPPED: redis-server not installed — the Redis live tests did not run (install the Debian package redis-server) !!!!!!!!"
+    echo
+  fi
+fi
+
+exec npx mocha -n import=tsx --extension ts --timeout 60000 --slow 5000 \
+  --reporter ./scripts/tally-reporter.cjs 'test/live/redis/**/*.test.ts'

@@ -10,6 +10,12 @@ import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, R
 export interface CasCells {
   get(cell: string): Promise<VersionedRecord | null>;
   put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult>;
+  /**
+   * Optional and free of I/O: the last record this instance read or wrote for `cell`, which may be
+   * out of date. {@link CasDriver} uses it only to attempt a write, which the compare-and-swap then
+   * validates; never to answer without writing.
+   */
+  peek?(cell: string): VersionedRecord | undefined;
   watch?(cell: string, onChange: () => void): Disposable;
   close(): Promise<void>;
 }
@@ -62,6 +68,14 @@ export class CasDriver implements Driver {
    */
   private async updateLease<R>(key: string, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
     const cell = leaseCell(key);
+    // Speculate on the state this instance saw last (often its own previous write, e.g. a release
+    // right after the claim): if the transition writes and the compare-and-swap succeeds, that state
+    // was current when the write took effect, so the result is right. Otherwise read for real.
+    const known = this.cells.peek?.(cell);
+    if (known !== undefined && isLeaseState(known.value)) {
+      const { next, result } = transition(known.value);
+      if (next !== undefined && (await this.cells.put(cell, known.revision, next)).ok) return result;
+    }
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const current = await this.cells.get(cell);
       if (current !== null && !isLeaseState(current.value)) {

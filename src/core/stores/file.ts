@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { ResolvedConfig } from '../config';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../errors';
 import { namespaceDigest } from '../names';
@@ -14,28 +14,78 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * Node has no flock(2) without a native addon, and a lock file whose owner was killed is a mutex
  * that has to be broken — which cannot be done without a race. So this driver has no mutex at all.
  * Every cell (one lease or one container record) is a folder of revision files `<revision>.json`;
- * the current value is the highest revision. A write of revision N+1 prepares a temporary file and
- * publishes it with link(2), which fails atomically when N+1 already exists: exactly one writer wins
- * each revision, and a process killed at any instant leaves at worst a temporary file, never a
- * held lock. A writer that was paused long enough for revision N+1 to have been written and
- * pruned could still link it, so after publishing, the writer lists the folder and withdraws its
- * file if a higher revision exists (the highest revision is never pruned).
+ * the current value is the highest revision. A write of revision N+1 creates that name atomically
+ * and exclusively: a small record (a lease) as the target of a symbolic link — symlink(2) makes the
+ * name and its content in one step — and a larger one as a temporary file published with link(2).
+ * Both fail atomically with EEXIST when N+1 already exists: exactly one writer wins each revision,
+ * and a process killed at any instant leaves at worst a temporary file, never a held lock nor a
+ * half-written revision. (A record in a symbolic link is never followed, only read with readlink.)
+ *
+ * Pruning makes one more case possible. A writer of revision M removes the revisions below M-1, so
+ * a writer paused between reading N and publishing N+1 can find the name N+1 free again after
+ * others wrote N+1..N+3 and pruned it: a stale write. Facts the driver relies on:
+ *  1. The highest revision is never removed (pruning removes only revisions below the pruner's
+ *     base, withdrawal only a revision below the highest), so the highest never decreases.
+ *  2. A stale N+1 is published only while N+3 or higher exists (the true N+1 was pruned only
+ *     once such a revision existed, and by 1 it still does), so a stale file is never the
+ *     highest: readers, and writers building on what they read, never see it.
+ * So after publishing N+1 the writer lists the folder. If the highest is at most N+2, the write
+ * stands (2). If it is higher, others wrote on top: of this write, or of the true N+1 that this
+ * stale write repeats. To tell the two apart, every revision records its lineage — its own random
+ * nonce, then the nonces of up to LINEAGE-1 ancestors — and the highest revision (never stale, by
+ * 2) names the true N+1's nonce: this writer's means success, another means the write was stale, so
+ * the writer withdraws its file and reports failure. Past LINEAGE revisions the answer is unknown:
+ * the writer withdraws and reports a retryable backend error rather than guess. Before publishing,
+ * the writer checks that its base is still on disk (the revision string `<number>:<nonce>` names
+ * it), which turns nearly every stale write into a plain failure before anything is published.
  *
  * Layout: `<root>/<sha256(namespace)>/<2 hex>/<cell digest>/<16-digit revision>.json`; folders 0700,
- * files 0600. The 256 two-hex-digit fan-out folders are the only shared structure (there are no
- * mutex files). Older revisions are pruned by the next writer; a released lease stays as a small
- * tombstone that keeps its fencing counter.
+ * files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it private). The 256
+ * two-hex-digit fan-out folders are the only shared structure (there are no mutex files). A
+ * released lease stays as a small tombstone that keeps its fencing counter.
+ *
+ * Physical clean-up (as seed 003 says for its file locks): expired records of names never used
+ * again stay on disk; lease expiry still permits correct acquisition. To reclaim the space, stop
+ * every process using the namespace, confirm the configured root, and remove only that namespace's
+ * folder. Never delete revision files while workers are active.
  */
 
 const REVISION_FILE = /^(\d{16})\.json$/;
 const TEMP_PREFIX = '.tmp-';
+/** How many nonces (own + ancestors) a revision records; see the module comment. */
+const LINEAGE = 32;
+const NONCE = /^[0-9a-f]{12}$/;
+const REVISION = /^(\d{1,16}):([0-9a-f]{12})$/;
+/** Cells whose last seen revision an instance remembers (see `known`). */
+const MAX_REMEMBERED = 1024;
+/** Read once: `process.pid` costs a system call each time. */
+const PID = process.pid;
+
+/** What a revision file holds: the lineage (own nonce first) and the stored value. */
+interface Envelope {
+  readonly l: string[];
+  readonly v: unknown;
+}
 /** Revisions are bounded to keep records small; a record beyond this is treated as damaged. */
 const MAX_RECORD_BYTES = 1024 * 1024;
+/** Records up to this size are published as a symbolic link's target (below macOS's 1024-byte limit). */
+const MAX_LINK_BYTES = 1000;
+
+/** A revision as read or written: its text, and how to tell later that the file is still the same. */
+type Published = { readonly kind: 'link' } | { readonly kind: 'file'; readonly stat: FileIdentity };
+interface FileIdentity { readonly ino: number; readonly size: number; readonly mtimeMs: number }
 
 class FileCells implements CasCells {
   private readonly root: string;
   private readonly namespaceDir: string;
   private prepared = false;
+  /**
+   * The last revision this instance read or wrote per cell folder, with its lineage and its text:
+   * a write after a read needs no second read, and `peek` can offer it for speculation.
+   */
+  private readonly known = new Map<string, { revision: string; envelope: string; lineage: string[]; published: Published }>();
+  /** False once this filesystem refused a symbolic link (e.g. Windows without the privilege). */
+  private symlinks = true;
 
   constructor(rootPath: string, prefix: string) {
     this.root = rootPath;
@@ -46,50 +96,134 @@ class FileCells implements CasCells {
     return this.readCurrent(this.cellDir(cell));
   }
 
+  peek(cell: string): VersionedRecord | undefined {
+    const known = this.known.get(this.cellDir(cell));
+    return known === undefined ? undefined : { value: (JSON.parse(known.envelope) as Envelope).v, revision: known.revision };
+  }
+
   async put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult> {
     const dir = this.cellDir(cell);
-    const next = expectedRevision === null ? 1 : Number(expectedRevision) + 1;
-    if (!Number.isSafeInteger(next) || next < 1) {
-      throw new LockStorageError('file', 'A record revision is not a number; the store is damaged.');
+    const base = expectedRevision === null ? { number: 0, lineage: [] } : this.baseLineage(dir, expectedRevision);
+    if (base === undefined) return { ok: false }; // the base is gone from disk, so it is no longer current
+    const next = base.number + 1;
+    const nonce = newNonce();
+    const lineage = [nonce, ...base.lineage].slice(0, LINEAGE);
+    const text = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
+    const published = this.publish(dir, next, nonce, text);
+    if (published === undefined) return { ok: false };
+
+    const { verdict, revisions } = this.confirm(dir, next, nonce);
+    if (verdict !== 'mine') {
+      this.io(() => unlinkQuietly(revisionPath(dir, next))); // not the highest, so no reader needs it
+      if (verdict === 'lost') return { ok: false };
+      throw new LockBackendError('file', 'A write could not be confirmed because other processes wrote many times meanwhile; try again.');
     }
-    const text = JSON.stringify(value);
-    const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+    // Prune what no reader or writer needs any more: everything below this write's base.
     this.io(() => {
+      for (const revision of revisions) if (revision < next - 1) unlinkQuietly(revisionPath(dir, revision));
+    });
+    const revision = `${next}:${nonce}`;
+    this.remember(dir, revision, text, lineage, published);
+    return { ok: true, revision };
+  }
+
+  /**
+   * Creates revision `next` atomically and exclusively, or returns undefined when it exists. Small
+   * records are the target of a symbolic link: symlink(2) creates the name and its content in one
+   * step and fails with EEXIST like link(2), with no temporary file. Larger records, or filesystems
+   * without symbolic links, use a temporary file published with link(2).
+   */
+  private publish(dir: string, next: number, nonce: string, text: string): Published | undefined {
+    const target = revisionPath(dir, next);
+    if (this.symlinks && Buffer.byteLength(text) <= MAX_LINK_BYTES) {
+      const made = this.io(() => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            fs.symlinkSync(text, target, 'file');
+            return true;
+          } catch (error) {
+            const errno = code(error);
+            if (errno === 'EEXIST') return false;
+            if (errno === 'ENOENT' && attempt === 0) { this.ensureDir(dir); continue; }
+            if (errno === 'ENOENT') throw error;
+            this.symlinks = false; // EPERM, EINVAL, ENOTSUP…: not on this filesystem; use files
+            return undefined;
+          }
+        }
+      });
+      if (made !== undefined) return made ? { kind: 'link' } : undefined;
+    }
+    const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${nonce}`);
+    const stat = this.io(() => {
+      let fd: number;
       try {
-        fs.writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
+        fd = fs.openSync(temp, 'wx', 0o600);
       } catch (error) {
         if (code(error) !== 'ENOENT') throw error;
         this.ensureDir(dir);
-        fs.writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
+        fd = fs.openSync(temp, 'wx', 0o600);
+      }
+      try {
+        fs.writeSync(fd, text);
+        return identity(fs.fstatSync(fd));
+      } finally {
+        fs.closeSync(fd);
       }
     });
-    let won: boolean;
     try {
-      won = this.io(() => {
+      return this.io(() => {
         try {
-          fs.linkSync(temp, revisionPath(dir, next));
-          return true;
+          fs.linkSync(temp, target);
+          return { kind: 'file', stat } as const;
         } catch (error) {
-          if (code(error) === 'EEXIST') return false;
+          if (code(error) === 'EEXIST') return undefined;
           throw error;
         }
       });
     } finally {
       this.io(() => unlinkQuietly(temp));
     }
-    if (!won) return { ok: false };
+  }
 
-    // Withdraw a late write (see the module comment), then prune what no reader needs any more.
-    const revisions = this.io(() => listRevisions(dir));
-    const highest = revisions.length > 0 ? revisions[revisions.length - 1] : next;
-    if (highest > next) {
-      this.io(() => unlinkQuietly(revisionPath(dir, next)));
-      return { ok: false };
+  /**
+   * Decides whether the revision `next` this writer just published stands (see the module comment).
+   * Returns the listing it decided on, for pruning.
+   */
+  private confirm(dir: string, next: number, nonce: string): { verdict: 'mine' | 'lost' | 'unknown'; revisions: number[] } {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const revisions = this.io(() => listRevisions(dir));
+      const highest = revisions.length > 0 ? revisions[revisions.length - 1] : next;
+      if (highest <= next + 1) return { verdict: 'mine', revisions };
+      if (highest - next >= LINEAGE) return { verdict: 'unknown', revisions };
+      const top = this.readEnvelope(dir, highest);
+      if (top === undefined) continue; // pruned under us: list again
+      return { verdict: top.l[highest - next] === nonce ? 'mine' : 'lost', revisions };
     }
-    this.io(() => {
-      for (const revision of revisions) if (revision < next - 1) unlinkQuietly(revisionPath(dir, revision));
-    });
-    return { ok: true, revision: String(next) };
+    return { verdict: 'unknown', revisions: [] };
+  }
+
+  /** The lineage of the base revision a writer read; undefined when that revision is no longer on disk. */
+  private baseLineage(dir: string, revision: string): { number: number; lineage: string[] } | undefined {
+    const match = REVISION.exec(revision);
+    if (!match) throw new LockStorageError('file', 'A record revision is not one this driver wrote; the store is damaged.');
+    const number = Number(match[1]);
+    const known = this.known.get(dir);
+    if (known?.revision === revision) {
+      // One cheap check that the base is still on disk, unchanged: one already pruned means others
+      // moved on (do not publish a stale write); one changed means damage, which a full read reports.
+      const unchanged = this.io(() => known.published.kind === 'link'
+        ? readLinkQuietly(revisionPath(dir, number)) === known.envelope
+        : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat));
+      return unchanged ? { number, lineage: known.lineage } : undefined;
+    }
+    const envelope = this.readEnvelope(dir, number);
+    if (envelope === undefined || envelope.l[0] !== match[2]) return undefined;
+    return { number, lineage: envelope.l };
+  }
+
+  private remember(dir: string, revision: string, envelope: string, lineage: string[], published: Published): void {
+    if (this.known.size >= MAX_REMEMBERED && !this.known.has(dir)) this.known.clear();
+    this.known.set(dir, { revision, envelope, lineage, published });
   }
 
   watch(cell: string, onChange: () => void): Disposable {
@@ -122,13 +256,10 @@ class FileCells implements CasCells {
   /** First use: check the storage root once (absolute, no symbolic link in it or above it). */
   private prepare(): void {
     this.io(() => {
+      // Checked before creating anything (so nothing is made through a link) and again after.
+      assertNoLink(this.root);
       fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
-      const real = fs.realpathSync(this.root);
-      if (real !== path.resolve(this.root)) {
-        throw new LockConfigurationError(
-          'The storage path, or a folder above it, is a symbolic link; give the real path so that other users cannot redirect lock files.',
-          { setting: 'path' });
-      }
+      assertNoLink(this.root);
       fs.mkdirSync(this.namespaceDir, { recursive: true, mode: 0o700 });
     });
     this.prepared = true;
@@ -142,25 +273,34 @@ class FileCells implements CasCells {
     for (let attempt = 0; attempt < 100; attempt++) {
       const revisions = this.io(() => listRevisions(dir));
       if (revisions.length === 0) return null;
-      const revision = revisions[revisions.length - 1];
-      let text: string;
-      try {
-        text = this.io(() => {
-          const stat = fs.statSync(revisionPath(dir, revision));
-          if (stat.size > MAX_RECORD_BYTES) throw damaged();
-          return fs.readFileSync(revisionPath(dir, revision), 'utf8');
-        });
-      } catch (error) {
-        if (error instanceof LockBackendError && code(error.cause) === 'ENOENT') continue; // pruned under us: list again
-        throw error;
-      }
-      try {
-        return { value: JSON.parse(text), revision: String(revision) };
-      } catch (cause) {
-        throw damaged(cause);
-      }
+      const number = revisions[revisions.length - 1];
+      const read = this.readEnvelope(dir, number);
+      if (read === undefined) continue; // pruned under us: list again
+      const revision = `${number}:${read.l[0]}`;
+      this.remember(dir, revision, read.text, read.l, read.published);
+      return { value: read.v, revision };
     }
     throw new LockBackendError('file', 'The record kept changing while being read; try again.');
+  }
+
+  /** Reads one revision (link or file); undefined when it does not exist (any more). Damage throws. */
+  private readEnvelope(dir: string, revision: number): (Envelope & { text: string; published: Published }) | undefined {
+    let text: string;
+    let published: Published;
+    try {
+      ({ text, published } = this.io(() => readRevision(revisionPath(dir, revision))));
+    } catch (error) {
+      if (error instanceof LockBackendError && code(error.cause) === 'ENOENT') return undefined;
+      throw error;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (cause) {
+      throw damaged(cause);
+    }
+    if (!isEnvelope(parsed)) throw damaged();
+    return { l: parsed.l, v: parsed.v, text, published };
   }
 
   /** Runs filesystem work, turning unexpected I/O failures into a typed backend error. */
@@ -172,7 +312,7 @@ class FileCells implements CasCells {
       const errno = code(error);
       throw new LockBackendError('file',
         `The lock storage folder could not be used (${errno ?? 'I/O error'}); check that it exists, is writable by this user and is on a local filesystem.`,
-        { cause: error, retryable: errno === 'EMFILE' || errno === 'ENFILE' || errno === 'EAGAIN' || errno === 'ENOENT' });
+        { cause: withoutPath(error), retryable: errno === 'EMFILE' || errno === 'ENFILE' || errno === 'EAGAIN' || errno === 'ENOENT' });
     }
   }
 }
@@ -181,6 +321,84 @@ function damaged(cause?: unknown): LockStorageError {
   return new LockStorageError('file',
     'A lock record file is damaged, so the lock cannot be treated as free. Stop the processes using this namespace and remove its folder (see the README on clean-up).',
     cause === undefined ? {} : { cause });
+}
+
+/** A 12-hex nonce: unique among concurrent writers (randomUUID draws from a cached random pool). */
+function newNonce(): string {
+  return randomUUID().slice(0, 8) + randomUUID().slice(9, 13);
+}
+
+/** Reads a revision: the target of a symbolic link, or else a whole file of at most MAX_RECORD_BYTES. */
+function readRevision(file: string): { text: string; published: Published } {
+  try {
+    return { text: fs.readlinkSync(file), published: { kind: 'link' } };
+  } catch (error) {
+    if (code(error) !== 'EINVAL') throw error; // EINVAL: a regular file, read below
+  }
+  const fd = fs.openSync(file, 'r');
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile() || stat.size > MAX_RECORD_BYTES) throw damaged();
+    const buffer = Buffer.allocUnsafe(stat.size);
+    let filled = 0;
+    while (filled < stat.size) {
+      const n = fs.readSync(fd, buffer, filled, stat.size - filled, filled);
+      if (n === 0) break;
+      filled += n;
+    }
+    return { text: buffer.toString('utf8', 0, filled), published: { kind: 'file', stat: identity(stat) } };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readLinkQuietly(file: string): string | undefined {
+  try {
+    return fs.readlinkSync(file);
+  } catch (error) {
+    if (code(error) === 'ENOENT' || code(error) === 'EINVAL') return undefined;
+    throw error;
+  }
+}
+
+function identity(stat: fs.Stats): FileIdentity {
+  return { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
+}
+
+function sameFile(stat: fs.Stats | undefined, known: FileIdentity): boolean {
+  return stat !== undefined && stat.isFile() && stat.ino === known.ino && stat.size === known.size && stat.mtimeMs === known.mtimeMs;
+}
+
+function isEnvelope(value: unknown): value is Envelope {
+  if (typeof value !== 'object' || value === null || !('v' in value) || !('l' in value)) return false;
+  const lineage = (value as { l: unknown }).l;
+  return Array.isArray(lineage) && lineage.length >= 1 && lineage.length <= LINEAGE
+    && lineage.every(n => typeof n === 'string' && NONCE.test(n));
+}
+
+/** Refuses a storage root that is, or lies below, a symbolic link (checked on its deepest existing folder). */
+function assertNoLink(root: string): void {
+  let existing = path.resolve(root);
+  while (fs.lstatSync(existing, { throwIfNoEntry: false }) === undefined) {
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    existing = parent;
+  }
+  if (fs.realpathSync(existing) !== existing) {
+    throw new LockConfigurationError(
+      'The storage path, or a folder above it, is a symbolic link; give the real path so that other users cannot redirect lock files.',
+      { setting: 'path' });
+  }
+}
+
+/**
+ * The evidence of a failed system call without its path: paths hold namespace and key digests,
+ * which errors never carry (seed 003).
+ */
+function withoutPath(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code: errno, syscall } = error as NodeJS.ErrnoException;
+  return Object.assign(new Error(`${syscall ?? 'file system call'} failed: ${errno ?? error.name}`), { code: errno, syscall });
 }
 
 function listRevisions(dir: string): number[] {
@@ -203,7 +421,7 @@ function listRevisions(dir: string): number[] {
 /** A temporary file left by a process that died between writing and publishing it. */
 function removeOrphanTemp(dir: string, name: string): void {
   const pid = Number(name.slice(TEMP_PREFIX.length).split('-')[0]);
-  if (!Number.isInteger(pid) || pid === process.pid) return;
+  if (!Number.isInteger(pid) || pid === PID) return;
   try {
     process.kill(pid, 0);
   } catch (error) {

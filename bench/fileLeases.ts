@@ -1,0 +1,205 @@
+/**
+ * The file driver's acquire + release against npm `proper-lockfile` (lock + unlock) and the raw
+ * floor (open(O_CREAT|O_EXCL) + close + unlink), in ONE run, on this machine's temp filesystem:
+ *
+ *  1. sequential: one process, one name, acquire/release back to back;
+ *  2. contention: 4 processes on one name, each proving exclusivity inside (an O_EXCL marker).
+ *
+ * Fairness notes (printed with the table): proper-lockfile runs with `realpath: false` (no
+ * realpath(3) per call; its default would add one) and its default `stale`/`update` settings;
+ * Lockstep runs through its public API (`createLockManager` → `acquire` → `release`) with the
+ * file driver; the floor uses synchronous fs calls, nothing else. Under contention every contender
+ * retries after 5–25 ms random sleeps (Lockstep's own cadence; proper-lockfile via its `retries`
+ * option with randomised 5–25 ms timeouts; the floor with setTimeout).
+ *
+ *   npm run bench -- fileLeases     (or: node --import tsx bench/fileLeases.ts)
+ *
+ * Environment: BENCH_DIR (base folder, default the OS temp folder — e.g. /dev/shm to take the disk
+ * out of the comparison), BENCH_SEQUENTIAL_OPS, BENCH_CONTENTION_OPS, BENCH_SKIP_CONTENTION=1.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { createLockManager } from '../src/core/leases';
+
+type Contender = 'lockstep' | 'proper-lockfile' | 'floor';
+const CONTENDERS: Contender[] = ['lockstep', 'proper-lockfile', 'floor'];
+const SEQUENTIAL_OPS = Number(process.env.BENCH_SEQUENTIAL_OPS ?? 3000);
+const WARMUP_OPS = 300;
+const CONTENTION_PROCESSES = 4;
+const CONTENTION_OPS_PER_PROCESS = Number(process.env.BENCH_CONTENTION_OPS ?? 150);
+const SKIP_CONTENTION = process.env.BENCH_SKIP_CONTENTION === '1';
+const BASE_DIR = process.env.BENCH_DIR ?? os.tmpdir();
+
+interface Lock { acquire(): Promise<void>; release(): Promise<void>; close(): Promise<void> }
+
+/** One contender's acquire/release on `dir`, waiting (with 5–25 ms retries) when `wait` is set. */
+function openLock(kind: Contender, dir: string, wait: boolean): Lock {
+  const target = path.join(dir, 'resource');
+  switch (kind) {
+    case 'lockstep': {
+      const manager = createLockManager({ env: { LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: path.join(dir, 'store'), LOCKSTEP_PREFIX: 'bench' } });
+      let handle: Awaited<ReturnType<typeof manager.acquire>> | undefined;
+      return {
+        async acquire() {
+          handle = await manager.acquire('bench-name', { ttl: 30, wait: wait ? 60 : 0 });
+          if (!handle.acquired) throw new Error('lockstep: not acquired');
+        },
+        async release() { if (!(await handle!.release())) throw new Error('lockstep: release returned false'); },
+        close: () => manager.close(),
+      };
+    }
+    case 'proper-lockfile': {
+      let unlock: (() => Promise<void>) | undefined;
+      const options = {
+        realpath: false,
+        retries: wait ? { retries: 100_000, minTimeout: 5, maxTimeout: 25, factor: 1, randomize: true } : 0,
+      };
+      return {
+        async acquire() { unlock = await lockfile.lock(target, options); },
+        async release() { await unlock!(); },
+        close: async () => undefined,
+      };
+    }
+    case 'floor': {
+      const marker = `${target}.floor`;
+      return {
+        async acquire() {
+          for (;;) {
+            try { fs.closeSync(fs.openSync(marker, 'wx')); return; } catch (error) {
+              if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !wait) throw error;
+            }
+            await new Promise(resolve => setTimeout(resolve, 5 + Math.random() * 20));
+          }
+        },
+        async release() { fs.unlinkSync(marker); },
+        close: async () => undefined,
+      };
+    }
+  }
+}
+
+interface Stats { ops: number; seconds: number; p50: number; p99: number }
+
+function stats(latenciesMs: number[], seconds: number): Stats {
+  const sorted = [...latenciesMs].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { ops: sorted.length, seconds, p50: at(0.5), p99: at(0.99) };
+}
+
+async function sequential(kind: Contender, dir: string): Promise<Stats> {
+  const lock = openLock(kind, dir, false);
+  try {
+    for (let i = 0; i < WARMUP_OPS; i++) { await lock.acquire(); await lock.release(); }
+    const latencies: number[] = [];
+    const start = performance.now();
+    for (let i = 0; i < SEQUENTIAL_OPS; i++) {
+      const t = performance.now();
+      await lock.acquire();
+      await lock.release();
+      latencies.push(performance.now() - t);
+    }
+    return stats(latencies, (performance.now() - start) / 1000);
+  } finally {
+    await lock.close();
+  }
+}
+
+interface WorkerResult { latencies: number[]; violations: number; start: number; end: number }
+
+/** Worker process: waits for the gate, then runs its share of contended acquire/release. */
+async function worker(kind: Contender, dir: string, ops: number): Promise<void> {
+  const lock = openLock(kind, dir, true);
+  const gate = path.join(dir, 'go');
+  fs.writeFileSync(path.join(dir, `ready-${process.pid}`), '');
+  while (!fs.existsSync(gate)) await new Promise(resolve => setTimeout(resolve, 5));
+  const inside = path.join(dir, 'inside');
+  const result: WorkerResult = { latencies: [], violations: 0, start: Date.now(), end: 0 };
+  for (let i = 0; i < ops; i++) {
+    const t = performance.now();
+    await lock.acquire();
+    let mine = false;
+    try { fs.closeSync(fs.openSync(inside, 'wx')); mine = true; } catch { result.violations++; }
+    await new Promise(resolve => setImmediate(resolve)); // let a violator show itself
+    if (mine) fs.unlinkSync(inside);
+    await lock.release();
+    result.latencies.push(performance.now() - t);
+  }
+  result.end = Date.now();
+  await lock.close();
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+async function contention(kind: Contender, dir: string): Promise<Stats & { violations: number }> {
+  const children = Array.from({ length: CONTENTION_PROCESSES }, () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--worker', kind, dir, String(CONTENTION_OPS_PER_PROCESS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    return new Promise<WorkerResult>((resolve, reject) => child.on('close', code => {
+      if (code !== 0) reject(new Error(`${kind} worker exited ${code}`)); else resolve(JSON.parse(out) as WorkerResult);
+    }));
+  });
+  // Open the gate once every worker is ready, so that they really contend.
+  while (fs.readdirSync(dir).filter(f => f.startsWith('ready-')).length < CONTENTION_PROCESSES) {
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+  fs.writeFileSync(path.join(dir, 'go'), '');
+  const results = await Promise.all(children);
+  const seconds = (Math.max(...results.map(r => r.end)) - Math.min(...results.map(r => r.start))) / 1000;
+  return { ...stats(results.flatMap(r => r.latencies), seconds), violations: results.reduce((s, r) => s + r.violations, 0) };
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function main(): Promise<void> {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(BASE_DIR, 'lockstep-bench-')));
+  try {
+    const seq: Record<string, Stats> = {};
+    const con: Record<string, Stats & { violations: number }> = {};
+    for (const kind of CONTENDERS) {
+      fs.mkdirSync(path.join(root, `seq-${kind}`));
+      seq[kind] = await sequential(kind, path.join(root, `seq-${kind}`));
+    }
+    for (const kind of SKIP_CONTENTION ? [] : CONTENDERS) {
+      fs.mkdirSync(path.join(root, `con-${kind}`));
+      con[kind] = await contention(kind, path.join(root, `con-${kind}`));
+    }
+    const none = { ops: 0, seconds: 1, p50: Number.NaN, p99: Number.NaN, violations: 0 };
+    for (const kind of CONTENDERS) con[kind] ??= none;
+    console.log(`file leases — Node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}, ${os.platform()} ${os.release()}, folder ${BASE_DIR}`);
+    console.log(`sequential: ${SEQUENTIAL_OPS} acquire+release after ${WARMUP_OPS} warm-up; contention: ${CONTENTION_PROCESSES} processes × ${CONTENTION_OPS_PER_PROCESS}`);
+    console.log('');
+    console.log('| contender        | sequential ops/s | p50 ms | p99 ms | 4-proc ops/s | p50 ms | p99 ms | overlaps |');
+    console.log('|------------------|-----------------:|-------:|-------:|-------------:|-------:|-------:|---------:|');
+    for (const kind of CONTENDERS) {
+      const s = seq[kind];
+      const c = con[kind];
+      console.log(`| ${kind.padEnd(16)} | ${fmt(s.ops / s.seconds).padStart(16)} | ${fmt(s.p50, 3).padStart(6)} | ${fmt(s.p99, 3).padStart(6)} | ${fmt(c.ops / c.seconds).padStart(12)} | ${fmt(c.p50, 1).padStart(6)} | ${fmt(c.p99, 1).padStart(6)} | ${String(c.violations).padStart(8)} |`);
+    }
+    const ratio = (a: Contender, b: Contender, r: Record<string, Stats>) => (r[a].ops / r[a].seconds) / (r[b].ops / r[b].seconds);
+    console.log('');
+    console.log(`ratios (throughput)        sequential   4-process`);
+    console.log(`Lockstep / proper-lockfile ${fmt(ratio('lockstep', 'proper-lockfile', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'proper-lockfile', con), 2).padStart(9)}×`);
+    console.log(`Lockstep / floor           ${fmt(ratio('lockstep', 'floor', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'floor', con), 2).padStart(9)}×`);
+    console.log(`p50 latency, proper-lockfile / Lockstep (sequential): ${fmt(seq['proper-lockfile'].p50 / seq.lockstep.p50, 2)}×`);
+    console.log('');
+    console.log('proper-lockfile: realpath:false, default stale (10 s) and update; contention retries randomised 5–25 ms.');
+    console.log('floor: synchronous open(wx)+close+unlink; under contention it retries after 5–25 ms like Lockstep.');
+    const target = ratio('lockstep', 'proper-lockfile', seq);
+    console.log(`target ≥2× proper-lockfile sequential (aim 3×): ${target >= 3 ? 'met the aim' : target >= 2 ? 'met' : 'NOT met'} (${fmt(target, 2)}×)`);
+    if (CONTENDERS.some(k => con[k].violations > 0)) { console.log('OVERLAP DETECTED'); process.exitCode = 1; }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+if (process.argv[2] === '--worker') {
+  void worker(process.argv[3] as Contender, process.argv[4], Number(process.argv[5])).catch(error => {
+    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.exitCode = 1;
+  });
+} else {
+  main().catch(error => { console.error(error); process.exitCode = 1; });
+}

@@ -1,0 +1,21 @@
+/**
+ * Polls `condition` until it returns a value other than `undefined`/`false`, or throws when the
+ * deadline passes. For tests where real time must pass (TTL expiry across processes, a child
+ * getting ready): the test waits for the condition itself, never for a fixed time.
+ */
+export async function waitFor<T>(
+  condition: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { timeoutMs?: number; intervalMs?: number; description?: string } = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const intervalMs = options.intervalMs ?? 20;
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value !== undefined && value !== false) return value;
+    if (performance.now() >= deadline) {
+      throw new Error(`waitFor: ${options.description ?? 'condition'} did not hold within ${timeoutMs} ms`);
+    }
+    await new Promise(resolve => setTimeout(resolve, intervalMs));
+  }
+}

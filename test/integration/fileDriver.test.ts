@@ -1,0 +1,278 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LockBackendError, LockConfigurationError, LockStorageError } from '../../src/core/errors';
+import { createLockManager, type LockManager } from '../../src/core/leases';
+import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { createFileDriver } from '../../src/core/stores/file';
+import { childEnv, fileDriverEnv, firstJsonLine, killHard, runTs, spawnTs } from '../helpers/children';
+import type { ContendResult } from '../helpers/contendWorker';
+import { assertHygienic } from '../helpers/hygiene';
+import { useTempDir, walk } from '../helpers/tempDir';
+import { waitFor } from '../helpers/waitFor';
+
+/**
+ * The file driver with real separate Node processes on this machine's filesystem. Layout facts
+ * used here come from the header comment of src/core/stores/file.ts:
+ * `<root>/<sha256(namespace)>/<2 hex>/<cell>/<16-digit revision>.json`, lease cells `l<key>`.
+ */
+const REVISION = /^\d{16}\.json$/;
+
+function leaseCellDir(root: string, prefix: string, name: string): string {
+  const cell = `l${keyDigest(prefix, name)}`;
+  return path.join(root, namespaceDigest(prefix), cell.slice(1, 3), cell);
+}
+
+function currentRevisionFile(root: string, prefix: string, name: string): string {
+  const dir = leaseCellDir(root, prefix, name);
+  const revisions = fs.readdirSync(dir).filter(f => REVISION.test(f)).sort();
+  assert.ok(revisions.length > 0, 'the lease has a record');
+  return path.join(dir, revisions[revisions.length - 1]);
+}
+
+/** A revision's text, whether it is published as a symbolic link (small records) or a file. */
+function readRevision(file: string): string {
+  return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file) : fs.readFileSync(file, 'utf8');
+}
+
+function replaceRevision(file: string, text: string): void {
+  fs.rmSync(file);
+  fs.writeFileSync(file, text);
+}
+
+function fileManager(root: string, prefix: string): LockManager {
+  return createLockManager({ env: fileDriverEnv(root, prefix) });
+}
+
+describe('file driver (separate processes, real filesystem)', function () {
+  this.timeout(120_000);
+  const tmp = useTempDir('lockstep-file-it');
+  const managers: LockManager[] = [];
+  const manager = (root: string, prefix: string) => { const m = fileManager(root, prefix); managers.push(m); return m; };
+  afterEach(async () => { await Promise.all(managers.splice(0).map(m => m.close())); });
+
+  it('8 processes × 25 iterations on one name: never two inside, fencing tokens unique and increasing in acquisition order', async () => {
+    const store = path.join(tmp.path, 'store');
+    const shared = path.join(tmp.path, 'shared');
+    fs.mkdirSync(shared);
+    const processes = 8;
+    const iterations = 25;
+    const env = childEnv(fileDriverEnv(store, 'contention'));
+    const outs = Array.from({ length: processes }, (_, i) => path.join(tmp.path, `result-${i}.json`));
+    const gate = path.join(tmp.path, 'go');
+    const runs = Promise.all(outs.map(out => runTs('test/helpers/contendWorker.ts',
+      ['--name', 'hot-name', '--iterations', String(iterations), '--ttl', '30', '--wait', '60', '--shared', shared, '--out', out, '--gate', gate],
+      env, 110_000)));
+    // Start every worker at once, so that they really contend.
+    await waitFor(() => fs.readdirSync(tmp.path).filter(f => f.startsWith('go.ready-')).length === processes,
+      { timeoutMs: 60_000, description: 'all workers ready' });
+    fs.writeFileSync(gate, '');
+    const finished = await runs;
+    const results = outs.map(out => JSON.parse(fs.readFileSync(out, 'utf8')) as ContendResult);
+    for (const [i, run] of finished.entries()) assert.equal(run.code, 0, `worker ${i} exited ${run.code}: ${run.stderr} ${JSON.stringify(results[i].errors)}`);
+
+    assert.deepEqual(results.flatMap(r => r.errors), []);
+    assert.equal(results.reduce((s, r) => s + r.violations, 0), 0, 'two processes were inside at once');
+    assert.equal(results.reduce((s, r) => s + r.busy, 0), 0, 'a 60 s wait ran out');
+    assert.equal(results.reduce((s, r) => s + r.releasedFalse, 0), 0, 'a release found its lease gone');
+    assert.equal(results.reduce((s, r) => s + r.acquisitions, 0), processes * iterations);
+    assert.equal(new Set(results.map(r => r.pid)).size, processes);
+    // The shared counter lost no update, so the critical sections were strictly sequential.
+    assert.equal(Number(fs.readFileSync(path.join(shared, 'counter'), 'utf8')), processes * iterations);
+
+    const entries = results.flatMap(r => r.entries).sort((a, b) => a.seq - b.seq);
+    assert.deepEqual(entries.map(e => e.seq), Array.from({ length: processes * iterations }, (_, i) => i + 1));
+    for (let i = 1; i < entries.length; i++) {
+      assert.ok(entries[i].fencingToken > entries[i - 1].fencingToken,
+        `acquisition ${entries[i].seq} got token ${entries[i].fencingToken} after ${entries[i - 1].fencingToken}`);
+    }
+    // Real contention happened: the lease changed hands between processes again and again.
+    const owner = new Map(results.flatMap(r => r.entries.map(e => [e.seq, r.pid] as const)));
+    const handovers = entries.filter((e, i) => i > 0 && owner.get(e.seq) !== owner.get(entries[i - 1].seq)).length;
+    assert.ok(handovers >= processes * 2, `only ${handovers} handovers between processes`);
+  });
+
+  it('a holder killed with SIGKILL blocks the name until its TTL, then another process acquires it', async () => {
+    const store = path.join(tmp.path, 'store');
+    const holder = spawnTs('test/helpers/holdWorker.ts', ['--name', 'crashy', '--ttl', '2'], childEnv(fileDriverEnv(store, 'crash')));
+    let held: { acquired: boolean; fencingToken: number; expiresAt: number };
+    try {
+      held = await firstJsonLine(holder);
+    } finally {
+      await killHard(holder);
+    }
+    assert.equal(held.acquired, true);
+    assert.equal(holder.signalCode, 'SIGKILL');
+
+    const m = manager(store, 'crash');
+    const attempts: { at: number; acquired: boolean }[] = [];
+    const winner = await waitFor(async () => {
+      const at = Date.now();
+      const handle = await m.acquire('crashy', { ttl: 30 });
+      attempts.push({ at, acquired: handle.acquired });
+      return handle.acquired ? handle : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 50, description: 'acquisition after the dead holder\'s TTL' });
+
+    const before = attempts.filter(a => a.at < held.expiresAt);
+    assert.ok(before.length > 0, 'no attempt was made before the dead holder\'s lease expired: the test proved nothing');
+    assert.ok(before.every(a => !a.acquired), 'acquired before the dead holder\'s lease expired');
+    assert.ok(attempts[attempts.length - 1].at >= held.expiresAt);
+    assert.ok(winner.fencingToken! > held.fencingToken);
+    assert.equal(await winner.release(), true);
+  });
+
+  it('500 distinct names: no mutex or lock files, at most 2 revision files per name after release, bounded fan-out', async () => {
+    const store = path.join(tmp.path, 'store');
+    const m = manager(store, 'many');
+    for (let i = 0; i < 500; i++) {
+      const handle = await m.acquire(`dynamic-name-${i}`, { ttl: 30 });
+      assert.ok(handle.acquired);
+      assert.equal(await handle.release(), true);
+    }
+    const { files, dirs } = walk(store);
+    const mutexLike = files.filter(f => /(\.lock|\.lck|mutex|stripe)/i.test(path.basename(f)));
+    assert.deepEqual(mutexLike, [], 'this driver has no mutex files at all (the seed allows at most 256)');
+    assert.deepEqual(files.filter(f => !REVISION.test(path.basename(f))), [], 'only revision files remain (no temporary files)');
+    const nsDir = path.join(store, namespaceDigest('many'));
+    const fanOut = fs.readdirSync(nsDir);
+    assert.ok(fanOut.length <= 256 && fanOut.every(d => /^[0-9a-f]{2}$/.test(d)), `${fanOut.length} fan-out folders`);
+    for (let i = 0; i < 500; i++) {
+      const revisions = fs.readdirSync(leaseCellDir(store, 'many', `dynamic-name-${i}`));
+      assert.ok(revisions.length >= 1 && revisions.length <= 2, `name ${i} keeps ${revisions.length} files`);
+    }
+    assert.ok(files.length <= 1000, `${files.length} files in total`);
+    assert.equal(dirs.length, 1 + fanOut.length + 500, 'one folder per name, plus the namespace and fan-out folders');
+  });
+
+  it('keeps the record of a busy name bounded: many acquisitions of one name leave at most 2 revision files', async () => {
+    const store = path.join(tmp.path, 'store');
+    const m = manager(store, 'busy');
+    for (let i = 0; i < 50; i++) assert.equal(await (await m.acquire('one-name')).release(), true);
+    assert.ok(fs.readdirSync(leaseCellDir(store, 'busy', 'one-name')).length <= 2);
+  });
+
+  describe('a damaged record', () => {
+    /** Replaces the current revision (a symbolic link or a file) with a file holding `text`. */
+    const replaceWith = (text: string) => (file: string) => { fs.rmSync(file); fs.writeFileSync(file, text); };
+    const damages: [string, (file: string) => void][] = [
+      ['garbage bytes', replaceWith('garbage \x00\xff not json')],
+      ['an empty file', replaceWith('')],
+      ['a truncated record', file => replaceWith(readRevision(file).slice(0, 20))(file)],
+      ['valid JSON of the wrong shape', replaceWith('{"hello":"world"}')],
+      ['a well-formed revision holding an invalid lease (negative counter)',
+        replaceWith('{"l":["0123456789ab"],"v":{"v":1,"counter":-1,"owner":null,"expiresAt":0}}')],
+      ['an oversized record', replaceWith(`{"pad":"${'x'.repeat(1024 * 1024 + 10)}"}`)],
+      ['a symbolic link to garbage', file => { fs.rmSync(file); fs.symlinkSync('not json at all', file); }],
+      ['a revision replaced by a folder', file => { fs.rmSync(file); fs.mkdirSync(file); }],
+    ];
+    for (const [label, damage] of damages) {
+      it(`(${label}) raises LockStorageError, again and again, and never reads as free`, async () => {
+        const store = path.join(tmp.path, 'store');
+        const m = manager(store, 'damage');
+        assert.equal(await (await m.acquire('damaged-name')).release(), true);
+        damage(currentRevisionFile(store, 'damage', 'damaged-name'));
+        for (let i = 0; i < 3; i++) {
+          await assert.rejects(m.acquire('damaged-name', { wait: 0.2 }), (e: unknown) => {
+            assert.ok(e instanceof LockStorageError, String(e));
+            assert.equal(e.code, 'storage');
+            assertHygienic(e, ['damaged-name', keyDigest('damage', 'damaged-name')], label);
+            return true;
+          });
+        }
+        // A fresh process sees the same.
+        await assert.rejects(manager(store, 'damage').acquire('damaged-name'), LockStorageError);
+        // Other names are unaffected.
+        assert.ok((await m.acquire('healthy-name')).acquired);
+      });
+    }
+
+    it('makes the holder\'s release fail loudly instead of pretending', async () => {
+      const store = path.join(tmp.path, 'store');
+      const m = manager(store, 'damage');
+      const handle = await m.acquire('held-then-damaged');
+      replaceRevision(currentRevisionFile(store, 'damage', 'held-then-damaged'), '{');
+      await assert.rejects(handle.release(), LockStorageError);
+    });
+  });
+
+  it('two namespaces are isolated: the same name is held independently, across processes', async () => {
+    const store = path.join(tmp.path, 'store');
+    const holder = spawnTs('test/helpers/holdWorker.ts', ['--name', 'same-name', '--ttl', '60'], childEnv(fileDriverEnv(store, 'team-a')));
+    try {
+      const held = await firstJsonLine<{ acquired: boolean; fencingToken: number }>(holder);
+      assert.equal(held.acquired, true);
+      assert.equal((await manager(store, 'team-a').acquire('same-name')).acquired, false, 'held in team-a');
+      const b = await manager(store, 'team-b').acquire('same-name');
+      assert.equal(b.acquired, true, 'free in team-b');
+      assert.equal(b.fencingToken, 1, 'team-b has its own counter');
+      assert.equal(await b.release(), true);
+      assert.equal((await manager(store, 'team-a').acquire('same-name')).acquired, false, 'team-b\'s release left team-a alone');
+    } finally {
+      await killHard(holder);
+    }
+    const namespaces = fs.readdirSync(store).sort();
+    assert.deepEqual(namespaces, [namespaceDigest('team-a'), namespaceDigest('team-b')].sort());
+  });
+
+  describe('the storage root', () => {
+    it('refuses a storage root that is a symbolic link, and creates nothing through it', async () => {
+      const real = path.join(tmp.path, 'real');
+      fs.mkdirSync(real, { mode: 0o700 });
+      const link = path.join(tmp.path, 'link');
+      fs.symlinkSync(real, link);
+      await assert.rejects(manager(link, 'p').acquire('x'), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'path');
+      assert.deepEqual(fs.readdirSync(real), []);
+    });
+
+    it('refuses a storage root below a symbolic link, and creates nothing through it', async () => {
+      const real = path.join(tmp.path, 'real');
+      fs.mkdirSync(real, { mode: 0o700 });
+      fs.symlinkSync(real, path.join(tmp.path, 'link'));
+      await assert.rejects(manager(path.join(tmp.path, 'link', 'deeper', 'store'), 'p').acquire('x'),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'path');
+      assert.deepEqual(fs.readdirSync(real), [], 'folders were created in the link\'s target');
+    });
+
+    it('creates folders 0700 and files 0600; records in symbolic links are only inside those folders', async () => {
+      const store = path.join(tmp.path, 'private', 'store');
+      const m = manager(store, 'modes');
+      const held = await m.acquire('mode-check');
+      const other = await m.acquire('mode-check-2');
+      await other.release();
+      // A large container-style record goes to a regular file.
+      const driver = createFileDriver({ path: store, prefix: 'modes' });
+      assert.ok((await driver.compareAndSwap(keyDigest('modes', 'big'), null, { pad: 'x'.repeat(5000) }, { summary: 'big' })).ok);
+      const { files, dirs } = walk(path.join(tmp.path, 'private'));
+      assert.ok(files.length >= 3 && dirs.length >= 4);
+      for (const dir of dirs) assert.equal(fs.statSync(dir).mode & 0o777, 0o700, dir);
+      const regular = files.filter(f => fs.lstatSync(f).isFile());
+      assert.ok(regular.length >= 1, 'the large record is a regular file');
+      for (const file of regular) assert.equal(fs.lstatSync(file).mode & 0o777, 0o600, file);
+      for (const file of files) assert.ok(fs.lstatSync(file).isFile() || fs.lstatSync(file).isSymbolicLink(), file);
+      await held.release();
+    });
+
+    it('reports an unusable storage root as a backend error without the path\'s lock digests', async () => {
+      const file = path.join(tmp.path, 'a-file');
+      fs.writeFileSync(file, '');
+      await assert.rejects(manager(path.join(file, 'store'), 'p').acquire('unusable-root'), (e: unknown) => {
+        assert.ok(e instanceof LockBackendError, String(e));
+        assertHygienic(e, ['unusable-root', keyDigest('p', 'unusable-root')], 'unusable root');
+        return true;
+      });
+    });
+
+    it('reports a broken lease folder as a typed error that leaks no name, key digest or token', async () => {
+      const store = path.join(tmp.path, 'store');
+      const m = manager(store, 'broken');
+      const handle = await m.acquire('broken-folder');
+      const token = handle.ownerToken();
+      const dir = leaseCellDir(store, 'broken', 'broken-folder');
+      fs.rmSync(dir, { recursive: true });
+      fs.writeFileSync(dir, 'not a folder'); // the cell folder is now a plain file
+      const error = await handle.release().then(() => undefined, (e: unknown) => e);
+      assert.ok(error instanceof LockBackendError || error instanceof LockStorageError, String(error));
+      assertHygienic(error, ['broken-folder', keyDigest('broken', 'broken-folder'), token], 'broken folder');
+    });
+  });
+});

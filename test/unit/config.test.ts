@@ -1,0 +1,165 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DEFAULT_PREFIX, resolveConfig } from '../../src/core/config';
+import { LockConfigurationError } from '../../src/core/errors';
+import { createLockManager } from '../../src/core/leases';
+import { makeTempDir, removeTempDir } from '../helpers/tempDir';
+
+function configurationError(setting: string) {
+  return (e: unknown) => {
+    assert.ok(e instanceof LockConfigurationError, `expected LockConfigurationError, got ${String(e)}`);
+    assert.equal(e.setting, setting);
+    return true;
+  };
+}
+
+describe('config: defaults and precedence', () => {
+  it('defaults to the file driver, the default prefix and an absolute store path', () => {
+    const config = resolveConfig({}, {});
+    assert.equal(config.driver, 'file');
+    assert.equal(config.prefix, DEFAULT_PREFIX);
+    assert.equal(config.prefixExplicit, false);
+    assert.ok(path.isAbsolute(config.path));
+    assert.equal(config.requireDistributed, false);
+  });
+
+  it('takes options over defaults', () => {
+    const config = resolveConfig({ driver: 'memory', prefix: 'team-a', path: '/srv/locks', redisUrl: 'redis://127.0.0.1:1', requireDistributed: false }, {});
+    assert.deepEqual([config.driver, config.prefix, config.prefixExplicit, config.path, config.redisUrl], ['memory', 'team-a', true, '/srv/locks', 'redis://127.0.0.1:1']);
+  });
+
+  it('takes LOCKSTEP_* environment over options', () => {
+    const config = resolveConfig(
+      { driver: 'file', prefix: 'from-options', path: '/from/options', redisUrl: 'redis://options', requireDistributed: true },
+      { LOCKSTEP_DRIVER: 'memory', LOCKSTEP_PREFIX: 'from-env', LOCKSTEP_PATH: '/from/env', LOCKSTEP_REDIS_URL: 'redis://env', LOCKSTEP_REQUIRE_DISTRIBUTED: 'false' });
+    assert.deepEqual([config.driver, config.prefix, config.path, config.redisUrl, config.requireDistributed], ['memory', 'from-env', '/from/env', 'redis://env', false]);
+  });
+
+  it('the environment overrides options in a real manager too', async () => {
+    const manager = createLockManager({ driver: 'file', env: { LOCKSTEP_DRIVER: 'memory' } });
+    try {
+      assert.equal(await manager.driverName(), 'memory');
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('reads process.env when no env is given', async () => {
+    const saved = process.env.LOCKSTEP_DRIVER;
+    process.env.LOCKSTEP_DRIVER = 'memory';
+    try {
+      const manager = createLockManager({ driver: 'file' });
+      assert.equal(await manager.driverName(), 'memory');
+      await manager.close();
+    } finally {
+      if (saved === undefined) delete process.env.LOCKSTEP_DRIVER; else process.env.LOCKSTEP_DRIVER = saved;
+    }
+  });
+
+  for (const [text, value] of [['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['', false]] as const) {
+    it(`reads LOCKSTEP_REQUIRE_DISTRIBUTED="${text}" as ${value}`, () => {
+      assert.equal(resolveConfig({ driver: 'redis' }, { LOCKSTEP_REQUIRE_DISTRIBUTED: text }).requireDistributed, value);
+    });
+  }
+});
+
+describe('config: errors', () => {
+  it('rejects an unknown driver in options', () => {
+    assert.throws(() => resolveConfig({ driver: 'postgres' as never }, {}), configurationError('driver'));
+  });
+
+  it('rejects an unknown driver in the environment, naming LOCKSTEP_DRIVER and not echoing the value', () => {
+    assert.throws(() => resolveConfig({}, { LOCKSTEP_DRIVER: 'Mystery-Backend-Value' }), (e: unknown) => {
+      configurationError('LOCKSTEP_DRIVER')(e);
+      assert.ok(!(e as Error).message.includes('Mystery-Backend-Value'));
+      return true;
+    });
+  });
+
+  it('createLockManager rejects an unknown driver at once', () => {
+    assert.throws(() => createLockManager({ env: { LOCKSTEP_DRIVER: 'array' } }), configurationError('LOCKSTEP_DRIVER'));
+  });
+
+  for (const relative of ['locks', './locks', '../locks', 'C:locks']) {
+    it(`rejects the relative path "${relative}" (option and environment)`, () => {
+      assert.throws(() => resolveConfig({ path: relative }, {}), configurationError('path'));
+      assert.throws(() => resolveConfig({}, { LOCKSTEP_PATH: relative }), configurationError('LOCKSTEP_PATH'));
+    });
+  }
+
+  for (const driver of ['memory', 'file', 'auto'] as const) {
+    it(`requireDistributed rejects the ${driver} driver (option and environment)`, () => {
+      assert.throws(() => resolveConfig({ driver, requireDistributed: true }, {}), configurationError('requireDistributed'));
+      assert.throws(() => resolveConfig({}, { LOCKSTEP_DRIVER: driver, LOCKSTEP_REQUIRE_DISTRIBUTED: 'true' }), configurationError('requireDistributed'));
+    });
+  }
+
+  it('requireDistributed rejects the default driver (file)', () => {
+    assert.throws(() => createLockManager({ requireDistributed: true, env: {} }), configurationError('requireDistributed'));
+  });
+
+  it('requireDistributed accepts the distributed driver names', () => {
+    for (const driver of ['redis', 'sql', 'git'] as const) {
+      assert.equal(resolveConfig({ driver, requireDistributed: true }, {}).driver, driver);
+    }
+  });
+
+  it('rejects a LOCKSTEP_REQUIRE_DISTRIBUTED that is not a boolean', () => {
+    assert.throws(() => resolveConfig({}, { LOCKSTEP_REQUIRE_DISTRIBUTED: 'maybe' }), configurationError('LOCKSTEP_REQUIRE_DISTRIBUTED'));
+  });
+
+  for (const prefix of ['a/b', 'a b', '-a', 'x'.repeat(201), 'caf\u00e9', 'a\0']) {
+    it(`rejects the prefix ${JSON.stringify(prefix.slice(0, 12))}`, () => {
+      assert.throws(() => resolveConfig({ prefix }, {}), configurationError('prefix'));
+      assert.throws(() => resolveConfig({}, { LOCKSTEP_PREFIX: prefix }), configurationError('LOCKSTEP_PREFIX'));
+    });
+  }
+
+  it('rejects non-positive backend timeouts', () => {
+    assert.throws(() => resolveConfig({ connectTimeoutMs: 0 }, {}), configurationError('connectTimeoutMs'));
+    assert.throws(() => resolveConfig({ commandTimeoutMs: -5 }, {}), configurationError('commandTimeoutMs'));
+  });
+});
+
+describe('config: creating a manager opens nothing', () => {
+  let parent: string;
+  beforeEach(() => { parent = makeTempDir('lockstep-config'); });
+  afterEach(() => removeTempDir(parent));
+
+  for (const driver of ['file', 'auto'] as const) {
+    it(`creates no folder for the ${driver} driver until the first operation`, async () => {
+      const store = path.join(parent, 'does', 'not', 'exist', 'yet');
+      // Port 1 refuses connections at once, so auto's Redis probe falls back to file.
+      const manager = createLockManager({ env: { LOCKSTEP_DRIVER: driver, LOCKSTEP_PATH: store, LOCKSTEP_REDIS_URL: 'redis://127.0.0.1:1' } });
+      assert.equal(fs.existsSync(path.join(parent, 'does')), false, 'createLockManager touched the disk');
+      assert.equal(manager.config.path, store);
+      // The same check can fail: the first operation does create it.
+      const handle = await manager.acquire('first-use');
+      assert.equal(handle.acquired, true);
+      assert.equal(fs.existsSync(store), true);
+      assert.equal(await manager.driverName(), 'file', 'auto falls back to file when Redis does not answer');
+      await handle.release();
+      await manager.close();
+    });
+  }
+
+  it('close() of a manager that never worked opens nothing either', async () => {
+    const store = path.join(parent, 'never');
+    const manager = createLockManager({ env: { LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: store } });
+    await manager.close();
+    assert.equal(fs.existsSync(store), false);
+  });
+
+  it('auto decides once per manager', async () => {
+    const manager = createLockManager({ driver: 'auto', path: path.join(parent, 'auto'), redisUrl: 'redis://127.0.0.1:1', env: {} });
+    const names = [await manager.driverName(), await manager.driverName()];
+    assert.deepEqual(names, ['file', 'file']);
+    await manager.close();
+  });
+
+  it('the default store path lies under the home folder', () => {
+    assert.ok(resolveConfig({}, {}).path.startsWith(os.homedir()));
+  });
+});

@@ -39,7 +39,7 @@ export class LockHandle {
     readonly fencingToken: number | undefined,
     private readonly token: string | undefined,
     private readonly expiry: number | undefined,
-    private readonly releaser: ((ownerHash: string) => Promise<boolean>) | undefined,
+    private readonly releaser: (() => Promise<boolean>) | undefined,
   ) {}
 
   /** The 64-hex-character owner token. Throws when the lease was not acquired. */
@@ -63,7 +63,7 @@ export class LockHandle {
   async release(): Promise<boolean> {
     if (!this.acquired || this.token === undefined || this.releaser === undefined || this.released) return false;
     this.released = true;
-    return this.releaser(hashToken(this.token));
+    return this.releaser();
   }
 
   /** Keeps owner tokens out of logs and `console.log(handle)`. */
@@ -82,6 +82,7 @@ export class LockHandle {
  */
 export class LockManager {
   private driverPromise: Promise<Driver> | undefined;
+  private opened: Driver | undefined;
   private closed = false;
 
   /** @internal use {@link createLockManager} */
@@ -102,8 +103,9 @@ export class LockManager {
     const wait = options.wait ?? 0;
     assertTtl(ttl);
     assertWait(wait);
-    const driver = await this.driver();
-    const key = keyDigest(this.config.prefix, name);
+    // The hot path skips a promise hop once the driver is open.
+    const driver = this.opened ?? await this.driver();
+    const key = this.keyOf(name);
     const token = newOwnerToken();
     const ownerHash = hashToken(token);
     const deadline = this.clock.monotonic() + wait * SECOND;
@@ -112,7 +114,7 @@ export class LockManager {
       const claim = await driver.claim(key, ownerHash, ttl * SECOND, this.clock.now());
       if (claim.claimed) {
         return new LockHandle(true, claim.fencingToken, token, claim.expiresAt,
-          hash => this.releaseKey(driver, key, hash));
+          () => this.releaseKey(driver, key, ownerHash));
       }
       const remaining = deadline - this.clock.monotonic();
       if (remaining <= 0 || options.signal?.aborted) break;
@@ -158,19 +160,33 @@ export class LockManager {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.opened = undefined;
     if (this.driverPromise && !this.injected) {
       const driver = await this.driverPromise.catch(() => undefined);
       await driver?.close();
     }
   }
 
+  /** Digests of recently used names: hashing on every acquire is measurable on fast backends. */
+  private readonly keys = new Map<string, string>();
+
+  private keyOf(name: string): string {
+    let key = this.keys.get(name);
+    if (key === undefined) {
+      if (this.keys.size >= 1024) this.keys.clear();
+      key = keyDigest(this.config.prefix, name);
+      this.keys.set(name, key);
+    }
+    return key;
+  }
+
   private driver(): Promise<Driver> {
     if (this.closed) {
       return Promise.reject(new LockConfigurationError('This lock manager is closed; create a new one with createLockManager().'));
     }
-    if (this.injected) return Promise.resolve(this.injected);
+    if (this.injected) return Promise.resolve(this.opened = this.injected);
     // Decided once: `auto` never switches driver for the life of this manager.
-    this.driverPromise ??= openDriver(this.config);
+    this.driverPromise ??= openDriver(this.config).then(driver => (this.opened = driver));
     return this.driverPromise;
   }
 

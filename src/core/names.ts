@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { LockConfigurationError } from './errors';
+import { sha256Hex } from './tokens';
 
 /** Seed 003: 1–200 ASCII bytes, `[A-Za-z0-9][A-Za-z0-9:._-]*`. */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._-]*$/;
@@ -40,10 +40,10 @@ export function assertValidPrefix(prefix: unknown, setting = 'prefix'): asserts 
  * The NUL separator cannot occur in either part, so (a, bc) and (ab, c) never collide.
  */
 export function keyDigest(prefix: string, name: string): string {
-  return createHash('sha256').update(prefix).update('\0').update(name).digest('hex');
+  return sha256Hex(`${prefix}\0${name}`);
 }
 
 /** SHA-256 of a namespace alone, used for per-namespace folders and channels. */
 export function namespaceDigest(prefix: string): string {
-  return createHash('sha256').update('lockstep-namespace\0').update(prefix).digest('hex');
+  return sha256Hex(`lockstep-namespace\0${prefix}`);
 }

@@ -1,13 +1,32 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A new unpredictable owner token: 32 random bytes as 64 hex characters. */
+const TOKEN_BYTES = 32;
+/** Random bytes are drawn for this many tokens at once (as Node's randomUUID does), then wiped as used. */
+const POOLED_TOKENS = 64;
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+/** A new unpredictable owner token: 32 bytes from the system CSPRNG as 64 hex characters. */
 export function newOwnerToken(): string {
-  return randomBytes(32).toString('hex');
+  if (offset + TOKEN_BYTES > pool.length) {
+    pool = randomBytes(TOKEN_BYTES * POOLED_TOKENS);
+    offset = 0;
+  }
+  const token = pool.toString('hex', offset, offset + TOKEN_BYTES);
+  pool.fill(0, offset, offset + TOKEN_BYTES);
+  offset += TOKEN_BYTES;
+  return token;
 }
+
+/** SHA-256 as hex, one-shot where the runtime has crypto.hash (Node ≥ 20.12), which skips a Hash object. */
+export const sha256Hex: (text: string) => string = typeof (crypto as { hash?: unknown }).hash === 'function'
+  ? text => (crypto as unknown as { hash(algorithm: string, data: string, encoding: 'hex'): string }).hash('sha256', text, 'hex')
+  : text => crypto.createHash('sha256').update(text).digest('hex');
 
 /** What stores keep instead of the token itself. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update('lockstep-owner\0').update(token).digest('hex');
+  return sha256Hex(`lockstep-owner\0${token}`);
 }
 
 /** Constant-time comparison of two hex digests of equal length. */
@@ -26,5 +45,5 @@ export function pushProof(token: string, container: string, grant: number): stri
 }
 
 export function hashProof(proof: string): string {
-  return createHash('sha256').update('lockstep-proof\0').update(proof).digest('hex');
+  return sha256Hex(`lockstep-proof\0${proof}`);
 }

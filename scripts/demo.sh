@@ -34,23 +34,35 @@ trap 'exit 143' TERM HUP
 say "building and packaging the extension"
 npm run -s package -- --out "$demo/lockstep.vsix" > "$demo/package.log" 2>&1 || { tail -30 "$demo/package.log"; exit 1; }
 
-say "creating a sample git repository"
-repo="$demo/sample-repo"
-mkdir -p "$repo/src"
-# A container lock needs a committed .lockstep.json naming the container. (`lockstep init` will write it.)
-printf '{"container":"%s","driver":"file"}\n' "$(node -p 'crypto.randomUUID()')" > "$repo/.lockstep.json"
-printf '# Sample repository\n\nEdit anything here: the badge at the bottom left is Lockstep.\n' > "$repo/README.md"
-printf 'export const greeting = "hello";\n' > "$repo/src/greeting.ts"
-git -C "$repo" init -q -b main
-git -C "$repo" add -A
-git -C "$repo" -c user.name="Lockstep demo" -c user.email=demo@lockstep.invalid commit -q -m "Sample repository for the Lockstep demo"
-
+say "creating a sample repository: a bare remote as origin and a clone that is a Lockstep container"
 # Everything code-server writes stays in the demo folder; its extension host inherits LOCKSTEP_PATH (the store).
 export LOCKSTEP_PATH="$demo/store" LOCKSTEP_DRIVER=file
+unset LOCKSTEP_IDENTITY  # the identity is the clone's git user.email
+mkdir -p "$LOCKSTEP_PATH"
+remote="$demo/remote.git"
+repo="$demo/sample-repo"
+cli="$PWD/dist/cli.js"
+lockstep() { node "$cli" "$@"; }
+git init -q --bare --initial-branch=main "$remote"
+git clone -q "$remote" "$repo" 2>/dev/null
+git -C "$repo" symbolic-ref HEAD refs/heads/main
+git -C "$repo" config user.email you@lockstep.demo
+git -C "$repo" config user.name "You (Lockstep demo)"
+mkdir -p "$repo/src"
+printf '# Sample repository\n\nEdit anything here: the badge at the bottom left is Lockstep.\n' > "$repo/README.md"
+printf 'export const greeting = "hello";\n' > "$repo/src/greeting.ts"
+git -C "$repo" add -A
+git -C "$repo" commit -q -m "Sample repository for the Lockstep demo"
+# `lockstep init` writes .lockstep.json (a new container, you as its operator, main protected); it is committed
+# and pushed like any file, and the pre-push guard goes into the clone.
+(cd "$repo" && lockstep init > /dev/null && git add .lockstep.json && git commit -q -m "Lockstep container" &&
+  git push -q -u origin main && lockstep hooks install > /dev/null)
+
+# What code-server writes stays in the demo folder too.
 export XDG_CONFIG_HOME="$demo/xdg/config" XDG_DATA_HOME="$demo/xdg/data" XDG_CACHE_HOME="$demo/xdg/cache"
 export TMPDIR="$demo/tmp" EXTENSIONS_GALLERY='{}'
 export PATH="${LOCKSTEP_CODE_SERVER_NODE_1_139:+$LOCKSTEP_CODE_SERVER_NODE_1_139:}$PATH"
-mkdir -p "$LOCKSTEP_PATH" "$TMPDIR" "$demo/user-data/User"
+mkdir -p "$TMPDIR" "$demo/user-data/User"
 cat > "$demo/user-data/User/settings.json" <<'EOF'
 {
   "workbench.startupEditor": "none",
@@ -82,9 +94,11 @@ cat <<EOF
   Lockstep demo: VS Code with the Lockstep extension on a sample repository.
 
     Open   http://127.0.0.1:$port/?folder=$repo
-    Store  $LOCKSTEP_PATH (file driver)
+    Store  $LOCKSTEP_PATH (file driver)    Remote  $remote (origin)    You  you@lockstep.demo
 
-  The badge at the bottom left of the status bar is Lockstep. Press Ctrl-C here to stop.
+  The badge at the bottom left of the status bar is Lockstep: it reads Free. Edit a file and it reads
+  "Held by me"; commit (Source Control, or git in the terminal), then run "Lockstep: Push and Release".
+  Press Ctrl-C here to stop.
 
 EOF
 wait "$server_pid"

@@ -16,8 +16,13 @@ apt_need() { # apt_need PKG…: installs the Debian packages that are not instal
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-say "npm ci"
-npm ci --no-audit --no-fund --loglevel=error
+# npm ci empties node_modules first: skip it when npm's own record of the install is newer than the lock file.
+if [ node_modules/.package-lock.json -nt package-lock.json ] && [ node_modules/.package-lock.json -nt package.json ]; then
+  say "node_modules is up to date with package-lock.json"
+else
+  say "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
 
 case "$what" in
   tests) apt_need git ;;

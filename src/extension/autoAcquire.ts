@@ -41,6 +41,7 @@ export class AutoAcquire implements vscode.Disposable {
     if ((status.state === LockState.HeldByOther || status.state === LockState.HolderSilent) && !this.warned.has(model)) {
       this.warned.add(model);
       const holder = status.holder ? `${status.holder.identity} holds the lock (grant #${status.holder.grant})` : 'Someone else holds the lock';
+      this.log.info(`${model.folder.name}: edited while ${holder}; warned (once this session)`);
       void vscode.window.showWarningMessage(`Lockstep: ${holder}; your edits cannot land until you hold it.`, 'Petition', 'Show Lock Page')
         .then(choice => {
           if (choice === 'Petition') void vscode.commands.executeCommand(CommandIds.petition, '');

@@ -51,7 +51,7 @@ function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
     case LockState.Free:
       return {
         state: s.state,
-        text: s.canAcquire ? '$(unlock) Free' : `$(unlock) Free — ${s.turn?.identity ?? 'queue'}'s turn`,
+        text: s.canAcquire ? '$(unlock) Free' : `$(unlock) Free — ${s.turn ? shortName(s.turn.identity) : 'the queue'}'s turn`,
         tooltip, severity: 'normal', command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
       };
     case LockState.HeldByMe:

@@ -35,7 +35,10 @@ export class ContainerModel implements vscode.Disposable {
   private watcher: StoreDisposable | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private transitionTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /** The grant whose loss was last reported: one notification per lost lease, whoever noticed it first. */
+  private reportedLost: number | undefined;
   private inFlight: Promise<void> | undefined;
   private again = false;
   private disposed = false;
@@ -50,7 +53,7 @@ export class ContainerModel implements vscode.Disposable {
       beat: async () => (await this.open()).heartbeat(),
       intervalMs: () => this.container?.settings.heartbeatMs ?? 10 * 60_000,
       onBeat: expiresAt => { this.log.debug(`${this.folder.name}: heartbeat, lease until ${new Date(expiresAt).toISOString()}`); void this.refresh(); },
-      onLost: error => { this.log.warn(`${this.folder.name}: lease lost — ${error.message}`); this._onDidLoseLease.fire(error); void this.refresh(); },
+      onLost: error => { this.reportLost(error); void this.refresh(); },
       onFailed: (error, retryIn) => {
         this.log.error(`${this.folder.name}: heartbeat failed, retrying in ${Math.round(retryIn / 1000)} s`, error);
         this.setOffline(error, retryIn);
@@ -109,6 +112,7 @@ export class ContainerModel implements vscode.Disposable {
     this.heartbeat.dispose();
     if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.transitionTimer) clearTimeout(this.transitionTimer);
     void this.closeContainer();
     this._onDidChange.dispose();
     this._onDidBecomeTurn.dispose();
@@ -126,6 +130,10 @@ export class ContainerModel implements vscode.Disposable {
       this.failures = 0;
       if (this.retryTimer) { clearTimeout(this.retryTimer); this.retryTimer = undefined; }
       this.heartbeat.update(status);
+      this.scheduleTransition(status);
+      // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
+      // expiry): confirm it with one heartbeat, which reports the loss as core words it and drops the push proof.
+      if (previous.kind === 'status' && previous.status.state === LockState.HeldByMe && status.state === LockState.Stale) void this.confirmLost(container);
       const wasTurn = previous.kind === 'status' && previous.status.state === LockState.YourTurn;
       if (status.state === LockState.YourTurn && !wasTurn) this._onDidBecomeTurn.fire(status);
     } catch (error) {
@@ -139,6 +147,36 @@ export class ContainerModel implements vscode.Disposable {
       }
     }
     this._onDidChange.fire(this);
+  }
+
+  private async confirmLost(container: Container): Promise<void> {
+    try {
+      await container.heartbeat();
+    } catch (error) {
+      if (error instanceof LockLeaseLostError) this.reportLost(error);
+    }
+  }
+
+  private reportLost(error: LockLeaseLostError): void {
+    if (error.grant !== undefined && this.reportedLost === error.grant) return;
+    this.reportedLost = error.grant;
+    this.log.warn(`${this.folder.name}: lease lost — ${error.message}`);
+    this._onDidLoseLease.fire(error);
+  }
+
+  /**
+   * Some states change with time alone, with no write to the record: a lease runs out (HOLDER SILENT,
+   * or Stale for our own), a handover window ends. Re-read at the next such instant, so the badge
+   * turns then rather than at the next poll.
+   */
+  private scheduleTransition(status: LockStatus): void {
+    if (this.transitionTimer) clearTimeout(this.transitionTimer);
+    this.transitionTimer = undefined;
+    const now = Date.now();
+    const next = Math.min(...[status.holder?.expiresAt, status.turn?.endsAt].filter((t): t is number => t !== undefined && t > now));
+    if (this.disposed || !Number.isFinite(next)) return;
+    // A little past the instant, so that the read sees it passed; capped to what setTimeout accepts.
+    this.transitionTimer = setTimeout(() => { this.transitionTimer = undefined; void this.refresh(); }, Math.min(next - now + 50, 2 ** 31 - 1));
   }
 
   private setOffline(error: unknown, retryInMs: number): void {

@@ -22,6 +22,8 @@ export interface LockstepApi {
   refresh(): Promise<void>;
   /** Milliseconds `activate` took. */
   readonly activationMs: number;
+  /** The last lines of the "Lockstep" log, oldest first, as `[level] message` (never a token). */
+  logLines(): readonly string[];
 }
 
 /**
@@ -55,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): LockstepApi {
     activeModel: () => workspace.active,
     refresh: async () => { await Promise.all(workspace.all.map(m => m.refresh())); },
     activationMs,
+    logLines: () => log.lines(),
   };
 }
 

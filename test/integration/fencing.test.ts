@@ -333,7 +333,7 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     fs.writeFileSync(file, '{ "l": ["damaged"', { mode: 0o600 });
     try {
       const client = refusedByClient(await push(), 'push with a damaged record');
-      assert.match(client, /lockstep: the push is refused because the lock could not be checked — A lock record file is damaged/);
+      assert.match(client, /lockstep: The push is refused because the lock could not be checked — A lock record file is damaged/);
       const server = refused(await push('--no-verify'), 'push --no-verify with a damaged record');
       assert.match(server, /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — A lock record file is damaged/);
       const direct = await team.lockstep(alice.dir, ['guard', 'pre-push', 'origin', team.remote], {
@@ -356,7 +356,7 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     const landed = team.remoteSha();
     await team.commit(alice, 'b.txt');
     const client = refusedByClient(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }), 'client with a broken backend');
-    assert.match(client, /lockstep: the push is refused because the lock could not be checked — The lock storage folder could not be used/);
+    assert.match(client, /lockstep: The push is refused because the lock could not be checked — The lock storage folder could not be used/);
 
     const envFile = path.join(team.remote, 'hooks', 'lockstep.env');
     const saved = fs.readFileSync(envFile, 'utf8');

@@ -55,6 +55,14 @@ describe('badge', () => {
     assert.equal(b.command, CommandIds.acquire);
   });
 
+  it("Free during someone else's window: their short name, click petitions", () => {
+    const r: LockRecord = { ...emptyRecord('c'), grant: 3, releasedAt: now - 5 * 60_000, queue: [{ identity: 'bob@x.io', at: now - 3600_000 }] };
+    const b = badge(r, 'alice@x.io');
+    assert.equal(b.state, LockState.Free);
+    assert.equal(b.text, "$(unlock) Free — bob's turn");
+    assert.equal(b.command, CommandIds.petition);
+  });
+
   it('HOLDER SILENT: warning colour; operators get the clear command', () => {
     const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
     const bystander = badge(r, 'ops@x.io', undefined, true);

@@ -35,6 +35,7 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
       return grant;
     } catch (error) {
       if (!(error instanceof LockRefusedError && error.reason === 'not-landed')) throw error;
+      ctx.log.warn(`Release refused: ${error.message}`);
       // Release is valid only after a push: say what is missing and offer to push.
       const choice = await vscode.window.showWarningMessage(`Lockstep: ${error.message}`, 'Push and Release');
       return choice ? vscode.commands.executeCommand(CommandIds.pushAndRelease) : undefined;

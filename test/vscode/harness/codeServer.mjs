@@ -89,6 +89,8 @@ export function hostEnvironment(host, run, extra = {}) {
   // A VS Code terminal's VSCODE_* variables would make code-server's CLI talk to that other VS Code; NODE_OPTIONS
   // from our own tooling does not belong in a Node 24 server.
   for (const key of Object.keys(env)) if (key.startsWith('VSCODE_') || key === 'ELECTRON_RUN_AS_NODE' || key === 'NODE_OPTIONS') delete env[key];
+  // The runner's own Lockstep settings (an identity, a store) must not leak into the host: each test says what it uses.
+  for (const key of Object.keys(env)) if (key.startsWith('LOCKSTEP_') && !key.startsWith('LOCKSTEP_VSCODE_')) delete env[key];
   return {
     ...env,
     PATH: host.nodeBin ? `${host.nodeBin}:${env.PATH}` : env.PATH,
@@ -120,7 +122,10 @@ export async function freePort() {
 }
 
 const smokeDriverSupport = new Map();
-/** VS Code 1.139 ignores the test `payload` unless started with the smoke-test driver, passed via --vscode-option. */
+/**
+ * VS Code 1.139 ignores the test `payload` unless started with the smoke-test driver, passed via --vscode-option.
+ * Only the extension-test runner wants it: with it the workbench shows no notification toasts at all.
+ */
 async function smokeDriverArgs(host, run) {
   if (!smokeDriverSupport.has(host.codeServer)) {
     const { stdout } = await promisify(execFile)(host.codeServer, ['--help'], { env: hostEnvironment(host, run), timeout: 60_000 });
@@ -131,11 +136,11 @@ async function smokeDriverArgs(host, run) {
 
 /**
  * Starts code-server under processGuard.mjs, so the whole process group goes away with this process, whatever
- * ends it. Resolves once /healthz answers.
+ * ends it. Resolves once /healthz answers. `testPayload`: accept the extension-test payload (see smokeDriverArgs).
  * @returns {Promise<{ port: number, origin: string, authority: string, stop(): Promise<void> }>}
  */
-export async function startCodeServer(host, run, { env = {}, port, args = [] } = {}) {
-  const smoke = await smokeDriverArgs(host, run);
+export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false } = {}) {
+  const smoke = testPayload ? await smokeDriverArgs(host, run) : [];
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? await freePort();
     const argv = [...commonArgs(run), '--bind-addr', `127.0.0.1:${chosenPort}`, '--auth', 'none', '--disable-telemetry',
@@ -182,15 +187,6 @@ export async function launchChromium(host, run) {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });
-}
-
-/** A workspace folder that Lockstep recognises: `.lockstep.json` naming a fresh container on the file driver. */
-export function createLockstepFolder(parent, name = 'workspace') {
-  const folder = path.join(parent, name);
-  fs.mkdirSync(folder, { recursive: true });
-  fs.writeFileSync(path.join(folder, '.lockstep.json'), JSON.stringify({ container: crypto.randomUUID(), driver: 'file' }, null, 2) + '\n');
-  fs.writeFileSync(path.join(folder, 'README.md'), '# Sample\n');
-  return folder;
 }
 
 /** `--name value` options of a runner's command line. */

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleExtensionTests } from './bundleTests.mjs';
-import { PROJECT_ROOT, createLockstepFolder, log } from './codeServer.mjs';
+import { PROJECT_ROOT, log } from './codeServer.mjs';
+import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
 function skip(reason) {
@@ -36,7 +37,8 @@ const resultFile = path.join(run, 'result.json');
 const suite = `vscode-electron@${version}`;
 let ok = false;
 try {
-  const folder = createLockstepFolder(run);
+  const fixture = createContainerFixture(run);
+  const folder = fixture.alice;
   const extensionTestsPath = await bundleExtensionTests();
   log(`running the extension tests in ${vscodeExecutablePath}`);
   await runTests({
@@ -44,7 +46,7 @@ try {
     extensionDevelopmentPath: PROJECT_ROOT,
     extensionTestsPath,
     launchArgs: [folder, '--disable-extensions', '--disable-workspace-trust', '--user-data-dir', path.join(run, 'user-data')],
-    extensionTestsEnv: { LOCKSTEP_VSCODE_RESULT: resultFile, LOCKSTEP_PATH: path.join(run, 'store') },
+    extensionTestsEnv: { ...fixtureEnvironment(fixture), LOCKSTEP_VSCODE_RESULT: resultFile },
   });
   ok = true;
 } catch (err) {

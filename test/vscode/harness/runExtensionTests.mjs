@@ -9,8 +9,9 @@ import path from 'node:path';
 import util from 'node:util';
 import { bundleExtensionTests } from './bundleTests.mjs';
 import {
-  PROJECT_ROOT, createLockstepFolder, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer,
+  PROJECT_ROOT, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer,
 } from './codeServer.mjs';
+import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '' });
@@ -29,11 +30,15 @@ let server, browser, ok = false;
 try {
   if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) throw new Error('dist/extension.js is missing: run npm run build first');
   const testsIndex = await bundleExtensionTests();
-  const folder = createLockstepFolder(run.dir);
+  // A real container: bare remote, alice's clone (the workspace), bob's clone, one shared file store.
+  const fixture = createContainerFixture(run.dir);
+  const folder = fixture.alice;
   const resultFile = path.join(run.dir, 'result.json');
-  // The extension host inherits code-server's environment: this is how tests get their store and report back.
+  // The extension host inherits code-server's environment: this is how tests get their store, the coworker's
+  // clone, and a place to report back.
   server = await startCodeServer(host, run, {
-    env: { LOCKSTEP_VSCODE_RESULT: resultFile, LOCKSTEP_PATH: path.join(run.dir, 'store'), LOCKSTEP_DRIVER: 'file' },
+    env: { ...fixtureEnvironment(fixture), LOCKSTEP_VSCODE_RESULT: resultFile },
+    testPayload: true,
   });
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${server.authority}${PROJECT_ROOT}`],

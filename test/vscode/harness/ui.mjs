@@ -3,20 +3,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  PROJECT_ROOT, createLockstepFolder, createRun, installExtension, launchChromium, log, startCodeServer,
+  PROJECT_ROOT, createRun, installExtension, launchChromium, log, startCodeServer,
 } from './codeServer.mjs';
+import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
 export const SCREENSHOTS = path.join(PROJECT_ROOT, 'test-artifacts', 'screenshots');
 const STATUS_BAR = '#workbench\\.parts\\.statusbar';
+export const EXTENSION_ID = 'lockstep.lockstep';
 
 /**
- * A code-server with `vsix` installed, a Chromium page on it, and a Lockstep folder (unless `folder` is given).
- * `env` reaches the extension host. `close()` stops everything; the run folder stays when the test failed.
+ * A code-server with `vsix` installed and a Chromium page on it, opened on `folder` — by default alice's clone of
+ * a fresh container (test/vscode/harness/fixture.mjs, as `session.fixture`). `env` reaches the extension host.
+ * `close()` stops everything; the run folder stays when the test failed.
  */
-export async function openWorkbench({ host, vsix, label, folder, env = {} }) {
+export async function openWorkbench({ host, vsix, label, folder, env }) {
   const run = createRun(label);
-  const session = { run, host, page: undefined, server: undefined, browser: undefined, folder: undefined };
+  const session = { run, host, page: undefined, server: undefined, browser: undefined, folder: undefined, fixture: undefined };
   session.close = async (keep = false) => {
     await session.browser?.close().catch(() => {});
     await session.server?.stop();
@@ -25,8 +28,9 @@ export async function openWorkbench({ host, vsix, label, folder, env = {} }) {
   };
   try {
     await installExtension(host, run, vsix);
-    session.folder = folder ?? createLockstepFolder(run.dir);
-    session.server = await startCodeServer(host, run, { env: { LOCKSTEP_PATH: path.join(run.dir, 'store'), ...env } });
+    if (!folder) session.fixture = createContainerFixture(run.dir);
+    session.folder = folder ?? session.fixture.alice;
+    session.server = await startCodeServer(host, run, { env: env ?? fixtureEnvironment(session.fixture) });
     session.browser = await launchChromium(host, run);
     session.page = session.browser.pages()[0] ?? await session.browser.newPage();
     await openFolder(session.page, session.server, session.folder);
@@ -52,6 +56,49 @@ export function statusBarItem(page, extensionId, itemId) {
   return page.locator(`${STATUS_BAR} [id="${extensionId}.${itemId}"]`);
 }
 
+/** Lockstep's badge in the status bar. */
+export function lockstepBadge(page) {
+  return statusBarItem(page, EXTENSION_ID, 'lockstep.status');
+}
+
+/** The badge as shown: its text (without the codicon), aria-label, and background against the theme's colours. */
+export async function readBadge(page) {
+  return lockstepBadge(page).evaluate(item => {
+    const themed = variable => {
+      const probe = document.createElement('div');
+      probe.style.backgroundColor = `var(${variable})`;
+      item.parentElement.appendChild(probe); // the theme's variables live on the workbench, not on <body>
+      const colour = getComputedStyle(probe).backgroundColor;
+      probe.remove();
+      return colour;
+    };
+    const background = getComputedStyle(item).backgroundColor;
+    return {
+      text: item.textContent?.trim() ?? '',
+      label: item.querySelector('[aria-label]')?.getAttribute('aria-label') ?? '',
+      icon: [...(item.querySelector('.codicon')?.classList ?? [])].find(c => c.startsWith('codicon-')) ?? '',
+      background,
+      severity: background === themed('--vscode-statusBarItem-errorBackground') ? 'error'
+        : background === themed('--vscode-statusBarItem-warningBackground') ? 'warning' : 'normal',
+    };
+  });
+}
+
+/** Waits until the badge's text matches `pattern`; returns readBadge(). The error says what it showed. */
+export async function badgeShows(page, pattern, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await readBadge(page).catch(() => undefined);
+    if (last && pattern.test(last.text)) return last;
+    if (Date.now() > deadline) {
+      throw new Error(`the badge did not come to read ${pattern} within ${timeoutMs / 1000} s; it reads ${JSON.stringify(last?.text)} ` +
+        `(status bar: ${JSON.stringify(await readStatusBar(page).catch(() => []))})`);
+    }
+    await page.waitForTimeout(100);
+  }
+}
+
 /** Every visible status-bar entry as { id, text, label } (for messages and debugging). */
 export async function readStatusBar(page) {
   return page.locator(`${STATUS_BAR} .statusbar-item`).evaluateAll(items => items
@@ -59,25 +106,41 @@ export async function readStatusBar(page) {
     .map(el => ({ id: el.id, text: el.textContent?.trim() ?? '', label: el.querySelector('[aria-label]')?.getAttribute('aria-label') ?? '' })));
 }
 
-/** Runs a command by its palette title ("Lockstep: Show Log") through F1, as a person would. */
-export async function runCommand(page, title) {
+/**
+ * Runs a command by its palette title ("Lockstep: Show Log") through F1, as a person would. `input`, when given,
+ * answers the input box the command opens next: { prompt: text the box shows, answer: what to type }.
+ */
+export async function runCommand(page, title, { input } = {}) {
   await page.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
   await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 20_000 });
-  await input.pressSequentially(title, { delay: 10 });
+  const box = page.locator('.quick-input-widget input');
+  await box.waitFor({ timeout: 20_000 });
+  await box.pressSequentially(title, { delay: 10 });
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 20_000 });
   await page.keyboard.press('Enter');
+  if (input) {
+    await page.locator('.quick-input-widget', { hasText: input.prompt }).waitFor({ timeout: 20_000 });
+    await box.fill(input.answer);
+    await page.keyboard.press('Enter');
+  }
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 20_000 });
 }
 
 /** Saves a screenshot (or of one locator) as test-artifacts/screenshots/NAME.png and returns its path. */
-export async function screenshot(target, name) {
+export async function screenshot(target, name, options = {}) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
-  await target.screenshot({ path: file });
+  await target.screenshot({ ...options, path: file });
   log(`screenshot ${path.relative(PROJECT_ROOT, file)}`);
   return file;
+}
+
+/** The left part of the status bar, where the badge sits, with a strip of the window above it for context. */
+export async function badgeScreenshot(page, name) {
+  const bar = await page.locator(STATUS_BAR).boundingBox();
+  if (!bar) throw new Error('the status bar is not visible');
+  const above = 40;
+  return screenshot(page, name, { clip: { x: 0, y: bar.y - above, width: 520, height: bar.height + above } });
 }
 
 /**

@@ -1,46 +1,143 @@
-// UI test through Chromium on the packaged extension: in a folder with .lockstep.json the status bar shows the
-// Lockstep item, and "Lockstep: Show Log" from the palette opens the Lockstep log. Screenshots of both.
+// UI test through Chromium on the packaged extension, in one workbench opened on alice's clone of a fresh container
+// (bare remote, bob's clone, shared file store). The badge reads Free; the palette's "Lockstep: Acquire Lock" turns it
+// to Held by me; "Lockstep: Show Log" opens the log; then the backend (bob and the operator through the CLI, the store
+// taken away, .lockstep.json removed) drives it through HOLDER SILENT, Stale, Offline and Not initialised, with the
+// background colour each must have. A screenshot of every state goes to test-artifacts/screenshots/badge-<state>.png.
 // usage: node test/vscode/ui/badge.ui.mjs --vsix FILE [--host 1.100|1.139|oldest|newest] [--suite NAME]
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { log, parseOptions, resolveHost } from '../harness/codeServer.mjs';
-import { openWorkbench, readStatusBar, runCommand, runUiTests, screenshot, statusBarItem } from '../harness/ui.mjs';
+import { lockstep } from '../harness/fixture.mjs';
+import {
+  badgeScreenshot, badgeShows, lockstepBadge, openWorkbench, readStatusBar, runCommand, runUiTests, screenshot,
+} from '../harness/ui.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', vsix: '', suite: '' });
 if (!options.vsix) throw new Error('--vsix FILE is required (npm run package builds one)');
 const host = resolveHost(options.host);
+const newest = resolveHost('newest').name === host.name;
 const suite = options.suite || `vscode-ui:badge@${host.name}`;
+const shot = (page, state) => badgeScreenshot(page, `badge-${state}${newest ? '' : `@${host.name}`}`);
 
-const ok = await runUiTests(suite, [{
-  name: 'the status bar shows Lockstep in a folder with .lockstep.json; "Lockstep: Show Log" opens its log',
-  async run() {
-    const session = await openWorkbench({ host, vsix: path.resolve(options.vsix), label: `ui-${host.name}` });
-    let passed = false;
-    try {
-      const { page } = session;
-      const badge = statusBarItem(page, 'lockstep.lockstep', 'lockstep.status');
+let session;
+const opened = openWorkbench({ host, vsix: path.resolve(options.vsix), label: `ui-badge-${host.name}` })
+  .then(s => { session = s; return s; });
+opened.catch(() => undefined);
+const page = async () => (await opened).page;
+const as = (who, args) => lockstep(who === 'alice' ? session.fixture.alice : session.fixture.bob, args,
+  { store: session.fixture.store, ...(who === 'ops' ? { identity: 'ops@example.com' } : {}) });
+
+const ok = await runUiTests(suite, [
+  {
+    name: 'the badge reads Free in a fresh container, on the left, with its codicon',
+    async run() {
+      const p = await page();
       try {
-        await badge.waitFor({ timeout: 60_000 });
+        await lockstepBadge(p).waitFor({ timeout: 60_000 });
       } catch (err) {
-        throw new Error(`no Lockstep item in the status bar; it shows ${JSON.stringify(await readStatusBar(page))}`, { cause: err });
+        throw new Error(`no Lockstep item in the status bar; it shows ${JSON.stringify(await readStatusBar(p))}`, { cause: err });
       }
-      // Which state it shows belongs to the badge-state tests; here: it is there, reads Lockstep, has its codicon.
-      assert.match((await badge.textContent())?.trim() ?? '', /^Lockstep\b/);
-      assert.equal(await badge.locator('.codicon').count(), 1, 'the item shows one codicon');
-      assert.ok(await badge.evaluate(el => el.classList.contains('left')), 'the item sits on the left');
-      await screenshot(page, `badge-${host.name}`);
-      await screenshot(page.locator('#workbench\\.parts\\.statusbar'), `badge-statusbar-${host.name}`);
-
-      await runCommand(page, 'Lockstep: Show Log');
-      // The Output panel opens on the Lockstep channel, whose first line is the activation message.
-      const output = page.locator('.part.panel .monaco-editor .view-lines');
-      await output.filter({ hasText: 'Lockstep activated' }).waitFor({ timeout: 20_000 });
-      log('the Output panel shows the Lockstep log');
-      await screenshot(page, `show-log-${host.name}`);
-      passed = true;
-    } finally {
-      await session.close(!passed);
-    }
+      const badge = await badgeShows(p, /^Free$/);
+      assert.equal(badge.icon, 'codicon-unlock');
+      assert.equal(badge.severity, 'normal');
+      assert.equal(badge.label, 'Lockstep: Free');
+      assert.ok(await lockstepBadge(p).evaluate(el => el.classList.contains('left')), 'the item sits on the left');
+      await shot(p, 'free');
+    },
   },
-}]);
+  {
+    name: '"Lockstep: Show Log" from the palette opens the Lockstep log',
+    async run() {
+      const p = await page();
+      await runCommand(p, 'Lockstep: Show Log');
+      await p.locator('.part.panel .monaco-editor .view-lines').filter({ hasText: 'Lockstep activated' }).waitFor({ timeout: 20_000 });
+      await screenshot(p, `show-log${newest ? '' : `@${host.name}`}`);
+      await p.keyboard.press('Control+J'); // close the panel again
+    },
+  },
+  {
+    name: 'the palette\'s "Lockstep: Acquire Lock" turns it to Held by me #1 with the time left',
+    async run() {
+      const p = await page();
+      await runCommand(p, 'Lockstep: Acquire Lock');
+      const badge = await badgeShows(p, /^Held by me #1 · \d+s$/);
+      assert.equal(badge.icon, 'codicon-lock');
+      assert.equal(badge.severity, 'normal');
+      assert.equal(as('ops', ['status']).holder.identity, 'alice@example.com');
+      await shot(p, 'held-by-me');
+      // Nothing to push: release from the palette, and it is free again.
+      await runCommand(p, 'Lockstep: Release Lock');
+      await badgeShows(p, /^Free$/);
+    },
+  },
+  {
+    name: 'HOLDER SILENT (warning background) when bob\'s one-second lease runs out',
+    async run() {
+      const p = await page();
+      as('bob', ['acquire', '--ttl', '1']);
+      const badge = await badgeShows(p, /^HOLDER SILENT$/);
+      assert.equal(badge.icon, 'codicon-warning');
+      assert.equal(badge.severity, 'warning', `background ${badge.background}`);
+      await shot(p, 'holder-silent');
+      as('ops', ['clear', '--reason', 'bob went quiet in a UI test']);
+      await badgeShows(p, /^Free$/);
+    },
+  },
+  {
+    name: 'Stale grant — push blocked (error background) after alice\'s lease expires and bob takes over',
+    async run() {
+      const p = await page();
+      const { grant } = as('alice', ['acquire', '--ttl', '1']);
+      await badgeShows(p, /^Stale grant/);
+      as('bob', ['acquire']);
+      const badge = await badgeShows(p, new RegExp(`^Stale grant #${grant} — push blocked$`));
+      assert.equal(badge.icon, 'codicon-error');
+      assert.equal(badge.severity, 'error', `background ${badge.background}`);
+      await shot(p, 'stale');
+      await screenshot(p, `stale-page${newest ? '' : `@${host.name}`}`);
+    },
+  },
+  {
+    name: 'Offline (error background) when the store is unreachable, back by itself when it returns',
+    async run() {
+      const p = await page();
+      const { store } = session.fixture;
+      fs.renameSync(store, `${store}.away`);
+      fs.writeFileSync(store, 'not a folder\n');
+      try {
+        await runCommand(p, 'Lockstep: Refresh Lock Status');
+        const badge = await badgeShows(p, /^Offline$/);
+        assert.equal(badge.icon, 'codicon-debug-disconnect');
+        assert.equal(badge.severity, 'error', `background ${badge.background}`);
+        await shot(p, 'offline');
+      } finally {
+        fs.rmSync(store);
+        fs.renameSync(`${store}.away`, store);
+      }
+      await badgeShows(p, /^Stale grant/);
+    },
+  },
+  {
+    name: 'Not initialised when the folder has no .lockstep.json; back when the file returns',
+    async run() {
+      const p = await page();
+      const file = path.join(session.fixture.alice, '.lockstep.json');
+      const kept = fs.readFileSync(file);
+      fs.rmSync(file);
+      try {
+        const badge = await badgeShows(p, /^Lockstep: not initialised$/);
+        assert.equal(badge.icon, 'codicon-circle-slash');
+        await shot(p, 'not-initialised');
+      } finally {
+        fs.writeFileSync(file, kept);
+      }
+      await badgeShows(p, /^Stale grant/);
+      assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: session.fixture.alice, encoding: 'utf8' }), '');
+    },
+  },
+]);
+if (session) await session.close(!ok);
+else log('the workbench did not open (its logs were saved)');
 process.exit(ok ? 0 : 1);

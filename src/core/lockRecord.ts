@@ -187,7 +187,7 @@ function lostMessage(record: LockRecord, grant: number, now: number): string {
     return `Your lease (grant #${grant}) is no longer current: grant #${record.grant} was issued since${h ? ` to ${h.identity}` : ''}. Fetch, then petition or acquire again.`;
   }
   if (h && h.grant === grant && h.expiresAt <= now) {
-    return `Your lease (grant #${grant}) expired at ${new Date(h.expiresAt).toISOString()}; a lost lease is never revived. Acquire again for a new grant.`;
+    return `Your lease (grant #${grant}) expired at ${iso(h.expiresAt)}; a lost lease is never revived. Acquire again for a new grant.`;
   }
   return `You do not hold the lock (grant #${grant} is not live). Acquire it first.`;
 }

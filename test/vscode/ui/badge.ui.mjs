@@ -137,6 +137,21 @@ const ok = await runUiTests(suite, [
       assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: session.fixture.alice, encoding: 'utf8' }), '');
     },
   },
+  {
+    name: '"Lockstep: Show Lock Page" renders holder, grant, queue and audit trail in one webview',
+    async run() {
+      const p = await page();
+      await runCommand(p, 'Lockstep: Show Lock Page');
+      // A webview is an iframe inside an iframe; the page's own script renders into #app.
+      const view = p.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+      await view.locator('h2', { hasText: 'Audit trail' }).waitFor({ timeout: 30_000 });
+      await view.getByText('Holder: bob@example.com').waitFor({ timeout: 10_000 });
+      await view.locator('h1', { hasText: 'Stale grant' }).waitFor({ timeout: 10_000 });
+      const audit = await view.locator('table.audit tr').count();
+      assert.ok(audit >= 3, `the audit trail lists the transitions so far (${audit} rows)`);
+      await screenshot(p, `lock-page${newest ? '' : `@${host.name}`}`);
+    },
+  },
 ]);
 if (session) await session.close(!ok);
 else log('the workbench did not open (its logs were saved)');

@@ -121,7 +121,12 @@ function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: s
 function withAudit(record: LockRecord, line: AuditLine): LockRecord {
   const last = record.audit[record.audit.length - 1];
   let audit: AuditLine[];
-  if (line.action === 'heartbeat' && last?.action === 'heartbeat' && last.grant === line.grant && last.outcome === 'done' && line.outcome === 'done') {
+  // Runs of heartbeats, and of one person's identical refused attempts, fold into one line with a
+  // count: neither may push the real history out of the bounded trail.
+  const repeats = last !== undefined && last.action === line.action && last.grant === line.grant && last.outcome === line.outcome
+    && (line.action === 'heartbeat' && line.outcome === 'done'
+      || line.outcome === 'refused' && last.who === line.who && last.detail === line.detail);
+  if (repeats) {
     audit = [...record.audit.slice(0, -1), { ...line, count: (last.count ?? 1) + 1 }];
   } else {
     audit = [...record.audit, line];

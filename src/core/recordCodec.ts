@@ -21,6 +21,7 @@ export function parseRecord(value: unknown, driver: string, container: string): 
       || !isTime(h.grantedAt) || !isTime(h.expiresAt)) return fail('holder');
   }
   if (!Array.isArray(value.queue) || !value.queue.every(p => isObject(p) && isText(p.identity) && isTime(p.at))) return fail('queue');
+  if (new Set(value.queue.map(p => (p as { identity: string }).identity)).size !== value.queue.length) return fail('a person queued twice');
   if (!Array.isArray(value.ranges) || !value.ranges.every(r => isObject(r) && isText(r.to) && isCount(r.start) && isCount(r.end)
     && isCount(r.next) && isCount(r.grant) && (r.start as number) <= (r.next as number) && (r.next as number) <= (r.end as number) + 1
     && (r.end as number) < (value.nextId as number))) return fail('identifier ranges');

@@ -111,6 +111,25 @@ describe('lockRecord: audit', () => {
     ]);
   });
 
+  it('folds one person\'s repeated identical refused clears into one line, so they cannot flush the trail', () => {
+    const { record: start } = silent();
+    let record = start;
+    const attempt = (r: LockRecord, who: string, reason: string, minute: number): LockRecord => {
+      const outcome = clear(r, SETTINGS, { identity: who, reason }, at(3, minute));
+      assert.equal(outcome.ok, false);
+      return (outcome as { record: LockRecord }).record;
+    };
+    for (let i = 0; i < MAX_AUDIT_LINES + 10; i++) record = attempt(record, BEN, 'let me in', i % 60);
+    const refusedLines = record.audit.filter(l => l.outcome === 'refused');
+    assert.equal(refusedLines.length, 1);
+    assert.equal(refusedLines[0].count, MAX_AUDIT_LINES + 10);
+    assert.ok(record.audit.some(l => l.action === 'acquire' && l.who === LEAD), 'the real history is still there');
+    // A different reason, or another person, starts a new line.
+    record = attempt(record, BEN, 'please', 0);
+    record = attempt(record, ANA, 'please', 1);
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, 3);
+  });
+
   it('heartbeats of different grants are not folded together', () => {
     const first = acquireAs(fresh(), LEAD, T0);
     const hb1 = ok(heartbeat(first.record, SETTINGS, first.proof, at(0, 10))).record;

@@ -37,6 +37,7 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a holder with an infinite expiry', damage: r => ({ ...r, holder: { ...r.holder, expiresAt: 'Infinity' } }) },
   { what: 'a queue that is an object', damage: r => ({ ...r, queue: {} }) },
   { what: 'a queue entry without identity', damage: r => ({ ...r, queue: [{ at: T0 }] }) },
+  { what: 'a person queued twice', damage: r => ({ ...r, queue: [...r.queue, r.queue[0]] }) },
   { what: 'a range whose next is below its start', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], next: 0 }] }) },
   { what: 'a range whose next is past end + 1', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], next: 7 }] }) },
   { what: 'a range reaching nextId (would be reissued)', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], end: r.nextId }] }) },

@@ -18,6 +18,13 @@ const entries = [
 if (fs.existsSync('src/extension/extension.ts')) entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
 if (fs.existsSync('media/lockPage.ts')) entries.push({ entryPoints: ['media/lockPage.ts'], outfile: 'dist/media/lockPage.js', platform: 'browser', format: 'iife', external: [] });
 
+if (process.argv.includes('--watch')) {
+  // Rebuilds on change; the "[watch] build finished" lines feed the esbuild problem matcher in .vscode/tasks.json.
+  const contexts = await Promise.all(entries.map(e => esbuild.context({ ...common, ...e, logLevel: 'info' })));
+  await Promise.all(contexts.map(c => c.watch()));
+  console.log('[watch] build finished, watching for changes…');
+  await new Promise(() => undefined);
+}
 await Promise.all(entries.map(e => esbuild.build({ ...common, ...e })));
 fs.chmodSync('dist/cli.js', 0o755);
 // Declarations for library users (`--no-types` skips them for quick local iterations).

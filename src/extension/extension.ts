@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
 import type { Badge } from './badge';
 import { CommandIds } from './commandIds';
@@ -44,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): LockstepApi {
     registerContextKeys(workspace),
     ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
     workspace.onDidCreateModel(model => watchForNotifications(model, context)),
+    repairHooksAfterUpdate(workspace, context, log),
     vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),
     vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel); }),
   );
@@ -59,6 +61,22 @@ export function activate(context: vscode.ExtensionContext): LockstepApi {
     activationMs,
     logLines: () => log.lines(),
   };
+}
+
+/**
+ * A hook installed by an earlier version of this extension runs a CLI that the update removed:
+ * rewrite it to run this version's, once per container per session, in trusted workspaces only.
+ */
+function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.ExtensionContext, log: Log): vscode.Disposable {
+  const checked = new WeakSet<ContainerModel>();
+  const cli = vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath;
+  return workspace.onDidChangeAny(model => {
+    if (checked.has(model) || model.status === undefined || !vscode.workspace.isTrusted) return;
+    checked.add(model);
+    void repairClientHook(model.root, { node: process.execPath, cli })
+      .then(repaired => { if (repaired) log.info(`${model.folder.name}: the pre-push guard pointed at a removed Lockstep; it now runs this version.`); })
+      .catch(error => log.error(`${model.folder.name}: could not check the pre-push guard`, error));
+  });
 }
 
 /** "Your turn" with an Acquire button; a lost lease as an error that says what happened. */

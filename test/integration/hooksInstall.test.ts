@@ -1,8 +1,10 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { CHAINED_SUFFIX, HOOK_MARKER } from '../../src/core/hooks/hookScripts';
+import { installClientHooks, repairClientHook } from '../../src/core/hooks/install';
 import { createFencingTeam, DIST_CLI, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 
 /**
@@ -214,5 +216,33 @@ describe('lockstep hooks install (real git)', function () {
     it('no owner token or push proof appeared in anything the hooks or the CLI printed', () => {
       team.assertNoSecretLeaked();
     });
+  });
+});
+
+describe('repairClientHook (the extension after an update)', () => {
+  it('rewrites a Lockstep hook whose CLI is gone, and leaves a working one and anyone else\'s alone', async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-repair-'));
+    try {
+      execFileSync('git', ['init', '-q', repo]);
+      const hook = path.join(repo, '.git', 'hooks', 'pre-push');
+      const current = path.join(repo, 'current-cli.js');
+      fs.writeFileSync(current, '');
+      assert.equal(await repairClientHook(repo, { node: process.execPath, cli: current }), false, 'no hook: nothing to do');
+
+      await installClientHooks(repo, { node: process.execPath, cli: path.join(repo, "old version's", 'cli.js') });
+      assert.equal(await repairClientHook(repo, { node: process.execPath, cli: current }), true, 'the old CLI is gone');
+      assert.ok(fs.readFileSync(hook, 'utf8').includes(`'${current}'`));
+
+      const elsewhere = path.join(repo, 'npm-cli.js');
+      fs.writeFileSync(elsewhere, '');
+      await installClientHooks(repo, { node: process.execPath, cli: elsewhere });
+      assert.equal(await repairClientHook(repo, { node: process.execPath, cli: current }), false, 'a working hook is kept');
+      assert.ok(fs.readFileSync(hook, 'utf8').includes(`'${elsewhere}'`));
+
+      fs.writeFileSync(hook, '#!/bin/sh\nexit 0\n');
+      assert.equal(await repairClientHook(repo, { node: process.execPath, cli: current }), false, "someone else's hook is not ours to touch");
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
   });
 });

@@ -166,4 +166,14 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.ok(!fs.existsSync(marker), 'nothing in the value was executed');
     });
   });
+  for (const [name, text] of [['pre-push', prePushHook], ['pre-receive', preReceiveHook]] as const) {
+    it(`${name}: a CLI that is gone (the extension was updated) refuses with a message that says what to do`, () => {
+      const { hook, cli } = setUp(name, c => text({ node: process.execPath, cli: c }));
+      fs.rmSync(cli);
+      const ran = run(hook, ['origin', 'url'], 'refs/heads/main a refs/heads/main b', {});
+      assert.equal(ran.status, 1);
+      assert.match(ran.stderr, /command line .* is gone .*the push is refused\. Run lockstep hooks install again/);
+      assert.deepEqual(ran.guard, []);
+    });
+  }
 });

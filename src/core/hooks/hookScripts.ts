@@ -26,7 +26,16 @@ if ! [ -x "$node_bin" ]; then
   echo "lockstep: node was not found, so the fencing guard cannot run and the push is refused. Install Node.js or run lockstep hooks install again." >&2
   exit 1
 fi
-cli=\${LOCKSTEP_CLI:-${shellQuote(paths.cli)}}`;
+cli=\${LOCKSTEP_CLI:-${shellQuote(paths.cli)}}
+${cliPresent()}`;
+}
+
+/** The CLI moves when the extension or package that installed the hook is updated: say so plainly. */
+function cliPresent(): string {
+  return `if ! [ -f "$cli" ]; then
+  echo "lockstep: the fencing guard's command line ($cli) is gone (updated or removed), so the push is refused. Run lockstep hooks install again, or Lockstep: Install Git Hooks in VS Code." >&2
+  exit 1
+fi`;
 }
 
 /**
@@ -39,7 +48,8 @@ if ! [ -x "$node_bin" ]; then
   echo "lockstep: the node this guard was installed with (${paths.node.replace(/[`$"\\]/g, '')}) is gone, so every protected push is refused. Run lockstep hooks install --server again." >&2
   exit 1
 fi
-cli=${shellQuote(paths.cli)}`;
+cli=${shellQuote(paths.cli)}
+${cliPresent()}`;
 }
 
 export function prePushHook(paths: HookPaths): string {

@@ -62,3 +62,19 @@ export async function installServerHooks(repo: string, paths: HookPaths, env: Re
   fs.chmodSync(path.join(dir, 'lockstep.env'), 0o600);
   return installed;
 }
+
+/**
+ * Repairs this clone's Lockstep pre-push hook when the CLI it runs is gone (the extension that
+ * installed it was updated, so its folder moved): rewrites it to run `paths.cli`. A working hook,
+ * or a clone without our hook, is left alone. True when it rewrote.
+ */
+export async function repairClientHook(repo: string, paths: HookPaths): Promise<boolean> {
+  const hook = path.join(await hooksDir(repo), 'pre-push');
+  let text: string;
+  try { text = fs.readFileSync(hook, 'utf8'); } catch { return false; }
+  if (!text.includes(HOOK_MARKER)) return false;
+  const installedCli = /^cli=\$\{LOCKSTEP_CLI:-'((?:[^']|'\\'')*)'\}$/m.exec(text)?.[1]?.replace(/'\\''/g, "'");
+  if (installedCli === undefined || fs.existsSync(installedCli)) return false;
+  await installClientHooks(repo, paths);
+  return true;
+}

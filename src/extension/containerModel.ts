@@ -66,8 +66,6 @@ export class ContainerModel implements vscode.Disposable {
   get status(): LockStatus | undefined { return this._source.kind === 'status' ? this._source.status : undefined; }
   get identity(): string | undefined { return this.container?.identity; }
   get isOperator(): boolean { return this._source.kind === 'status' && this._source.isOperator; }
-  get containerSettings() { return this.container?.settings; }
-  get file() { return this.container?.file; }
   get root(): string { return this.container?.clone.root ?? this.folder.uri.fsPath; }
 
   updateSettings(settings: ExtensionSettings): void {

@@ -42,10 +42,6 @@ export class Heartbeat implements vscode.Disposable {
     this.schedule(Math.max(1_000, Math.min(this.hooks.intervalMs(), untilExpiry / 2)));
   }
 
-  get running(): boolean {
-    return this.grant !== undefined;
-  }
-
   stop(): void {
     this.grant = undefined;
     if (this.timer) clearTimeout(this.timer);

@@ -35,8 +35,6 @@ export class LockPagePanel implements vscode.Disposable {
     this.adopt(vscode.window.createWebviewPanel(VIEW_TYPE, 'Lockstep: Lock Page', vscode.ViewColumn.Active, this.options()));
   }
 
-  get visible(): boolean { return this.panel?.visible ?? false; }
-
   private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
     return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'media'), vscode.Uri.joinPath(this.extensionUri, 'media')] };
   }

@@ -1,5 +1,6 @@
 // The lock page's script (runs in the webview; bundled to dist/media/lockPage.js). It renders the
 // view the extension posts and sends back typed requests; it keeps the countdown ticking locally.
+import { formatDuration } from '../src/core/format';
 import type { FromWebview, LockPageView, ToWebview } from '../src/extension/lockPageProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void; setState(state: unknown): void; getState(): unknown };
@@ -9,11 +10,6 @@ const app = document.getElementById('app') as HTMLElement;
 let view: LockPageView | undefined = vscode.getState() as LockPageView | undefined;
 let offset = 0; // page clock minus extension clock
 
-function duration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
-  return h > 0 ? `${h}h ${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m ${String(r).padStart(2, '0')}s` : `${r}s`;
-}
 function time(ms: number): string {
   return new Date(ms).toLocaleString();
 }
@@ -57,12 +53,12 @@ function render(): void {
     holder.append(
       el('div', `Holder: ${v.holder.identity}`), el('div', `Grant: #${v.holder.grant}`),
       el('div', `Granted: ${time(v.holder.grantedAt)}`),
-      el('div', left > 0 ? `Expires in: ${duration(left)}` : `Silent since: ${time(v.holder.expiresAt)}`, left > 0 ? 'countdown' : 'warning'),
+      el('div', left > 0 ? `Expires in: ${formatDuration(left)}` : `Silent since: ${time(v.holder.expiresAt)}`, left > 0 ? 'countdown' : 'warning'),
     );
   } else {
     holder.append(el('div', `Free · last grant #${v.grant}`));
   }
-  if (v.turn) holder.append(el('div', `Turn: ${v.turn.identity} for ${duration(v.turn.endsAt - now)}`));
+  if (v.turn) holder.append(el('div', `Turn: ${v.turn.identity} for ${formatDuration(v.turn.endsAt - now)}`));
   app.append(section('Lock', holder));
 
   const actions = el('div', undefined, 'actions');

@@ -1,6 +1,6 @@
 import { simpleGit } from 'simple-git';
 import { readContainerRecord } from '../../core/container/container';
-import { CONTAINER_DEFAULTS, type ContainerFile } from '../../core/container/containerFile';
+import { withDefaults, type ContainerFile } from '../../core/container/containerFile';
 import { LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv } from '../../core/fencing';
 import type { LockRecord } from '../../core/lockRecord';
@@ -60,7 +60,7 @@ async function containerFileAt(git: ReturnType<typeof simpleGit>, sha: string): 
   try {
     const raw = JSON.parse(text) as Partial<ContainerFile>;
     if (typeof raw.container !== 'string') return undefined;
-    return { ...CONTAINER_DEFAULTS, protectedBranches: [], operators: [], ...raw } as ContainerFile;
+    return withDefaults(raw);
   } catch {
     return undefined;
   }

@@ -75,7 +75,12 @@ export function readContainerFile(root: string): ContainerFile {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new LockConfigurationError(`${CONTAINER_FILE} must hold a JSON object.`, { setting: CONTAINER_FILE });
   }
-  return validate({ ...CONTAINER_DEFAULTS, protectedBranches: [], operators: [], ...raw } as unknown as ContainerFile);
+  return validate(withDefaults(raw));
+}
+
+/** A `.lockstep.json` object with the settings it leaves out filled from the defaults (not validated). */
+export function withDefaults(raw: object): ContainerFile {
+  return { ...CONTAINER_DEFAULTS, protectedBranches: [], operators: [], ...raw } as unknown as ContainerFile;
 }
 
 export function writeContainerFile(root: string, value: ContainerFile): void {

@@ -117,7 +117,8 @@ export type RefusalReason =
   | 'no-range'
   | 'range-exhausted'
   | 'invalid-request'
-  | 'not-initialised';
+  | 'not-initialised'
+  | 'proof-would-leak';
 
 export class LockRefusedError extends LockError {
   readonly reason: RefusalReason;

@@ -88,6 +88,10 @@ export interface FencingTeamOptions {
   readonly serverHooks?: boolean;
   /** Install each clone's pre-push guard (default true). */
   readonly clientHooks?: boolean;
+  /** The container's driver (default file). */
+  readonly driver?: 'file' | 'git';
+  /** More arguments for `lockstep hooks install --server`. */
+  readonly serverInstallArgs?: readonly string[];
 }
 
 const PROOF_LINE = /lockstep-proof=([0-9a-f]{64})/g;
@@ -149,7 +153,6 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
 
   const remote = path.join(root, 'remote.git');
   await gitOk(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
-  if (options.serverHooks ?? true) await lockstepOk(remote, ['hooks', 'install', '--server']);
 
   // The founder's clone: a first commit, `lockstep init --server-guard`, the committed .lockstep.json.
   const seed = path.join(root, 'seed');
@@ -162,13 +165,14 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   await gitOk(seed, 'commit', '--quiet', '-m', 'first');
   await gitOk(seed, 'push', '--quiet', '-u', 'origin', 'main');
   const operators = options.operators ?? ['ops@example.com'];
-  const init = await lockstepOk(seed, ['init', '--server-guard', ...operators.flatMap(o => ['--operator', o])]);
+  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...operators.flatMap(o => ['--operator', o])]);
   assert.equal(init.settings.serverGuard, true);
   assert.deepEqual(init.settings.protectedBranches, ['main']);
   await gitOk(seed, 'add', '.lockstep.json');
   await gitOk(seed, 'commit', '--quiet', '-m', 'lockstep container');
-  // The branch's old tip has no .lockstep.json yet, so this push is not fenced.
+  // The server guard is not installed yet: it pins the settings this push brings.
   await gitOk(seed, 'push', '--quiet', 'origin', 'main');
+  if (options.serverHooks ?? true) await lockstepOk(remote, ['hooks', 'install', '--server', ...(options.serverInstallArgs ?? [])]);
 
   const members: TeamMember[] = [];
   for (const name of options.members) {

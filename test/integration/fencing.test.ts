@@ -284,12 +284,12 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       const hooks = [
         fs.readFileSync(path.join(alice.dir, '.git', 'hooks', 'pre-push'), 'utf8'),
         fs.readFileSync(path.join(team.remote, 'hooks', 'pre-receive'), 'utf8'),
-        fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep.env'), 'utf8'),
+        fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8'),
       ];
       for (const hook of hooks) assert.doesNotMatch(hook, /[0-9a-f]{64}/, 'a hook holds no token or proof');
       // The guards get only git's own arguments (remote name and URL) and read the refs on stdin.
       assert.match(hooks[0], /"\$node_bin" "\$cli" guard pre-push "\$@"\n$/);
-      assert.match(hooks[1], /"\$node_bin" "\$cli" guard pre-receive\n$/);
+      assert.match(hooks[1], /"\$node_bin" "\$cli" guard pre-receive --settings '[^']+\/lockstep-server\.json'\n$/);
       assert.equal(team.secrets().length, 6, 'the tokens and proofs of grants #1 to #3 were seen');
       // git's trace prints the environment it hands the server's hook, and git itself passes push
       // options there (GIT_PUSH_OPTION_n, never argv): that is the only place the proof may show.
@@ -358,9 +358,10 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     const client = refusedByClient(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }), 'client with a broken backend');
     assert.match(client, /lockstep: The push is refused because the lock could not be checked — The lock storage folder could not be used/);
 
-    const envFile = path.join(team.remote, 'hooks', 'lockstep.env');
+    // The server's store is what was pinned at install: point it at the broken folder there.
+    const envFile = path.join(team.remote, 'hooks', 'lockstep-server.json');
     const saved = fs.readFileSync(envFile, 'utf8');
-    fs.writeFileSync(envFile, `LOCKSTEP_PATH='${notAFolder}'\n`);
+    fs.writeFileSync(envFile, JSON.stringify({ ...JSON.parse(saved), store: { path: notAFolder } }));
     try {
       const server = refused(await push('--no-verify'), 'server with a broken backend');
       assert.match(server, /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — The lock storage folder could not be used/);

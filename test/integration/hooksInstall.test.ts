@@ -35,7 +35,7 @@ describe('lockstep hooks install (real git)', function () {
   after(() => team?.dispose());
 
   describe('--server, in the shared bare repository', () => {
-    it('wrote pre-receive (embedding node and dist/cli.js), lockstep.env (0600) and receive.advertisePushOptions', async () => {
+    it('wrote pre-receive (embedding node, dist/cli.js and the pinned settings), lockstep-server.json (0600) and receive.advertisePushOptions', async () => {
       const hook = path.join(team.remote, 'hooks', 'pre-receive');
       const text = fs.readFileSync(hook, 'utf8');
       assert.equal(mode(hook), 0o755);
@@ -43,19 +43,72 @@ describe('lockstep hooks install (real git)', function () {
       assert.ok(text.includes(`'${DIST_CLI}'`), 'the absolute path of the CLI that installed it');
       assert.ok(text.includes(`'${process.execPath}'`), 'the node that ran the install');
       assert.equal(await team.gitOk(team.remote, 'config', 'receive.advertisePushOptions'), 'true');
-      const env = path.join(team.remote, 'hooks', 'lockstep.env');
-      assert.equal(mode(env), 0o600);
-      assert.match(fs.readFileSync(env, 'utf8'), new RegExp(`^LOCKSTEP_PATH='${team.store}'$`, 'm'));
+      const pinned = path.join(team.remote, 'hooks', 'lockstep-server.json');
+      assert.ok(text.includes(`--settings '${pinned}'`));
+      assert.equal(mode(pinned), 0o600);
+      const settings = JSON.parse(fs.readFileSync(pinned, 'utf8'));
+      assert.equal(settings.file.container, team.container, 'the container of main\'s committed .lockstep.json');
+      assert.deepEqual(settings.file.protectedBranches, ['main']);
+      assert.equal(settings.requireProof, true, 'the committed serverGuard');
+      assert.deepEqual(settings.store, { path: team.store }, 'the installing shell\'s LOCKSTEP_PATH');
+      assert.equal(settings.pinnedFrom.branch, 'main');
+      assert.equal(settings.pinnedFrom.commit, team.remoteSha());
+      assert.ok(!fs.existsSync(path.join(team.remote, 'hooks', 'lockstep.env')), 'no environment file: the guard reads no variables');
     });
 
     it('a second install updates in place: same text, nothing chained, and no identity saved from the shell', async () => {
       const hook = path.join(team.remote, 'hooks', 'pre-receive');
       const before = fs.readFileSync(hook, 'utf8');
       const again = ok(await team.lockstep(team.remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_IDENTITY: 'ops@example.com' } }), 'install --server again');
-      assert.deepEqual(again, { ok: true, hook, chained: null, updated: true });
+      assert.equal(again.hook, hook);
+      assert.equal(again.chained, null);
+      assert.equal(again.updated, true);
       assert.equal(fs.readFileSync(hook, 'utf8'), before);
       assert.ok(!fs.existsSync(hook + CHAINED_SUFFIX));
-      assert.doesNotMatch(fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep.env'), 'utf8'), /IDENTITY|ops@example/);
+      assert.doesNotMatch(fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8'), /IDENTITY|ops@example\.com"?\s*[,}]\s*$/m);
+    });
+
+    it('hooks status --server prints the pinned settings, never a password', async () => {
+      const saved = fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8');
+      try {
+        ok(await team.lockstep(team.remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_REDIS_URL: 'redis://user:s3cret-pass@127.0.0.1:6390/0' } }), 'install with a credential');
+        const shown = await team.lockstep(team.remote, ['hooks', 'status', '--server'], { json: false });
+        assert.equal(shown.code, 0, shown.stderr);
+        assert.match(shown.stdout, new RegExp(`container ${team.container}`));
+        assert.match(shown.stdout, /protected branches: main/);
+        assert.match(shown.stdout, /redis redis:\/\/\*\*\*@127\.0\.0\.1:6390\/0/);
+        assert.doesNotMatch(shown.stdout + shown.stderr, /s3cret-pass/);
+      } finally {
+        fs.writeFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), saved, { mode: 0o600 });
+      }
+    });
+
+    it('is refused where main has no readable .lockstep.json: nothing is installed on guessed settings', async () => {
+      const bare = path.join(team.root, 'unset.git');
+      await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
+      const empty = await team.lockstep(bare, ['hooks', 'install', '--server']);
+      assert.equal(empty.code, 2);
+      assert.match(empty.json.error.message, /The branch main does not exist in this repository/);
+      ok(await team.git(alice.dir, ['push', '--no-verify', bare, 'HEAD:refs/heads/main']), 'main with .lockstep.json');
+      // A symbolic link committed in its place (clients would follow it) is refused too.
+      const work = path.join(team.root, 'unset-work');
+      await team.gitOk(team.root, 'clone', '--quiet', bare, work);
+      await team.gitOk(work, 'config', 'user.email', 'x@example.com');
+      fs.rmSync(path.join(work, '.lockstep.json'));
+      fs.symlinkSync('README.md', path.join(work, '.lockstep.json'));
+      await team.gitOk(work, 'commit', '--quiet', '-am', 'link');
+      await team.gitOk(work, 'push', '--quiet', 'origin', 'HEAD:refs/heads/linked');
+      const linked = await team.lockstep(bare, ['hooks', 'install', '--server', '--branch', 'linked']);
+      assert.equal(linked.code, 2);
+      assert.match(linked.json.error.message, /\.lockstep\.json on linked is not a regular file/);
+      assert.ok(!fs.existsSync(path.join(bare, 'hooks', 'pre-receive')));
+    });
+
+    it('hooks install without --server in a bare repository is an error that says to add --server', async () => {
+      const refused = await team.lockstep(team.remote, ['hooks', 'install']);
+      assert.equal(refused.code, 2);
+      assert.match(refused.json.error.message, /This is a bare repository .*Run lockstep hooks install --server here/);
+      assert.ok(!fs.existsSync(path.join(team.remote, 'hooks', 'pre-push')));
     });
 
     it('is refused in a clone (exit 2): the server hook belongs in the bare remote', async () => {
@@ -71,6 +124,7 @@ describe('lockstep hooks install (real git)', function () {
       const marker = path.join(team.root, 'other-marker');
       fs.writeFileSync(path.join(other, 'hooks', 'pre-receive'),
         `#!/bin/sh\ncat >> '${marker}'\nif [ -f '${marker}.refuse' ]; then echo 'site policy says no' >&2; exit 1; fi\n`, { mode: 0o755 });
+      ok(await team.git(alice.dir, ['push', '--no-verify', other, 'HEAD:refs/heads/main']), 'main with .lockstep.json first');
       const installed = ok(await team.lockstep(other, ['hooks', 'install', '--server']), 'install --server');
       assert.equal(installed.chained, path.join(other, 'hooks', `pre-receive${CHAINED_SUFFIX}`));
       // (alice's commits carry .lockstep.json, which protects main: an unprotected branch keeps this about chaining.)
@@ -80,7 +134,7 @@ describe('lockstep hooks install (real git)', function () {
       const refused = await team.git(alice.dir, ['push', other, 'HEAD:refs/heads/next']);
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /remote: site policy says no/);
-      assert.equal(fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length, 2, 'it ran once per push');
+      assert.equal(fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length, 3, 'it ran once per push (the first before the install)');
     });
   });
 
@@ -195,11 +249,10 @@ describe('lockstep hooks install (real git)', function () {
       assert.equal(fs.readFileSync(path.join(hooks, 'pre-push'), 'utf8'), '#!/bin/sh\nexit 0\n', 'nothing was overwritten');
     });
 
-    it('in a repository that is not a container, the guards let every push through', async () => {
+    it('in a repository that is not a container, the client guard lets every push through', async () => {
       const plainRemote = path.join(team.root, 'plain.git');
       const plain = path.join(team.root, 'plain');
       await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', plainRemote);
-      ok(await team.lockstep(plainRemote, ['hooks', 'install', '--server']), 'install --server');
       await team.gitOk(team.root, 'clone', '--quiet', plainRemote, plain);
       await team.gitOk(plain, 'config', 'user.email', 'dan@example.com');
       await team.gitOk(plain, 'symbolic-ref', 'HEAD', 'refs/heads/main');

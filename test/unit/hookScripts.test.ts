@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CHAINED_SUFFIX, envFile, HOOK_MARKER, preReceiveHook, prePushHook } from '../../src/core/hooks/hookScripts';
+import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from '../../src/core/hooks/hookScripts';
 import { useTempDir } from '../helpers/tempDir';
 
 /**
@@ -14,7 +14,7 @@ import { useTempDir } from '../helpers/tempDir';
 const STAND_IN_CLI = `
 const fs = require('node:fs');
 const input = fs.readFileSync(0, 'utf8');
-fs.appendFileSync(process.env.RECORD, JSON.stringify({ argv: process.argv.slice(2), input, lockstepPath: process.env.LOCKSTEP_PATH ?? null }) + '\\n');
+fs.appendFileSync(process.env.RECORD, JSON.stringify({ argv: process.argv.slice(2), input, lockstepPath: process.env.LOCKSTEP_PATH ?? null, path: process.env.PATH, pushPid: process.env.LOCKSTEP_GIT_PUSH_PID ?? null }) + '\\n');
 process.exit(Number(process.env.GUARD_EXIT ?? 0));
 `;
 
@@ -25,7 +25,10 @@ printf 'chained %s|%s|%s\\n' "$1" "$2" "$input" >> "$RECORD.chained"
 exit "\${CHAINED_EXIT:-0}"
 `;
 
-interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null }[]; chained: string[] }
+interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null; path: string; pushPid: string | null }[]; chained: string[] }
+
+/** The server hook's paths for a test: the pinned settings file and the PATH of the installing shell. */
+const serverPaths = (paths: HookPaths) => ({ ...paths, settings: '/srv/remote.git/hooks/lockstep-server.json', path: process.env.PATH ?? '' });
 
 describe('hook scripts (text and shell behaviour)', () => {
   const tmp = useTempDir('lockstep-hooks');
@@ -68,7 +71,7 @@ describe('hook scripts (text and shell behaviour)', () => {
     const paths = { node: '/opt/node 20/bin/node', cli: "/srv/lock'step/dist/cli.js" };
 
     it('are POSIX sh scripts carrying the marker that install uses to recognise its own hooks', () => {
-      for (const text of [prePushHook(paths), preReceiveHook(paths)]) {
+      for (const text of [prePushHook(paths), preReceiveHook(serverPaths(paths))]) {
         assert.ok(text.startsWith(`#!/bin/sh\n${HOOK_MARKER}\n`));
         const syntax = spawnSync('sh', ['-n'], { input: text, encoding: 'utf8' });
         assert.equal(syntax.status, 0, syntax.stderr);
@@ -80,7 +83,7 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.ok(push.includes(`node_bin='/opt/node 20/bin/node'`));
       assert.ok(push.includes(`cli=\${LOCKSTEP_CLI:-'/srv/lock'\\''step/dist/cli.js'}`));
       assert.match(push, /"\$node_bin" "\$cli" guard pre-push "\$@"\n$/);
-      assert.match(preReceiveHook(paths), /"\$node_bin" "\$cli" guard pre-receive\n$/);
+      assert.match(preReceiveHook(serverPaths(paths)), /"\$node_bin" "\$cli" guard pre-receive --settings '\/srv\/remote\.git\/hooks\/lockstep-server\.json'\n$/);
     });
   });
 
@@ -92,6 +95,7 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(ran.guard.length, 1);
       assert.deepEqual(ran.guard[0].argv, ['guard', 'pre-push', 'origin', '/srv/remote.git']);
       assert.equal(ran.guard[0].input, REFS);
+      assert.equal(ran.guard[0].pushPid, String(process.pid), 'the process that ran the hook (git push) is named for the guard');
     });
 
     it('the guard\'s refusal (non-zero exit) is the hook\'s exit', () => {
@@ -127,17 +131,19 @@ describe('hook scripts (text and shell behaviour)', () => {
   });
 
   describe('pre-receive, run by sh', () => {
-    it('takes the backend settings from lockstep.env beside it, over the pusher\'s environment', () => {
-      const { hook } = setUp('pre-receive', cli => preReceiveHook({ node: process.execPath, cli }));
-      fs.writeFileSync(path.join(path.dirname(hook), 'lockstep.env'), envFile({ LOCKSTEP_PATH: '/srv/lockstep store' }));
+    it('hands the guard the pinned settings file and the install-time PATH, whatever the pusher\'s PATH and LOCKSTEP_* say', () => {
+      const pinnedPath = process.env.PATH ?? '';
+      const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli })));
       const input = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/main\n';
-      const ran = run(hook, [], input, { LOCKSTEP_PATH: '/somewhere/the/pusher/chose' });
+      const ran = run(hook, [], input, { PATH: `${pathWithoutNode()}:/pusher/bin`, LOCKSTEP_PATH: '/somewhere/the/pusher/chose' });
       assert.equal(ran.status, 0, ran.stderr);
-      assert.deepEqual(ran.guard[0], { argv: ['guard', 'pre-receive'], input, lockstepPath: '/srv/lockstep store' });
+      assert.deepEqual(ran.guard[0].argv, ['guard', 'pre-receive', '--settings', '/srv/remote.git/hooks/lockstep-server.json']);
+      assert.equal(ran.guard[0].input, input);
+      assert.equal(ran.guard[0].path, pinnedPath, 'the pusher\'s PATH does not reach the guard');
     });
 
     it('chains a previous pre-receive hook the same way; its refusal stands', () => {
-      const { hook } = setUp('pre-receive', cli => preReceiveHook({ node: process.execPath, cli }), { chained: true });
+      const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli })), { chained: true });
       const ran = run(hook, [], 'a b refs/heads/main\n', { CHAINED_EXIT: '3' });
       assert.equal(ran.status, 3);
       assert.equal(ran.guard.length, 0);
@@ -145,28 +151,7 @@ describe('hook scripts (text and shell behaviour)', () => {
     });
   });
 
-  describe('envFile (hooks/lockstep.env)', () => {
-    it('keeps only the backend settings, never an identity, and skips empty values', () => {
-      const text = envFile({
-        LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: '/srv/store', LOCKSTEP_PREFIX: '', LOCKSTEP_IDENTITY: 'ops@example.com',
-        LOCKSTEP_FENCING_TOKEN: 'f'.repeat(64), LOCKSTEP_CLI: '/tmp/evil.js', HOME: '/root', GIT_PUSH_OPTION_0: 'lockstep-proof=x',
-      });
-      const settings = text.split('\n').filter(l => l !== '' && !l.startsWith('#'));
-      assert.deepEqual(settings, [`LOCKSTEP_DRIVER='file'`, `LOCKSTEP_PATH='/srv/store'`]);
-    });
-
-    it('quotes values so that sourcing the file runs nothing and reads them back exactly', () => {
-      const marker = path.join(tmp.path, 'ran');
-      const value = `/srv/it's $(touch ${marker}) \`touch ${marker}\` "q" $HOME`;
-      const file = path.join(tmp.path, 'lockstep.env');
-      fs.writeFileSync(file, envFile({ LOCKSTEP_PATH: value, LOCKSTEP_REDIS_URL: 'redis://127.0.0.1:6379/0' }));
-      const read = spawnSync('sh', ['-c', `set -a; . "$1"; set +a; printf '%s\\n%s' "$LOCKSTEP_PATH" "$LOCKSTEP_REDIS_URL"`, 'sh', file], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
-      assert.equal(read.status, 0, read.stderr);
-      assert.equal(read.stdout, `${value}\nredis://127.0.0.1:6379/0`);
-      assert.ok(!fs.existsSync(marker), 'nothing in the value was executed');
-    });
-  });
-  for (const [name, text] of [['pre-push', prePushHook], ['pre-receive', preReceiveHook]] as const) {
+  for (const [name, text] of [['pre-push', prePushHook], ['pre-receive', (paths: HookPaths) => preReceiveHook(serverPaths(paths))]] as const) {
     it(`${name}: a CLI that is gone (the extension was updated) refuses with a message that says what to do`, () => {
       const { hook, cli } = setUp(name, c => text({ node: process.execPath, cli: c }));
       fs.rmSync(cli);

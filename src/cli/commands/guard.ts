@@ -1,4 +1,3 @@
-import { LockConfigurationError } from '../../core/errors';
 import type { Command } from '../command';
 import { guardPrePush } from '../guard/prePush';
 import { guardPreReceive } from '../guard/preReceive';
@@ -17,13 +16,13 @@ current grant. Fails closed when the lock cannot be read.`,
 export const guardPreReceiveCommand: Command = {
   name: 'guard pre-receive',
   summary: 'server fence (git pre-receive hook)',
-  help: `usage: lockstep guard pre-receive < refs
+  help: `usage: lockstep guard pre-receive --settings FILE < refs
 
 Run by the pre-receive hook that \`lockstep hooks install --server\` writes in the shared bare
-repository. Refuses any update of a protected branch whose push does not prove the current, live
-grant (push options lockstep-grant and lockstep-proof). Fails closed.`,
-  async run(context) {
-    if (context.args.length > 0) throw new LockConfigurationError('guard pre-receive takes no arguments.', { setting: 'arguments' });
-    return guardPreReceive(context);
-  },
+repository, with the settings pinned at install time (FILE). Refuses any creation, update or
+deletion of a protected branch (or of a symbolic ref that leads to one) whose push does not prove
+the current, live grant (push options lockstep-grant and lockstep-proof), and, with the git
+driver, any update of a lock ref that is not one legal transition of the lock record. Ignores
+every LOCKSTEP_* variable. Fails closed.`,
+  run: context => guardPreReceive(context),
 };

@@ -1,29 +1,129 @@
 import * as fs from 'node:fs';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
-import { installClientHooks, installServerHooks } from '../../core/hooks/install';
+import { LockConfigurationError } from '../../core/errors';
+import { describeServerSettings, PUSHER_VARIABLES, type PusherVariable } from '../../core/guard/serverSettings';
+import { installClientHooks, installServerHooks, isBareRepository, readServerSettings } from '../../core/hooks/install';
 
 export const hooksInstallCommand: Command = {
   name: 'hooks install',
   summary: 'install the pre-push guard (or, with --server, the pre-receive guard)',
-  help: `usage: lockstep hooks install [--server]
+  help: `usage: lockstep hooks install
+       lockstep hooks install --server [--branch B] [--require-proof | --no-require-proof]
+                              [--pusher-variable VAR --pusher USER=IDENTITY …] [--skew S]
 
 In a clone: writes a pre-push hook that runs \`lockstep guard pre-push\` (honours core.hooksPath;
 an existing pre-push hook is kept and runs first; running it again is harmless).
-With --server, in the shared bare repository: writes a pre-receive hook that runs
-\`lockstep guard pre-receive\`, sets receive.advertisePushOptions, and saves the LOCKSTEP_*
-backend settings of this shell in hooks/lockstep.env (mode 0600) for the guard.`,
+
+With --server, in the shared bare repository: pins what the guard decides with in
+hooks/lockstep-server.json (mode 0600) — the container, protected branches, operators and store
+from the committed .lockstep.json of branch B (default: the repository's HEAD branch), the store's
+folder and credentials from this shell's LOCKSTEP_PATH, LOCKSTEP_REDIS_URL and
+LOCKSTEP_DATABASE_URL — then writes a pre-receive hook that reads only that file, and sets
+receive.advertisePushOptions. Nothing a push carries changes these settings: after a change of
+.lockstep.json, run this again on the server.
+  --require-proof      protected pushes must prove the live grant (default: the committed serverGuard)
+  --pusher-variable    the variable your git server sets to the authenticated user
+                       (${PUSHER_VARIABLES.join(', ')})
+  --pusher USER=ID     maps a server user to a Lockstep identity (repeat); then lock-record changes
+                       and operator clears in another identity's name are refused
+  --skew S             clock difference allowed between clients and the server (default 120 s)`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { server: { type: 'boolean' } });
+    const { values } = parseCommandArgs(context.args, {
+      server: { type: 'boolean' },
+      branch: { type: 'string' },
+      'require-proof': { type: 'boolean' },
+      'no-require-proof': { type: 'boolean' },
+      'pusher-variable': { type: 'string' },
+      pusher: { type: 'string', multiple: true },
+      skew: { type: 'string' },
+    });
     const paths = { node: process.execPath, cli: fs.realpathSync(process.argv[1] ?? __filename) };
-    const installed = values.server
-      ? await installServerHooks(context.cwd, paths, context.env)
-      : await installClientHooks(context.cwd, paths);
+    if (!values.server) {
+      if (await isBareRepository(context.cwd)) {
+        throw new LockConfigurationError('This is a bare repository (a shared remote): its guard is the server one. Run lockstep hooks install --server here, and lockstep hooks install in each clone.', { setting: '--server' });
+      }
+      const installed = await installClientHooks(context.cwd, paths);
+      context.out.result([
+        `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
+        ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
+      ], { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated });
+      return 0;
+    }
+    const installed = await installServerHooks(context.cwd, paths, {
+      ...(values.branch !== undefined ? { branch: values.branch } : {}),
+      ...(values['require-proof'] ? { requireProof: true } : values['no-require-proof'] ? { requireProof: false } : {}),
+      store: storeFromEnv(context.env),
+      ...(values.skew !== undefined ? { skewSeconds: seconds(values.skew) } : {}),
+      ...pushersOption(values['pusher-variable'], values.pusher ?? []),
+      path: context.env.PATH ?? '/usr/bin:/bin',
+    });
     context.out.result([
       `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
       ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
-    ], { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated });
+      `Pinned settings (${installed.settingsFile}):`,
+      ...describeServerSettings(installed.settings).map(line => `  ${line}`),
+      'A push never changes these settings; after a change of .lockstep.json, run lockstep hooks install --server again.',
+      ...(installed.settings.requireProof ? [] : ['Warning: proofs are not required, so protected branches are not fenced here (serverGuard is false).']),
+    ], { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated, settingsFile: installed.settingsFile,
+      pinned: describeServerSettings(installed.settings) });
     return 0;
   },
 };
+
+export const hooksStatusCommand: Command = {
+  name: 'hooks status',
+  summary: 'show the installed guard (with --server, the pinned settings of the server guard)',
+  help: `usage: lockstep hooks status --server
+
+In the shared bare repository: prints the settings the pre-receive guard decides with (never a
+password or a token), or says that no server guard is installed.`,
+
+  async run(context) {
+    const { values } = parseCommandArgs(context.args, { server: { type: 'boolean' } });
+    if (!values.server) throw new LockConfigurationError('hooks status needs --server (in the shared bare repository).', { setting: '--server' });
+    if (!(await isBareRepository(context.cwd))) {
+      throw new LockConfigurationError('hooks status --server belongs in the shared bare repository (the remote).', { setting: '--server' });
+    }
+    const settings = await readServerSettings(context.cwd);
+    if (settings === undefined) {
+      context.out.result('No server guard is installed here (no hooks/lockstep-server.json): run lockstep hooks install --server.', { installed: false });
+      return 0;
+    }
+    const lines = describeServerSettings(settings);
+    context.out.result(lines, { installed: true, pinned: lines });
+    return 0;
+  },
+};
+
+function storeFromEnv(env: NodeJS.ProcessEnv): { path?: string; redisUrl?: string; databaseUrl?: string } {
+  return {
+    ...(env.LOCKSTEP_PATH ? { path: env.LOCKSTEP_PATH } : {}),
+    ...(env.LOCKSTEP_REDIS_URL ? { redisUrl: env.LOCKSTEP_REDIS_URL } : {}),
+    ...(env.LOCKSTEP_DATABASE_URL ? { databaseUrl: env.LOCKSTEP_DATABASE_URL } : {}),
+  };
+}
+
+function seconds(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 3600) throw new LockConfigurationError('--skew must be a whole number of seconds from 0 to 3600.', { setting: '--skew' });
+  return n;
+}
+
+function pushersOption(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
+  if (variable === undefined) {
+    if (pairs.length > 0) throw new LockConfigurationError('--pusher needs --pusher-variable (which variable your git server sets).', { setting: '--pusher' });
+    return {};
+  }
+  if (!(PUSHER_VARIABLES as readonly string[]).includes(variable)) {
+    throw new LockConfigurationError(`--pusher-variable must be one of ${PUSHER_VARIABLES.join(', ')}.`, { setting: '--pusher-variable' });
+  }
+  const identities: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0 || at === pair.length - 1) throw new LockConfigurationError('--pusher takes USER=IDENTITY, e.g. --pusher alice=alice@example.com.', { setting: '--pusher' });
+    identities[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return { pushers: { variable: variable as PusherVariable, identities } };
+}

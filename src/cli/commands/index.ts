@@ -1,6 +1,6 @@
 import type { Command } from '../command';
 import { guardPrePushCommand, guardPreReceiveCommand } from './guard';
-import { hooksInstallCommand } from './hooks';
+import { hooksInstallCommand, hooksStatusCommand } from './hooks';
 import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
 import { initCommand } from './init';
 import { migrateCommand } from './migrate';
@@ -27,6 +27,7 @@ export const commands: readonly Command[] = [
   compactCommand,
   migrateCommand,
   hooksInstallCommand,
+  hooksStatusCommand,
   guardPrePushCommand,
   guardPreReceiveCommand,
   runCommand,

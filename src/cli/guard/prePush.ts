@@ -2,7 +2,10 @@ import { Container } from '../../core/container/container';
 import { LockError, LockRefusedError } from '../../core/errors';
 import { fenceClientPush } from '../../core/fencing';
 import type { CommandContext } from '../command';
+import { checkProofLeak } from '../../core/guard/proofLeak';
+import { hasPushProof } from '../../core/container/clone';
 import { parsePrePush, readStdin } from './hookInput';
+import { pushArguments } from './pushArguments';
 
 /**
  * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). Pushes that touch no protected
@@ -22,9 +25,21 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     throw error;
   }
   try {
+    const shared = await isSharedRemote(container, remoteName, remoteUrl);
+    if (hasPushProof(container.clone)) {
+      const leak = checkProofLeak({
+        sharedRemote: shared,
+        remoteName: remoteName ?? remoteUrl ?? 'this remote',
+        configuredOptions: await configValues(container, 'push.pushOption'),
+        pushArgs: pushArguments(context.env.LOCKSTEP_GIT_PUSH_PID),
+        gpgSign: (await configValues(container, 'push.gpgSign')).pop() ?? '',
+        recurseSubmodules: (await configValues(container, 'push.recurseSubmodules')).pop() ?? '',
+      });
+      if (leak && await proofIsLive(container)) throw new LockRefusedError('proof-would-leak', leak);
+    }
     const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
-    if (touching.length === 0 || !(await isSharedRemote(container, remoteName, remoteUrl))) return 0;
+    if (touching.length === 0 || !shared) return 0;
     let verdict;
     try {
       const { record } = await container.read();
@@ -48,4 +63,23 @@ async function isSharedRemote(container: Container, name: string | undefined, ur
   if (name === container.file.remote) return true;
   const shared = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
   return shared !== '' && shared === url;
+}
+
+/** Every value of a multi-valued setting as git resolves it for this push (`git -c` included). */
+async function configValues(container: Container, key: string): Promise<string[]> {
+  const out = await container.clone.git.raw(['config', '--get-all', key]).catch(() => '');
+  return out === '' ? [] : out.replace(/\n$/, '').split('\n');
+}
+
+/**
+ * A proof whose grant is no longer the live one proves nothing, so it may go anywhere. Anything
+ * that cannot be read counts as live: the guard then refuses rather than risk the proof.
+ */
+async function proofIsLive(container: Container): Promise<boolean> {
+  try {
+    const { record } = await container.read();
+    return fenceClientPush(record, container.session(), Date.now()) === undefined;
+  } catch {
+    return true;
+  }
 }

@@ -1,67 +1,158 @@
-import { simpleGit } from 'simple-git';
+import * as fs from 'node:fs';
 import { readContainerRecord } from '../../core/container/container';
-import { withDefaults, type ContainerFile } from '../../core/container/containerFile';
-import { LockError, LockFencedError } from '../../core/errors';
+import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv } from '../../core/fencing';
-import type { LockRecord } from '../../core/lockRecord';
+import { checkLeaseUpdate } from '../../core/guard/leaseUpdate';
+import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
+import { checkRecordUpdate } from '../../core/guard/recordUpdate';
+import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
+import {
+  parseServerSettings, pusherIdentity, serverContainerSettings, serverDriverOptions, SERVER_SETTINGS_FILE, type ServerSettings,
+} from '../../core/guard/serverSettings';
+import { emptyRecord, type LockRecord } from '../../core/lockRecord';
+import { parseRecord } from '../../core/recordCodec';
+import { SECOND } from '../../core/clock';
+import { isLeaseState, type LeaseState } from '../../core/stores/leaseState';
+import { AUDIT_FILE, RECORD_FILE } from '../../core/stores/git/gitRefs';
+import { parseCommandArgs } from '../args';
 import type { CommandContext } from '../command';
-import { parsePreReceive, readStdin, ZERO_SHA } from './hookInput';
-import { checkLockRefUpdate } from './lockRefs';
+import { parsePreReceive, readStdin } from './hookInput';
+import { ServerRepo } from './serverRepo';
 
 /**
- * `lockstep guard pre-receive` (the shared remote's hook): the real fence. Every update of a
- * protected branch must carry push options that prove the current, live grant. The container's
- * settings come from the branch as it was before the push, so a push cannot unprotect itself.
- * Fails closed on a damaged record or an unreachable backend.
+ * `lockstep guard pre-receive --settings FILE` (the shared remote's hook): the real fence. It
+ * decides only with the settings pinned at install time (FILE) and what git hands a hook (the
+ * updates, the push options, the quarantined objects): no `.lockstep.json` from any branch, no
+ * `LOCKSTEP_*` variable. Every rule is a pure function of src/core/guard; this file reads.
+ * Anything it cannot read refuses the push.
  */
 export async function guardPreReceive(context: CommandContext): Promise<number> {
-  const updates = parsePreReceive(await readStdin());
-  const repo = context.cwd;
-  const git = simpleGit({ baseDir: repo });
-  const records = new Map<string, LockRecord>();
+  const { values } = parseCommandArgs(context.args, { settings: { type: 'string' } });
+  const input = await readStdin();
+  const settings = loadSettings(values.settings);
+  const repo = new ServerRepo(context.cwd, context.env);
+  const links = await repo.symbolicRefs();
   const pushed = pushOptionsFromEnv(context.env);
+  const now = Date.now();
+  let record: LockRecord | undefined;
+  const currentRecord = async (ref: string): Promise<LockRecord> => {
+    record ??= await readRecord(settings, context.cwd, ref, pushed.grant);
+    return record;
+  };
 
-  for (const update of updates) {
-    if (update.ref.startsWith('refs/lockstep/')) {
-      const problem = await checkLockRefUpdate(git, update);
-      if (problem) throw new LockFencedError(`refused ${update.ref}: ${problem}`, 0);
-      continue;
-    }
-    if (!update.ref.startsWith('refs/heads/')) continue;
-    const source = ZERO_SHA.test(update.oldSha) ? update.newSha : update.oldSha;
-    const file = await containerFileAt(git, source);
-    if (file === undefined) continue; // not a container on this branch: nothing to guard
-    const branch = update.ref.slice('refs/heads/'.length);
-    if (!file.protectedBranches.includes(branch)) continue;
-
-    let record = records.get(file.container);
-    if (record === undefined) {
-      try {
-        // On the server, the git driver's "remote" is this very repository ('.': read refs in place).
-        record = await readContainerRecord(file, repo, context.env, { gitDir: repo, gitRemote: '.' });
-      } catch (error) {
-        const why = error instanceof LockError ? error.message : 'unexpected failure';
-        throw new LockFencedError(`${update.ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, pushed.grant, { cause: error });
+  for (const raw of parsePreReceive(input)) {
+    const update: RefUpdate = { ...raw, target: resolve(links, raw.ref) };
+    const rule = ruleFor(settings, update);
+    switch (rule.kind) {
+      case 'pass':
+        break;
+      case 'refuse':
+        throw new LockFencedError(`refused ${update.ref}: ${rule.why}`, 0);
+      case 'branch': {
+        if (!settings.requireProof) break;
+        const verdict = fenceServerPush(await currentRecord(update.ref), pushed, now);
+        if (verdict) throw new LockFencedError(`refused ${update.ref}: ${verdict.message}`, verdict.currentGrant, verdict.presentedGrant);
+        break;
       }
-      records.set(file.container, record);
-    }
-    const verdict = fenceServerPush(record, pushed, Date.now());
-    if (verdict) {
-      throw new LockFencedError(`refused ${update.ref}: ${verdict.message}`, verdict.currentGrant, verdict.presentedGrant);
+      case 'record': {
+        const problem = await checkRecordRef(repo, settings, update, { now, pushed, env: context.env });
+        if (problem) throw new LockFencedError(`refused the lock record's update: ${problem} Lock records change only through lockstep.`, 0);
+        break;
+      }
+      case 'lease': {
+        const problem = await checkLeaseRef(repo, settings, update, now);
+        if (problem) throw new LockFencedError(`refused a lease ref's update: ${problem}`, 0);
+        break;
+      }
     }
   }
   return 0;
 }
 
-async function containerFileAt(git: ReturnType<typeof simpleGit>, sha: string): Promise<ContainerFile | undefined> {
-  if (ZERO_SHA.test(sha)) return undefined;
-  const text = await git.raw(['cat-file', 'blob', `${sha}:.lockstep.json`]).catch(() => '');
-  if (!text) return undefined;
-  try {
-    const raw = JSON.parse(text) as Partial<ContainerFile>;
-    if (typeof raw.container !== 'string') return undefined;
-    return withDefaults(raw);
-  } catch {
-    return undefined;
+function loadSettings(file: string | undefined): ServerSettings {
+  if (file === undefined) {
+    throw new LockConfigurationError(`The server guard was installed without its pinned settings, so every push is refused. Run lockstep hooks install --server in this repository again.`, { setting: SERVER_SETTINGS_FILE });
   }
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new LockConfigurationError(`The server guard's pinned settings (${SERVER_SETTINGS_FILE}) could not be read, so every push is refused. Run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
+  }
+  return parseServerSettings(text);
+}
+
+/** Follows the server's symbolic refs (a few levels, as git does). */
+function resolve(links: ReadonlyMap<string, string>, ref: string): string {
+  let name = ref;
+  for (let depth = 0; depth < 5; depth++) {
+    const next = links.get(name);
+    if (next === undefined) return name;
+    name = next;
+  }
+  return name;
+}
+
+async function readRecord(settings: ServerSettings, repo: string, ref: string, presented: number | undefined): Promise<LockRecord> {
+  try {
+    // No environment: the store is what was pinned, whatever the pusher's variables say.
+    return await readContainerRecord(settings.file, repo, {}, serverDriverOptions(settings, repo));
+  } catch (error) {
+    const why = error instanceof LockError ? error.message : 'unexpected failure';
+    throw new LockFencedError(`${ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, presented, { cause: error });
+  }
+}
+
+async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update: RefUpdate,
+  context: { now: number; pushed: { grant?: number; proof?: string }; env: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {
+  const oldSha = ZERO_SHA.test(update.oldSha) ? null : update.oldSha;
+  const commit = await repo.commit(update.newSha);
+  if (commit === undefined) return 'the new value is not a commit.';
+  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE });
+  if (shape.kind === 'refuse') return shape.why;
+  const afterText = await repo.file(update.newSha, RECORD_FILE);
+  const beforeText = oldSha === null ? null : await repo.file(oldSha, RECORD_FILE);
+  if (afterText === null) return `the new commit holds no ${RECORD_FILE}.`;
+  if (shape.kind === 'compaction') {
+    return checkCompaction(
+      { record: beforeText ?? '', auditLog: await repo.auditLogOf(oldSha as string) },
+      { record: afterText, auditLog: (await repo.file(update.newSha, AUDIT_FILE)) ?? '' });
+  }
+  const container = settings.file.container;
+  let after: LockRecord;
+  try {
+    after = parseRecord(JSON.parse(afterText), 'git', container);
+  } catch {
+    return 'the new record is damaged (not a valid lock record of this container).';
+  }
+  const before = beforeText === null ? emptyRecord(container) : parseRecord(JSON.parse(beforeText), 'git', container);
+  const pusher = pusherIdentity(settings, context.env);
+  if ('refusal' in pusher) return pusher.refusal;
+  return checkRecordUpdate(before, after, {
+    settings: serverContainerSettings(settings),
+    now: context.now,
+    skewMs: settings.skewSeconds * SECOND,
+    requireProof: settings.requireProof,
+    pushed: context.pushed,
+    ...(pusher.identity !== undefined ? { pusher: pusher.identity } : {}),
+  });
+}
+
+async function checkLeaseRef(repo: ServerRepo, settings: ServerSettings, update: RefUpdate, now: number): Promise<string | undefined> {
+  const commit = await repo.commit(update.newSha);
+  if (commit === undefined) return 'the new value is not a commit.';
+  const afterText = await repo.file(update.newSha, RECORD_FILE);
+  const beforeText = ZERO_SHA.test(update.oldSha) ? null : await repo.file(update.oldSha, RECORD_FILE);
+  let after: unknown;
+  let before: LeaseState | null = null;
+  try {
+    after = JSON.parse(afterText ?? '');
+    if (beforeText !== null) {
+      const parsed: unknown = JSON.parse(beforeText);
+      if (isLeaseState(parsed)) before = parsed;
+    }
+  } catch {
+    return 'the new lease record is damaged.';
+  }
+  return checkLeaseUpdate(before, after, now, settings.skewSeconds * SECOND);
 }

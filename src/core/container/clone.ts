@@ -99,7 +99,10 @@ export async function writePushProof(clone: Clone, grant: number, proof: string)
   const dir = sessionDir(clone.gitDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.push-${process.pid}.tmp`);
-  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n`, { mode: 0o600 });
+  // push.recurseSubmodules = check: git hands push options to the submodules' pushes (on their
+  // command lines, before any hook runs), so while the proof is configured no push recurses by
+  // configuration; a --recurse-submodules=on-demand typed on the command line still would.
+  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n`, { mode: 0o600 });
   fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
   await includePushConfig(clone);
 }
@@ -116,6 +119,11 @@ export async function includePushConfig(clone: Clone): Promise<void> {
   } catch (cause) {
     throw new LockConfigurationError('The push proof could not be set up: .git/config could not be written (another git process may hold .git/config.lock). Try again.', { setting: 'include.path', cause });
   }
+}
+
+/** Whether this clone has the proof configured for its pushes (it holds, or held, a grant). */
+export function hasPushProof(clone: Clone): boolean {
+  return fs.existsSync(path.join(sessionDir(clone.gitDir), PUSH_CONFIG));
 }
 
 export function removePushProof(clone: Clone): void {

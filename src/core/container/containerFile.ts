@@ -66,6 +66,11 @@ export function readContainerFile(root: string): ContainerFile {
     }
     throw new LockConfigurationError(`${CONTAINER_FILE} could not be read; check its permissions.`, { setting: CONTAINER_FILE, cause: error });
   }
+  return parseContainerFile(text);
+}
+
+/** Parses and validates the text of a `.lockstep.json` (as committed, e.g. read from a branch). */
+export function parseContainerFile(text: string): ContainerFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

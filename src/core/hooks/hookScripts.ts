@@ -63,30 +63,34 @@ if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi
 ${findNode(paths)}
+# The guard reads the arguments of the git push that runs this hook (to see --signed and the like).
+LOCKSTEP_GIT_PUSH_PID=$PPID
+export LOCKSTEP_GIT_PUSH_PID
 printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-push "$@"
 `;
 }
 
-export function preReceiveHook(paths: HookPaths): string {
+export interface ServerHookPaths extends HookPaths {
+  /** The pinned settings beside the hook (lockstep-server.json). */
+  readonly settings: string;
+  /** PATH at install time: git and whatever it needs, never the pusher's. */
+  readonly path: string;
+}
+
+export function preReceiveHook(paths: ServerHookPaths): string {
   return `#!/bin/sh
 ${HOOK_MARKER}
 # Lockstep's server-side fence: refuses an update of a protected branch whose push does not prove
-# the current, live grant. Installed by \`lockstep hooks install --server\`. Backend settings
-# (LOCKSTEP_*) come from lockstep.env beside this hook, written at install time (mode 0600).
+# the current, live grant, and any update of a lock ref that is not one legal transition. It
+# decides with the settings pinned at install time (lockstep-server.json beside this hook) and
+# ignores the pusher's LOCKSTEP_* variables. Installed by \`lockstep hooks install --server\`.
 input=$(cat)
 if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi
-env_file="$(dirname "$0")/lockstep.env"
-if [ -f "$env_file" ]; then set -a; . "$env_file"; set +a; fi
+PATH=${shellQuote(paths.path)}
+export PATH
 ${pinnedNode(paths)}
-printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive
+printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive --settings ${shellQuote(paths.settings)}
 `;
-}
-
-/** `KEY='value'` lines for lockstep.env; only LOCKSTEP_* settings, never an identity or a token. */
-export function envFile(env: Readonly<Record<string, string | undefined>>): string {
-  const keep = ['LOCKSTEP_DRIVER', 'LOCKSTEP_PREFIX', 'LOCKSTEP_PATH', 'LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL', 'LOCKSTEP_REQUIRE_DISTRIBUTED'];
-  const lines = keep.filter(k => env[k] !== undefined && env[k] !== '').map(k => `${k}=${shellQuote(env[k]!)}`);
-  return `# Lockstep backend settings for the pre-receive guard (written by lockstep hooks install --server).\n${lines.join('\n')}\n`;
 }

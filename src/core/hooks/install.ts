@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { simpleGit } from 'simple-git';
 import { LockConfigurationError } from '../errors';
-import { CHAINED_SUFFIX, envFile, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
+import { CONTAINER_FILE } from '../container/containerFile';
+import { newServerSettings, parseServerSettings, SERVER_SETTINGS_FILE, type ServerSettings } from '../guard/serverSettings';
+import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
 
 export interface InstalledHook {
   readonly hook: string;
@@ -46,21 +48,74 @@ export async function installClientHooks(repo: string, paths: HookPaths): Promis
   return writeHook(await hooksDir(repo), 'pre-push', prePushHook(paths));
 }
 
+export interface ServerInstallOptions {
+  /** The branch whose committed .lockstep.json is pinned (default: the repository's HEAD branch). */
+  readonly branch?: string;
+  /** Require the proof of the live grant on protected pushes (default: the committed serverGuard). */
+  readonly requireProof?: boolean;
+  /** What only the server knows: the file driver's folder, URLs with credentials. */
+  readonly store?: ServerSettings['store'];
+  readonly skewSeconds?: number;
+  readonly pushers?: ServerSettings['pushers'];
+  /** PATH pinned into the hook (git and what it needs). */
+  readonly path: string;
+}
+
 /**
- * In a bare repository: the pre-receive guard, `receive.advertisePushOptions` so that clients may
- * send their proof, and lockstep.env with the backend settings the guard will need.
+ * In a bare repository: pins the guard's settings (`lockstep-server.json`, mode 0600: it may hold
+ * credentials) from a branch's committed `.lockstep.json`, writes the pre-receive guard that reads
+ * only them, and sets `receive.advertisePushOptions` so that clients may send their proof. An
+ * unreadable `.lockstep.json` stops the install: the guard never runs on guessed settings.
  */
-export async function installServerHooks(repo: string, paths: HookPaths, env: Readonly<Record<string, string | undefined>>): Promise<InstalledHook> {
+export async function installServerHooks(repo: string, paths: HookPaths, options: ServerInstallOptions): Promise<InstalledHook & { settings: ServerSettings; settingsFile: string }> {
   const git = simpleGit({ baseDir: repo });
-  if ((await git.raw(['rev-parse', '--is-bare-repository'])).trim() !== 'true') {
+  if (!(await isBareRepository(repo))) {
     throw new LockConfigurationError('hooks install --server belongs in the shared bare repository (the remote), not in a clone.', { setting: '--server' });
   }
+  const branch = options.branch ?? (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
+  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]).catch(() => '')).trim();
+  if (!branch || !commit) {
+    throw new LockConfigurationError(`The branch ${branch || '(HEAD)'} does not exist in this repository; push the container's first commits with ${CONTAINER_FILE}, or name the branch with --branch.`, { setting: '--branch' });
+  }
+  const entry = (await git.raw(['ls-tree', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
+  if (!entry) {
+    throw new LockConfigurationError(`${branch} has no committed ${CONTAINER_FILE}; push the container's settings first (lockstep init, commit, push), then install.`, { setting: CONTAINER_FILE });
+  }
+  if (!entry.startsWith('100644 blob') && !entry.startsWith('100755 blob')) {
+    throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is not a regular file (a symbolic link?); commit the file itself, then install.`, { setting: CONTAINER_FILE });
+  }
+  const text = await git.raw(['cat-file', 'blob', `${commit}:${CONTAINER_FILE}`]);
+  const settings = newServerSettings(text, { branch, commit }, {
+    ...(options.requireProof !== undefined ? { requireProof: options.requireProof } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.skewSeconds !== undefined ? { skewSeconds: options.skewSeconds } : {}),
+    ...(options.pushers ? { pushers: options.pushers } : {}),
+  });
   await git.raw(['config', 'receive.advertisePushOptions', 'true']);
   const dir = await hooksDir(repo);
-  const installed = writeHook(dir, 'pre-receive', preReceiveHook(paths));
-  fs.writeFileSync(path.join(dir, 'lockstep.env'), envFile(env), { mode: 0o600 });
-  fs.chmodSync(path.join(dir, 'lockstep.env'), 0o600);
-  return installed;
+  fs.mkdirSync(dir, { recursive: true });
+  const settingsFile = path.join(dir, SERVER_SETTINGS_FILE);
+  const temp = `${settingsFile}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(settings, null, 2) + '\n', { mode: 0o600 });
+  fs.chmodSync(temp, 0o600);
+  fs.renameSync(temp, settingsFile);
+  // The environment file of earlier versions held credentials and is read no more.
+  fs.rmSync(path.join(dir, 'lockstep.env'), { force: true });
+  const installed = writeHook(dir, 'pre-receive', preReceiveHook({ ...paths, settings: settingsFile, path: options.path }));
+  return { ...installed, settings, settingsFile };
+}
+
+/** The pinned settings of the server guard in this bare repository; undefined when none are installed. */
+export async function readServerSettings(repo: string): Promise<ServerSettings | undefined> {
+  const file = path.join(await hooksDir(repo), SERVER_SETTINGS_FILE);
+  let text: string;
+  try { text = fs.readFileSync(file, 'utf8'); } catch { return undefined; }
+  return parseServerSettings(text);
+}
+
+/** Whether this repository is bare (a shared remote) rather than a clone. */
+export async function isBareRepository(repo: string): Promise<boolean> {
+  return (await simpleGit({ baseDir: repo }).raw(['rev-parse', '--is-bare-repository']).catch(() => '')).trim() === 'true';
 }
 
 /**

@@ -46,8 +46,8 @@ export class AuditHistory {
     if (current === null) return { ok: true, revision: null, squashed: 0 };
     const commits = await this.refs.log(current.revision, Infinity);
     if (commits.length === 1 && commits[0].snapshot) return { ok: true, revision: current.revision, squashed: 0 };
-    const entries = await this.entriesOf(commits, Infinity);
-    const auditLog = entries.slice().reverse().map(entry => JSON.stringify(entry)).join('\n') + '\n';
+    const entries = await entriesOf(this.refs, commits, Infinity);
+    const auditLog = auditLogText(entries);
     const written: CasResult = await this.cells.write(ref, current.revision,
       [{ name: RECORD_FILE, content: current.text }, { name: AUDIT_FILE, content: auditLog }],
       `lockstep: history compacted (${entries.length} entries kept in ${AUDIT_FILE})`, false,
@@ -56,21 +56,31 @@ export class AuditHistory {
   }
 
   private async entriesFrom(revision: string, limit: number): Promise<AuditEntry[]> {
-    return this.entriesOf(await this.refs.log(revision, limit), limit);
+    return entriesOf(this.refs, await this.refs.log(revision, limit), limit);
   }
+}
 
-  private async entriesOf(commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
-    const entries: AuditEntry[] = [];
-    for (const commit of commits) {
-      if (commit.snapshot) {
-        const archived = parseAuditLog(await this.refs.readFile(commit.revision, AUDIT_FILE));
-        for (let i = archived.length - 1; i >= 0 && entries.length < limit; i--) entries.push(archived[i]);
-        break;
-      }
-      entries.push({ revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary });
+/** The audit entries of a record's history from `revision` down, newest first (into a snapshot's audit.log). */
+export async function historyEntries(refs: GitRefs, revision: string): Promise<AuditEntry[]> {
+  return entriesOf(refs, await refs.log(revision, Infinity), Infinity);
+}
+
+/** The text of a snapshot's audit.log: the entries oldest first, one JSON object per line. */
+export function auditLogText(newestFirst: readonly AuditEntry[]): string {
+  return newestFirst.slice().reverse().map(entry => JSON.stringify(entry)).join('\n') + '\n';
+}
+
+async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
+  const entries: AuditEntry[] = [];
+  for (const commit of commits) {
+    if (commit.snapshot) {
+      const archived = parseAuditLog(await refs.readFile(commit.revision, AUDIT_FILE));
+      for (let i = archived.length - 1; i >= 0 && entries.length < limit; i--) entries.push(archived[i]);
+      break;
     }
-    return entries.slice(0, limit);
+    entries.push({ revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary });
   }
+  return entries.slice(0, limit);
 }
 
 function parseAuditLog(text: string | null): AuditEntry[] {

@@ -29,6 +29,11 @@ export interface GitRunnerOptions {
   readonly timeoutMs: number;
   /** Called once per git process spawned, with its subcommand (benchmark and tests). */
   readonly onSpawn?: (subcommand: string) => void;
+  /**
+   * The whole environment of every git process, used as given (a server-side guard passes only
+   * what git handed its hook). Default: this process's environment without repository variables.
+   */
+  readonly baseEnv?: NodeJS.ProcessEnv;
 }
 
 /** Variables that would point git at another repository than `gitDir` (e.g. when run from a hook). */
@@ -41,8 +46,8 @@ export class GitRunner {
   private readonly env: NodeJS.ProcessEnv;
 
   constructor(private readonly options: GitRunnerOptions) {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of REPOSITORY_VARIABLES) delete env[name];
+    const env: NodeJS.ProcessEnv = { ...(options.baseEnv ?? process.env) };
+    if (options.baseEnv === undefined) for (const name of REPOSITORY_VARIABLES) delete env[name];
     // Fail fast instead of prompting: an unreachable or credential-less remote is a backend error.
     env.GIT_TERMINAL_PROMPT = '0';
     env.GCM_INTERACTIVE = 'never';

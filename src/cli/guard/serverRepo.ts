@@ -1,0 +1,68 @@
+import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
+import { GitRunner, type GitOutput } from '../../core/stores/git/gitProcess';
+import { GitRefs, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
+import type { PushedCommit } from '../../core/guard/recordHistory';
+import { LockBackendError } from '../../core/errors';
+
+/**
+ * The shared bare repository as the server's guard reads it, during a push. git runs are given only
+ * what git handed the hook (the quarantine of the pushed objects) and the pinned PATH, never the
+ * rest of the pusher's environment, and their exit codes are read as exit codes.
+ */
+
+/** What of the hook's environment git itself needs to see the objects being pushed. */
+const QUARANTINE_VARIABLES = ['GIT_QUARANTINE_PATH', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES'];
+
+export class ServerRepo {
+  private readonly runner: GitRunner;
+  private readonly refs: GitRefs;
+
+  constructor(repo: string, hookEnv: Readonly<Record<string, string | undefined>>) {
+    const env: NodeJS.ProcessEnv = { PATH: hookEnv.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' };
+    for (const name of QUARANTINE_VARIABLES) if (hookEnv[name]) env[name] = hookEnv[name];
+    this.runner = new GitRunner({ gitDir: repo, timeoutMs: 30_000, baseEnv: env });
+    this.refs = new GitRefs(this.runner, '.');
+  }
+
+  /** Every symbolic ref of the repository and its target (`refs/heads/trunk → refs/heads/main`). */
+  async symbolicRefs(): Promise<Map<string, string>> {
+    const out = await this.ok(['for-each-ref', '--format=%(refname)%00%(symref)']);
+    const links = new Map<string, string>();
+    for (const line of out.split('\n')) {
+      const [name, target] = line.split('\0');
+      if (name && target) links.set(name, target);
+    }
+    return links;
+  }
+
+  /** A pushed commit's parents, files and snapshot trailer; undefined when it is not a commit. */
+  async commit(sha: string): Promise<PushedCommit | undefined> {
+    const type = await this.runner.run(['cat-file', '-t', sha]);
+    if (type.code !== 0 || type.stdout.toString('utf8').trim() !== 'commit') return undefined;
+    const text = await this.ok(['cat-file', 'commit', sha]);
+    const header = text.slice(0, text.indexOf('\n\n') < 0 ? text.length : text.indexOf('\n\n'));
+    const parents = header.split('\n').filter(l => l.startsWith('parent ')).map(l => l.slice('parent '.length).trim());
+    const message = text.slice(header.length);
+    const snapshot = new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(message);
+    const tree = await this.ok(['ls-tree', '--name-only', '-z', sha]);
+    return { parents, files: tree.split('\0').filter(Boolean), snapshot };
+  }
+
+  /** A file of a commit as text; null when the commit has no such file. */
+  file(sha: string, name: string): Promise<string | null> {
+    return this.refs.readFile(sha, name);
+  }
+
+  /** What a compaction of the history ending at `sha` must write as its audit.log. */
+  async auditLogOf(sha: string): Promise<string> {
+    return auditLogText(await historyEntries(this.refs, sha));
+  }
+
+  private async ok(args: readonly string[]): Promise<string> {
+    const output: GitOutput = await this.runner.run(args);
+    if (output.code !== 0) {
+      throw new LockBackendError('git', `The server's guard could not read the repository (git ${args[0]} exited ${output.code}); the push is refused.`);
+    }
+    return output.stdout.toString('utf8');
+  }
+}

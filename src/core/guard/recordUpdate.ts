@@ -1,0 +1,131 @@
+import { isDeepStrictEqual } from 'node:util';
+import { SECOND } from '../clock';
+import * as protocol from '../lockRecord';
+import { MAX_HOLD_MS, type AuditLine, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
+import { digestsEqual, hashProof } from '../tokens';
+
+/**
+ * The server's check of one update of the git driver's lock record: is `after` exactly one legal
+ * transition of `before`? The check infers the request from the line the transition appended to
+ * the audit trail, applies the same pure function a client would have applied (lockRecord.ts) at
+ * the time that line names, and accepts only when the result is `after`, field for field. So a
+ * record can move only the way the protocol moves it: grants advance by exactly one and only on
+ * acquire, a holder changes only by acquire, release or clear, and nothing else is written.
+ *
+ * Operations that only the holder may do (heartbeat, release, leasing identifiers, assigning, the
+ * lead's own identifiers) must also carry the holder's push proof when proofs are required: the
+ * record keeps only the proof's hash, so no one else can produce it.
+ */
+
+export interface RecordUpdateContext {
+  /** The pinned container settings (windows, operators, lease length). */
+  readonly settings: ContainerSettings;
+  /** The server's clock. */
+  readonly now: number;
+  /** How far the time a client wrote may differ from the server's clock. */
+  readonly skewMs: number;
+  /** Whether holder-only transitions must prove the holder's grant. */
+  readonly requireProof: boolean;
+  /** The push options the update came with. */
+  readonly pushed: { readonly grant?: number; readonly proof?: string };
+  /** Who pushes, when the server authenticates the pusher and maps them to an identity. */
+  readonly pusher?: string;
+}
+
+/** The default tolerance between a client's clock and the server's. */
+export const DEFAULT_SKEW_MS = 2 * 60 * SECOND;
+
+/** Why the update is refused (one sentence, no secrets), or undefined when it is a legal transition. */
+export function checkRecordUpdate(before: LockRecord, after: LockRecord, context: RecordUpdateContext): string | undefined {
+  const line = after.audit[after.audit.length - 1];
+  if (line === undefined) return 'the new record has no audit line, so it is not a transition of the lock record.';
+  if (Math.abs(line.at - context.now) > context.skewMs) {
+    return `the transition is dated ${Math.round((line.at - context.now) / SECOND)} s from the server's clock, more than the ${Math.round(context.skewMs / SECOND)} s allowed; check the clock of the machine that wrote it.`;
+  }
+  if (context.pusher !== undefined && line.who !== context.pusher) {
+    return `the transition is made in the name of ${line.who}, but the server knows the pusher as ${context.pusher}.`;
+  }
+  const candidates = candidatesFor(line, before, after, context);
+  if (typeof candidates === 'string') return candidates;
+  for (const candidate of candidates) {
+    const produced = candidate().record;
+    if (produced !== undefined && isDeepStrictEqual(produced, after)) return undefined;
+  }
+  return `the new record is not what a ${line.action}${line.outcome === 'refused' ? ' (refused)' : ''} by ${line.who} would write, so it is refused.`;
+}
+
+type Candidate = () => Outcome<unknown>;
+
+function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, context: RecordUpdateContext): Candidate[] | string {
+  const at = line.at;
+  const { settings } = context;
+  const holderProof = (): HolderProof | string => {
+    const h = before.holder;
+    if (h === null) return 'no one holds the lock, so there is no holder to act.';
+    if (context.requireProof && !provesHolder(before, context.pushed)) {
+      return `a ${line.action} acts for the holder of grant #${h.grant}, and this push does not carry that holder's proof.`;
+    }
+    return { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant };
+  };
+  const asHolder = (make: (proof: HolderProof) => Candidate[]): Candidate[] | string => {
+    const proof = holderProof();
+    return typeof proof === 'string' ? proof : make(proof);
+  };
+
+  switch (line.action) {
+    case 'acquire': {
+      const h = after.holder;
+      if (h === null || h.identity !== line.who) return 'an acquire must name the acquirer as the holder.';
+      const ttlMs = h.expiresAt - at;
+      if (ttlMs < SECOND || ttlMs > MAX_HOLD_MS) return 'an acquire must grant a lease of 1 s to 24 h.';
+      return [() => protocol.acquire(before, { ...settings, leaseTtlMs: ttlMs }, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash }, at)];
+    }
+    case 'heartbeat':
+      return asHolder(proof => {
+        const expiresAt = after.holder?.expiresAt ?? 0;
+        // The lease length is the client's setting; any length up to the 24 h cap is the holder's to choose.
+        const ttlMs = Math.max(SECOND, Math.min(MAX_HOLD_MS, expiresAt - at));
+        return [() => protocol.heartbeat(before, { ...settings, leaseTtlMs: ttlMs }, proof, at)];
+      });
+    case 'release':
+      return asHolder(proof => [() => protocol.release(before, proof, at)]);
+    case 'petition': {
+      const petition = after.queue.find(p => p.identity === line.who);
+      return [() => protocol.petition(before, { identity: line.who, ...(petition?.note !== undefined ? { note: petition.note } : {}) }, at)];
+    }
+    case 'withdraw':
+      return [() => protocol.withdraw(before, { identity: line.who }, at)];
+    case 'lease-ids': {
+      const range = after.ranges[after.ranges.length - 1];
+      if (range === undefined) return 'a lease of identifiers must add a range.';
+      return asHolder(proof => [() => protocol.leaseIds(before, proof, { to: range.to, count: range.end - range.start + 1 }, at)]);
+    }
+    case 'next-id': {
+      // A lessee mints from its own range with no proof; the lead mints from the pool and must prove it.
+      const asLessee: Candidate = () => protocol.nextId(before, { identity: line.who }, at);
+      if (before.holder === null || before.holder.identity !== line.who || before.nextId === after.nextId) return [asLessee];
+      return asHolder(proof => [() => protocol.nextId(before, { identity: line.who, holder: proof }, at)]);
+    }
+    case 'assign': {
+      const block = after.blocks[after.blocks.length - 1];
+      if (block === undefined) return 'an assignment must add a block.';
+      return asHolder(proof => [() => protocol.assign(before, proof, { to: block.to, text: block.text }, at)]);
+    }
+    case 'clear': {
+      const detail = line.detail ?? '';
+      const silent = before.holder?.identity;
+      const reasons = new Set<string>([detail, '']);
+      if (silent !== undefined && detail.startsWith(`cleared ${silent}: `)) reasons.add(detail.slice(`cleared ${silent}: `.length));
+      return [...reasons].map(reason => () => protocol.clear(before, settings, { identity: line.who, reason }, at));
+    }
+    default:
+      return `the audit line's action is not one the protocol knows.`;
+  }
+}
+
+/** Does the push carry the proof of the current holder's grant? */
+export function provesHolder(record: LockRecord, pushed: { readonly grant?: number; readonly proof?: string }): boolean {
+  const h = record.holder;
+  return h !== null && pushed.grant === h.grant && pushed.proof !== undefined && /^[0-9a-f]{64}$/.test(pushed.proof)
+    && digestsEqual(h.proofHash, hashProof(pushed.proof));
+}

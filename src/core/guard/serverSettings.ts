@@ -1,0 +1,146 @@
+import { SECOND } from '../clock';
+import type { LockManagerOptions } from '../config';
+import { containerSettings, driverOptions, parseContainerFile, type ContainerFile } from '../container/containerFile';
+import { LockConfigurationError } from '../errors';
+import type { ContainerSettings } from '../lockRecord';
+import { DEFAULT_SKEW_MS } from './recordUpdate';
+
+/**
+ * What the server's guard decides with, pinned beside the hook by `lockstep hooks install --server`
+ * (file `lockstep-server.json`, mode 0600). Nothing in a pushed commit and nothing in the pusher's
+ * environment changes it: the guard reads no `.lockstep.json` from a branch and no `LOCKSTEP_*`
+ * variable. Changing it means running the install again on the server.
+ */
+export const SERVER_SETTINGS_FILE = 'lockstep-server.json';
+
+/** Variables a git server that authenticates pushers sets for its hooks. */
+export const PUSHER_VARIABLES = ['REMOTE_USER', 'GL_USERNAME', 'GL_USER', 'GITEA_PUSHER_EMAIL'] as const;
+export type PusherVariable = typeof PUSHER_VARIABLES[number];
+
+export interface ServerSettings {
+  readonly v: 1;
+  /** The container's committed settings, as they were on `pinnedFrom` at install time. */
+  readonly file: ContainerFile;
+  readonly pinnedFrom: { readonly branch: string; readonly commit: string };
+  /** Protected pushes must prove the live grant (the committed `serverGuard`, unless overridden). */
+  readonly requireProof: boolean;
+  /** Details only the server has: the file driver's folder, URLs with credentials. */
+  readonly store: { readonly path?: string; readonly redisUrl?: string; readonly databaseUrl?: string };
+  readonly skewSeconds: number;
+  /** When the server authenticates pushers: which variable names them, and who they are in Lockstep. */
+  readonly pushers?: { readonly variable: PusherVariable; readonly identities: Readonly<Record<string, string>> };
+}
+
+export function newServerSettings(fileText: string, pinnedFrom: ServerSettings['pinnedFrom'], options: {
+  requireProof?: boolean; store?: ServerSettings['store']; skewSeconds?: number; pushers?: ServerSettings['pushers'];
+} = {}): ServerSettings {
+  const file = parseContainerFile(fileText);
+  return validateServerSettings({
+    v: 1,
+    file,
+    pinnedFrom,
+    requireProof: options.requireProof ?? file.serverGuard,
+    store: options.store ?? {},
+    skewSeconds: options.skewSeconds ?? DEFAULT_SKEW_MS / SECOND,
+    ...(options.pushers ? { pushers: options.pushers } : {}),
+  });
+}
+
+/** Reads the pinned file's text; anything unreadable is a configuration error (the guard then refuses). */
+export function parseServerSettings(text: string): ServerSettings {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is not valid JSON; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
+  }
+  if (typeof raw !== 'object' || raw === null) {
+    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} must hold a JSON object; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+  }
+  const value = raw as ServerSettings;
+  return validateServerSettings({ ...value, file: parseContainerFile(JSON.stringify(value.file ?? null)) });
+}
+
+function validateServerSettings(value: ServerSettings): ServerSettings {
+  const bad = (what: string): never => {
+    throw new LockConfigurationError(`The server guard's settings are not valid (${what}); run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+  };
+  if (value.v !== 1) bad('unknown version');
+  if (typeof value.requireProof !== 'boolean') bad('requireProof');
+  if (typeof value.pinnedFrom?.branch !== 'string' || typeof value.pinnedFrom?.commit !== 'string') bad('pinnedFrom');
+  if (typeof value.store !== 'object' || value.store === null) bad('store');
+  for (const key of ['path', 'redisUrl', 'databaseUrl'] as const) {
+    if (value.store[key] !== undefined && typeof value.store[key] !== 'string') bad(`store.${key}`);
+  }
+  if (typeof value.skewSeconds !== 'number' || !(value.skewSeconds >= 0 && value.skewSeconds <= 3600)) bad('skewSeconds must be 0 to 3600');
+  if (value.pushers !== undefined) {
+    if (!PUSHER_VARIABLES.includes(value.pushers.variable)) bad(`pushers.variable must be one of ${PUSHER_VARIABLES.join(', ')}`);
+    const ids = value.pushers.identities;
+    if (typeof ids !== 'object' || ids === null || !Object.values(ids).every(v => typeof v === 'string' && v !== '')) bad('pushers.identities');
+  }
+  return value;
+}
+
+export function serverContainerSettings(settings: ServerSettings): ContainerSettings {
+  return containerSettings(settings.file);
+}
+
+/**
+ * The store options of the guard: the committed driver and prefix, the server's own folder and
+ * credentials, and for the git driver the repository itself ('.': the refs in place).
+ */
+export function serverDriverOptions(settings: ServerSettings, repo: string): LockManagerOptions {
+  return {
+    ...driverOptions(settings.file, repo),
+    ...(settings.store.path !== undefined ? { path: settings.store.path } : {}),
+    ...(settings.store.redisUrl !== undefined ? { redisUrl: settings.store.redisUrl } : {}),
+    ...(settings.store.databaseUrl !== undefined ? { databaseUrl: settings.store.databaseUrl } : {}),
+    gitDir: repo,
+    gitRemote: '.',
+  };
+}
+
+/**
+ * Who pushes, as the server knows it: undefined when the pinned settings name no pusher variable
+ * (identities are then declared by the clients), else the mapped identity or why there is none.
+ */
+export function pusherIdentity(settings: ServerSettings, env: Readonly<Record<string, string | undefined>>):
+  { readonly identity: string | undefined } | { readonly refusal: string } {
+  if (settings.pushers === undefined) return { identity: undefined };
+  const user = env[settings.pushers.variable]?.trim();
+  if (!user) return { refusal: `the server did not say who pushes (${settings.pushers.variable} is empty), and the lock record needs to know.` };
+  const identity = Object.prototype.hasOwnProperty.call(settings.pushers.identities, user) ? settings.pushers.identities[user] : undefined;
+  if (identity === undefined) {
+    return { refusal: `the server user ${user.slice(0, 100)} has no Lockstep identity; an administrator adds one with lockstep hooks install --server --pusher ${user.slice(0, 100)}=EMAIL.` };
+  }
+  return { identity };
+}
+
+/** The pinned settings as lines for `hooks status --server`: no password, no token. */
+export function describeServerSettings(settings: ServerSettings): string[] {
+  const f = settings.file;
+  const store = [
+    `driver ${f.driver}`,
+    ...(f.prefix !== undefined ? [`prefix ${f.prefix}`] : []),
+    ...(settings.store.path ?? f.path ? [`path ${settings.store.path ?? f.path}`] : []),
+    ...(settings.store.redisUrl ?? f.redisUrl ? [`redis ${withoutCredentials(settings.store.redisUrl ?? f.redisUrl ?? '')}`] : []),
+    ...(settings.store.databaseUrl ?? f.databaseUrl ? [`database ${withoutCredentials(settings.store.databaseUrl ?? f.databaseUrl ?? '')}`] : []),
+  ];
+  return [
+    `container ${f.container}`,
+    `pinned from ${settings.pinnedFrom.branch} at ${settings.pinnedFrom.commit.slice(0, 12)}`,
+    `protected branches: ${f.protectedBranches.join(', ') || '(none)'}`,
+    `proof of the live grant required: ${settings.requireProof ? 'yes' : 'no (only lock-record transitions are checked)'}`,
+    `store: ${store.join(', ')}`,
+    `operators: ${f.operators.join(', ') || '(none)'}`,
+    `clock skew allowed: ${settings.skewSeconds} s`,
+    settings.pushers
+      ? `pushers: named by ${settings.pushers.variable}; ${Object.keys(settings.pushers.identities).length} mapped`
+      : 'pushers: not authenticated by the server (identities are declared by clients)',
+  ];
+}
+
+/** A URL with any user name and password replaced by `***`. */
+export function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
+}

@@ -51,7 +51,7 @@ export function checkRecordUpdate(before: LockRecord, after: LockRecord, context
     const produced = candidate().record;
     if (produced !== undefined && isDeepStrictEqual(produced, after)) return undefined;
   }
-  return `the new record is not what a ${line.action}${line.outcome === 'refused' ? ' (refused)' : ''} by ${line.who} would write, so it is refused.`;
+  return `the new record is not what ${line.outcome === 'refused' ? 'a refused ' : ''}${line.action} by ${line.who} at that time would write.`;
 }
 
 type Candidate = () => Outcome<unknown>;

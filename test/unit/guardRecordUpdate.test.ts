@@ -1,0 +1,144 @@
+import * as assert from 'node:assert/strict';
+import { HOUR, MINUTE } from '../../src/core/clock';
+import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '../../src/core/guard/recordUpdate';
+import * as protocol from '../../src/core/lockRecord';
+import { MAX_HOLD_MS, type LockRecord } from '../../src/core/lockRecord';
+import { hashProof, hashToken, pushProof } from '../../src/core/tokens';
+import { ANA, at, BEN, CONTAINER, fresh, hex, LEAD, ok, OP, SETTINGS } from '../helpers/lockRecordFixture';
+
+/**
+ * The server's check of the git driver's lock record: an update is accepted only when it is what
+ * the pure transition of its audit line produces from the record before it. Each legal transition
+ * is accepted (the control), and each forgery a push-only teammate could write is refused.
+ */
+
+const token = (who: string, grant: number) => hex(`owner:${who}:${grant}`);
+const proofFor = (who: string, grant: number) => pushProof(token(who, grant), CONTAINER, grant);
+
+/** A real acquisition: the record keeps the hashes of the token and of the push proof. */
+function acquired(record: LockRecord, who: string, now: number, ttlMs = SETTINGS.leaseTtlMs): LockRecord {
+  const grant = record.grant + 1;
+  return ok(protocol.acquire(record, { ...SETTINGS, leaseTtlMs: ttlMs }, {
+    identity: who, tokenHash: hashToken(token(who, grant)), proofHash: hashProof(proofFor(who, grant)),
+  }, now)).record;
+}
+
+const holderProof = (record: LockRecord) => ({ identity: record.holder!.identity, tokenHash: record.holder!.tokenHash, grant: record.holder!.grant });
+
+function context(now: number, extra: Partial<RecordUpdateContext> = {}): RecordUpdateContext {
+  return { settings: SETTINGS, now, skewMs: DEFAULT_SKEW_MS, requireProof: true, pushed: {}, ...extra };
+}
+const withProof = (who: string, grant: number) => ({ pushed: { grant, proof: proofFor(who, grant) } });
+
+describe('server guard: lock-record updates must be one legal transition', () => {
+  const t = at(1);
+  const held = acquired(fresh(), LEAD, at(0));
+
+  describe('legal transitions are accepted (controls)', () => {
+    it('a first acquire, and a takeover after the holder went silent', () => {
+      assert.equal(checkRecordUpdate(fresh(), acquired(fresh(), LEAD, t), context(t)), undefined);
+      const silent = at(3); // the 2 h lease ended at hour 2
+      assert.equal(checkRecordUpdate(held, acquired(held, ANA, silent), context(silent)), undefined);
+    });
+
+    it('an acquire with the holder\'s own lease length (lockstep acquire --ttl)', () => {
+      assert.equal(checkRecordUpdate(fresh(), acquired(fresh(), LEAD, t, 30 * MINUTE), context(t)), undefined);
+    });
+
+    it('heartbeat, release, lease-ids, assign and the lead\'s next-id, each with the holder\'s proof', () => {
+      const ctx = context(t, withProof(LEAD, 1));
+      const proof = holderProof(held);
+      assert.equal(checkRecordUpdate(held, ok(protocol.heartbeat(held, SETTINGS, proof, t)).record, ctx), undefined);
+      assert.equal(checkRecordUpdate(held, ok(protocol.release(held, proof, t)).record, ctx), undefined);
+      const leased = ok(protocol.leaseIds(held, proof, { to: ANA, count: 8 }, t)).record;
+      assert.equal(checkRecordUpdate(held, leased, ctx), undefined);
+      assert.equal(checkRecordUpdate(held, ok(protocol.assign(held, proof, { to: ANA, text: 'parser' }, t)).record, ctx), undefined);
+      assert.equal(checkRecordUpdate(held, ok(protocol.nextId(held, { identity: LEAD, holder: proof }, t)).record, ctx), undefined);
+      // A lessee mints from its own range without any proof.
+      assert.equal(checkRecordUpdate(leased, ok(protocol.nextId(leased, { identity: ANA }, t)).record, context(t)), undefined);
+    });
+
+    it('petition, withdraw and an operator\'s clear (done, and refused but audited) need no proof', () => {
+      const asked = ok(protocol.petition(held, { identity: ANA, note: 'the parser' }, t)).record;
+      assert.equal(checkRecordUpdate(held, asked, context(t)), undefined);
+      assert.equal(checkRecordUpdate(asked, ok(protocol.withdraw(asked, { identity: ANA }, t)).record, context(t)), undefined);
+      const late = at(5);
+      assert.equal(checkRecordUpdate(held, ok(protocol.clear(held, SETTINGS, { identity: OP, reason: 'laptop died' }, late)).record, context(late)), undefined);
+      const refused = protocol.clear(held, SETTINGS, { identity: BEN, reason: 'me' }, late);
+      assert.ok(!refused.ok && refused.record);
+      assert.equal(checkRecordUpdate(held, refused.record!, context(late)), undefined);
+    });
+
+    it('folded heartbeats (one audit line with a count) are still one transition each', () => {
+      const proof = holderProof(held);
+      const once = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;
+      const twice = ok(protocol.heartbeat(once, SETTINGS, proof, at(1, 10))).record;
+      assert.equal(twice.audit.length, once.audit.length);
+      assert.equal(checkRecordUpdate(once, twice, context(at(1, 10), withProof(LEAD, 1))), undefined);
+    });
+  });
+
+  describe('forgeries are refused', () => {
+    it('naming oneself holder with the same grant, with grant + 1 while the lock is live, or with a huge grant', () => {
+      const sameGrant: LockRecord = { ...held, holder: { ...held.holder!, identity: BEN }, audit: [...held.audit, { at: t, who: BEN, action: 'acquire', grant: 1, outcome: 'done' }] };
+      assert.match(checkRecordUpdate(held, sameGrant, context(t)) ?? '', /not what acquire by ben/);
+      const next = acquired({ ...held, holder: null }, BEN, t); // computed as if the live holder were not there
+      assert.match(checkRecordUpdate(held, next, context(t)) ?? '', /not what acquire/);
+      const huge: LockRecord = { ...next, grant: Number.MAX_SAFE_INTEGER, holder: { ...next.holder!, grant: Number.MAX_SAFE_INTEGER } };
+      assert.ok(checkRecordUpdate(fresh(), huge, context(t)));
+    });
+
+    it('holder-only operations without the holder\'s proof, or with another grant\'s proof', () => {
+      const proof = holderProof(held);
+      const released = ok(protocol.release(held, proof, t)).record;
+      assert.match(checkRecordUpdate(held, released, context(t)) ?? '', /does not carry that holder's proof/);
+      assert.match(checkRecordUpdate(held, released, context(t, withProof(BEN, 1))) ?? '', /does not carry that holder's proof/);
+      assert.match(checkRecordUpdate(held, released, context(t, { pushed: { grant: 2, proof: proofFor(LEAD, 2) } })) ?? '', /does not carry/);
+      const beat = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;
+      assert.match(checkRecordUpdate(held, beat, context(t)) ?? '', /does not carry/);
+      // Without required proofs (serverGuard off) the same heartbeat passes: the README says so.
+      assert.equal(checkRecordUpdate(held, beat, context(t, { requireProof: false })), undefined);
+    });
+
+    it('a heartbeat past the 24 h cap, an edited queue, a dropped audit line, an extra field', () => {
+      const proof = holderProof(held);
+      const beat = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;
+      const pastCap: LockRecord = { ...beat, holder: { ...beat.holder!, expiresAt: held.holder!.grantedAt + MAX_HOLD_MS + HOUR } };
+      assert.ok(checkRecordUpdate(held, pastCap, context(t, withProof(LEAD, 1))));
+      const two = ok(protocol.petition(ok(protocol.petition(held, { identity: ANA }, t)).record, { identity: BEN }, t)).record;
+      const jumped: LockRecord = { ...two, queue: [two.queue[1], two.queue[0]] };
+      assert.ok(checkRecordUpdate(ok(protocol.petition(held, { identity: ANA }, t)).record, jumped, context(t)));
+      const dropped: LockRecord = { ...two, audit: two.audit.slice(1) };
+      assert.ok(checkRecordUpdate(ok(protocol.petition(held, { identity: ANA }, t)).record, dropped, context(t)));
+      const extra = { ...ok(protocol.petition(held, { identity: ANA }, t)).record, nextId: 1_000_000 };
+      assert.ok(checkRecordUpdate(held, extra, context(t)));
+    });
+
+    it('a clear claimed done by someone who is not an operator, or of a live holder', () => {
+      const late = at(5);
+      const done = ok(protocol.clear(held, SETTINGS, { identity: OP, reason: 'gone' }, late)).record;
+      const byBen: LockRecord = { ...done, audit: done.audit.map((l, i) => (i === done.audit.length - 1 ? { ...l, who: BEN } : l)) };
+      assert.ok(checkRecordUpdate(held, byBen, context(late)));
+      const early = { ...done, audit: done.audit.map((l, i) => (i === done.audit.length - 1 ? { ...l, at: t } : l)) };
+      assert.ok(checkRecordUpdate(held, early, context(t)), 'the holder was live at hour 1');
+    });
+
+    it('a transition dated outside the allowed skew of the server\'s clock', () => {
+      const asked = ok(protocol.petition(held, { identity: ANA }, t)).record;
+      assert.match(checkRecordUpdate(held, asked, context(t + DEFAULT_SKEW_MS + 1000)) ?? '', /dated -12\d s from the server's clock/);
+      assert.equal(checkRecordUpdate(held, asked, context(t + DEFAULT_SKEW_MS - 1000)), undefined);
+    });
+
+    it('when the server knows the pusher, a transition in anyone else\'s name', () => {
+      const asked = ok(protocol.petition(held, { identity: ANA }, t)).record;
+      assert.equal(checkRecordUpdate(held, asked, context(t, { pusher: ANA })), undefined);
+      assert.match(checkRecordUpdate(held, asked, context(t, { pusher: BEN })) ?? '', /in the name of ana@example\.com, but the server knows the pusher as ben@example\.com/);
+    });
+
+    it('a record with no audit line, or an action the protocol does not know', () => {
+      assert.match(checkRecordUpdate(held, { ...held, audit: [] }, context(t)) ?? '', /no audit line/);
+      const odd = { ...held, audit: [...held.audit, { at: t, who: ANA, action: 'promote' as never, grant: 1, outcome: 'done' as const }] };
+      assert.match(checkRecordUpdate(held, odd, context(t)) ?? '', /not one the protocol knows/);
+    });
+  });
+});

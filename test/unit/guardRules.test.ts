@@ -1,0 +1,130 @@
+import * as assert from 'node:assert/strict';
+import { checkLeaseUpdate } from '../../src/core/guard/leaseUpdate';
+import { carriesProof, checkProofLeak, effectiveOptions, type PushSeen } from '../../src/core/guard/proofLeak';
+import { checkCompaction, recordCommitShape } from '../../src/core/guard/recordHistory';
+import { recordRefOf, ruleFor } from '../../src/core/guard/refRules';
+import { describeServerSettings, newServerSettings, parseServerSettings, pusherIdentity } from '../../src/core/guard/serverSettings';
+import { keyDigest, namespaceDigest } from '../../src/core/names';
+
+/** The server guard's pure rules: which ref gets which rule, lease counters, commit shapes, pinned settings, proof leaks. */
+
+const CONTAINER = '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69';
+const fileText = (extra: object = {}) => JSON.stringify({ container: CONTAINER, protectedBranches: ['main'], operators: ['ops@example.com'], serverGuard: true, ...extra });
+const pinned = (extra: object = {}, options: Parameters<typeof newServerSettings>[2] = {}) =>
+  newServerSettings(fileText(extra), { branch: 'main', commit: 'a'.repeat(40) }, options);
+const Z = '0'.repeat(40);
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+
+describe('server guard rules (pure)', () => {
+  describe('ruleFor', () => {
+    const git = pinned({ driver: 'git' });
+    const record = recordRefOf(git);
+
+    it('a protected branch, also by the name of a symbolic ref that leads to it, and also on creation and deletion', () => {
+      for (const [oldSha, newSha] of [[A, B], [Z, B], [A, Z]]) {
+        assert.deepEqual(ruleFor(git, { oldSha, newSha, ref: 'refs/heads/main', target: 'refs/heads/main' }), { kind: 'branch', branch: 'main' });
+      }
+      assert.deepEqual(ruleFor(git, { oldSha: A, newSha: B, ref: 'refs/heads/trunk', target: 'refs/heads/main' }), { kind: 'branch', branch: 'main' });
+      assert.deepEqual(ruleFor(git, { oldSha: A, newSha: B, ref: 'refs/heads/feature', target: 'refs/heads/feature' }), { kind: 'pass' });
+      assert.deepEqual(ruleFor(git, { oldSha: A, newSha: B, ref: 'refs/tags/v1', target: 'refs/tags/v1' }), { kind: 'pass' });
+    });
+
+    it('the container\'s record ref, its namespace\'s lease refs, and nothing else under refs/lockstep/', () => {
+      assert.equal(record, `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${CONTAINER}`)}`);
+      assert.deepEqual(ruleFor(git, { oldSha: A, newSha: B, ref: record, target: record }), { kind: 'record' });
+      const lease = `refs/lockstep/${namespaceDigest('lockstep')}/leases/${'c'.repeat(64)}`;
+      assert.deepEqual(ruleFor(git, { oldSha: Z, newSha: B, ref: lease, target: lease }), { kind: 'lease' });
+      assert.equal(ruleFor(git, { oldSha: A, newSha: Z, ref: record, target: record }).kind, 'refuse', 'deletion');
+      const other = `refs/lockstep/${namespaceDigest('other')}/records/${'d'.repeat(64)}`;
+      assert.equal(ruleFor(git, { oldSha: Z, newSha: B, ref: other, target: other }).kind, 'refuse');
+      assert.equal(ruleFor(git, { oldSha: A, newSha: B, ref: 'refs/heads/x', target: record }).kind, 'refuse', 'an alias of a lock ref');
+      // Without the git driver, refs/lockstep/ is not Lockstep's store here.
+      assert.deepEqual(ruleFor(pinned(), { oldSha: A, newSha: B, ref: record, target: record }), { kind: 'pass' });
+    });
+  });
+
+  describe('checkLeaseUpdate', () => {
+    const live = { v: 1 as const, counter: 4, owner: 'e'.repeat(64), expiresAt: 10_000 };
+    it('a claim raises the counter by exactly one, only once the lease is no longer live', () => {
+      assert.equal(checkLeaseUpdate(null, { ...live, counter: 1 }, 0, 0), undefined);
+      assert.equal(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 20_000, 0), undefined);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 5_000, 0) ?? '', /still live/);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 9 }, 20_000, 0) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 3 }, 20_000, 0) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(null, { ...live, counter: 0 }, 0, 0) ?? '', /start with a claim/);
+      assert.match(checkLeaseUpdate(null, { ...live, counter: 4 }, 0, 0) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(live, { ...live, owner: 'f'.repeat(64) }, 20_000, 0) ?? '', /only a claim/);
+      assert.match(checkLeaseUpdate(live, { v: 1, counter: 'x' }, 0, 0) ?? '', /damaged/);
+    });
+    it('release (owner to null) and extend keep the counter', () => {
+      assert.equal(checkLeaseUpdate(live, { ...live, owner: null, expiresAt: 0 }, 0, 0), undefined);
+      assert.equal(checkLeaseUpdate(live, { ...live, expiresAt: 99_000 }, 0, 0), undefined);
+    });
+  });
+
+  describe('recordCommitShape and checkCompaction', () => {
+    const files = { record: 'record.json', audit: 'audit.log' };
+    it('one commit on top of the last, a first parentless commit, or a snapshot; never a rewind or an unrelated history', () => {
+      assert.deepEqual(recordCommitShape(A, { parents: [A], files: ['record.json'], snapshot: false }, files), { kind: 'transition' });
+      assert.deepEqual(recordCommitShape(null, { parents: [], files: ['record.json'], snapshot: false }, files), { kind: 'transition' });
+      assert.deepEqual(recordCommitShape(A, { parents: [], files: ['audit.log', 'record.json'], snapshot: true }, files), { kind: 'compaction' });
+      assert.equal(recordCommitShape(A, { parents: [B], files: ['record.json'], snapshot: false }, files).kind, 'refuse', 'skips or rewinds');
+      assert.equal(recordCommitShape(A, { parents: [], files: ['record.json'], snapshot: false }, files).kind, 'refuse', 'unrelated');
+      assert.equal(recordCommitShape(A, { parents: [A], files: ['record.json', 'x'], snapshot: false }, files).kind, 'refuse');
+      assert.equal(recordCommitShape(null, { parents: [A], files: ['record.json'], snapshot: false }, files).kind, 'refuse');
+    });
+    it('a compaction keeps the record and the whole history', () => {
+      assert.equal(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'r', auditLog: 'l' }), undefined);
+      assert.match(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'R', auditLog: 'l' }) ?? '', /record unchanged/);
+      assert.match(checkCompaction({ record: 'r', auditLog: 'l\nm\n' }, { record: 'r', auditLog: 'm\n' }) ?? '', /whole audit history/);
+    });
+  });
+
+  describe('pinned settings', () => {
+    it('round-trip through the file, and a damaged or tampered file is a configuration error', () => {
+      const s = pinned({ driver: 'git' }, { store: { redisUrl: 'redis://u:pw@h:1/0' } });
+      assert.deepEqual(parseServerSettings(JSON.stringify(s)), s);
+      assert.throws(() => parseServerSettings('{'), /not valid JSON/);
+      assert.throws(() => parseServerSettings(JSON.stringify({ ...s, requireProof: 'yes' })), /requireProof/);
+      assert.throws(() => parseServerSettings(JSON.stringify({ ...s, file: { ...s.file, driver: 'nope' } })), /driver/);
+      assert.throws(() => pinned({ container: 'not-a-uuid' }), /container/);
+    });
+    it('describe prints no password', () => {
+      const lines = describeServerSettings(pinned({}, { store: { databaseUrl: 'postgres://bob:hunter2@db:5432/x' } })).join('\n');
+      assert.doesNotMatch(lines, /hunter2|bob:/);
+      assert.match(lines, /postgres:\/\/\*\*\*@db:5432\/x/);
+    });
+    it('the pusher is the mapped identity of the variable the server sets, and nobody else', () => {
+      const s = pinned({}, { pushers: { variable: 'REMOTE_USER', identities: { alice: 'alice@example.com' } } });
+      assert.deepEqual(pusherIdentity(s, { REMOTE_USER: 'alice' }), { identity: 'alice@example.com' });
+      assert.match((pusherIdentity(s, { REMOTE_USER: 'mallory' }) as { refusal: string }).refusal, /mallory has no Lockstep identity/);
+      assert.match((pusherIdentity(s, {}) as { refusal: string }).refusal, /did not say who pushes/);
+      assert.match((pusherIdentity(s, { REMOTE_USER: 'constructor' }) as { refusal: string }).refusal, /no Lockstep identity/);
+      assert.deepEqual(pusherIdentity(pinned(), { REMOTE_USER: 'alice' }), { identity: undefined });
+    });
+  });
+
+  describe('proof leaks (client guard)', () => {
+    const seen = (extra: Partial<PushSeen> = {}): PushSeen => ({
+      sharedRemote: true, remoteName: 'origin', configuredOptions: ['lockstep-grant=3', `lockstep-proof=${'a'.repeat(64)}`],
+      pushArgs: [], gpgSign: '', recurseSubmodules: '', ...extra,
+    });
+    it('an empty value resets the configured list; options on the command line replace it', () => {
+      assert.deepEqual(effectiveOptions(['a', '', 'b']), ['b']);
+      assert.equal(carriesProof(seen({ configuredOptions: ['lockstep-proof=x', ''] })), false);
+      assert.equal(carriesProof(seen({ pushArgs: ['-o', 'ci.skip', 'fork'] })), false);
+      assert.equal(carriesProof(seen()), true);
+    });
+    it('refuses another remote, a signed push and submodule recursion, each saying how to push without the proof', () => {
+      assert.equal(checkProofLeak(seen()), undefined);
+      assert.match(checkProofLeak(seen({ sharedRemote: false, remoteName: 'fork' })) ?? '', /goes to fork.*git -c push\.pushOption= push fork/);
+      assert.match(checkProofLeak(seen({ pushArgs: ['--signed', 'origin'] })) ?? '', /signed push .*--no-signed/);
+      assert.match(checkProofLeak(seen({ gpgSign: 'if-asked' })) ?? '', /signed push/);
+      assert.equal(checkProofLeak(seen({ gpgSign: 'true', pushArgs: ['--no-signed'] })), undefined);
+      assert.match(checkProofLeak(seen({ pushArgs: ['--recurse-submodules=on-demand'] })) ?? '', /submodules/);
+      assert.match(checkProofLeak(seen({ recurseSubmodules: 'on-demand' })) ?? '', /submodules/);
+      assert.equal(checkProofLeak(seen({ sharedRemote: false, configuredOptions: [] })), undefined, 'no proof, nothing to leak');
+    });
+  });
+});

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { childEnv, finished, REPO_ROOT } from './children';
 import { identityOf, type CliResult, type TeamMember } from './gitFixture';
 import { makeTempDir, removeTempDir } from './tempDir';
+import { startGitDaemon, type GitDaemon } from './gitDaemon';
 
 /**
  * A team for the fencing tests: a bare remote guarded by `lockstep hooks install --server`, clones
@@ -51,7 +52,10 @@ export interface RunOptions {
 
 export interface FencingTeam {
   readonly root: string;
+  /** The bare remote's folder (tests read it directly). */
   readonly remote: string;
+  /** How the clones reach it (its path, or a git:// URL). */
+  readonly remoteUrl: string;
   readonly store: string;
   readonly container: string;
   readonly cli: string;
@@ -92,6 +96,13 @@ export interface FencingTeamOptions {
   readonly driver?: 'file' | 'git';
   /** More arguments for `lockstep hooks install --server`. */
   readonly serverInstallArgs?: readonly string[];
+  /** More arguments for `lockstep init`. */
+  readonly initArgs?: readonly string[];
+  /**
+   * How the clones reach the shared remote: its path (the hook inherits the pusher's environment),
+   * or `git daemon --enable=receive-pack` (the hook runs in the daemon's own minimal environment).
+   */
+  readonly transport?: 'path' | 'daemon';
 }
 
 const PROOF_LINE = /lockstep-proof=([0-9a-f]{64})/g;
@@ -153,10 +164,13 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
 
   const remote = path.join(root, 'remote.git');
   await gitOk(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+  let daemon: GitDaemon | undefined;
+  if (options.transport === 'daemon') daemon = await startGitDaemon(root);
+  const remoteUrl = daemon ? `${daemon.url}/remote.git` : remote;
 
   // The founder's clone: a first commit, `lockstep init --server-guard`, the committed .lockstep.json.
   const seed = path.join(root, 'seed');
-  await gitOk(root, 'clone', '--quiet', remote, seed);
+  await gitOk(root, 'clone', '--quiet', remoteUrl, seed);
   await gitOk(seed, 'config', 'user.name', 'seed');
   await gitOk(seed, 'config', 'user.email', identityOf('seed'));
   await gitOk(seed, 'symbolic-ref', 'HEAD', 'refs/heads/main');
@@ -165,9 +179,9 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   await gitOk(seed, 'commit', '--quiet', '-m', 'first');
   await gitOk(seed, 'push', '--quiet', '-u', 'origin', 'main');
   const operators = options.operators ?? ['ops@example.com'];
-  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...operators.flatMap(o => ['--operator', o])]);
+  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...(options.initArgs ?? []), ...operators.flatMap(o => ['--operator', o])]);
   assert.equal(init.settings.serverGuard, true);
-  assert.deepEqual(init.settings.protectedBranches, ['main']);
+  if (!options.initArgs) assert.deepEqual(init.settings.protectedBranches, ['main']);
   await gitOk(seed, 'add', '.lockstep.json');
   await gitOk(seed, 'commit', '--quiet', '-m', 'lockstep container');
   // The server guard is not installed yet: it pins the settings this push brings.
@@ -177,7 +191,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   const members: TeamMember[] = [];
   for (const name of options.members) {
     const dir = path.join(root, name);
-    await gitOk(root, 'clone', '--quiet', remote, dir);
+    await gitOk(root, 'clone', '--quiet', remoteUrl, dir);
     await gitOk(dir, 'config', 'user.name', name);
     await gitOk(dir, 'config', 'user.email', identityOf(name));
     if (options.clientHooks ?? true) await lockstepOk(dir, ['hooks', 'install']);
@@ -187,7 +201,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
 
   let counter = 0;
   return {
-    root, remote, store, cli, members, env,
+    root, remote, remoteUrl, store, cli, members, env,
     container: init.container as string,
     outputs,
     member(name) {
@@ -226,7 +240,10 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
         texts.forEach((text, i) => assert.ok(!text.includes(secret), `text #${i} contains an owner token or proof`));
       }
     },
-    dispose: () => removeTempDir(root),
+    dispose: () => {
+      daemon?.stop();
+      removeTempDir(root);
+    },
   };
 }
 

@@ -74,7 +74,7 @@ function run(actions: readonly Action[]): void {
       case 'clear': apply(clear(record, S, { identity: a.who, reason: a.reason }, now)); break;
       case 'lease-ids': {
         const p = sessions.get(a.who);
-        if (p) apply(leaseIds(record, p, { to: a.to, count: a.count }, now));
+        if (p) apply(leaseIds(record, p, { newIdentity: true, to: a.to, count: a.count }, now));
         break;
       }
       case 'next-id': {
@@ -124,7 +124,7 @@ describe('identifiers and grants under random interleavings (property)', () => {
           if (o.ok) { record = o.record; grants++; sessions.set(a.who, { identity: a.who, tokenHash, grant: o.value.grant }); }
         } else if (a.kind === 'lease-ids') {
           const p = sessions.get(a.who);
-          const o = p && leaseIds(record, p, { to: a.to, count: a.count }, now);
+          const o = p && leaseIds(record, p, { newIdentity: true, to: a.to, count: a.count }, now);
           if (o?.ok) record = o.record;
         } else if (a.kind === 'next-id') {
           const p = sessions.get(a.who);

@@ -161,3 +161,65 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.equal(again.code, 2, 'an existing page is never overwritten');
   });
 });
+
+describe('one lock page per container: git driver (real processes, real git)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  let ana: TeamMember;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['ana', 'ben'], operators: ['ana'], initArgs: ['--driver', 'git'] });
+    ana = team.member('ana');
+  });
+  after(() => team?.dispose());
+
+  it('init committed driver git, an explicit prefix and the remote, and pushed the page to the shared remote', async () => {
+    const file = JSON.parse(fs.readFileSync(path.join(ana.dir, '.lockstep.json'), 'utf8'));
+    assert.deepEqual([file.driver, file.prefix, file.gitRemote], ['git', 'lockstep', 'origin']);
+    assert.match(team.git(ana, 'ls-remote', 'origin', 'refs/lockstep/*'), /refs\/lockstep\//);
+    const status = ok(await team.cli(ana, ['status']), 'status');
+    assert.deepEqual(status.page, { driver: 'git', location: 'remote origin', prefix: 'lockstep', container: team.container });
+    assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 1);
+  });
+
+  it('a clone on the file driver or another prefix finds no page and issues no grant', async () => {
+    const ben = team.member('ben');
+    const committed = /committed settings say git driver at remote origin, prefix lockstep/;
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }), { driver: 'file', location: team.store, prefix: 'lockstep' }, committed);
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'git', location: 'remote origin', prefix: 'other' }, committed);
+    const status = ok(await team.cli(ben, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, ana.identity]);
+  });
+});
+
+describe('one lock page per container: sql driver on SQLite (real processes, a real database file)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['ana', 'ben'], operators: ['ana'], initArgs: ['--driver', 'sql'] });
+  });
+  after(() => team?.dispose());
+
+  it('init migrated, created the page and committed the database URL; migrate uses the committed driver', async () => {
+    const ana = team.member('ana');
+    const file = JSON.parse(fs.readFileSync(path.join(ana.dir, '.lockstep.json'), 'utf8'));
+    const url = `sqlite://${path.join(team.store, 'lockstep.sqlite')}`;
+    assert.deepEqual([file.driver, file.prefix, file.databaseUrl], ['sql', 'lockstep', url]);
+    assert.deepEqual(ok(await team.cli(ana, ['migrate'], { env: { LOCKSTEP_PATH: undefined } }), 'migrate'), { ok: true, migrated: true });
+    const status = ok(await team.cli(ana, ['status'], { env: { LOCKSTEP_PATH: undefined } }), 'status');
+    assert.deepEqual(status.page, { driver: 'sql', location: url, prefix: 'lockstep', container: team.container });
+    assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 1);
+  });
+
+  it('a clone pointed at another database file finds no page and issues no grant', async () => {
+    const ben = team.member('ben');
+    const other = path.join(team.root, 'other.sqlite');
+    const result = await team.cli(ben, ['migrate'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } });
+    ok(result, 'migrate the other database');
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
+      { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' }, /committed settings say sql driver at sqlite:\/\//);
+    const status = ok(await team.cli(ben, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, 'ana@example.com']);
+  });
+});

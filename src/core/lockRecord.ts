@@ -22,6 +22,7 @@ export const MAX_AUDIT_LINES = 500;
  * lines go first; clear lines go only when they alone exceed it (the oldest first).
  */
 export const MAX_AUDIT_BYTES = 256 * 1024;
+const UTF8 = new TextEncoder();
 export const MAX_NOTE_LENGTH = 200;
 export const MAX_BLOCK_LENGTH = 500;
 export const MAX_IDENTITY_LENGTH = 200;
@@ -175,7 +176,7 @@ function withAudit(record: LockRecord, line: AuditLine): LockRecord {
 export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
   const others = audit.reduce((n, l) => n + (l.action === 'clear' ? 0 : 1), 0);
   let dropOthers = Math.max(0, others - MAX_AUDIT_LINES);
-  const sizes = audit.map(l => Buffer.byteLength(JSON.stringify(l)) + 1);
+  const sizes = audit.map(l => UTF8.encode(JSON.stringify(l)).length + 1);
   let bytes = sizes.reduce((a, b) => a + b, 0);
   const keep = audit.map(() => true);
   for (let i = 0; i < audit.length; i++) {

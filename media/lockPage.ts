@@ -46,6 +46,9 @@ function render(): void {
   if (v.folder) header.append(el('p', `${v.folder}${v.identity ? ` · you are ${v.identity}` : ''}`, 'muted'));
   app.append(header);
   if (v.message) app.append(el('p', v.message, 'error'));
+  if (v.caution) {
+    app.append(el('p', `Caution: grant #${v.caution.silentGrant} went silent; ${v.caution.by} cleared or took over at ${time(v.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`, 'warning'));
+  }
 
   const holder = el('div', undefined, 'facts');
   if (v.holder) {

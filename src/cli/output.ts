@@ -1,4 +1,4 @@
-import { LockError, LockErrorCode, exitCodeFor } from '../core/errors';
+import { LockError, LockErrorCode, LockNoPageError, exitCodeFor } from '../core/errors';
 
 /**
  * Everything the command line prints goes through here: short human lines on stdout by default,
@@ -36,6 +36,7 @@ export class Output {
       const body: Record<string, unknown> = { code: typed ? error.code : 'internal', message };
       if (typed && 'reason' in error) body.reason = (error as { reason: unknown }).reason;
       if (typed && 'setting' in error && (error as { setting?: unknown }).setting !== undefined) body.setting = (error as { setting: unknown }).setting;
+      if (error instanceof LockNoPageError) body.page = error.page;
       if (typed && error.code === LockErrorCode.Fenced) {
         body.currentGrant = (error as { currentGrant?: unknown }).currentGrant;
         body.presentedGrant = (error as { presentedGrant?: unknown }).presentedGrant;

@@ -1,8 +1,10 @@
+import { describePage, type PageLocation } from '../core/errors';
 import { formatClock, formatDuration } from '../core/format';
+import { spansText } from '../core/lockRecord';
 import { LockState, type LockStatus } from '../core/lockStatus';
 
-/** Short human lines for `lockstep status`: state, holder, grant, time left, queue position. */
-export function renderStatus(status: LockStatus, now: number): string[] {
+/** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
+export function renderStatus(status: LockStatus, now: number, page: PageLocation): string[] {
   const h = status.holder;
   const lines: string[] = [];
   switch (status.state) {
@@ -28,17 +30,24 @@ export function renderStatus(status: LockStatus, now: number): string[] {
       lines.push(`Stale grant — your grant #${status.staleGrant} is below or past the current grant #${status.grant}${h ? ` held by ${h.identity}` : ''}: pushes are blocked. Fetch, then petition or acquire.`);
       break;
   }
+  const c = status.caution;
+  if (c) {
+    lines.push(`Caution — grant #${c.silentGrant} went silent; ${c.by} cleared or took over the lock at ${formatClock(c.since)}. Treat this copy with caution until the next holder pushes and releases.`);
+  }
   if (status.queue.length > 0) lines.push(`Queue: ${status.queue.map((p, i) => `${i + 1}. ${p.identity}`).join('  ')}`);
   for (const r of status.ranges) lines.push(`Identifiers ${r.start}–${r.end} leased to ${r.to} (next ${r.next <= r.end ? r.next : 'none left'})`);
-  for (const b of status.blocks) lines.push(`Block for ${b.to}: ${b.text}`);
+  for (const b of status.blocks) lines.push(`Block ${b.id} for ${b.to}: ${b.text}`);
+  if (status.pool.length > 0) lines.push(`Identifiers back in the pool: ${spansText(status.pool)}`);
+  lines.push(`Page: ${describePage(page)}, container ${page.container}`);
   return lines;
 }
 
 /** The stable JSON form of a status (documented in the README). */
-export function statusJson(status: LockStatus, identity: string, driver: string): Record<string, unknown> {
+export function statusJson(status: LockStatus, identity: string, page: PageLocation): Record<string, unknown> {
   return {
-    state: status.state, identity, driver, container: status.container, grant: status.grant, holder: status.holder,
+    state: status.state, identity, driver: page.driver, container: status.container, grant: status.grant, holder: status.holder,
     timeLeftMs: status.timeLeftMs, queue: status.queue, position: status.position, canAcquire: status.canAcquire,
     turn: status.turn, staleGrant: status.staleGrant, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
+    pool: status.pool, caution: status.caution, page,
   };
 }

@@ -42,6 +42,8 @@ export interface ResolvedConfig {
 }
 
 export const DEFAULT_PREFIX = 'lockstep';
+/** The Redis server used when no URL is configured. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
 export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 

@@ -73,6 +73,43 @@ export class LockStorageError extends LockError {
   }
 }
 
+/** Which lock page a command read: safe to print (no credentials, no raw keys). */
+export interface PageLocation {
+  readonly driver: string;
+  /** The store's location without credentials: a folder, a URL without user or password, a git remote. */
+  readonly location: string;
+  readonly prefix: string;
+  readonly container: string;
+}
+
+/** How a page location reads in a sentence: "file driver at /srv/locks, prefix team". */
+export function describePage(page: Omit<PageLocation, 'container'>): string {
+  return `${page.driver} driver at ${page.location}, prefix ${page.prefix}`;
+}
+
+/**
+ * The store holds no lock page for the container. Never read as a free lock (seed 001: one lock
+ * page per container): a clone pointed at another store, prefix or driver would otherwise issue
+ * its own grant #1. Exit code 5, like a damaged record; JSON `reason: "no-page"`.
+ */
+export class LockNoPageError extends LockStorageError {
+  readonly reason = 'no-page' as const;
+  /** The page this process looked for. */
+  readonly page: PageLocation;
+  /** Where `.lockstep.json` says the page is, when it says (undefined in stores opened without it). */
+  readonly committed: Omit<PageLocation, 'container'> | undefined;
+  constructor(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined, options: LockErrorOptions = {}) {
+    const said = committed === undefined ? '' : `; the committed settings say ${describePage(committed)}`;
+    super(page.driver,
+      `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}`
+      + ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).'
+      + ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.', options);
+    this.name = 'LockNoPageError';
+    this.page = page;
+    this.committed = committed;
+  }
+}
+
 export class LockOwnershipError extends LockError {
   constructor(message: string, options: LockErrorOptions = {}) {
     super(LockErrorCode.Ownership, message, options);
@@ -118,6 +155,7 @@ export type RefusalReason =
   | 'range-exhausted'
   | 'invalid-request'
   | 'not-initialised'
+  | 'new-identity'
   | 'proof-would-leak';
 
 export class LockRefusedError extends LockError {

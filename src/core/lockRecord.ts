@@ -11,8 +11,18 @@ import {
 
 /** Seed 001 / TPS 7.2: a lease is never extended past 24 hours from its grant. */
 export const MAX_HOLD_MS = 24 * HOUR;
-/** The record keeps this many audit lines; older ones stay in the git driver's history only. */
+/**
+ * The record keeps this many audit lines besides the operator's clear lines (which it always
+ * keeps); older ones stay in the git driver's history only.
+ */
 export const MAX_AUDIT_LINES = 500;
+/**
+ * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit, so
+ * a record stays writable whatever its audit would hold. Past it the oldest lines other than clear
+ * lines go first; clear lines go only when they alone exceed it (the oldest first).
+ */
+export const MAX_AUDIT_BYTES = 256 * 1024;
+const UTF8 = new TextEncoder();
 export const MAX_NOTE_LENGTH = 200;
 export const MAX_BLOCK_LENGTH = 500;
 export const MAX_IDENTITY_LENGTH = 200;
@@ -55,6 +65,8 @@ export interface IdRange {
 }
 
 export interface Block {
+  /** The block's number on this page (1, 2, …; never reused). `lockstep done --block N`. */
+  readonly id: number;
   readonly to: string;
   readonly text: string;
   readonly grant: number;
@@ -62,7 +74,7 @@ export interface Block {
 }
 
 export type AuditAction =
-  | 'acquire' | 'heartbeat' | 'release' | 'petition' | 'withdraw' | 'lease-ids' | 'next-id' | 'assign' | 'clear';
+  | 'init' | 'adopt' | 'acquire' | 'heartbeat' | 'release' | 'petition' | 'withdraw' | 'lease-ids' | 'next-id' | 'assign' | 'done' | 'clear';
 
 export interface AuditLine {
   readonly at: number;
@@ -74,6 +86,27 @@ export interface AuditLine {
   readonly detail?: string;
   /** Consecutive heartbeats of one grant are folded into one line. */
   readonly count?: number;
+  /** The person a lease or block was given to (so the page knows every identity it has seen). */
+  readonly to?: string;
+}
+
+/** A run of identifiers that were leased, never minted, and came back on release. */
+export interface IdSpan {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Seed 001: after HOLDER SILENT (a clear, or a takeover of an expired holder) readers treat the
+ * copy with caution until the next holder's release after a push.
+ */
+export interface Caution {
+  /** The grant whose holder went silent. */
+  readonly silentGrant: number;
+  /** When the lock was cleared or taken over. */
+  readonly since: number;
+  /** Who cleared it or took it over. */
+  readonly by: string;
 }
 
 export interface LockRecord {
@@ -89,12 +122,19 @@ export interface LockRecord {
   readonly ranges: readonly IdRange[];
   /** The next identifier never handed out. Only grows: no identifier is ever issued twice. */
   readonly nextId: number;
+  /** Identifiers below `nextId` that were leased, never minted, and returned on release; sorted, disjoint. */
+  readonly pool: readonly IdSpan[];
+  /** Blocks of work, kept across grants until marked done. */
   readonly blocks: readonly Block[];
+  /** The last block number given; block numbers are never reused. */
+  readonly lastBlock: number;
+  readonly caution: Caution | null;
   readonly audit: readonly AuditLine[];
 }
 
+/** The page before anything happened on it. Stored only through {@link createPage} or {@link adoptPage}. */
 export function emptyRecord(container: string): LockRecord {
-  return { v: 1, container, grant: 0, holder: null, releasedAt: null, queue: [], ranges: [], nextId: 1, blocks: [], audit: [] };
+  return { v: 1, container, grant: 0, holder: null, releasedAt: null, queue: [], ranges: [], nextId: 1, pool: [], blocks: [], lastBlock: 0, caution: null, audit: [] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -120,19 +160,37 @@ function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: s
 
 function withAudit(record: LockRecord, line: AuditLine): LockRecord {
   const last = record.audit[record.audit.length - 1];
-  let audit: AuditLine[];
   // Runs of heartbeats, and of one person's identical refused attempts, fold into one line with a
   // count: neither may push the real history out of the bounded trail.
   const repeats = last !== undefined && last.action === line.action && last.grant === line.grant && last.outcome === line.outcome
     && (line.action === 'heartbeat' && line.outcome === 'done'
       || line.outcome === 'refused' && last.who === line.who && last.detail === line.detail);
-  if (repeats) {
-    audit = [...record.audit.slice(0, -1), { ...line, count: (last.count ?? 1) + 1 }];
-  } else {
-    audit = [...record.audit, line];
+  const audit = repeats ? [...record.audit.slice(0, -1), { ...line, count: (last.count ?? 1) + 1 }] : [...record.audit, line];
+  return { ...record, audit: boundAudit(audit) };
+}
+
+/**
+ * Seed 001: every clear carries its audit line, so clear lines are never dropped to make room for
+ * others. The other lines keep the newest {@link MAX_AUDIT_LINES}; then the byte budget.
+ */
+export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
+  const others = audit.reduce((n, l) => n + (l.action === 'clear' ? 0 : 1), 0);
+  let dropOthers = Math.max(0, others - MAX_AUDIT_LINES);
+  const sizes = audit.map(l => UTF8.encode(JSON.stringify(l)).length + 1);
+  let bytes = sizes.reduce((a, b) => a + b, 0);
+  const keep = audit.map(() => true);
+  for (let i = 0; i < audit.length; i++) {
+    if (audit[i].action === 'clear') continue;
+    if (dropOthers === 0 && bytes <= MAX_AUDIT_BYTES) break;
+    keep[i] = false;
+    bytes -= sizes[i];
+    if (dropOthers > 0) dropOthers--;
   }
-  if (audit.length > MAX_AUDIT_LINES) audit = audit.slice(audit.length - MAX_AUDIT_LINES);
-  return { ...record, audit };
+  // Only clear lines left and still over the budget: the oldest of them go (the git history keeps them).
+  for (let i = 0; i < audit.length - 1 && bytes > MAX_AUDIT_BYTES; i++) {
+    if (keep[i]) { keep[i] = false; bytes -= sizes[i]; }
+  }
+  return audit.filter((_, i) => keep[i]);
 }
 
 /** One line, for the git driver's commit messages and logs. Identities only, never tokens. */
@@ -231,9 +289,11 @@ export function acquire(
     holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt },
     releasedAt: null,
     queue: record.queue.filter(p => p.identity !== identity),
-    // Ranges and blocks belong to a grant; a new grant starts clean (a clear or expiry reclaimed them).
+    // Ranges belong to a grant; a new grant starts without any (release returned their unused
+    // identifiers to the pool; a silent holder's are retired). Blocks stay until marked done.
     ranges: [],
-    blocks: [],
+    // Taking over from a silent holder marks the copy for caution (seed 001, TPS 5.10).
+    caution: h !== null ? { silentGrant: h.grant, since: now, by: identity } : record.caution,
   };
   const detail = h !== null ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})` : undefined;
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
@@ -255,8 +315,11 @@ export function release(record: LockRecord, proof: HolderProof, now: number): Ou
     return { ok: false, error: new LockLeaseLostError(lostMessage(record, proof.grant, now), proof.grant) };
   }
   const h = record.holder as Holder;
-  const reclaimed = unusedIds(record.ranges);
-  const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], blocks: [] };
+  const returned = unmintedSpans(record.ranges);
+  const reclaimed = returned.reduce((sum, r) => sum + r.end - r.start + 1, 0);
+  // Release comes after a push (the caller checked): the copy is restored, the caution ends, and
+  // the identifiers leased under the grant but never minted go back to the pool.
+  const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], pool: mergeSpans([...record.pool, ...returned]), caution: null };
   return done(next, { grant: h.grant, reclaimed }, { at: now, who: h.identity, action: 'release', grant: h.grant,
     ...(reclaimed > 0 ? { detail: `reclaimed ${reclaimed} unused identifiers` } : {}) });
 }
@@ -282,23 +345,32 @@ export function withdraw(record: LockRecord, request: { identity: string }, now:
   return done(next, { position: at }, { at: now, who: request.identity, action: 'withdraw', grant: record.grant });
 }
 
-export function leaseIds(record: LockRecord, proof: HolderProof, request: { to: string; count: number }, now: number): Outcome<{ start: number; end: number }> {
+export function leaseIds(
+  record: LockRecord, proof: HolderProof, request: { to: string; count: number; newIdentity?: boolean }, now: number,
+): Outcome<{ start: number; end: number; spans: IdSpan[] }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return refused('not-holder', 'Only the lead (the live holder) allocates identifiers. Acquire the lock first.');
   }
-  const invalid = checkIdentity(request.to);
+  const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
   if (!Number.isSafeInteger(request.count) || request.count < 1 || request.count > MAX_IDS_PER_LEASE) {
     return refused('invalid-request', `The count must be a whole number from 1 to ${MAX_IDS_PER_LEASE}.`);
   }
-  const start = record.nextId;
-  const end = start + request.count - 1;
+  // The pool first, lowest identifiers first; the rest from above everything ever handed out.
+  const { taken, pool } = takeFromPool(record.pool, request.count);
+  const left = request.count - taken.reduce((sum, r) => sum + r.end - r.start + 1, 0);
+  const spans = left > 0 ? [...taken, { start: record.nextId, end: record.nextId + left - 1 }] : taken;
   const next: LockRecord = {
     ...record,
-    nextId: end + 1,
-    ranges: [...record.ranges, { to: request.to, start, end, next: start, grant: record.grant, at: now }],
+    nextId: left > 0 ? record.nextId + left : record.nextId,
+    pool,
+    ranges: [...record.ranges, ...spans.map(r => ({ to: request.to, start: r.start, end: r.end, next: r.start, grant: record.grant, at: now }))],
   };
-  return done(next, { start, end }, { at: now, who: proof.identity, action: 'lease-ids', grant: record.grant, detail: `${start}-${end} to ${request.to}` });
+  const start = spans[0].start;
+  const end = spans[spans.length - 1].end;
+  return done(next, { start, end, spans }, {
+    at: now, who: proof.identity, action: 'lease-ids', grant: record.grant, detail: `${spansText(spans)} to ${request.to}`, to: request.to,
+  });
 }
 
 /**
@@ -308,8 +380,10 @@ export function leaseIds(record: LockRecord, proof: HolderProof, request: { to: 
  */
 export function nextId(record: LockRecord, request: { identity: string; holder?: HolderProof }, now: number): Outcome<{ id: number }> {
   if (request.holder && holds(record, request.holder.tokenHash, request.holder.grant, now)) {
-    const id = record.nextId;
-    return done({ ...record, nextId: id + 1 }, { id }, { at: now, who: request.identity, action: 'next-id', grant: record.grant, detail: String(id) });
+    const { taken, pool } = takeFromPool(record.pool, 1);
+    const id = taken.length > 0 ? taken[0].start : record.nextId;
+    const next: LockRecord = taken.length > 0 ? { ...record, pool } : { ...record, nextId: id + 1 };
+    return done(next, { id }, { at: now, who: request.identity, action: 'next-id', grant: record.grant, detail: String(id) });
   }
   const mine = record.ranges.filter(r => r.to === request.identity && r.grant === record.grant);
   if (mine.length === 0) {
@@ -322,16 +396,38 @@ export function nextId(record: LockRecord, request: { identity: string; holder?:
   return done({ ...record, ranges }, { id: range.next }, { at: now, who: request.identity, action: 'next-id', grant: record.grant, detail: String(range.next) });
 }
 
-export function assign(record: LockRecord, proof: HolderProof, request: { to: string; text: string }, now: number): Outcome<{ index: number }> {
+export function assign(
+  record: LockRecord, proof: HolderProof, request: { to: string; text: string; newIdentity?: boolean }, now: number,
+): Outcome<{ index: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return refused('not-holder', 'Only the lead (the live holder) assigns blocks. Acquire the lock first.');
   }
-  const invalid = checkIdentity(request.to);
+  const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
   const text = cleanText(request.text, MAX_BLOCK_LENGTH);
   if (text === '') return refused('invalid-request', 'Describe the block of work (--block TEXT).');
-  const next: LockRecord = { ...record, blocks: [...record.blocks, { to: request.to, text, grant: record.grant, at: now }] };
-  return done(next, { index: next.blocks.length }, { at: now, who: proof.identity, action: 'assign', grant: record.grant, detail: `to ${request.to}: ${text}` });
+  const id = record.lastBlock + 1;
+  const next: LockRecord = { ...record, lastBlock: id, blocks: [...record.blocks, { id, to: request.to, text, grant: record.grant, at: now }] };
+  return done(next, { index: id }, { at: now, who: proof.identity, action: 'assign', grant: record.grant, detail: `block ${id} to ${request.to}: ${text}`, to: request.to });
+}
+
+/**
+ * Marks a block done: the lead (the live holder) or the block's assignee may. Blocks survive the
+ * lead's release, a clear and a new grant until this removes them; the audit line keeps the text.
+ */
+export function markDone(record: LockRecord, request: { identity: string; block: number; holder?: HolderProof }, now: number): Outcome<{ block: number; to: string }> {
+  const block = record.blocks.find(b => b.id === request.block);
+  if (block === undefined) {
+    return refused('invalid-request', `There is no open block ${request.block} on the lock page; \`lockstep status\` lists the open blocks.`);
+  }
+  const lead = request.holder !== undefined && holds(record, request.holder.tokenHash, request.holder.grant, now);
+  if (!lead && block.to !== request.identity) {
+    return refused('not-holder', `Only the lead (the live holder) or ${block.to} may mark block ${block.id} done.`);
+  }
+  const next: LockRecord = { ...record, blocks: record.blocks.filter(b => b.id !== block.id) };
+  return done(next, { block: block.id, to: block.to }, {
+    at: now, who: request.identity, action: 'done', grant: record.grant, detail: `block ${block.id} of ${block.to}: ${block.text}`, to: block.to,
+  });
 }
 
 /** The operator's one intervention (seed 001): only on HOLDER SILENT, only by an operator, only with a reason. */
@@ -352,19 +448,112 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
       h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${iso(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
       { ...line, detail: reason });
   }
-  const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], blocks: [] };
+  const next: LockRecord = {
+    ...record, holder: null, releasedAt: now, ranges: [], caution: { silentGrant: h.grant, since: now, by: request.identity },
+  };
   return done(next, { clearedGrant: h.grant }, { ...line, detail: `cleared ${h.identity}: ${reason}` });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page itself
+
+/**
+ * Creates the container's page (`lockstep init`): the one record every clone reads. The caller
+ * stores it only where no record exists (a compare-and-swap against "no record").
+ */
+export function createPage(container: string, request: { identity: string }, now: number): Outcome<{ container: string }> {
+  const invalid = checkIdentity(request.identity);
+  if (invalid) return invalid;
+  return done(emptyRecord(container), { container }, { at: now, who: request.identity, action: 'init', grant: 0 });
+}
+
+/**
+ * Recreates a lost page (an operator, with a reason): grants continue above `grantFloor` and
+ * identifiers above `nextIdFloor`, so that no fence accepts an old grant and no identifier minted
+ * on the lost page is handed out again. Like {@link createPage}, stored only where no record exists.
+ */
+export function adoptPage(
+  container: string, settings: ContainerSettings,
+  request: { identity: string; reason: string; grantFloor: number; nextIdFloor: number }, now: number,
+): Outcome<{ container: string; grant: number; nextId: number }> {
+  const invalid = checkIdentity(request.identity);
+  if (invalid) return invalid;
+  if (!settings.operators.includes(request.identity)) {
+    return refused('not-operator', `Only an operator may adopt a lost lock page; ${request.identity} is not listed in .lockstep.json's operators.`);
+  }
+  const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
+  if (reason === '') return refused('reason-required', 'Say why the page is adopted (--reason TEXT); it goes into the audit trail.');
+  const { grantFloor, nextIdFloor } = request;
+  if (!Number.isSafeInteger(grantFloor) || grantFloor < 0 || !Number.isSafeInteger(nextIdFloor) || nextIdFloor < 1) {
+    return refused('invalid-request', 'The grant floor must be a whole number from 0 and the next identifier a whole number from 1.');
+  }
+  const record: LockRecord = { ...emptyRecord(container), grant: grantFloor, nextId: nextIdFloor };
+  return done(record, { container, grant: grantFloor, nextId: nextIdFloor }, {
+    at: now, who: request.identity, action: 'adopt', grant: grantFloor, detail: `grants continue after #${grantFloor}, identifiers from ${nextIdFloor}: ${reason}`,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-function position(record: LockRecord, identity: string): number {
-  return record.queue.findIndex(p => p.identity === identity) + 1;
+/** Every identity the page has seen: holder, queue, ranges, blocks and the audit's people. */
+export function knownIdentities(record: LockRecord): Set<string> {
+  const known = new Set<string>();
+  if (record.holder) known.add(record.holder.identity);
+  for (const p of record.queue) known.add(p.identity);
+  for (const r of record.ranges) known.add(r.to);
+  for (const b of record.blocks) known.add(b.to);
+  for (const l of record.audit) {
+    known.add(l.who);
+    if (l.to !== undefined) known.add(l.to);
+  }
+  return known;
 }
 
-function unusedIds(ranges: readonly IdRange[]): number {
-  return ranges.reduce((sum, r) => sum + Math.max(0, r.end - r.next + 1), 0);
+/** A lease or block for someone the page has never seen is most likely a typo: it needs saying so. */
+function checkKnown(record: LockRecord, to: string, newIdentity: boolean | undefined): Outcome<never> | undefined {
+  if (newIdentity === true || knownIdentities(record).has(to)) return undefined;
+  return refused('new-identity', `${to} has never appeared on this lock page. Check the spelling; if ${to} is a new teammate, confirm with --new-identity.`);
+}
+
+/** The identifiers of `ranges` that were never minted. */
+function unmintedSpans(ranges: readonly IdRange[]): IdSpan[] {
+  return ranges.filter(r => r.next <= r.end).map(r => ({ start: r.next, end: r.end }));
+}
+
+/** Sorted, disjoint, adjacent spans joined. */
+export function mergeSpans(spans: readonly IdSpan[]): IdSpan[] {
+  const out: IdSpan[] = [];
+  for (const s of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = out[out.length - 1];
+    if (last !== undefined && s.start <= last.end + 1) out[out.length - 1] = { start: last.start, end: Math.max(last.end, s.end) };
+    else out.push({ ...s });
+  }
+  return out;
+}
+
+/** Up to `count` identifiers from the pool, lowest first. */
+function takeFromPool(pool: readonly IdSpan[], count: number): { taken: IdSpan[]; pool: IdSpan[] } {
+  const taken: IdSpan[] = [];
+  const rest: IdSpan[] = [];
+  let left = count;
+  for (const span of pool) {
+    if (left === 0) { rest.push(span); continue; }
+    const size = span.end - span.start + 1;
+    const take = Math.min(size, left);
+    taken.push({ start: span.start, end: span.start + take - 1 });
+    if (take < size) rest.push({ start: span.start + take, end: span.end });
+    left -= take;
+  }
+  return { taken, pool: rest };
+}
+
+export function spansText(spans: readonly IdSpan[]): string {
+  return spans.map(r => (r.start === r.end ? String(r.start) : `${r.start}-${r.end}`)).join(', ');
+}
+
+function position(record: LockRecord, identity: string): number {
+  return record.queue.findIndex(p => p.identity === identity) + 1;
 }
 
 function checkIdentity(identity: string): Outcome<never> | undefined {

@@ -1,4 +1,6 @@
-import { isLive, mayAcquire, turnAt, type Block, type ContainerSettings, type IdRange, type LockRecord } from './lockRecord';
+import {
+  isLive, mayAcquire, turnAt, type Block, type Caution, type ContainerSettings, type IdRange, type IdSpan, type LockRecord,
+} from './lockRecord';
 
 /**
  * What one person sees of the record: the badge state and the facts behind it. Derived, never
@@ -40,6 +42,10 @@ export interface LockStatus {
   readonly ranges: readonly IdRange[];
   readonly blocks: readonly Block[];
   readonly nextId: number;
+  /** Identifiers returned on release, leased again before new ones. */
+  readonly pool: readonly IdSpan[];
+  /** Set after HOLDER SILENT (a clear or a takeover) until the next holder's release after a push. */
+  readonly caution: Caution | null;
 }
 
 export function describe(record: LockRecord, settings: ContainerSettings, viewer: Viewer, now: number): LockStatus {
@@ -77,5 +83,7 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
     ranges: record.ranges,
     blocks: record.blocks,
     nextId: record.nextId,
+    pool: record.pool,
+    caution: record.caution,
   };
 }

@@ -25,9 +25,21 @@ export function parseRecord(value: unknown, driver: string, container: string): 
   if (!Array.isArray(value.ranges) || !value.ranges.every(r => isObject(r) && isText(r.to) && isCount(r.start) && isCount(r.end)
     && isCount(r.next) && isCount(r.grant) && (r.start as number) <= (r.next as number) && (r.next as number) <= (r.end as number) + 1
     && (r.end as number) < (value.nextId as number))) return fail('identifier ranges');
-  if (!Array.isArray(value.blocks) || !value.blocks.every(b => isObject(b) && isText(b.to) && typeof b.text === 'string')) return fail('blocks');
+  if (!Array.isArray(value.blocks) || !value.blocks.every(b => isObject(b) && isText(b.to) && typeof b.text === 'string'
+    && (b.id === undefined || isCount(b.id)))) return fail('blocks');
   if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string')) return fail('audit');
-  return value as unknown as LockRecord;
+  // Fields added after the first records: absent means none yet.
+  const pool = value.pool ?? [];
+  if (!Array.isArray(pool) || !pool.every((r, i) => isObject(r) && isCount(r.start) && isCount(r.end) && (r.start as number) >= 1
+    && (r.start as number) <= (r.end as number) && (r.end as number) < (value.nextId as number)
+    && (i === 0 || (r.start as number) > ((pool[i - 1] as { end: number }).end + 1)))) return fail('identifier pool');
+  const caution = value.caution ?? null;
+  if (!(caution === null || isObject(caution) && isCount(caution.silentGrant) && isTime(caution.since) && isText(caution.by))) return fail('caution mark');
+  // Blocks written before blocks had numbers get theirs from their place on the page.
+  const blocks = (value.blocks as Record<string, unknown>[]).map((b, i) => (b.id === undefined ? { ...b, id: i + 1 } : b));
+  const lastBlock = value.lastBlock ?? Math.max(0, ...blocks.map(b => b.id as number));
+  if (!isCount(lastBlock) || blocks.some(b => (b.id as number) > (lastBlock as number))) return fail('block numbers');
+  return { ...value, pool, caution, blocks, lastBlock } as unknown as LockRecord;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

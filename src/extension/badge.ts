@@ -11,12 +11,14 @@ export type BadgeSource =
   | { readonly kind: 'loading' }
   | { readonly kind: 'not-initialised' }
   | { readonly kind: 'offline'; readonly message: string; readonly retryAt: number }
+  /** The store holds no page for this container (another path, prefix or driver than committed). Never Free. */
+  | { readonly kind: 'no-page'; readonly message: string; readonly retryAt: number }
   | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
 
 export type BadgeSeverity = 'normal' | 'warning' | 'error';
 
 export interface Badge {
-  /** The state word for tests and accessibility: one of LockState or offline / not-initialised / loading. */
+  /** The state word for tests and accessibility: one of LockState or offline / no-page / not-initialised / loading. */
   readonly state: string;
   readonly text: string;
   /** Markdown. */
@@ -36,6 +38,14 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
         state: 'offline',
         text: '$(debug-disconnect) Offline',
         tooltip: `**Lockstep: backend unreachable**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        severity: 'error',
+        command: CommandIds.refresh,
+      };
+    case 'no-page':
+      return {
+        state: 'no-page',
+        text: '$(error) Lockstep: no lock page',
+        tooltip: `**Lockstep: no lock page in this store**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
         severity: 'error',
         command: CommandIds.refresh,
       };
@@ -85,6 +95,9 @@ function tooltipFor(s: LockStatus, now: number): string {
   }
   if (s.turn) lines.push(`Turn: ${s.turn.identity} until ${formatClock(s.turn.endsAt)}`);
   if (s.staleGrant !== null) lines.push(`Your grant #${s.staleGrant} is below the current grant #${s.grant}: fetch, then petition.`);
+  if (s.caution) {
+    lines.push(`⚠ Caution: grant #${s.caution.silentGrant} went silent; ${s.caution.by} cleared or took over at ${formatClock(s.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`);
+  }
   lines.push(s.queue.length === 0 ? 'Queue: empty' : `Queue: ${s.queue.map((p, i) => `${i + 1}. ${p.identity}`).join(', ')}`);
   return lines.join('  \n');
 }

@@ -12,6 +12,7 @@ export const CommandIds = {
   leaseIds: 'lockstep.leaseIds',
   insertNextId: 'lockstep.insertNextId',
   assignBlock: 'lockstep.assignBlock',
+  markBlockDone: 'lockstep.markBlockDone',
   clear: 'lockstep.clear',
   showLockPage: 'lockstep.showLockPage',
   installHooks: 'lockstep.installHooks',

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { Container } from '../core/container/container';
-import { LockError, LockLeaseLostError, LockRefusedError } from '../core/errors';
+import { LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from '../core/errors';
 import type { LockRecord } from '../core/lockRecord';
 import { LockState, type LockStatus } from '../core/lockStatus';
 import type { Disposable as StoreDisposable } from '../core/stores/store';
@@ -142,6 +142,8 @@ export class ContainerModel implements vscode.Disposable {
         this.failures += 1;
         this.log.error(`${this.folder.name}: could not read the lock`, error);
         this.setOffline(error, backoffDelay(this.failures));
+        // Not a free lock and not an outage: the environment points at a store without this container's page.
+        if (error instanceof LockNoPageError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'no-page' };
       }
     }
     this._onDidChange.fire(this);

@@ -105,7 +105,7 @@ export function viewOf(model: ContainerModel | undefined): LockPageView {
     identity: model?.identity,
     state: badge.state,
     badgeText: badge.text.replace(/\$\([^)]+\)\s*/g, ''),
-    message: source.kind === 'offline' ? source.message : undefined,
+    message: source.kind === 'offline' || source.kind === 'no-page' ? source.message : undefined,
     grant: status?.grant ?? 0,
     holder: status?.holder ?? null,
     queue: status?.queue ?? [],
@@ -115,6 +115,7 @@ export function viewOf(model: ContainerModel | undefined): LockPageView {
     turn: status?.turn ?? null,
     ranges: status?.ranges ?? [],
     blocks: status?.blocks ?? [],
+    caution: status?.caution ?? null,
     audit: (model?.record?.audit ?? []).slice(-100),
     now,
   };

@@ -2,12 +2,12 @@
  * Typed messages between the lock page webview and the extension. No tokens ever cross: the view
  * gets identities, grants, times, the queue, ranges, blocks and the audit trail.
  */
-import type { AuditLine, Block, IdRange } from '../core/lockRecord';
+import type { AuditLine, Block, Caution, IdRange } from '../core/lockRecord';
 
 export interface LockPageView {
   readonly folder: string;
   readonly identity: string | undefined;
-  /** Badge state word: a LockState, or offline / not-initialised / loading. */
+  /** Badge state word: a LockState, or offline / no-page / not-initialised / loading. */
   readonly state: string;
   readonly badgeText: string;
   readonly message: string | undefined;
@@ -20,6 +20,8 @@ export interface LockPageView {
   readonly turn: { identity: string; endsAt: number } | null;
   readonly ranges: readonly IdRange[];
   readonly blocks: readonly Block[];
+  /** After HOLDER SILENT, until the next holder's release after a push. */
+  readonly caution: Caution | null;
   readonly audit: readonly AuditLine[];
   /** The extension's clock when the view was made; the page counts down from it. */
   readonly now: number;

@@ -34,8 +34,11 @@ export interface GitFixture {
   readonly container: string;
   readonly members: readonly TeamMember[];
   member(name: string): TeamMember;
-  /** `lockstep --cwd DIR --json ARGS…` in a new process (`json: false` for human output). */
-  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number }): Promise<CliResult>;
+  /**
+   * `lockstep --cwd DIR --json ARGS…` in a new process (`json: false` for human output). `env`
+   * changes the clone's LOCKSTEP_* variables for this one command (undefined removes one).
+   */
+  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number; env?: Record<string, string | undefined> }): Promise<CliResult>;
   /** git in a clone, synchronously. */
   git(who: TeamMember, ...args: string[]): string;
   /** The owner token of a clone's session, if it has one (read only to check that it never leaks). */
@@ -56,6 +59,10 @@ export interface GitFixtureOptions {
   readonly operators: readonly string[];
   /** Overrides written into `.lockstep.json` before it is committed (seconds). */
   readonly settings?: Readonly<Record<string, unknown>>;
+  /** More arguments for the founder's `lockstep init` (e.g. `--driver git`). */
+  readonly initArgs?: readonly string[];
+  /** More LOCKSTEP_* variables for every command (e.g. a database URL). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export const identityOf = (name: string): string => `${name}@example.com`;
@@ -97,7 +104,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   fs.mkdirSync(store);
   const env = gitEnv(home);
   // Clones and CLI processes share the file store; nothing of the developer's LOCKSTEP_* leaks in.
-  const cliEnv: NodeJS.ProcessEnv = { ...env, LOCKSTEP_PATH: store };
+  const cliEnv: NodeJS.ProcessEnv = { ...env, LOCKSTEP_PATH: store, ...options.env };
   const git = (dir: string, ...args: string[]) =>
     execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -117,9 +124,11 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
 
   const outputs: string[] = [];
   const tokensSeen = new Set<string>();
-  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number): Promise<CliResult> => {
+  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number, extraEnv: Record<string, string | undefined> = {}): Promise<CliResult> => {
     const argv = [cli, '--cwd', dir, ...(json ? ['--json'] : []), ...args];
-    const done = await finished(spawn(process.execPath, argv, { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
+    const env = { ...cliEnv, ...extraEnv };
+    for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
+    const done = await finished(spawn(process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
     outputs.push(done.stdout, done.stderr);
     let parsed: unknown;
     if (json) {
@@ -130,7 +139,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     return { code: done.code, stdout: done.stdout, stderr: done.stderr, json: parsed };
   };
 
-  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)])], true, 30_000);
+  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...options.initArgs ?? []], true, 30_000);
   assert.equal(init.code, 0, `lockstep init failed: ${init.stdout} ${init.stderr}`);
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -173,7 +182,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       return found;
     },
     async cli(who, args, opts = {}) {
-      const result = await run(who.dir, args, opts.json ?? true, opts.timeoutMs ?? 60_000);
+      const result = await run(who.dir, args, opts.json ?? true, opts.timeoutMs ?? 60_000, opts.env);
       collectTokens();
       return result;
     },

@@ -100,3 +100,26 @@ describe('badge', () => {
     assert.equal(shortName('build-bot'), 'build-bot');
   });
 });
+
+describe('badge: the page rule and the caution mark', () => {
+  const now = Date.UTC(2026, 0, 1, 10, 0, 0);
+  const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] };
+
+  it('no lock page: an error badge with the message, never Free; click retries', () => {
+    const b = badgeFor({ kind: 'no-page', message: 'This store (file driver at /x, prefix p) holds no lock page for container 8bd7…', retryAt: now + 5_000 }, now);
+    assert.equal(b.state, 'no-page');
+    assert.match(b.text, /no lock page/);
+    assert.doesNotMatch(b.text, /Free/);
+    assert.match(b.tooltip, /holds no lock page for container 8bd7…/);
+    assert.equal(b.severity, 'error');
+    assert.equal(b.command, CommandIds.refresh);
+  });
+
+  it('the tooltip carries the caution mark after HOLDER SILENT, and only then', () => {
+    const record: LockRecord = { ...emptyRecord('c'), grant: 4, caution: { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' } };
+    const marked = badgeFor({ kind: 'status', status: describeStatus(record, settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);
+    assert.match(marked.tooltip, /Caution: grant #4 went silent; ops@x\.io cleared or took over/);
+    const plain = badgeFor({ kind: 'status', status: describeStatus(emptyRecord('c'), settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);
+    assert.doesNotMatch(plain.tooltip, /Caution/);
+  });
+});

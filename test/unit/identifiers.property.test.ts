@@ -17,7 +17,7 @@ const PEOPLE = [LEAD, ANA, BEN, OP] as const;
 const S = settings({ leaseTtlMs: 2 * HOUR, windowMs: 15 * MINUTE, operators: [OP] });
 
 const who = fc.constantFrom(...PEOPLE);
-const action = fc.oneof(
+const actionWith = (maxWaitMs: number) => fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('acquire' as const), who, ttlMinutes: fc.constantFrom(1, 30, 120, 24 * 60 + 1) }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('heartbeat' as const), who }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('release' as const), who }), weight: 2 },
@@ -28,9 +28,15 @@ const action = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('withdraw' as const), who }), weight: 1 },
   // A crash: the person's clone loses its session (token) without telling anyone.
   { arbitrary: fc.record({ kind: fc.constant('crash' as const), who }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 3 * HOUR }) }), weight: 3 },
+  { arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: maxWaitMs }) }), weight: 3 },
 );
+const action = actionWith(3 * HOUR);
+/** Short waits: leads live long enough to lease, see their ranges half used, and release them. */
+const busyAction = actionWith(10 * MINUTE);
 type Action = typeof action extends fc.Arbitrary<infer A> ? A : never;
+
+/** How often an identifier came back from the pool (counted across runs, to show the property reaches it). */
+let reissuedFromPool = 0;
 
 function run(actions: readonly Action[]): void {
   let record: LockRecord = fresh();
@@ -74,13 +80,17 @@ function run(actions: readonly Action[]): void {
       case 'clear': apply(clear(record, S, { identity: a.who, reason: a.reason }, now)); break;
       case 'lease-ids': {
         const p = sessions.get(a.who);
-        if (p) apply(leaseIds(record, p, { to: a.to, count: a.count }, now));
+        const before = record.nextId;
+        const got = p && apply(leaseIds(record, p, { newIdentity: true, to: a.to, count: a.count }, now));
+        if (got && got.start < before) reissuedFromPool++;
         break;
       }
       case 'next-id': {
         const p = sessions.get(a.who);
+        const pooled = record.pool.length > 0 ? record.pool[0].start : undefined;
         const got = apply(nextId(record, { identity: a.who, ...(p ? { holder: p } : {}) }, now));
         if (got) mint(got.id);
+        if (got && got.id === pooled) reissuedFromPool++;
         break;
       }
       case 'petition': apply(petition(record, { identity: a.who }, now)); break;
@@ -89,6 +99,12 @@ function run(actions: readonly Action[]): void {
     }
     // Invariants of every record.
     for (const id of issued) assert.ok(id < record.nextId, 'every issued identifier lies below nextId');
+    for (const span of record.pool) {
+      for (let id = span.start; id <= span.end; id++) {
+        assert.ok(!issued.has(id), 'the pool holds only identifiers never minted');
+        assert.ok(!record.ranges.some(r => r.start <= id && id <= r.end), 'the pool and the leased ranges are disjoint');
+      }
+    }
     for (const r of record.ranges) {
       for (let id = r.start; id < r.next; id++) assert.ok(issued.has(id), 'a range\'s used part was really minted');
       for (let id = r.next; id <= r.end; id++) assert.ok(!issued.has(id), 'a range\'s unused part was never minted');
@@ -105,6 +121,12 @@ function run(actions: readonly Action[]): void {
 describe('identifiers and grants under random interleavings (property)', () => {
   it('never hands out an identifier twice, never lowers or repeats a grant, every record parses', () => {
     fc.assert(fc.property(fc.array(action, { minLength: 1, maxLength: 80 }), actions => run(actions)), { numRuns: 400 });
+  });
+
+  it('the same with busy leads: identifiers returned on release are leased and minted again, never one minted twice', () => {
+    reissuedFromPool = 0;
+    fc.assert(fc.property(fc.array(busyAction, { minLength: 20, maxLength: 120 }), actions => run(actions)), { numRuns: 300, seed: 12 });
+    assert.ok(reissuedFromPool > 0, `identifiers came back from the pool ${reissuedFromPool} times`);
   });
 
   it('the generator reaches the interesting states (handovers, clears, ranges, mints)', () => {
@@ -124,7 +146,7 @@ describe('identifiers and grants under random interleavings (property)', () => {
           if (o.ok) { record = o.record; grants++; sessions.set(a.who, { identity: a.who, tokenHash, grant: o.value.grant }); }
         } else if (a.kind === 'lease-ids') {
           const p = sessions.get(a.who);
-          const o = p && leaseIds(record, p, { to: a.to, count: a.count }, now);
+          const o = p && leaseIds(record, p, { newIdentity: true, to: a.to, count: a.count }, now);
           if (o?.ok) record = o.record;
         } else if (a.kind === 'next-id') {
           const p = sessions.get(a.who);

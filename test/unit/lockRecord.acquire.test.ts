@@ -77,17 +77,18 @@ describe('lockRecord: acquire', () => {
     assert.notEqual(again.proof.tokenHash, held.proof.tokenHash);
   });
 
-  it('drops the previous grant\'s ranges and blocks but never lowers nextId', () => {
+  it('drops the previous grant\'s ranges, keeps its blocks (until marked done), never lowers nextId', () => {
     const held = acquireAs(fresh(), LEAD, T0);
     const withWork: LockRecord = {
       ...held.record,
       nextId: 11,
       ranges: [{ to: ANA, start: 1, end: 10, next: 4, grant: 1, at: T0 }],
-      blocks: [{ to: ANA, text: 'parser', grant: 1, at: T0 }],
+      blocks: [{ id: 1, to: ANA, text: 'parser', grant: 1, at: T0 }],
+      lastBlock: 1,
     };
     const next = acquireAs(withWork, ANA, at(2)).record;
     assert.deepEqual(next.ranges, []);
-    assert.deepEqual(next.blocks, []);
+    assert.deepEqual(next.blocks, withWork.blocks);
     assert.equal(next.nextId, 11);
   });
 

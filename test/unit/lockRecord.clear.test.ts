@@ -36,7 +36,7 @@ describe('lockRecord: operator clear', () => {
 
   it('reclaims the silent grant\'s ranges without lowering nextId', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const leased = ok(leaseIds(held.record, held.proof, { to: ANA, count: 4 }, at(0, 1))).record;
+    const leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 4 }, at(0, 1))).record;
     const { record } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
     assert.deepEqual(record.ranges, []);
     assert.equal(record.nextId, 5);
@@ -80,7 +80,7 @@ describe('lockRecord: audit', () => {
     step(petition(record, { identity: BEN }, at(0, 2)));
     step(withdraw(record, { identity: BEN }, at(0, 3)));
     step(heartbeat(record, SETTINGS, held.proof, at(0, 10)));
-    step(leaseIds(record, held.proof, { to: ANA, count: 2 }, at(0, 11)));
+    step(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 2 }, at(0, 11)));
     step(release(record, held.proof, at(1)));
     const ana = acquireAs(record, ANA, at(1, 1));
     record = ana.record;
@@ -147,10 +147,11 @@ describe('lockRecord: audit', () => {
     assert.equal(record.audit.length, MAX_AUDIT_LINES);
     assert.equal(record.audit[0].who, who(20));
     assert.equal(lastAudit(record).who, who(MAX_AUDIT_LINES + 19));
-    // Refused clears are bounded the same way.
+    // A refused clear's line is kept on top of the others (seed 001: every clear keeps its line).
     const refused = clear(record, SETTINGS, { identity: ANA, reason: 'x' }, at(1));
     assert.ok(!refused.ok && refused.record);
-    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES);
+    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES + 1);
+    assert.equal(lastAudit(refused.record).action, 'clear');
   });
 
   it('summaries name people and grants, never token or proof hashes', () => {

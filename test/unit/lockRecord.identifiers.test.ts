@@ -8,16 +8,16 @@ import {
 describe('lockRecord: lease-ids', () => {
   it('hands consecutive, disjoint ranges from nextId and records them under the grant', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const a = ok(leaseIds(held.record, held.proof, { to: ANA, count: 10 }, at(0, 1)));
-    assert.deepEqual(a.value, { start: 1, end: 10 });
-    const b = ok(leaseIds(a.record, held.proof, { to: BEN, count: 1 }, at(0, 2)));
-    assert.deepEqual(b.value, { start: 11, end: 11 });
+    const a = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 10 }, at(0, 1)));
+    assert.deepEqual(a.value, { start: 1, end: 10, spans: [{ start: 1, end: 10 }] });
+    const b = ok(leaseIds(a.record, held.proof, { newIdentity: true, to: BEN, count: 1 }, at(0, 2)));
+    assert.deepEqual(b.value, { start: 11, end: 11, spans: [{ start: 11, end: 11 }] });
     assert.equal(b.record.nextId, 12);
     assert.deepEqual(b.record.ranges, [
       { to: ANA, start: 1, end: 10, next: 1, grant: 1, at: at(0, 1) },
       { to: BEN, start: 11, end: 11, next: 11, grant: 1, at: at(0, 2) },
     ]);
-    assert.deepEqual(lastAudit(b.record), { at: at(0, 2), who: LEAD, action: 'lease-ids', grant: 1, outcome: 'done', detail: `11-11 to ${BEN}` });
+    assert.deepEqual(lastAudit(b.record), { at: at(0, 2), who: LEAD, action: 'lease-ids', grant: 1, outcome: 'done', detail: `11 to ${BEN}`, to: BEN });
   });
 
   const refusals: { title: string; build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> }; to?: string; count?: number; now?: number; reason: RefusalReason }[] = [
@@ -31,20 +31,20 @@ describe('lockRecord: lease-ids', () => {
   for (const r of refusals) {
     it(`refuses ${r.title}: '${r.reason}'`, () => {
       const { record, proof } = r.build();
-      refusedWith(leaseIds(record, proof, { to: r.to ?? ANA, count: r.count ?? 5 }, r.now ?? at(1)), r.reason);
+      refusedWith(leaseIds(record, proof, { newIdentity: true, to: r.to ?? ANA, count: r.count ?? 5 }, r.now ?? at(1)), r.reason);
     });
   }
 
   it('accepts exactly the maximum count', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    assert.deepEqual(ok(leaseIds(held.record, held.proof, { to: ANA, count: MAX_IDS_PER_LEASE }, at(1))).value, { start: 1, end: MAX_IDS_PER_LEASE });
+    assert.deepEqual(ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: MAX_IDS_PER_LEASE }, at(1))).value, { start: 1, end: MAX_IDS_PER_LEASE, spans: [{ start: 1, end: MAX_IDS_PER_LEASE }] });
   });
 });
 
 describe('lockRecord: next-id', () => {
   it('the lessee mints from its range in order; the lead mints from the pool after the ranges', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    let record = ok(leaseIds(held.record, held.proof, { to: ANA, count: 3 }, at(0, 1))).record;
+    let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record;
     const minted: number[] = [];
     for (const who of [ANA, ANA, LEAD, ANA, LEAD]) {
       const outcome = who === LEAD ? nextId(record, { identity: LEAD, holder: held.proof }, at(0, 2)) : nextId(record, { identity: ANA }, at(0, 2));
@@ -60,9 +60,9 @@ describe('lockRecord: next-id', () => {
 
   it('moves on to the lessee\'s next range when the first is used up', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    let record = ok(leaseIds(held.record, held.proof, { to: ANA, count: 1 }, at(0, 1))).record; // 1
-    record = ok(leaseIds(record, held.proof, { to: BEN, count: 1 }, at(0, 1))).record; // 2
-    record = ok(leaseIds(record, held.proof, { to: ANA, count: 1 }, at(0, 1))).record; // 3
+    let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 1 }, at(0, 1))).record; // 1
+    record = ok(leaseIds(record, held.proof, { newIdentity: true, to: BEN, count: 1 }, at(0, 1))).record; // 2
+    record = ok(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 1 }, at(0, 1))).record; // 3
     const first = ok(nextId(record, { identity: ANA }, at(0, 2)));
     const second = ok(nextId(first.record, { identity: ANA }, at(0, 2)));
     assert.deepEqual([first.value.id, second.value.id], [1, 3]);
@@ -71,13 +71,13 @@ describe('lockRecord: next-id', () => {
 
   it("refuses someone without a range: 'no-range'", () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const record = ok(leaseIds(held.record, held.proof, { to: ANA, count: 3 }, at(0, 1))).record;
+    const record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record;
     refusedWith(nextId(record, { identity: BEN }, at(0, 2)), 'no-range');
   });
 
   it('a range from an earlier grant is gone: no-range under the new grant', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const record = ok(leaseIds(held.record, held.proof, { to: ANA, count: 3 }, at(0, 1))).record;
+    const record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record;
     const next = acquireAs(record, BEN, at(2)).record;
     refusedWith(nextId(next, { identity: ANA }, at(2, 1)), 'no-range');
     assert.equal(next.nextId, 4);

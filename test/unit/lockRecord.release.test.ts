@@ -19,8 +19,8 @@ describe('lockRecord: release', () => {
 
   it('reclaims the identifier ranges of its grant, counts the unused ones, and never reissues them', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    let record = ok(leaseIds(held.record, held.proof, { to: ANA, count: 10 }, at(0, 1))).record; // 1-10
-    record = ok(leaseIds(record, held.proof, { to: BEN, count: 5 }, at(0, 2))).record; // 11-15
+    let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 10 }, at(0, 1))).record; // 1-10
+    record = ok(leaseIds(record, held.proof, { newIdentity: true, to: BEN, count: 5 }, at(0, 2))).record; // 11-15
     for (let i = 0; i < 3; i++) record = ok(nextId(record, { identity: ANA }, at(0, 3))).record; // ANA used 1-3
     const { record: released, value } = ok(release(record, held.proof, at(1)));
     assert.equal(value.reclaimed, 7 + 5);

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE } from '../../src/core/clock';
 import { LockLeaseLostError } from '../../src/core/errors';
-import { heartbeat, MAX_HOLD_MS, petition, release, type LockRecord } from '../../src/core/lockRecord';
+import { clear, heartbeat, MAX_HOLD_MS, petition, release, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeLock, LockState } from '../../src/core/lockStatus';
 import {
   ANA, BEN, CYD, LEAD, T0, acquireAs, at, fresh, leaseLost, ok, refusedWith, settings, tryAcquire,
@@ -83,6 +83,30 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
 
     // Acquiring again is the only way back, and it queues behind ANA's live lease.
     refusedWith(tryAcquire(record, LEAD, at(25), s), 'held-by-other');
+
+    // Seed 001: after HOLDER SILENT readers treat the copy with caution until a push and release
+    // restore it. The takeover marked the page; everyone sees the mark while ANA works.
+    const caution = { silentGrant: 1, since: at(24, 5), by: ANA };
+    assert.equal(silent.caution, null, 'HOLDER SILENT itself is shown by the state; the mark comes with the takeover');
+    assert.deepEqual(record.caution, caution);
+    assert.deepEqual(describeLock(record, s, bystander, at(26)).caution, caution);
+    record = ok(heartbeat(record, s, ana.proof, at(26))).record;
+    assert.deepEqual(record.caution, caution, 'a heartbeat does not lift it');
+    // ANA pushes and releases (the container checks the push before this transition): the mark ends.
+    record = ok(release(record, ana.proof, at(27))).record;
+    assert.equal(record.caution, null);
+    assert.equal(describeLock(record, s, bystander, at(27)).caution, null);
+  });
+
+  it('an operator\'s clear marks the page too, and the mark lasts through the next grant until its release', () => {
+    const held = acquireAs(fresh(), LEAD, T0, s);
+    const silent = at(5);
+    const cleared = ok(clear(held.record, settings({ operators: [CYD] }), { identity: CYD, reason: 'laptop died' }, silent)).record;
+    const caution = { silentGrant: 1, since: silent, by: CYD };
+    assert.deepEqual(cleared.caution, caution);
+    const next = acquireAs(cleared, ANA, at(6), s);
+    assert.deepEqual(next.record.caution, caution, 'an acquisition after a clear is no release: the mark stays');
+    assert.equal(ok(release(next.record, next.proof, at(7))).record.caution, null);
   });
 
   it('with a 2 h TTL the same death at hour 20 shows HOLDER SILENT from hour 22', () => {

@@ -8,9 +8,9 @@ import { ANA, CONTAINER, LEAD, T0, acquireAs, at, fresh, hex, ok } from '../help
 function fullRecord(): Record<string, unknown> {
   const held = acquireAs(fresh(), LEAD, T0);
   let record: LockRecord = ok(petition(held.record, { identity: ANA, note: 'n' }, at(0, 1))).record;
-  record = ok(leaseIds(record, held.proof, { to: ANA, count: 5 }, at(0, 2))).record;
+  record = ok(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 5 }, at(0, 2))).record;
   record = ok(nextId(record, { identity: ANA }, at(0, 3))).record;
-  record = { ...record, blocks: [{ to: ANA, text: 'b', grant: 1, at: at(0, 4) }] };
+  record = { ...record, blocks: [{ id: 1, to: ANA, text: 'b', grant: 1, at: at(0, 4) }], lastBlock: 1 };
   return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
 }
 

@@ -4,11 +4,11 @@ import { hooksInstallCommand, hooksStatusCommand } from './hooks';
 import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
 import { initCommand } from './init';
 import { migrateCommand } from './migrate';
-import { auditCommand, clearCommand, compactCommand } from './operator';
+import { adoptCommand, auditCommand, clearCommand, compactCommand } from './operator';
 import { petitionCommand, withdrawCommand } from './queue';
 import { runCommand } from './run';
 import { statusCommand } from './status';
-import { assignCommand, leaseIdsCommand, nextIdCommand } from './work';
+import { assignCommand, doneCommand, leaseIdsCommand, nextIdCommand } from './work';
 
 /** Every command of the public command line, in the order `lockstep --help` lists them. */
 export const commands: readonly Command[] = [
@@ -22,7 +22,9 @@ export const commands: readonly Command[] = [
   leaseIdsCommand,
   nextIdCommand,
   assignCommand,
+  doneCommand,
   clearCommand,
+  adoptCommand,
   auditCommand,
   compactCommand,
   migrateCommand,

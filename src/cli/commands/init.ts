@@ -1,6 +1,7 @@
 import type { DriverSetting } from '../../core/config';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
 import { initContainer } from '../../core/container/init';
+import { describePage } from '../../core/errors';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 
@@ -9,9 +10,14 @@ export const initCommand: Command = {
   summary: 'make this repository a container (writes .lockstep.json)',
   help: `usage: lockstep init [--driver D] [--operator WHO]… [--protect BRANCH]… [--remote NAME] [--server-guard]
 
-Writes .lockstep.json at the repository root with a new container UUID and its settings. Commit it.
+Writes .lockstep.json at the repository root with a new container UUID and its settings, and
+creates the container's lock page in the store. Commit the file: it fixes which page every clone
+reads — the driver, the prefix and the store's location (path for the file driver, the URL without
+credentials for redis and sql, the remote for git), taken from LOCKSTEP_* where set. Credentials
+stay in each machine's environment.
 
-  --driver D        file (default), memory, redis, sql, git or auto
+  --driver D        file (default, or LOCKSTEP_DRIVER), redis, sql, git; auto is decided now and
+                    the driver it picks is written
   --operator WHO    an identity allowed to clear a silent lock (repeatable; default: you)
   --protect BRANCH  a branch whose landing is fenced (repeatable; default: the remote's default branch)
   --remote NAME     the shared remote (default origin)
@@ -22,7 +28,7 @@ Writes .lockstep.json at the repository root with a new container UUID and its s
       driver: { type: 'string' }, operator: { type: 'string', multiple: true }, protect: { type: 'string', multiple: true },
       remote: { type: 'string' }, 'server-guard': { type: 'boolean' },
     });
-    const { file, path } = await initContainer(context.cwd, {
+    const { file, path, page } = await initContainer(context.cwd, {
       env: context.env,
       ...(values.driver !== undefined ? { driver: values.driver as DriverSetting } : {}),
       ...(values.operator ? { operators: values.operator } : {}),
@@ -31,9 +37,10 @@ Writes .lockstep.json at the repository root with a new container UUID and its s
       serverGuard: values['server-guard'] ?? false,
     });
     context.out.result([
-      `Initialised container ${file.container} (driver ${file.driver}; protected: ${file.protectedBranches.join(', ')}; operators: ${file.operators.join(', ')}).`,
+      `Initialised container ${file.container} (protected: ${file.protectedBranches.join(', ')}; operators: ${file.operators.join(', ')}).`,
+      `Its lock page: ${describePage(page)}.`,
       `Commit ${CONTAINER_FILE}, then run \`lockstep hooks install\` in each clone.`,
-    ], { container: file.container, file: path, settings: file });
+    ], { container: file.container, file: path, settings: file, page });
     return 0;
   },
 };

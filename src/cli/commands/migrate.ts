@@ -1,19 +1,26 @@
+import { openClone } from '../../core/container/clone';
+import { CONTAINER_FILE, driverOptions, readContainerFile } from '../../core/container/containerFile';
+import type { LockManagerOptions } from '../../core/config';
 import { createLockManager } from '../../core/leases';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 export const migrateCommand: Command = {
   name: 'migrate',
   summary: 'create the SQL driver\'s table (harmless to run twice)',
   help: `usage: lockstep migrate
 
-Creates the reliability_locks table of the sql driver (LOCKSTEP_DRIVER=sql,
-LOCKSTEP_DATABASE_URL=postgres://… | mysql://… | mariadb://… | sqlite:///abs/file.db).
-Running it again changes nothing. Other drivers have nothing to migrate (exit 2).`,
+Creates the reliability_locks table of the sql driver. In a container it uses the committed
+settings of ${CONTAINER_FILE} (the environment still supplies credentials); elsewhere
+LOCKSTEP_DRIVER=sql and LOCKSTEP_DATABASE_URL=postgres://… | mysql://… | mariadb://… |
+sqlite:///abs/file.db. Running it again changes nothing. Other drivers have nothing to migrate
+(exit 2). \`lockstep init\` with the sql driver migrates by itself.`,
 
   async run(context) {
     parseCommandArgs(context.args, {});
-    const manager = createLockManager({ env: context.env });
+    const manager = createLockManager({ ...(await containerOptions(context.cwd)), env: context.env });
     try {
       await manager.migrate();
       context.out.result('The reliability_locks table is ready.', { migrated: true });
@@ -23,3 +30,10 @@ Running it again changes nothing. Other drivers have nothing to migrate (exit 2)
     }
   },
 };
+
+/** The committed driver settings when `cwd` is in a container, else none. */
+async function containerOptions(cwd: string): Promise<LockManagerOptions> {
+  const clone = await openClone(cwd).catch(() => undefined);
+  if (clone === undefined || !fs.existsSync(path.join(clone.root, CONTAINER_FILE))) return {};
+  return driverOptions(readContainerFile(clone.root), clone.root);
+}

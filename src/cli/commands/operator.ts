@@ -11,12 +11,15 @@ export const clearCommand: Command = {
   help: `usage: lockstep clear --reason TEXT
 
 Clears a lock whose holder went silent past expiry. Only identities listed as operators in
-.lockstep.json may, only when the lock is HOLDER SILENT, and only with a reason. Every attempt,
-refused ones included, is written to the audit trail. The grant counter is kept.`,
+.lockstep.json may, only when the lock is HOLDER SILENT, and only with a reason. Every attempt
+that reaches the lock page, refused ones included (a missing reason too: exit 1), is written to
+the audit trail, and clear lines are never pushed out of it. The grant counter is kept, and the
+page carries a caution mark until the next holder's release after a push.`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { reason: { type: 'string' } });
-    const reason = requireOption(values.reason, '--reason');
+    // No reason is the protocol's refusal ('reason-required'), audited like every attempt.
+    const reason = values.reason ?? '';
     return withContainer(context, async container => {
       const { clearedGrant } = await container.clear(reason);
       context.out.result(`Cleared grant #${clearedGrant}; the audit trail says why. The queue head may acquire now.`, { clearedGrant });
@@ -25,12 +28,47 @@ refused ones included, is written to the audit trail. The grant counter is kept.
   },
 };
 
+export const adoptCommand: Command = {
+  name: 'adopt',
+  summary: 'operator: recreate a lost lock page (audited)',
+  help: `usage: lockstep adopt --reason TEXT --grant N --next-id N
+
+Recreates the lock page of this container where the committed settings point, when that store
+holds none (a lost or wiped store). Only an operator may, with a reason; the page's first audit
+line says so. Grants continue after #N and identifiers from --next-id, so that no fence accepts an
+old clone's grant and no identifier minted on the lost page is handed out again: give the highest
+grant and identifier anyone has seen (old audit output, clones' \`lockstep status\`). An existing
+page is never overwritten.`,
+
+  async run(context) {
+    const { values } = parseCommandArgs(context.args, { reason: { type: 'string' }, grant: { type: 'string' }, 'next-id': { type: 'string' } });
+    const reason = requireOption(values.reason, '--reason');
+    const grantFloor = wholeNumber(requireOption(values.grant, '--grant'), '--grant');
+    const nextIdFloor = wholeNumber(requireOption(values['next-id'], '--next-id'), '--next-id');
+    return withContainer(context, async container => {
+      // A clone that held a grant knows a floor: never let the new page go below it.
+      const floor = Math.max(grantFloor, container.session()?.grant ?? 0);
+      const { grant, nextId } = await container.createPage({ reason, grantFloor: floor, nextIdFloor });
+      const page = await container.page();
+      context.out.result(`Adopted: a new lock page for container ${page.container}; the next grant is #${grant + 1}, the next identifier ${nextId}.`,
+        { grant, nextId, page });
+      return 0;
+    });
+  },
+};
+
+function wholeNumber(text: string, flag: string): number {
+  if (!/^\d{1,15}$/.test(text)) throw new LockConfigurationError(`${flag} must be a whole number.`, { setting: flag });
+  return Number(text);
+}
+
 export const auditCommand: Command = {
   name: 'audit',
   summary: 'print the audit trail',
   help: `usage: lockstep audit [--limit N] [--history]
 
-Prints the audit trail of the lock record, oldest first (the record keeps the last 500 lines).
+Prints the audit trail of the lock record, oldest first. The record keeps every clear line and the
+last 500 other lines (less when they would pass 256 KiB).
 With --history and the git driver: the full history of the lock ref, one commit per transition.`,
 
   async run(context) {

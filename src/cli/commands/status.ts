@@ -8,14 +8,17 @@ export const statusCommand: Command = {
   summary: 'show the lock: state, holder, grant, time left, queue',
   help: `usage: lockstep status [--json]
 
-Shows the container lock as this clone sees it. States: free, held-by-me, held-by-other, queued,
-your-turn, holder-silent, stale. With --json, one object (schema in the README).`,
+Shows the container lock as this clone sees it, and which lock page it read (driver, location,
+prefix, container). States: free, held-by-me, held-by-other, queued, your-turn, holder-silent,
+stale. With --json, one object (schema in the README). A store without the container's page is
+an error (exit 5), never a free lock.`,
 
   async run(context) {
     parseCommandArgs(context.args, {});
     return withContainer(context, async container => {
       const status = await container.status();
-      context.out.result(renderStatus(status, Date.now()), statusJson(status, container.identity, container.config.driver));
+      const page = await container.page();
+      context.out.result(renderStatus(status, Date.now(), page), statusJson(status, container.identity, page));
       return 0;
     });
   },

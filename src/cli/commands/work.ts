@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../../core/errors';
+import { spansText } from '../../core/lockRecord';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
@@ -8,19 +9,22 @@ import { withContainer } from '../containerContext';
 export const leaseIdsCommand: Command = {
   name: 'lease-ids',
   summary: 'lead: lease an identifier range to a coworker',
-  help: `usage: lockstep lease-ids --to WHO --count N
+  help: `usage: lockstep lease-ids --to WHO --count N [--new-identity]
 
-Only the lead (the live holder) allocates. Hands WHO the next N identifiers, which nobody else
-will ever be given; unused ones are reclaimed on release.`,
+Only the lead (the live holder) allocates. Hands WHO N identifiers that nobody else holds: first
+those returned to the pool (leased before, never minted), then new ones. An identifier that was
+minted is never handed out again; the ones WHO never mints go back to the pool on release.
+
+  --new-identity   WHO has never appeared on this lock page (a new teammate, not a typo)`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, count: { type: 'string' } });
+    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, count: { type: 'string' }, 'new-identity': { type: 'boolean' } });
     const to = requireOption(values.to, '--to');
     const countText = requireOption(values.count, '--count');
     if (!/^\d+$/.test(countText)) throw new LockConfigurationError('--count must be a whole number.', { setting: 'count' });
     return withContainer(context, async container => {
-      const { start, end } = await container.leaseIds(to, Number(countText));
-      context.out.result(`Leased identifiers ${start}–${end} to ${to}.`, { to, start, end });
+      const { start, end, spans } = await container.leaseIds(to, Number(countText), values['new-identity'] ?? false);
+      context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`, { to, start, end, spans });
       return 0;
     });
   },
@@ -47,15 +51,40 @@ An identifier is consumed when printed and never handed out again.`,
 export const assignCommand: Command = {
   name: 'assign',
   summary: 'lead: assign a block of work to a coworker',
-  help: 'usage: lockstep assign --to WHO --block TEXT\n\nRecords a block of work for WHO on the lock page (lead only).',
+  help: `usage: lockstep assign --to WHO --block TEXT [--new-identity]
+
+Records a numbered block of work for WHO on the lock page (lead only). The block stays on the
+page, across releases and new grants, until the lead or WHO marks it done (lockstep done).
+
+  --new-identity   WHO has never appeared on this lock page (a new teammate, not a typo)`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, block: { type: 'string' } });
+    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, block: { type: 'string' }, 'new-identity': { type: 'boolean' } });
     const to = requireOption(values.to, '--to');
     const text = requireOption(values.block, '--block');
     return withContainer(context, async container => {
-      const { index } = await container.assign(to, text);
+      const { index } = await container.assign(to, text, values['new-identity'] ?? false);
       context.out.result(`Assigned block ${index} to ${to}.`, { to, index });
+      return 0;
+    });
+  },
+};
+
+export const doneCommand: Command = {
+  name: 'done',
+  summary: 'mark a block of work done (the lead or its assignee)',
+  help: `usage: lockstep done --block N
+
+Marks block N done and takes it off the lock page, with an audit line. The lead (the live holder)
+or the block's assignee may. Blocks survive the lead's release until then.`,
+
+  async run(context) {
+    const { values } = parseCommandArgs(context.args, { block: { type: 'string' } });
+    const text = requireOption(values.block, '--block');
+    if (!/^\d{1,15}$/.test(text)) throw new LockConfigurationError('--block must be a block number (lockstep status lists them).', { setting: 'block' });
+    return withContainer(context, async container => {
+      const { block, to } = await container.markDone(Number(text));
+      context.out.result(`Block ${block} of ${to} is done.`, { block, to });
       return 0;
     });
   },

@@ -2,9 +2,12 @@ import { MAX_RETRY_SLEEP_MS } from '../bounds';
 import { systemClock, SECOND, type Clock } from '../clock';
 import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
-import { LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockRefusedError } from '../errors';
+import {
+  describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError,
+  type PageLocation,
+} from '../errors';
 import * as protocol from '../lockRecord';
-import { emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
+import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
@@ -12,6 +15,7 @@ import type { Disposable, Driver, HistoryEntry } from '../stores/store';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
+import { pageLocation } from './pageLocation';
 import { clearSession, readSession, writeSession, type Session } from './session';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -28,17 +32,25 @@ export interface OpenContainerOptions {
 
 /**
  * Reads a container's record without a clone or an identity: the server's guard runs in a bare
- * repository and only needs the record. The driver is closed before returning.
+ * repository and only needs the record. The driver is closed before returning. A store without the
+ * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
  */
 export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<LockRecord> {
   const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
   const driver = await openDriver(config);
   try {
     const stored = await driver.read(containerKey(config.prefix, file.container));
-    return stored === null ? emptyRecord(file.container) : parseRecord(stored.value, driver.name, file.container);
+    if (stored === null) throw new LockNoPageError(pageLocation(config, file.container, driver.name), committedPage(file, gitDir, overrides));
+    return parseRecord(stored.value, driver.name, file.container);
   } finally {
     await driver.close();
   }
+}
+
+/** Where `.lockstep.json` alone (no environment, no editor settings) puts the container's page. */
+export function committedPage(file: ContainerFile, root: string, overrides: LockManagerOptions = {}): Omit<PageLocation, 'container'> {
+  const { container: _, ...where } = pageLocation(resolveConfig({ ...driverOptions(file, root), ...overrides }, {}), file.container);
+  return where;
 }
 
 function containerKey(prefix: string, container: string): string {
@@ -84,11 +96,41 @@ export class Container {
     return readSession(this.clone.gitDir, this.file.container);
   }
 
-  async read(): Promise<{ record: LockRecord; revision: string | null }> {
+  /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
+  async read(): Promise<{ record: LockRecord; revision: string }> {
     const driver = await this.driver();
     const stored = await driver.read(this.key);
-    if (stored === null) return { record: emptyRecord(this.file.container), revision: null };
+    if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
     return { record: parseRecord(stored.value, driver.name, this.file.container), revision: stored.revision };
+  }
+
+  /** Which page this container reads: driver (as opened, so what `auto` chose), location, prefix, container. */
+  async page(): Promise<PageLocation> {
+    const driver = await this.driver();
+    return pageLocation(this.config, this.file.container, driver.name);
+  }
+
+  /**
+   * Creates the container's page (`lockstep init`), or with `adopt` recreates a lost one. Only where
+   * the store holds no page: an existing page is never overwritten.
+   */
+  async createPage(adopt?: { reason: string; grantFloor: number; nextIdFloor: number }): Promise<{ grant: number; nextId: number }> {
+    const driver = await this.driver();
+    const now = this.clock.now();
+    const outcome = adopt
+      ? protocol.adoptPage(this.file.container, this.settings, { identity: this.identity, ...adopt }, now)
+      : protocol.createPage(this.file.container, { identity: this.identity }, now);
+    if (!outcome.ok) throw outcome.error;
+    // The SQL driver's table is created with the page, so that a new team needs no separate step.
+    const migratable = driver as Driver & { migrate?: () => Promise<void> };
+    if (typeof migratable.migrate === 'function') await migratable.migrate();
+    const written = await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
+    if (!written.ok) {
+      throw new LockConfigurationError(
+        `This store (${describePage(await this.page())}) already holds the lock page of container ${this.file.container.slice(0, 8)}…; it is never overwritten. \`lockstep status\` shows it.`,
+        { setting: 'container' });
+    }
+    return { grant: outcome.record.grant, nextId: outcome.record.nextId };
   }
 
   async status(): Promise<LockStatus> {
@@ -190,20 +232,25 @@ export class Container {
     return this.apply(record => protocol.withdraw(record, { identity: this.identity }, this.clock.now()));
   }
 
-  leaseIds(to: string, count: number): Promise<{ start: number; end: number }> {
+  leaseIds(to: string, count: number, newIdentity = false): Promise<{ start: number; end: number; spans: IdSpan[] }> {
     const proof = this.holderProof();
-    return this.apply(record => protocol.leaseIds(record, proof, { to, count }, this.clock.now()));
+    return this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now()));
   }
 
   nextId(): Promise<{ id: number }> {
-    const session = this.session();
-    const holder = session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
+    const holder = this.sessionProof();
     return this.apply(record => protocol.nextId(record, { identity: this.identity, ...(holder ? { holder } : {}) }, this.clock.now()));
   }
 
-  assign(to: string, text: string): Promise<{ index: number }> {
+  assign(to: string, text: string, newIdentity = false): Promise<{ index: number }> {
     const proof = this.holderProof();
-    return this.apply(record => protocol.assign(record, proof, { to, text }, this.clock.now()));
+    return this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now()));
+  }
+
+  /** Marks a block done: the lead, or the block's assignee. */
+  markDone(block: number): Promise<{ block: number; to: string }> {
+    const holder = this.sessionProof();
+    return this.apply(record => protocol.markDone(record, { identity: this.identity, block, ...(holder ? { holder } : {}) }, this.clock.now()));
   }
 
   clear(reason: string): Promise<{ clearedGrant: number }> {
@@ -244,11 +291,17 @@ export class Container {
   }
 
   private holderProof(): HolderProof {
-    const session = this.session();
-    if (!session) {
+    const proof = this.sessionProof();
+    if (!proof) {
       throw new LockRefusedError('not-holder', 'This clone does not hold the lock (no session). Acquire it first.');
     }
-    return { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant };
+    return proof;
+  }
+
+  /** The proof of this clone's session, whether or not it is still the live grant. */
+  private sessionProof(): HolderProof | undefined {
+    const session = this.session();
+    return session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
   }
 
   private restoreSession(previous: Session | undefined, attemptedToken: string): void {

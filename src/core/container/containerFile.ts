@@ -97,7 +97,12 @@ function validate(value: ContainerFile): ContainerFile {
     throw new LockConfigurationError(`${CONTAINER_FILE}: ${setting} ${what}.`, { setting });
   };
   if (typeof value.container !== 'string' || !UUID_V4.test(value.container)) bad('container', 'must be a version 4 UUID');
-  if (!DRIVER_SETTINGS.includes(value.driver)) bad('driver', `must be one of ${DRIVER_SETTINGS.join(', ')}`);
+  if (value.driver === 'auto') {
+    bad('driver', 'is "auto", which is not a container driver: every clone must read the same lock page, and auto may pick another store'
+      + ' in another process. Write the driver it stands for: "redis" (with redisUrl and prefix) or "file" (with path);'
+      + ' `lockstep init --driver auto` writes it for a new container');
+  }
+  if (!DRIVER_SETTINGS.includes(value.driver)) bad('driver', `must be one of ${DRIVER_SETTINGS.filter(d => d !== 'auto').join(', ')}`);
   if (!Array.isArray(value.protectedBranches) || !value.protectedBranches.every(b => typeof b === 'string' && /^[A-Za-z0-9._/-]+$/.test(b))) {
     bad('protectedBranches', 'must be a list of branch names');
   }

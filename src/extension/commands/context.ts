@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { LockError, LockErrorCode } from '../../core/errors';
+import { knownIdentities } from '../../core/lockRecord';
 import type { ContainerModel } from '../containerModel';
 import type { Log } from '../log';
 import type { WorkspaceModel } from '../workspaceModel';
@@ -70,13 +71,22 @@ export function guarded<A extends unknown[]>(ctx: CommandContext, what: string, 
 
 /** Coworkers to offer in pickers: the queue first, then everyone with a range or a block. */
 export async function pickCoworker(model: ContainerModel, placeHolder: string): Promise<string | undefined> {
-  const status = model.status;
-  const known = [...new Set([...(status?.queue.map(p => p.identity) ?? []), ...(status?.ranges.map(r => r.to) ?? []), ...(status?.blocks.map(b => b.to) ?? [])])]
-    .filter(who => who !== model.identity);
+  const known = [...(model.record ? knownIdentities(model.record) : [])].filter(who => who !== model.identity);
   const typeOne = '$(edit) Type an identity…';
   const picked = known.length === 0 ? typeOne : await vscode.window.showQuickPick([...known, typeOne], { placeHolder });
   if (picked === undefined) return undefined;
   if (picked !== typeOne) return picked;
   const typed = await vscode.window.showInputBox({ prompt: 'Coworker identity (usually their git e-mail)', validateInput: v => v.trim() ? undefined : 'Enter an identity' });
   return typed?.trim() || undefined;
+}
+
+/**
+ * A lease or block for an identity the lock page has never seen is most likely a typo: ask first.
+ * Returns whether the identity is new (confirmed), or undefined when the user backed out.
+ */
+export async function confirmIdentity(model: ContainerModel, who: string): Promise<boolean | undefined> {
+  if (model.record && knownIdentities(model.record).has(who)) return false;
+  const yes = 'Yes, a New Teammate';
+  const choice = await vscode.window.showWarningMessage(`${who} has never appeared on this lock page. Is this a new teammate (and not a typo)?`, { modal: true }, yes);
+  return choice === yes ? true : undefined;
 }

@@ -2,7 +2,7 @@ import Redis, { type RedisOptions } from 'ioredis';
 import { LockBackendError, LockConfigurationError } from '../../errors';
 import { translateRedisError } from './backendErrors';
 
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export { DEFAULT_REDIS_URL } from '../../config';
 
 export interface ConnectionSettings {
   /** `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. Never printed. */

@@ -1,0 +1,225 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createGitFixture, type CliResult, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { walk } from '../helpers/tempDir';
+
+/**
+ * Seed 001's first rule, through real `lockstep` processes on real clones: one lock page per
+ * container. `init` creates the page and commits where it is; a clone whose environment points at
+ * another store, prefix or driver finds no page there and stops (exit 5) — it never reads an empty
+ * store as Free and never issues its own grant #1.
+ */
+
+function ok(result: CliResult, what: string): any {
+  assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+  return result.json;
+}
+
+/** Exit 5, `reason: "no-page"`, and the message the issue asks for. */
+function noPage(result: CliResult, page: { driver: string; location: string; prefix: string }, committed: RegExp): void {
+  assert.equal(result.code, 5, `expected exit 5, got ${result.code}\n${result.stdout}${result.stderr}`);
+  const { error } = result.json;
+  assert.equal(error.code, 'storage');
+  assert.equal(error.reason, 'no-page');
+  assert.deepEqual({ driver: error.page.driver, location: error.page.location, prefix: error.page.prefix }, page);
+  assert.match(error.message, new RegExp(`^This store \\(${page.driver} driver at .*, prefix ${page.prefix}\\) holds no lock page for container [0-9a-f]{8}…; the committed settings say `));
+  assert.match(error.message, committed);
+  assert.match(error.message, /check LOCKSTEP_PATH \/ LOCKSTEP_PREFIX \/ LOCKSTEP_DRIVER/);
+}
+
+describe('one lock page per container: file driver (real processes, real git)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  let lead: TeamMember;
+  let ana: TeamMember;
+  let op: TeamMember;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['lead', 'ana', 'op'], operators: ['op'] });
+    [lead, ana, op] = [team.member('lead'), team.member('ana'), team.member('op')];
+  });
+  after(() => team?.dispose());
+
+  it('init committed the concrete driver, prefix and path, and created the page there (its first audit line)', async () => {
+    const file = JSON.parse(fs.readFileSync(path.join(lead.dir, '.lockstep.json'), 'utf8'));
+    assert.deepEqual([file.driver, file.prefix, file.path], ['file', 'lockstep', team.store]);
+    const audit = ok(await team.cli(op, ['audit']), 'audit').audit;
+    assert.deepEqual(audit.map((l: { action: string; who: string }) => [l.action, l.who]), [['init', 'seed@example.com']]);
+  });
+
+  it('status says which page it read, in --json and for people', async () => {
+    const status = ok(await team.cli(ana, ['status']), 'status');
+    assert.deepEqual(status.page, { driver: 'file', location: team.store, prefix: 'lockstep', container: team.container });
+    assert.equal(status.driver, 'file');
+    const human = await team.cli(ana, ['status'], { json: false });
+    assert.ok(human.stdout.includes(`Page: file driver at ${team.store}, prefix lockstep, container ${team.container}`), human.stdout);
+  });
+
+  it('a clone without LOCKSTEP_PATH reads the committed path: the same page', async () => {
+    const acquired = ok(await team.cli(lead, ['acquire'], { env: { LOCKSTEP_PATH: undefined } }), 'acquire without LOCKSTEP_PATH');
+    assert.equal(acquired.grant, 1);
+    assert.equal(ok(await team.cli(ana, ['status']), 'status').holder.identity, lead.identity);
+  });
+
+  it('another LOCKSTEP_PATH, another prefix or LOCKSTEP_DRIVER=memory: no page, exit 5, and never a grant', async () => {
+    const elsewhere = path.join(team.root, 'elsewhere');
+    const committed = new RegExp(`committed settings say file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep`);
+    for (const args of [['status'], ['acquire'], ['petition'], ['clear', '--reason', 'x']]) {
+      noPage(await team.cli(ana, args, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed);
+    }
+    noPage(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'file', location: team.store, prefix: 'other' }, committed);
+    noPage(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_DRIVER: 'memory' } }), { driver: 'memory', location: 'this process\'s memory', prefix: 'lockstep' }, committed);
+    // Nothing was written anywhere else, and the real page still has one grant, held by the lead.
+    assert.deepEqual(fs.existsSync(elsewhere) ? walk(elsewhere).files : [], [], 'no record was written in the wrong store');
+    const status = ok(await team.cli(ana, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, lead.identity]);
+    assert.deepEqual(ok(await team.cli(op, ['audit']), 'audit').audit.map((l: { action: string }) => l.action), ['init', 'acquire']);
+    const human = await team.cli(ana, ['status'], { json: false, env: { LOCKSTEP_PATH: elsewhere } });
+    assert.equal(human.code, 5);
+    assert.match(human.stderr, /holds no lock page for container/);
+  });
+
+  it('a container file that leaves the path out, on a machine without LOCKSTEP_PATH: no page (never Free)', async () => {
+    const file = path.join(ana.dir, '.lockstep.json');
+    const committed = fs.readFileSync(file, 'utf8');
+    try {
+      const { path: _, ...rest } = JSON.parse(committed);
+      fs.writeFileSync(file, JSON.stringify(rest));
+      const result = await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PATH: undefined } });
+      assert.equal(result.code, 5);
+      assert.equal(result.json.error.reason, 'no-page');
+    } finally {
+      fs.writeFileSync(file, committed);
+    }
+  });
+
+  it('"driver": "auto" in .lockstep.json is a configuration error that says what to write', async () => {
+    const file = path.join(ana.dir, '.lockstep.json');
+    const committed = fs.readFileSync(file, 'utf8');
+    try {
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(committed), driver: 'auto' }));
+      const result = await team.cli(ana, ['status']);
+      assert.equal(result.code, 2);
+      assert.equal(result.json.error.setting, 'driver');
+      assert.match(result.json.error.message, /"auto", which is not a container driver.*Write the driver it stands for: "redis" .* or "file"/);
+    } finally {
+      fs.writeFileSync(file, committed);
+    }
+  });
+
+  it('clear: every attempt reaches the page, a missing reason too; the clear marks the page with caution until the next release', async () => {
+    const reasonless = await team.cli(op, ['clear']);
+    assert.equal(reasonless.code, 1);
+    assert.equal(reasonless.json.error.reason, 'reason-required');
+    const audit = ok(await team.cli(op, ['audit']), 'audit').audit;
+    assert.deepEqual(audit.at(-1), { ...audit.at(-1), action: 'clear', who: op.identity, outcome: 'refused' });
+    // Let the lead's lease lapse: acquire again with a 1 s lease after releasing.
+    team.git(lead, 'push', '--quiet', 'origin', 'main');
+    ok(await team.cli(lead, ['release']), 'release');
+    ok(await team.cli(lead, ['acquire', '--ttl', '1']), 'short acquire');
+    const deadline = Date.now() + 30_000;
+    let cleared: CliResult;
+    do {
+      cleared = await team.cli(op, ['clear', '--reason', 'lead went silent']);
+    } while (cleared.code !== 0 && cleared.json.error.reason === 'not-silent' && Date.now() < deadline);
+    const clearedGrant = ok(cleared, 'clear').clearedGrant;
+    const marked = ok(await team.cli(ana, ['status']), 'status').caution;
+    assert.deepEqual({ ...marked, since: 0 }, { silentGrant: clearedGrant, by: op.identity, since: 0 });
+    assert.match((await team.cli(ana, ['status'], { json: false })).stdout, new RegExp(`Caution — grant #${clearedGrant} went silent; ${op.identity} cleared or took over`));
+    ok(await team.cli(ana, ['acquire']), 'ana acquires after the clear');
+    assert.deepEqual(ok(await team.cli(op, ['status']), 'status').caution, marked, 'still marked while ana works');
+    ok(await team.cli(ana, ['release']), 'ana releases after her (empty) push');
+    assert.equal(ok(await team.cli(op, ['status']), 'status').caution, null);
+  });
+
+  it('lease-ids and assign to an identity the page never saw need --new-identity; blocks outlive the release until done', async () => {
+    ok(await team.cli(lead, ['acquire']), 'acquire');
+    const typo = await team.cli(lead, ['lease-ids', '--to', 'ana@exmaple.com', '--count', '3']);
+    assert.equal(typo.code, 1);
+    assert.equal(typo.json.error.reason, 'new-identity');
+    assert.equal((await team.cli(lead, ['assign', '--to', 'ana@exmaple.com', '--block', 'x'])).json.error.reason, 'new-identity');
+    ok(await team.cli(lead, ['lease-ids', '--to', 'cyd@example.com', '--count', '2', '--new-identity']), 'lease to a new teammate');
+    const block = ok(await team.cli(lead, ['assign', '--to', ana.identity, '--block', 'chapter 2']), 'assign').index;
+    ok(await team.cli(lead, ['release']), 'release');
+    assert.deepEqual(ok(await team.cli(ana, ['status']), 'status').blocks.map((b: { id: number }) => b.id), [block]);
+    assert.equal((await team.cli(op, ['done', '--block', String(block)])).json.error.reason, 'not-holder');
+    assert.deepEqual(ok(await team.cli(ana, ['done', '--block', String(block)]), 'done'), { ok: true, block, to: ana.identity });
+    assert.deepEqual(ok(await team.cli(ana, ['status']), 'status').blocks, []);
+    assert.equal(ok(await team.cli(op, ['audit']), 'audit').audit.at(-1).action, 'done');
+  });
+
+  it('a lost page stays an error until an operator adopts it; grants continue above the floor', async () => {
+    for (const entry of fs.readdirSync(team.store)) fs.rmSync(path.join(team.store, entry), { recursive: true, force: true });
+    assert.equal((await team.cli(ana, ['acquire'])).code, 5, 'a wiped store is no free lock');
+    const refused = await team.cli(ana, ['adopt', '--reason', 'wiped', '--grant', '9', '--next-id', '100']);
+    assert.equal(refused.json.error.reason, 'not-operator');
+    const adopted = ok(await team.cli(op, ['adopt', '--reason', 'store wiped by a clean-up script', '--grant', '9', '--next-id', '100']), 'adopt');
+    assert.deepEqual([adopted.grant, adopted.nextId, adopted.page.location], [9, 100, team.store]);
+    assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 10);
+    const again = await team.cli(op, ['adopt', '--reason', 'again', '--grant', '1', '--next-id', '1']);
+    assert.equal(again.code, 2, 'an existing page is never overwritten');
+  });
+});
+
+describe('one lock page per container: git driver (real processes, real git)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  let ana: TeamMember;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['ana', 'ben'], operators: ['ana'], initArgs: ['--driver', 'git'] });
+    ana = team.member('ana');
+  });
+  after(() => team?.dispose());
+
+  it('init committed driver git, an explicit prefix and the remote, and pushed the page to the shared remote', async () => {
+    const file = JSON.parse(fs.readFileSync(path.join(ana.dir, '.lockstep.json'), 'utf8'));
+    assert.deepEqual([file.driver, file.prefix, file.gitRemote], ['git', 'lockstep', 'origin']);
+    assert.match(team.git(ana, 'ls-remote', 'origin', 'refs/lockstep/*'), /refs\/lockstep\//);
+    const status = ok(await team.cli(ana, ['status']), 'status');
+    assert.deepEqual(status.page, { driver: 'git', location: 'remote origin', prefix: 'lockstep', container: team.container });
+    assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 1);
+  });
+
+  it('a clone on the file driver or another prefix finds no page and issues no grant', async () => {
+    const ben = team.member('ben');
+    const committed = /committed settings say git driver at remote origin, prefix lockstep/;
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }), { driver: 'file', location: team.store, prefix: 'lockstep' }, committed);
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'git', location: 'remote origin', prefix: 'other' }, committed);
+    const status = ok(await team.cli(ben, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, ana.identity]);
+  });
+});
+
+describe('one lock page per container: sql driver on SQLite (real processes, a real database file)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['ana', 'ben'], operators: ['ana'], initArgs: ['--driver', 'sql'] });
+  });
+  after(() => team?.dispose());
+
+  it('init migrated, created the page and committed the database URL; migrate uses the committed driver', async () => {
+    const ana = team.member('ana');
+    const file = JSON.parse(fs.readFileSync(path.join(ana.dir, '.lockstep.json'), 'utf8'));
+    const url = `sqlite://${path.join(team.store, 'lockstep.sqlite')}`;
+    assert.deepEqual([file.driver, file.prefix, file.databaseUrl], ['sql', 'lockstep', url]);
+    assert.deepEqual(ok(await team.cli(ana, ['migrate'], { env: { LOCKSTEP_PATH: undefined } }), 'migrate'), { ok: true, migrated: true });
+    const status = ok(await team.cli(ana, ['status'], { env: { LOCKSTEP_PATH: undefined } }), 'status');
+    assert.deepEqual(status.page, { driver: 'sql', location: url, prefix: 'lockstep', container: team.container });
+    assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 1);
+  });
+
+  it('a clone pointed at another database file finds no page and issues no grant', async () => {
+    const ben = team.member('ben');
+    const other = path.join(team.root, 'other.sqlite');
+    const result = await team.cli(ben, ['migrate'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } });
+    ok(result, 'migrate the other database');
+    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
+      { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' }, /committed settings say sql driver at sqlite:\/\//);
+    const status = ok(await team.cli(ben, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, 'ana@example.com']);
+  });
+});

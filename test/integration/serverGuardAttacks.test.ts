@@ -79,18 +79,19 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
     });
     after(() => team?.dispose());
 
-    it('1a. a lock ref that does not exist yet is created only by a first legal transition', async () => {
+    it('1a. the page cannot be replaced, nor another page created beside it', async () => {
+      assert.notEqual(await remoteRef(recordRef), '', 'lockstep init created the page');
       await unmoved(async () => {
         const record = { v: 1, container: team.container, grant: 7, holder: { identity: bob.identity, grant: 7, tokenHash: hashToken('b'.repeat(64)), proofHash: hashProof('c'.repeat(64)), grantedAt: Date.now(), expiresAt: Date.now() + 3_600_000 },
           releasedAt: null, queue: [], ranges: [], nextId: 1, blocks: [], audit: [{ at: Date.now(), who: bob.identity, action: 'acquire', grant: 7, outcome: 'done' }] };
         const commit = await forge(bob, { 'record.json': JSON.stringify(record) }, []);
-        refusedByServer(await pushRaw(bob, `${commit}:${recordRef}`), /refused the lock record's update: the new record is not what acquire by bob@example\.com/, 'bob creates the record at grant 7');
+        // `lockstep init` created the page before the guard was installed, so this replaces it.
+        refusedByServer(await pushRaw(bob, `${commit}:${recordRef}`), /refused the lock record's update: the update rewinds, replaces or skips/, 'bob replaces the page with one at grant 7');
         const elsewhere = `refs/lockstep/${namespaceDigest('mine')}/records/${'e'.repeat(64)}`;
         refusedByServer(await pushRaw(bob, `${commit}:${elsewhere}`), /keeps only its own container's lock refs/, 'bob creates a page under another namespace');
       });
-      // Control: alice acquires (the first legal transition creates the ref) and lands.
+      // Control: alice acquires (a legal transition of the page) and lands.
       assert.equal(ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant, 1);
-      assert.notEqual(await remoteRef(recordRef), '');
       await holderLands(alice, 'a1.txt');
     });
 
@@ -113,7 +114,7 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
 
     it('2. rewinds, unrelated histories and fake compactions of the lock ref are refused; a real compaction is accepted', async () => {
       const before = await fetchRecord(bob);
-      ok(await team.lockstep(alice.dir, ['lease-ids', '--to', bob.identity, '--count', '5']), 'alice leases ids (a holder transition with her proof)');
+      ok(await team.lockstep(alice.dir, ['lease-ids', '--to', bob.identity, '--count', '5', '--new-identity']), 'alice leases ids (a holder transition with her proof)');
       ok(await team.lockstep(alice.dir, ['heartbeat']), 'alice heartbeats');
       await unmoved(async () => {
         refusedByServer(await pushRaw(bob, `${before.tip}:${recordRef}`), /rewinds, replaces or skips/, 'rewind to before the lease');

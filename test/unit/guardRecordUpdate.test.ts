@@ -50,9 +50,9 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       const proof = holderProof(held);
       assert.equal(checkRecordUpdate(held, ok(protocol.heartbeat(held, SETTINGS, proof, t)).record, ctx), undefined);
       assert.equal(checkRecordUpdate(held, ok(protocol.release(held, proof, t)).record, ctx), undefined);
-      const leased = ok(protocol.leaseIds(held, proof, { to: ANA, count: 8 }, t)).record;
+      const leased = ok(protocol.leaseIds(held, proof, { to: ANA, count: 8, newIdentity: true }, t)).record;
       assert.equal(checkRecordUpdate(held, leased, ctx), undefined);
-      assert.equal(checkRecordUpdate(held, ok(protocol.assign(held, proof, { to: ANA, text: 'parser' }, t)).record, ctx), undefined);
+      assert.equal(checkRecordUpdate(held, ok(protocol.assign(held, proof, { to: ANA, text: 'parser', newIdentity: true }, t)).record, ctx), undefined);
       assert.equal(checkRecordUpdate(held, ok(protocol.nextId(held, { identity: LEAD, holder: proof }, t)).record, ctx), undefined);
       // A lessee mints from its own range without any proof.
       assert.equal(checkRecordUpdate(leased, ok(protocol.nextId(leased, { identity: ANA }, t)).record, context(t)), undefined);
@@ -75,6 +75,31 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       const twice = ok(protocol.heartbeat(once, SETTINGS, proof, at(1, 10))).record;
       assert.equal(twice.audit.length, once.audit.length);
       assert.equal(checkRecordUpdate(once, twice, context(at(1, 10), withProof(LEAD, 1))), undefined);
+    });
+  });
+
+  describe('the page is created once', () => {
+    it('by lockstep init (createPage) or an operator\'s adopt; never by another transition, never twice', () => {
+      const page = ok(protocol.createPage(CONTAINER, { identity: LEAD }, t)).record;
+      assert.equal(checkRecordUpdate(null, page, context(t)), undefined);
+      const adopted = ok(protocol.adoptPage(CONTAINER, SETTINGS, { identity: OP, reason: 'the page was lost', grantFloor: 9, nextIdFloor: 40 }, t)).record;
+      assert.equal(checkRecordUpdate(null, adopted, context(t)), undefined);
+      const byBen = ok(protocol.adoptPage(CONTAINER, { ...SETTINGS, operators: [BEN] }, { identity: BEN, reason: 'mine', grantFloor: 0, nextIdFloor: 1 }, t)).record;
+      assert.match(checkRecordUpdate(null, byBen, context(t)) ?? '', /not what adopt by ben/);
+      assert.match(checkRecordUpdate(null, acquired(page, BEN, t), context(t)) ?? '', /created only by lockstep init/);
+      assert.match(checkRecordUpdate(page, ok(protocol.createPage(CONTAINER, { identity: BEN }, t)).record, context(t)) ?? '', /created once/);
+    });
+
+    it('a block is closed by its assignee without proof, by anyone else only as the proving lead', () => {
+      const assigned = ok(protocol.assign(held, holderProof(held), { to: ANA, text: 'parser', newIdentity: true }, t)).record;
+      const id = assigned.blocks[0].id;
+      assert.equal(checkRecordUpdate(held, assigned, context(t, withProof(LEAD, 1))), undefined, 'assign to a new identity (--new-identity)');
+      assert.equal(checkRecordUpdate(assigned, ok(protocol.markDone(assigned, { identity: ANA, block: id }, t)).record, context(t)), undefined);
+      const byLead = ok(protocol.markDone(assigned, { identity: LEAD, block: id, holder: holderProof(assigned) }, t)).record;
+      assert.equal(checkRecordUpdate(assigned, byLead, context(t, withProof(LEAD, 1))), undefined);
+      assert.match(checkRecordUpdate(assigned, byLead, context(t)) ?? '', /does not carry that holder's proof/);
+      const byBen = { ...byLead, audit: byLead.audit.map((l, i) => (i === byLead.audit.length - 1 ? { ...l, who: BEN } : l)) };
+      assert.match(checkRecordUpdate(assigned, byBen, context(t, withProof(LEAD, 1))) ?? '', /acts for the holder of grant #1, who is lead@example\.com/);
     });
   });
 

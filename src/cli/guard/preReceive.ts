@@ -9,7 +9,7 @@ import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {
   parseServerSettings, pusherIdentity, serverContainerSettings, serverDriverOptions, SERVER_SETTINGS_FILE, type ServerSettings,
 } from '../../core/guard/serverSettings';
-import { emptyRecord, type LockRecord } from '../../core/lockRecord';
+import type { LockRecord } from '../../core/lockRecord';
 import { parseRecord } from '../../core/recordCodec';
 import { SECOND } from '../../core/clock';
 import { isLeaseState, type LeaseState } from '../../core/stores/leaseState';
@@ -125,7 +125,7 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   } catch {
     return 'the new record is damaged (not a valid lock record of this container).';
   }
-  const before = beforeText === null ? emptyRecord(container) : parseRecord(JSON.parse(beforeText), 'git', container);
+  const before = beforeText === null ? null : parseRecord(JSON.parse(beforeText), 'git', container);
   const pusher = pusherIdentity(settings, context.env);
   if ('refusal' in pusher) return pusher.refusal;
   return checkRecordUpdate(before, after, {

@@ -35,8 +35,12 @@ export interface RecordUpdateContext {
 /** The default tolerance between a client's clock and the server's. */
 export const DEFAULT_SKEW_MS = 2 * 60 * SECOND;
 
-/** Why the update is refused (one sentence, no secrets), or undefined when it is a legal transition. */
-export function checkRecordUpdate(before: LockRecord, after: LockRecord, context: RecordUpdateContext): string | undefined {
+/**
+ * Why the update is refused (one sentence, no secrets), or undefined when it is a legal transition.
+ * `before` is null when the record does not exist yet: then only the page's creation is legal
+ * (`lockstep init`, or an operator's `lockstep adopt`).
+ */
+export function checkRecordUpdate(before: LockRecord | null, after: LockRecord, context: RecordUpdateContext): string | undefined {
   const line = after.audit[after.audit.length - 1];
   if (line === undefined) return 'the new record has no audit line, so it is not a transition of the lock record.';
   if (Math.abs(line.at - context.now) > context.skewMs) {
@@ -45,7 +49,7 @@ export function checkRecordUpdate(before: LockRecord, after: LockRecord, context
   if (context.pusher !== undefined && line.who !== context.pusher) {
     return `the transition is made in the name of ${line.who}, but the server knows the pusher as ${context.pusher}.`;
   }
-  const candidates = candidatesFor(line, before, after, context);
+  const candidates = before === null ? creationCandidates(line, after, context) : candidatesFor(line, before, after, context);
   if (typeof candidates === 'string') return candidates;
   for (const candidate of candidates) {
     const produced = candidate().record;
@@ -56,12 +60,23 @@ export function checkRecordUpdate(before: LockRecord, after: LockRecord, context
 
 type Candidate = () => Outcome<unknown>;
 
+function creationCandidates(line: AuditLine, after: LockRecord, context: RecordUpdateContext): Candidate[] | string {
+  if (line.action === 'init') return [() => protocol.createPage(after.container, { identity: line.who }, line.at)];
+  if (line.action === 'adopt') {
+    const detail = line.detail ?? '';
+    const reason = detail.slice(detail.indexOf(': ') + 2);
+    return [() => protocol.adoptPage(after.container, context.settings, { identity: line.who, reason, grantFloor: after.grant, nextIdFloor: after.nextId }, line.at)];
+  }
+  return 'a lock page is created only by lockstep init (or an operator\'s lockstep adopt), never by another transition.';
+}
+
 function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, context: RecordUpdateContext): Candidate[] | string {
   const at = line.at;
   const { settings } = context;
   const holderProof = (): HolderProof | string => {
     const h = before.holder;
     if (h === null) return 'no one holds the lock, so there is no holder to act.';
+    if (line.who !== h.identity) return `a ${line.action} by ${line.who} acts for the holder of grant #${h.grant}, who is ${h.identity}.`;
     if (context.requireProof && !provesHolder(before, context.pushed)) {
       return `a ${line.action} acts for the holder of grant #${h.grant}, and this push does not carry that holder's proof.`;
     }
@@ -96,9 +111,12 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'withdraw':
       return [() => protocol.withdraw(before, { identity: line.who }, at)];
     case 'lease-ids': {
-      const range = after.ranges[after.ranges.length - 1];
-      if (range === undefined) return 'a lease of identifiers must add a range.';
-      return asHolder(proof => [() => protocol.leaseIds(before, proof, { to: range.to, count: range.end - range.start + 1 }, at)]);
+      const added = after.ranges.slice(before.ranges.length);
+      if (added.length === 0) return 'a lease of identifiers must add a range.';
+      const count = added.reduce((sum, r) => sum + r.end - r.start + 1, 0);
+      // A lessee the page has not seen needs the lead's explicit --new-identity: try both.
+      return asHolder(proof => [undefined, true].map(newIdentity =>
+        () => protocol.leaseIds(before, proof, { to: added[0].to, count, ...(newIdentity ? { newIdentity } : {}) }, at)));
     }
     case 'next-id': {
       // A lessee mints from its own range with no proof; the lead mints from the pool and must prove it.
@@ -109,8 +127,19 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'assign': {
       const block = after.blocks[after.blocks.length - 1];
       if (block === undefined) return 'an assignment must add a block.';
-      return asHolder(proof => [() => protocol.assign(before, proof, { to: block.to, text: block.text }, at)]);
+      return asHolder(proof => [undefined, true].map(newIdentity =>
+        () => protocol.assign(before, proof, { to: block.to, text: block.text, ...(newIdentity ? { newIdentity } : {}) }, at)));
     }
+    case 'done': {
+      const closed = before.blocks.find(b => !after.blocks.some(a => a.id === b.id));
+      if (closed === undefined) return 'marking a block done must close a block.';
+      // The assignee closes its own block with no proof; the lead closes any block and must prove it.
+      if (closed.to === line.who) return [() => protocol.markDone(before, { identity: line.who, block: closed.id }, at)];
+      return asHolder(proof => [() => protocol.markDone(before, { identity: line.who, block: closed.id, holder: proof }, at)]);
+    }
+    case 'init':
+    case 'adopt':
+      return 'the lock page exists already; it is created once.';
     case 'clear': {
       const detail = line.detail ?? '';
       const silent = before.holder?.identity;

@@ -47,7 +47,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private scheduleTick(source: BadgeSource): void {
-    const counting = source.kind === 'offline' || (source.kind === 'status' &&
+    const counting = source.kind === 'offline' || source.kind === 'lease-lost-offline' || (source.kind === 'status' &&
       [LockState.HeldByMe, LockState.YourTurn, LockState.Free].includes(source.status.state));
     if (counting && !this.ticker) {
       this.ticker = setInterval(() => this.render(), 1000);

@@ -19,7 +19,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.name = 'Lockstep';
     this.disposables.push(
       workspace.onDidChangeActive(() => this.render()),
-      workspace.onDidChangeAny(m => { if (m === workspace.active) this.render(); }),
+      workspace.onDidChangeAnyModel(m => { if (m === workspace.active) this.render(); }),
       vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.showBadge')) this.render(); }),
     );
     this.render();

@@ -166,8 +166,8 @@ const LOST_MESSAGES = {
 } as const;
 
 /**
- * Seed 003's lock manager: named leases with TTL and wait bounds, owner tokens, typed errors and,
- * beyond the seed, a monotonic fencing token per acquisition.
+ * The lock manager (docs/leases.md): named leases with TTL and wait bounds, owner tokens, typed
+ * errors and a monotonic fencing token per acquisition.
  */
 export class LockManager {
   /** The resolved settings; they print without credentials (see `config.ts`). */

@@ -13,7 +13,7 @@ import { openSqliteBackend, sqliteBackendFor, type SqliteConnection } from './sq
 import { statementsFor, type Statements } from './statements';
 
 /**
- * Seed 003's `database` driver over SQLite, MySQL/MariaDB or PostgreSQL (one table,
+ * The `sql` driver (docs/leases.md#drivers) over SQLite, MySQL/MariaDB or PostgreSQL (one table,
  * `reliability_locks`, see `migration.ts`).
  *
  * - Claim: one transaction — a locking read of the key's row, then the unique insert of a first
@@ -24,8 +24,8 @@ import { statementsFor, type Statements } from './statements';
  * - Container records: compare-and-swap on `revision`; the unique insert for a first write;
  *   `watch` polls the revision (SQL has no portable push).
  *
- * Expiry compares `expires_at` with `now` from the application clock, not the database clock, as
- * the seed says: processes sharing a database must keep their clocks synchronised (NTP); a node
+ * Expiry compares `expires_at` with `now` from the application clock, not the database clock
+ * (docs/leases.md#drivers): processes sharing a database must keep their clocks synchronised (NTP); a node
  * whose clock runs ahead sees leases expire early, one that runs behind sees them late.
  * A damaged row raises LockStorageError and is never read as free.
  */
@@ -190,7 +190,7 @@ export async function openSqlDriver(config: ResolvedConfig): Promise<SqlDriver> 
       throw translate('sqlite', error, 'open the lock database', 'the SQLite database file', []);
     }
   }
-  // As seed 003 says for Redis and MySQL: one stable namespace, chosen on purpose, shared by every deployment.
+  // docs/leases.md#drivers: one stable namespace, chosen on purpose, shared by every deployment.
   if (!config.prefixExplicit) {
     throw new LockConfigurationError(
       'A shared database needs an explicit, stable prefix used by every deployment meant to coordinate; set LOCKSTEP_PREFIX or the prefix setting.',

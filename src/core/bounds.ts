@@ -1,6 +1,6 @@
 import { LockConfigurationError } from './errors';
 
-/** Seed 003 bounds, in seconds. */
+/** The lease bounds, in seconds (docs/leases.md#bounds). */
 export const TTL_MIN_SECONDS = 1;
 export const TTL_MAX_SECONDS = 86_400;
 export const WAIT_MIN_SECONDS = 0;

@@ -9,6 +9,16 @@ export interface Clock {
   monotonic(): number;
   /** Resolves after `ms`, or early (without throwing) when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `fn` once after `ms` of monotonic time, unless cancelled first. `fn` must not throw.
+   * The system clock's timers do not keep the process alive unless `keepAlive` is set.
+   */
+  setTimer(ms: number, fn: () => void, options?: { keepAlive?: boolean }): Timer;
+}
+
+export interface Timer {
+  /** Stops the timer if it has not fired yet. Safe to call twice. */
+  cancel(): void;
 }
 
 export const systemClock: Clock = {
@@ -20,6 +30,11 @@ export const systemClock: Clock = {
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   }),
+  setTimer: (ms, fn, options) => {
+    const timer = setTimeout(fn, Math.max(0, ms));
+    if (!options?.keepAlive) timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
 };
 
 /**
@@ -39,10 +54,33 @@ export class ManualClock implements Clock {
   now(): number { return this.wall; }
   monotonic(): number { return this.mono; }
 
+  /** Timers not fired yet, by due monotonic time. */
+  private timers: { due: number; seq: number; fn: () => void }[] = [];
+  private seq = 0;
+
+  /** Moves wall and monotonic time, firing (in due order) every timer that falls due. */
   advance(ms: number): void {
-    this.wall += ms;
-    this.mono += ms;
+    const target = this.mono + ms;
+    for (;;) {
+      const next = this.timers.filter(t => t.due <= target).sort((x, y) => x.due - y.due || x.seq - y.seq)[0];
+      if (next === undefined) break;
+      this.timers = this.timers.filter(t => t !== next);
+      this.wall += next.due - this.mono;
+      this.mono = next.due;
+      next.fn();
+    }
+    this.wall += target - this.mono;
+    this.mono = target;
   }
+
+  setTimer(ms: number, fn: () => void): Timer {
+    const timer = { due: this.mono + Math.max(0, ms), seq: this.seq++, fn };
+    this.timers.push(timer);
+    return { cancel: () => { this.timers = this.timers.filter(t => t !== timer); } };
+  }
+
+  /** How many timers are waiting (tests check that nothing is left behind). */
+  get pendingTimers(): number { return this.timers.length; }
 
   /** Moves wall time only, as an NTP step would. */
   stepWall(ms: number): void { this.wall += ms; }

@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockConfigurationError } from './errors';
 import { assertValidPrefix } from './names';
+import { inspectAs, inspectCustom, redactUrl } from './redact';
 import type { DriverName } from './stores/store';
 
 export type DriverSetting = DriverName | 'auto';
@@ -82,7 +83,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
       { setting: 'requireDistributed' });
   }
 
-  return {
+  return new Settings({
     driver: driver as DriverSetting,
     prefix,
     prefixExplicit: explicitPrefix !== undefined,
@@ -94,7 +95,51 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     commandTimeoutMs: positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'),
     gitDir: options.gitDir,
     gitRemote: pick(env.LOCKSTEP_GIT_REMOTE, options.gitRemote, 'origin'),
-  };
+  });
+}
+
+/**
+ * Resolved settings that print no credential: the URLs (which may carry a password) are getters
+ * over private fields, so a spread or `Object.entries` leaves them out, and `JSON.stringify` and
+ * `util.inspect` show them with the password replaced by `***`.
+ */
+class Settings implements ResolvedConfig {
+  readonly driver: DriverSetting;
+  readonly prefix: string;
+  readonly prefixExplicit: boolean;
+  readonly path: string;
+  readonly #redisUrl: string | undefined;
+  readonly #databaseUrl: string | undefined;
+  readonly requireDistributed: boolean;
+  readonly connectTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  readonly gitDir: string | undefined;
+  readonly gitRemote: string;
+
+  constructor(fields: ResolvedConfig) {
+    this.driver = fields.driver;
+    this.prefix = fields.prefix;
+    this.prefixExplicit = fields.prefixExplicit;
+    this.path = fields.path;
+    this.#redisUrl = fields.redisUrl;
+    this.#databaseUrl = fields.databaseUrl;
+    this.requireDistributed = fields.requireDistributed;
+    this.connectTimeoutMs = fields.connectTimeoutMs;
+    this.commandTimeoutMs = fields.commandTimeoutMs;
+    this.gitDir = fields.gitDir;
+    this.gitRemote = fields.gitRemote;
+  }
+
+  get redisUrl(): string | undefined { return this.#redisUrl; }
+  get databaseUrl(): string | undefined { return this.#databaseUrl; }
+
+  toJSON(): object {
+    return { ...this, redisUrl: redactUrl(this.#redisUrl), databaseUrl: redactUrl(this.#databaseUrl) };
+  }
+
+  [inspectCustom](depth: number, options: object): string {
+    return inspectAs('ResolvedConfig', this.toJSON(), depth, options);
+  }
 }
 
 function pick(fromEnv: string | undefined, fromOptions: string | undefined, fallback: string): string {

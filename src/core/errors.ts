@@ -2,7 +2,7 @@
  * Lockstep's typed errors. Every error a caller can see derives from {@link LockError}, carries a
  * string `code` that reads well in logs and JSON, and says what was wrong and what to do.
  *
- * Hygiene rule (seed 003): no message or field ever contains a lock name, an owner token, a raw
+ * Hygiene rule (docs/leases.md#errors): no message or field ever contains a lock name, an owner token, a raw
  * backend key or a credential. Callers pass only safe evidence (counts, bounds, grant numbers,
  * identities of people, setting names).
  */
@@ -176,7 +176,7 @@ export class LockLeaseLostError extends LockError {
   }
 }
 
-/** The command line's exit code for an error (see DESIGN.md). */
+/** The command line's exit code for an error (docs/leases.md#errors). */
 export function exitCodeFor(error: unknown): number {
   if (!(error instanceof LockError)) return 1;
   switch (error.code) {

@@ -4,12 +4,12 @@ import {
 } from './errors';
 
 /**
- * The container's lock record (seed 001's "lock page") and its transitions. Every transition is a
+ * The container's lock record (docs/protocol.md#the-record) and its transitions. Every transition is a
  * pure function `(record, request, now) → outcome`: no I/O, no clock, no randomness. The container
  * service applies them through a driver's compare-and-swap.
  */
 
-/** Seed 001 / TPS 7.2: a lease is never extended past 24 hours from its grant. */
+/** docs/protocol.md#caps: a lease is never extended past 24 hours from its grant. */
 export const MAX_HOLD_MS = 24 * HOUR;
 /**
  * The record keeps this many audit lines besides the operator's clear lines (which it always
@@ -153,7 +153,7 @@ function refused(reason: RefusalReason, message: string): Outcome<never> {
   return { ok: false, error: new LockRefusedError(reason, message) };
 }
 
-/** A refusal that is itself recorded (operator clear attempts, seed 001). */
+/** A refusal that is itself recorded (operator clear attempts, docs/protocol.md#holder-silent). */
 function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: string, line: Omit<AuditLine, 'outcome'>): Outcome<never> {
   return { ok: false, error: new LockRefusedError(reason, message), record: withAudit(record, { ...line, outcome: 'refused' }), summary: summarise(line, 'refused') };
 }
@@ -430,7 +430,7 @@ export function markDone(record: LockRecord, request: { identity: string; block:
   });
 }
 
-/** The operator's one intervention (seed 001): only on HOLDER SILENT, only by an operator, only with a reason. */
+/** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
 export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number }> {
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;

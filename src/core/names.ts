@@ -1,7 +1,7 @@
 import { LockConfigurationError } from './errors';
 import { sha256Hex } from './tokens';
 
-/** Seed 003: 1–200 ASCII bytes, `[A-Za-z0-9][A-Za-z0-9:._-]*`. */
+/** docs/leases.md#names: 1–200 ASCII bytes, `[A-Za-z0-9][A-Za-z0-9:._-]*`. */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9:._-]*$/;
 export const MAX_NAME_BYTES = 200;
 

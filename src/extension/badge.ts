@@ -13,6 +13,8 @@ export type BadgeSource =
   | { readonly kind: 'offline'; readonly message: string; readonly retryAt: number }
   /** The store holds no page for this container (another path, prefix or driver than committed). Never Free. */
   | { readonly kind: 'no-page'; readonly message: string; readonly retryAt: number }
+  /** The store stayed unreachable until our lease's expiry passed: lost, and never revived. */
+  | { readonly kind: 'lease-lost-offline'; readonly grant: number; readonly expiredAt: number; readonly retryAt: number }
   | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
 
 export type BadgeSeverity = 'normal' | 'warning' | 'error';
@@ -46,6 +48,15 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
         state: 'no-page',
         text: '$(error) Lockstep: no lock page',
         tooltip: `**Lockstep: no lock page in this store**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        severity: 'error',
+        command: CommandIds.refresh,
+      };
+    case 'lease-lost-offline':
+      return {
+        state: 'lease-lost-offline',
+        text: `$(error) Lease lost (offline) #${source.grant}`,
+        tooltip: `**Lockstep: lease lost while offline**\n\nYour lease (grant #${source.grant}) expired at ${formatClock(source.expiredAt)} while the backend was unreachable. `
+          + `It will not be renewed: once the backend is back, acquire again (a new grant) before pushing.\n\nRetrying the backend in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
         severity: 'error',
         command: CommandIds.refresh,
       };

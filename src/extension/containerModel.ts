@@ -4,7 +4,7 @@ import { LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from
 import type { LockRecord } from '../core/lockRecord';
 import { LockState, type LockStatus } from '../core/lockStatus';
 import type { Disposable as StoreDisposable } from '../core/stores/store';
-import { backoffDelay } from './backoff';
+import { backoffDelay } from '../core/heartbeatLoop';
 import type { BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';
@@ -39,6 +39,8 @@ export class ContainerModel implements vscode.Disposable {
   private failures = 0;
   /** The grant whose loss was last reported: one notification per lost lease, whoever noticed it first. */
   private reportedLost: number | undefined;
+  /** Our lease ran out while the store was unreachable (the heartbeat decided it locally); cleared by the next good read. */
+  private lostOffline: { readonly grant: number; readonly expiredAt: number } | undefined;
   private inFlight: Promise<void> | undefined;
   private again = false;
   private disposed = false;
@@ -53,7 +55,14 @@ export class ContainerModel implements vscode.Disposable {
       beat: async () => (await this.open()).heartbeat(),
       intervalMs: () => this.container?.settings.heartbeatMs ?? 10 * 60_000,
       onBeat: expiresAt => { this.log.debug(`${this.folder.name}: heartbeat, lease until ${new Date(expiresAt).toISOString()}`); void this.refresh(); },
-      onLost: error => { this.reportLost(error); void this.refresh(); },
+      onLost: (loss, grant) => {
+        if (loss.reason === 'expired' && loss.lastError !== undefined) {
+          this.lostOffline = { grant, expiredAt: loss.expiresAt };
+          this.setOffline(loss.lastError, backoffDelay(this.failures + 1));
+        }
+        this.reportLost(loss.reason === 'superseded' ? loss.error : new LockLeaseLostError(loss.error.message, grant));
+        void this.refresh();
+      },
       onFailed: (error, retryIn) => {
         this.log.error(`${this.folder.name}: heartbeat failed, retrying in ${Math.round(retryIn / 1000)} s`, error);
         this.setOffline(error, retryIn);
@@ -126,12 +135,15 @@ export class ContainerModel implements vscode.Disposable {
       this._record = record;
       this._source = { kind: 'status', status, isOperator: container.settings.operators.includes(container.identity) };
       this.failures = 0;
+      const wasLostOffline = this.lostOffline !== undefined;
+      this.lostOffline = undefined;
       if (this.retryTimer) { clearTimeout(this.retryTimer); this.retryTimer = undefined; }
       this.heartbeat.update(status);
       this.scheduleTransition(status);
       // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
       // expiry): confirm it with one heartbeat, which reports the loss as core words it and drops the push proof.
-      if (previous.kind === 'status' && previous.status.state === LockState.HeldByMe && status.state === LockState.Stale) void this.confirmLost(container);
+      const held = (previous.kind === 'status' && previous.status.state === LockState.HeldByMe) || wasLostOffline;
+      if (held && status.state === LockState.Stale) void this.confirmLost(container);
       const wasTurn = previous.kind === 'status' && previous.status.state === LockState.YourTurn;
       if (status.state === LockState.YourTurn && !wasTurn) this._onDidBecomeTurn.fire(status);
     } catch (error) {
@@ -181,7 +193,8 @@ export class ContainerModel implements vscode.Disposable {
 
   private setOffline(error: unknown, retryInMs: number): void {
     const message = error instanceof LockError ? error.message : 'The lock could not be read.';
-    this._source = { kind: 'offline', message, retryAt: Date.now() + retryInMs };
+    const retryAt = Date.now() + retryInMs;
+    this._source = this.lostOffline ? { kind: 'lease-lost-offline', ...this.lostOffline, retryAt } : { kind: 'offline', message, retryAt };
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => { this.retryTimer = undefined; void this.refresh(); }, retryInMs);
     this._onDidChange.fire(this);

@@ -16,5 +16,5 @@ export function registerContextKeys(workspace: WorkspaceModel): vscode.Disposabl
     set('lockstep.isOperator', model?.isOperator ?? false);
   };
   update();
-  return vscode.Disposable.from(workspace.onDidChangeActive(update), workspace.onDidChangeAny(update));
+  return vscode.Disposable.from(workspace.onDidChangeActive(update), workspace.onDidChangeAnyModel(update));
 }

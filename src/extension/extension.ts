@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
-import type { Badge } from './badge';
+import { createExtensionApi, type LockstepExtension } from './api';
 import { CommandIds } from './commandIds';
 import { registerCommands } from './commands/index';
 import { registerContextKeys } from './contextKeys';
@@ -12,26 +12,11 @@ import { readSettings } from './settings';
 import { StatusBar } from './statusBar';
 import { WorkspaceModel } from './workspaceModel';
 
-/** What `activate` returns: read-only views for tests and other extensions. Never a token. */
-export interface LockstepApi {
-  /** The badge text as rendered. */
-  statusText(): string;
-  badge(): Badge;
-  /** The active container's model (its status, record and events). */
-  activeModel(): ContainerModel | undefined;
-  /** Re-reads every container now. */
-  refresh(): Promise<void>;
-  /** Milliseconds `activate` took. */
-  readonly activationMs: number;
-  /** The last lines of the "Lockstep" log, oldest first, as `[level] message` (never a token). */
-  logLines(): readonly string[];
-}
-
 /**
  * Wiring only. Activation opens no store connection: models read the lock on their first
  * refresh, scheduled after activation returns.
  */
-export function activate(context: vscode.ExtensionContext): LockstepApi {
+export function activate(context: vscode.ExtensionContext): LockstepExtension {
   const started = performance.now();
   const log = new Log();
   log.setLevel(readSettings().logLevel);
@@ -53,14 +38,8 @@ export function activate(context: vscode.ExtensionContext): LockstepApi {
 
   const activationMs = performance.now() - started;
   log.info(`Lockstep activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version})${vscode.workspace.isTrusted ? '' : ' — restricted mode: read-only'}`);
-  return {
-    statusText: () => statusBar.badge.text,
-    badge: () => statusBar.badge,
-    activeModel: () => workspace.active,
-    refresh: async () => { await Promise.all(workspace.all.map(m => m.refresh())); },
-    activationMs,
-    logLines: () => log.lines(),
-  };
+  // Versioned and read-only (src/extension/api.ts): state and events, no operation.
+  return createExtensionApi(workspace, () => statusBar.badge, activationMs, () => log.lines());
 }
 
 /**
@@ -70,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): LockstepApi {
 function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.ExtensionContext, log: Log): vscode.Disposable {
   const checked = new WeakSet<ContainerModel>();
   const cli = vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath;
-  return workspace.onDidChangeAny(model => {
+  return workspace.onDidChangeAnyModel(model => {
     if (checked.has(model) || model.status === undefined || !vscode.workspace.isTrusted) return;
     checked.add(model);
     void repairClientHook(model.root, { node: process.execPath, cli })

@@ -1,32 +1,38 @@
 import type * as vscode from 'vscode';
-import { LockLeaseLostError } from '../core/errors';
+import { systemClock, type Clock } from '../core/clock';
+import type { Disposable } from '../core/stores/store';
+import { HeartbeatLoop, type HeartbeatLoss } from '../core/heartbeatLoop';
 import { LockState, type LockStatus } from '../core/lockStatus';
-import { backoffDelay } from './backoff';
 
 export interface HeartbeatHooks {
   /** Extends the lease; resolves with the new expiry. */
   beat(): Promise<{ expiresAt: number }>;
   intervalMs(): number;
-  /** The lease expired or was superseded: it will not be revived. */
-  onLost(error: LockLeaseLostError): void;
+  /**
+   * The lease is lost and will not be revived: the store said so (`superseded`), or the store
+   * stayed unreachable until the lease's expiry passed (`expired`).
+   */
+  onLost(loss: HeartbeatLoss, grant: number): void;
   /** A beat failed for another reason (backend unreachable); it is retried with back-off. */
   onFailed(error: unknown, retryInMs: number): void;
   onBeat(expiresAt: number): void;
 }
 
 /**
- * Keeps the holder's lease alive while the window lives: one beat per interval, never two at
- * once, retries with back-off, and never throws from its timer. Closing VS Code stops it without
- * releasing: a lease is released only after a push, or expires by TTL.
+ * Keeps the holder's lease alive while the window lives, with core's {@link HeartbeatLoop} (one
+ * beat per interval, never two at once, back-off, loss decided locally at expiry). This class only
+ * starts a loop for each newly held grant and stops it when the status says we no longer hold it.
+ * Closing VS Code stops it without releasing: a lease is released only after a push, or expires by TTL.
  */
 export class Heartbeat implements vscode.Disposable {
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight = false;
-  private failures = 0;
+  private loop: HeartbeatLoop | undefined;
+  private subscriptions: Disposable[] = [];
   private grant: number | undefined;
+  /** The last grant whose loss a loop declared: a status read later never restarts it. */
+  private lostGrant: number | undefined;
   private disposed = false;
 
-  constructor(private readonly hooks: HeartbeatHooks, private readonly now: () => number = Date.now) {}
+  constructor(private readonly hooks: HeartbeatHooks, private readonly clock: Clock = systemClock) {}
 
   /** Starts beating for a newly held grant, stops when the status says we no longer hold it. */
   update(status: LockStatus): void {
@@ -34,51 +40,44 @@ export class Heartbeat implements vscode.Disposable {
       this.stop();
       return;
     }
-    if (this.grant === status.holder.grant) return;
-    this.grant = status.holder.grant;
-    this.failures = 0;
-    // Beat early when the lease would run out before the first interval.
-    const untilExpiry = status.holder.expiresAt - this.now();
-    this.schedule(Math.max(1_000, Math.min(this.hooks.intervalMs(), untilExpiry / 2)));
+    const grant = status.holder.grant;
+    if (this.disposed || this.grant === grant || this.lostGrant === grant) return;
+    this.stop();
+    this.grant = grant;
+    const loop = new HeartbeatLoop({ clock: this.clock, renew: () => this.hooks.beat(), intervalMs: this.hooks.intervalMs(), expiresAt: status.holder.expiresAt });
+    this.subscriptions = [
+      loop.onDidRenew(({ expiresAt }) => this.hooks.onBeat(expiresAt)),
+      loop.onDidFail(({ error, retryInMs }) => this.hooks.onFailed(error, retryInMs)),
+      loop.onDidLose(loss => {
+        this.lostGrant = grant;
+        this.stop();
+        this.hooks.onLost(loss, grant);
+      }),
+    ];
+    this.loop = loop;
+    loop.start();
+  }
+
+  /** Whether a loop declared this grant's lease lost. */
+  isLost(grant: number): boolean {
+    return this.lostGrant === grant;
+  }
+
+  /** Beats now (the user asked to retry); nothing when no loop runs. */
+  beatNow(): void {
+    this.loop?.renewNow();
   }
 
   stop(): void {
     this.grant = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    for (const s of this.subscriptions) s.dispose();
+    this.subscriptions = [];
+    this.loop?.dispose();
+    this.loop = undefined;
   }
 
   dispose(): void {
     this.disposed = true;
     this.stop();
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    if (this.disposed || this.grant === undefined) return;
-    this.timer = setTimeout(() => { void this.tick(); }, delayMs);
-  }
-
-  private async tick(): Promise<void> {
-    if (this.inFlight || this.grant === undefined) return;
-    this.inFlight = true;
-    try {
-      const { expiresAt } = await this.hooks.beat();
-      this.failures = 0;
-      this.hooks.onBeat(expiresAt);
-      this.schedule(this.hooks.intervalMs());
-    } catch (error) {
-      if (error instanceof LockLeaseLostError) {
-        this.stop();
-        this.hooks.onLost(error);
-      } else {
-        this.failures += 1;
-        const retry = Math.min(backoffDelay(this.failures), this.hooks.intervalMs());
-        this.hooks.onFailed(error, retry);
-        this.schedule(retry);
-      }
-    } finally {
-      this.inFlight = false;
-    }
   }
 }

@@ -22,7 +22,7 @@ export class LockPagePanel implements vscode.Disposable {
       vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
         deserializeWebviewPanel: async panel => { this.adopt(panel); },
       }),
-      workspace.onDidChangeAny(m => { if (m === workspace.active) this.post(); }),
+      workspace.onDidChangeAnyModel(m => { if (m === workspace.active) this.post(); }),
       workspace.onDidChangeActive(() => this.post()),
     );
   }

@@ -19,7 +19,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.name = 'Lockstep';
     this.disposables.push(
       workspace.onDidChangeActive(() => this.render()),
-      workspace.onDidChangeAny(m => { if (m === workspace.active) this.render(); }),
+      workspace.onDidChangeAnyModel(m => { if (m === workspace.active) this.render(); }),
       vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.showBadge')) this.render(); }),
     );
     this.render();
@@ -47,7 +47,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private scheduleTick(source: BadgeSource): void {
-    const counting = source.kind === 'offline' || source.kind === 'no-page' || (source.kind === 'status' &&
+    const counting = source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'lease-lost-offline' || (source.kind === 'status' &&
       [LockState.HeldByMe, LockState.YourTurn, LockState.Free].includes(source.status.state));
     if (counting && !this.ticker) {
       this.ticker = setInterval(() => this.render(), 1000);

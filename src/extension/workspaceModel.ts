@@ -15,11 +15,11 @@ export class WorkspaceModel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly _onDidChangeActive = new vscode.EventEmitter<ContainerModel | undefined>();
   readonly onDidChangeActive = this._onDidChangeActive.event;
-  private readonly _onDidChangeModels = new vscode.EventEmitter<ContainerModel>();
+  private readonly _onDidChangeAnyModel = new vscode.EventEmitter<ContainerModel>();
   /** Fires whenever any container's state changed. */
-  readonly onDidChangeAny = this._onDidChangeModels.event;
-  private readonly _onDidCreate = new vscode.EventEmitter<ContainerModel>();
-  readonly onDidCreateModel = this._onDidCreate.event;
+  readonly onDidChangeAnyModel = this._onDidChangeAnyModel.event;
+  private readonly _onDidCreateModel = new vscode.EventEmitter<ContainerModel>();
+  readonly onDidCreateModel = this._onDidCreateModel.event;
   private _active: ContainerModel | undefined;
 
   constructor(private readonly log: Log) {
@@ -54,9 +54,9 @@ export class WorkspaceModel implements vscode.Disposable {
       wanted.add(key);
       if (this.models.has(key)) continue;
       const model = new ContainerModel(folder, this.log, readSettings(folder.uri));
-      model.onDidChange(m => this._onDidChangeModels.fire(m));
+      model.onDidChange(m => this._onDidChangeAnyModel.fire(m));
       this.models.set(key, model);
-      this._onDidCreate.fire(model);
+      this._onDidCreateModel.fire(model);
       void model.refresh();
     }
     for (const [key, model] of this.models) {
@@ -80,7 +80,7 @@ export class WorkspaceModel implements vscode.Disposable {
     this.models.clear();
     for (const d of this.disposables) d.dispose();
     this._onDidChangeActive.dispose();
-    this._onDidChangeModels.dispose();
-    this._onDidCreate.dispose();
+    this._onDidChangeAnyModel.dispose();
+    this._onDidCreateModel.dispose();
   }
 }

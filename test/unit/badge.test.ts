@@ -89,6 +89,17 @@ describe('badge', () => {
     assert.equal(b.command, CommandIds.refresh);
   });
 
+  it('Lease lost (offline): error colour, names the grant and its expiry, says it will not be renewed, click retries', () => {
+    const b = badgeFor({ kind: 'lease-lost-offline', grant: 7, expiredAt: now - 60_000, retryAt: now + 2000 }, now);
+    assert.equal(b.state, 'lease-lost-offline');
+    assert.equal(b.text, '$(error) Lease lost (offline) #7');
+    assert.match(b.tooltip, /grant #7\) expired at .* while the backend was unreachable/);
+    assert.match(b.tooltip, /will not be renewed/);
+    assert.match(b.tooltip, /Retrying the backend in 2s/);
+    assert.equal(b.severity, 'error');
+    assert.equal(b.command, CommandIds.refresh);
+  });
+
   it('Not initialised: click initialises', () => {
     const b = badgeFor({ kind: 'not-initialised' }, now);
     assert.equal(b.command, CommandIds.initialise);

@@ -9,7 +9,7 @@ import type { Command, CommandContext } from '../command';
 /**
  * `lockstep run NAME [--ttl S] [--wait S] -- CMD ARG…`, in the manner of flock(1): acquire the
  * plain lease NAME, run CMD with LOCKSTEP_FENCING_TOKEN in its environment, release, and exit with
- * CMD's status (3 when the lease stayed busy). There is no automatic renewal (seed 003): choose a
+ * CMD's status (3 when the lease stayed busy). There is no automatic renewal (docs/leases.md#bounds): choose a
  * TTL longer than CMD runs.
  */
 export const runCommand: Command = {

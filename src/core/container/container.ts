@@ -199,7 +199,7 @@ export class Container {
     }
   }
 
-  /** Valid only after the clone's work has landed on the protected branch (seed 001). */
+  /** Valid only after the clone's work has landed on the protected branch (docs/protocol.md#transitions). */
   async release(): Promise<{ grant: number; reclaimed: number }> {
     const proof = this.holderProof();
     await this.checkLanded();

@@ -25,12 +25,15 @@ const MAX_CAS_ROUNDS = 1000;
 
 export class CasDriver implements Driver {
   readonly watch?: (key: string, onChange: () => void) => Disposable;
+  /** Private, so that printing a driver shows no stored state (owner hashes, paths of leases). */
+  readonly #cells: CasCells;
 
   constructor(
     readonly name: DriverName,
     readonly distributed: boolean,
-    private readonly cells: CasCells,
+    cells: CasCells,
   ) {
+    this.#cells = cells;
     if (cells.watch) {
       const watchCell = cells.watch.bind(cells);
       this.watch = (key, onChange) => watchCell(recordCell(key), onChange);
@@ -50,15 +53,15 @@ export class CasDriver implements Driver {
   }
 
   read(key: string): Promise<VersionedRecord | null> {
-    return this.cells.get(recordCell(key));
+    return this.#cells.get(recordCell(key));
   }
 
   compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
-    return this.cells.put(recordCell(key), expectedRevision, next);
+    return this.#cells.put(recordCell(key), expectedRevision, next);
   }
 
   close(): Promise<void> {
-    return this.cells.close();
+    return this.#cells.close();
   }
 
   /**
@@ -71,19 +74,19 @@ export class CasDriver implements Driver {
     // Speculate on the state this instance saw last (often its own previous write, e.g. a release
     // right after the claim): if the transition writes and the compare-and-swap succeeds, that state
     // was current when the write took effect, so the result is right. Otherwise read for real.
-    const known = this.cells.peek?.(cell);
+    const known = this.#cells.peek?.(cell);
     if (known !== undefined && isLeaseState(known.value)) {
       const { next, result } = transition(known.value);
-      if (next !== undefined && (await this.cells.put(cell, known.revision, next)).ok) return result;
+      if (next !== undefined && (await this.#cells.put(cell, known.revision, next)).ok) return result;
     }
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
-      const current = await this.cells.get(cell);
+      const current = await this.#cells.get(cell);
       if (current !== null && !isLeaseState(current.value)) {
         throw new LockStorageError(this.name, 'A stored lease record is damaged, so the lease cannot be treated as free. Stop the processes using this namespace and remove its storage, or restore it from a backup.');
       }
       const { next, result } = transition(current === null ? null : current.value as LeaseState);
       if (next === undefined) return result;
-      const written = await this.cells.put(cell, current?.revision ?? null, next);
+      const written = await this.#cells.put(cell, current?.revision ?? null, next);
       if (written.ok) return result;
       if (onContention !== undefined && round >= 8) return onContention;
     }

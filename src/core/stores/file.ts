@@ -44,7 +44,7 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * two-hex-digit fan-out folders are the only shared structure (there are no mutex files). A
  * released lease stays as a small tombstone that keeps its fencing counter.
  *
- * Physical clean-up (as seed 003 says for its file locks): expired records of names never used
+ * Physical clean-up (docs/leases.md#drivers, README "Physical clean-up"): expired records of names never used
  * again stay on disk; lease expiry still permits correct acquisition. To reclaim the space, stop
  * every process using the namespace, confirm the configured root, and remove only that namespace's
  * folder. Never delete revision files while workers are active.
@@ -393,7 +393,7 @@ function assertNoLink(root: string): void {
 
 /**
  * The evidence of a failed system call without its path: paths hold namespace and key digests,
- * which errors never carry (seed 003).
+ * which errors never carry (docs/leases.md#errors).
  */
 function withoutPath(error: unknown): unknown {
   if (!(error instanceof Error)) return error;

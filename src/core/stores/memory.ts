@@ -2,7 +2,7 @@ import { CasDriver, type CasCells } from './casDriver';
 import type { CasResult, Disposable, VersionedRecord } from './store';
 
 /**
- * Seed 003's `array` driver: one process, no persistence. For tests and single-process programs.
+ * The `memory` driver (docs/leases.md#drivers): one process, no persistence. For tests and single-process programs.
  * Values are stored as JSON text so that callers can never alias stored state.
  */
 class MemoryCells implements CasCells {

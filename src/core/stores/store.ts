@@ -1,5 +1,5 @@
 /**
- * What a driver is: two small primitives and nothing more (DESIGN.md). Keys are always hex digests
+ * What a driver is: two small primitives and nothing more (docs/leases.md#drivers). Keys are always hex digests
  * made by `names.ts`; a driver never sees a lock name, an owner token (only its hash) or a grant rule.
  */
 
@@ -12,7 +12,7 @@ export type ClaimResult =
 /** `released`: this owner removed its live lease. `expired`/`absent`: nothing live to remove. */
 export type ReleaseResult = 'released' | 'expired' | 'absent' | 'other-owner';
 
-/** Seed 003's plain leases: claim / extend / release of one key with its TTL and a per-key counter. */
+/** Plain leases (docs/leases.md#handles): claim / extend / release of one key with its TTL and a per-key counter. */
 export interface LeaseStore {
   /**
    * Claims `key` for `ownerHash` when it is free or expired at `now`, and issues the next fencing

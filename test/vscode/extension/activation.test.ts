@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import type { LockstepApi } from '../../../src/extension/extension';
+import type { LockstepExtension } from '../../../src/extension/api';
 import { until } from './until';
 
 const EXTENSION_ID = 'lockstep.lockstep';
@@ -8,10 +8,10 @@ const EXTENSION_ID = 'lockstep.lockstep';
 interface ContributedCommand { command: string; title: string; category?: string }
 
 suite('activation in a real extension host', () => {
-  let extension: vscode.Extension<LockstepApi>;
+  let extension: vscode.Extension<LockstepExtension>;
 
   suiteSetup(() => {
-    const found = vscode.extensions.getExtension<LockstepApi>(EXTENSION_ID);
+    const found = vscode.extensions.getExtension<LockstepExtension>(EXTENSION_ID);
     assert.ok(found, `${EXTENSION_ID} is loaded`);
     extension = found;
   });
@@ -30,9 +30,31 @@ suite('activation in a real extension host', () => {
 
   test('shows the Lockstep status-bar item: a codicon, then the state', () => {
     // Which state (free, held, not initialised…) belongs to the badge tests; here only that it is there.
-    assert.match(extension.exports.statusText(), /^\$\([\w~-]+\) \S/);
-    assert.ok(extension.exports.activationMs >= 0);
-    console.log(`      activation took ${extension.exports.activationMs.toFixed(1)} ms`);
+    const api = extension.exports.getAPI(1);
+    assert.match(api.statusText(), /^\$\([\w~-]+\) \S/);
+    assert.ok(api.activationMs >= 0);
+    console.log(`      activation took ${api.activationMs.toFixed(1)} ms`);
+  });
+
+  test('the API is versioned and read-only: getAPI(1) exposes state and events, never an operation', async () => {
+    assert.deepEqual(Object.keys(extension.exports), ['getAPI']);
+    assert.throws(() => (extension.exports.getAPI as (v: number) => unknown)(2), /version 2 does not exist/);
+    const api = extension.exports.getAPI(1);
+    assert.equal(api.version, 1);
+    assert.deepEqual(Object.keys(api).sort(), ['activationMs', 'activeContainer', 'badge', 'containers', 'logLines',
+      'onDidChangeActiveContainer', 'onDidChangeContainer', 'statusText', 'version']);
+    assert.ok(Object.isFrozen(api));
+    await until('a container to be known', () => api.activeContainer() !== undefined, 15_000);
+    const view = api.activeContainer()!;
+    assert.equal(api.containers()[0], view, 'one view per container');
+    assert.deepEqual(Object.keys(view).sort(), ['badge', 'folder', 'onDidBecomeTurn', 'onDidChange', 'onDidLoseLease', 'status']);
+    assert.ok(Object.isFrozen(view));
+    assert.throws(() => { (view as { status: unknown }).status = undefined; }, TypeError);
+    for (const operation of ['act', 'acquire', 'release', 'refresh', 'reopen', 'heartbeat', 'container']) {
+      assert.equal(operation in view, false, `a view has no ${operation}`);
+      assert.equal(operation in api, false, `the API has no ${operation}`);
+    }
+    assert.equal(view.badge.state, api.badge().state);
   });
 
   test('lockstep.showLog is registered and opens the log without an error', async () => {

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { Container } from '../../../src/core/container/container';
 import type { LockStatus } from '../../../src/core/lockStatus';
 import type { Badge } from '../../../src/extension/badge';
-import type { LockstepApi } from '../../../src/extension/extension';
+import type { LockstepAPI, LockstepExtension } from '../../../src/extension/api';
 import { until } from './until';
 
 export const ALICE = 'alice@example.com';
@@ -32,11 +32,11 @@ export const fixture = {
 };
 
 /** The extension's API once it is active. */
-export async function lockstepApi(): Promise<LockstepApi> {
-  const extension = vscode.extensions.getExtension<LockstepApi>(EXTENSION_ID);
+export async function lockstepApi(): Promise<LockstepAPI> {
+  const extension = vscode.extensions.getExtension<LockstepExtension>(EXTENSION_ID);
   assert.ok(extension, `${EXTENSION_ID} is loaded`);
   await until('the extension to be active', () => extension.isActive, 15_000);
-  return extension.exports;
+  return extension.exports.getAPI(1);
 }
 
 /** Runs `action` with a Container opened as `identity` in `clone` (bob's by default), then closes it. */
@@ -93,7 +93,7 @@ export async function commitInAlice(name: string, text: string): Promise<void> {
 }
 
 /** Waits until the rendered badge is in `state`; the message names what it shows instead. */
-export async function badgeBecomes(api: LockstepApi, state: string, timeoutMs = 10_000): Promise<Badge> {
+export async function badgeBecomes(api: LockstepAPI, state: string, timeoutMs = 10_000): Promise<Badge> {
   await until(`the badge to turn ${state}`, () => api.badge().state === state, timeoutMs)
     .catch(error => { throw new Error(`${(error as Error).message}; it shows ${JSON.stringify(api.statusText())} (${api.badge().state})`); });
   return api.badge();
@@ -105,7 +105,7 @@ export async function badgeBecomes(api: LockstepApi, state: string, timeoutMs = 
  * waiters withdraw, and a stale session of alice's is replaced by one acquire-and-release. Then waits for the
  * badge to say Free.
  */
-export async function resetToFree(api: LockstepApi): Promise<void> {
+export async function resetToFree(api: LockstepAPI): Promise<void> {
   for (let round = 0; round < 5; round++) {
     const status = await statusAs(OPS);
     const holder = status.holder;

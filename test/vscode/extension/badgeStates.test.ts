@@ -2,14 +2,14 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LockstepApi } from '../../../src/extension/extension';
+import type { LockstepAPI } from '../../../src/extension/api';
 import { ALICE, BOB, OPS, as, badgeBecomes, cli, fixture, lockstepApi, resetToFree } from './backend';
 import { until } from './until';
 
 // Every badge state, driven from the backend: bob and the operator act through core or the CLI on the shared
 // file store; the extension (alice) only watches, except where alice's own action is the point.
 suite('badge states, driven from the backend', () => {
-  let api: LockstepApi;
+  let api: LockstepAPI;
 
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
@@ -57,7 +57,7 @@ suite('badge states, driven from the backend', () => {
     await as(BOB, c => c.acquire());
     await vscode.commands.executeCommand('lockstep.petition', 'after bob');
     await badgeBecomes(api, 'queued');
-    const model = api.activeModel()!;
+    const model = api.activeContainer()!;
     let told = 0;
     const subscription = model.onDidBecomeTurn(() => { told++; });
     try {
@@ -98,7 +98,7 @@ suite('badge states, driven from the backend', () => {
       return c.acquire();
     });
     assert.equal(grant, aliceGrant + 1);
-    await until('alice to see Stale under grant #' + grant, () => api.badge().state === 'stale' && api.activeModel()?.status?.grant === grant, 8_000);
+    await until('alice to see Stale under grant #' + grant, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 8_000);
     const badge = api.badge();
     assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked`);
     assert.equal(badge.severity, 'error');

@@ -3,13 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockLeaseLostError } from '../../../src/core/errors';
-import type { LockstepApi } from '../../../src/extension/extension';
+import type { LockstepAPI } from '../../../src/extension/api';
 import {
   ALICE, BOB, OPS, as, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lockstepApi, resetToFree, statusAs,
 } from './backend';
 import { until } from './until';
 
-const count = (api: LockstepApi, pattern: RegExp) => api.logLines().filter(line => pattern.test(line)).length;
+const count = (api: LockstepAPI, pattern: RegExp) => api.logLines().filter(line => pattern.test(line)).length;
 
 async function openGreeting(): Promise<vscode.TextEditor> {
   const document = await vscode.workspace.openTextDocument(path.join(fixture.alice, 'src', 'greeting.ts'));
@@ -21,7 +21,7 @@ async function edit(editor: vscode.TextEditor, text: string): Promise<void> {
 }
 
 suite('editing in the container', () => {
-  let api: LockstepApi;
+  let api: LockstepAPI;
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
   teardown(async () => {
@@ -35,7 +35,7 @@ suite('editing in the container', () => {
     const editor = await openGreeting();
     await edit(editor, '// first edit\n');
     const badge = await badgeBecomes(api, 'held-by-me');
-    const grant = api.activeModel()!.status!.holder!.grant;
+    const grant = api.activeContainer()!.status!.holder!.grant;
     assert.match(badge.text, new RegExp(`#${grant} `));
     assert.equal(count(api, new RegExp(`acquired grant #${grant} on first edit`)), 1);
     // Further edits do not acquire again.
@@ -65,7 +65,7 @@ suite('editing in the container', () => {
 });
 
 suite('holding the lock', () => {
-  let api: LockstepApi;
+  let api: LockstepAPI;
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
   teardown(async () => { await dismissNotifications(); });
@@ -80,7 +80,7 @@ suite('holding the lock', () => {
     const renewed = (await statusAs(OPS)).holder!;
     console.log(`      heartbeat moved expiresAt forward by ${renewed.expiresAt - first.expiresAt} ms after ${Date.now() - started} ms`);
     assert.equal(renewed.grant, grant, 'the same grant');
-    await until('the model to show the renewed expiry', () => (api.activeModel()?.status?.holder?.expiresAt ?? 0) >= renewed.expiresAt);
+    await until('the model to show the renewed expiry', () => (api.activeContainer()?.status?.holder?.expiresAt ?? 0) >= renewed.expiresAt);
   });
 
   test('a failed heartbeat turns the badge Offline; when the store returns the same lease goes on', async () => {
@@ -100,17 +100,43 @@ suite('holding the lock', () => {
       fs.renameSync(moved, fixture.store);
     }
     await badgeBecomes(api, 'held-by-me', 10_000);
-    assert.equal(api.activeModel()!.status!.holder!.grant, grant, 'the same grant: a retry, not a new acquisition');
+    assert.equal(api.activeContainer()!.status!.holder!.grant, grant, 'the same grant: a retry, not a new acquisition');
+  });
+
+  test('a store unreachable past the lease\'s expiry turns the badge "Lease lost (offline)"; the lease is not revived when it returns', async () => {
+    // Alice, at her terminal, takes the lock for four seconds; her window adopts it, then loses the store
+    // before its first heartbeat (due at half the time left).
+    const { grant, expiresAt } = await as(ALICE, c => c.acquire({ ttl: 4 }), fixture.alice);
+    await vscode.commands.executeCommand('lockstep.refresh');
+    assert.equal(api.badge().state, 'held-by-me');
+    const moved = `${fixture.store}.away`;
+    fs.renameSync(fixture.store, moved);
+    fs.writeFileSync(fixture.store, 'not a folder\n');
+    try {
+      const badge = await badgeBecomes(api, 'lease-lost-offline', 12_000);
+      assert.ok(Date.now() >= expiresAt, 'not before the expiry');
+      assert.equal(badge.text, `$(error) Lease lost (offline) #${grant}`);
+      assert.equal(badge.severity, 'error');
+      await vscode.commands.executeCommand('lockstep.refresh'); // a retry that fails again
+      assert.equal(api.badge().state, 'lease-lost-offline', 'it stays lost while the store is away');
+    } finally {
+      fs.rmSync(fixture.store);
+      fs.renameSync(moved, fixture.store);
+    }
+    await badgeBecomes(api, 'stale', 15_000);
+    const after = (await statusAs(OPS)).holder!;
+    assert.equal(after.grant, grant);
+    assert.equal(after.expiresAt, expiresAt, 'nothing renewed the lost lease when the store returned');
   });
 
   test('a lost lease turns the badge Stale and says so', async () => {
-    const model = api.activeModel()!;
+    const model = api.activeContainer()!;
     let lost: LockLeaseLostError | undefined;
     const subscription = model.onDidLoseLease(error => { lost = error; });
     try {
       // Alice, at her terminal, takes the lock for one second; her window adopts it and beats too late.
       const { grant } = await as(ALICE, c => c.acquire({ ttl: 1 }), fixture.alice);
-      await api.refresh();
+      await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'held-by-me', 'the window adopted the terminal\'s lease');
       await until('the heartbeat to find the lease lost', () => lost !== undefined, 8_000);
       assert.match(lost!.message, new RegExp(`grant #${grant}\\) expired`));
@@ -120,7 +146,7 @@ suite('holding the lock', () => {
       // A lost lease is never revived: the next acquisition is a new grant.
       const taken = await as(BOB, c => c.acquire());
       assert.equal(taken.grant, grant + 1);
-      await until('alice to see the new grant', () => api.activeModel()?.status?.grant === grant + 1);
+      await until('alice to see the new grant', () => api.activeContainer()?.status?.grant === grant + 1);
       assert.equal(api.badge().state, 'stale');
     } finally {
       subscription.dispose();
@@ -128,7 +154,7 @@ suite('holding the lock', () => {
   });
 
   test('a lease found lost by a read, before any heartbeat (a window that slept), is reported once too', async () => {
-    const model = api.activeModel()!;
+    const model = api.activeContainer()!;
     const lost: LockLeaseLostError[] = [];
     const subscription = model.onDidLoseLease(error => { lost.push(error); });
     try {
@@ -136,7 +162,7 @@ suite('holding the lock', () => {
       // Adopted late, so that its first heartbeat (1 s after adoption at the earliest) comes after the expiry: the
       // re-read the window schedules for the expiry instant notices first.
       await until('alice\'s one-second lease to be nearly over', () => Date.now() >= expiresAt - 400, 2_000);
-      await api.refresh();
+      await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'held-by-me');
       await badgeBecomes(api, 'stale', 5_000);
       await until('the loss to be reported', () => lost.length > 0, 5_000);
@@ -184,7 +210,7 @@ suite('holding the lock', () => {
 });
 
 suite('seeing changes made elsewhere', () => {
-  let api: LockstepApi;
+  let api: LockstepAPI;
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
   teardown(async () => { await vscode.commands.executeCommand('workbench.action.closeAllEditors'); });
@@ -193,7 +219,7 @@ suite('seeing changes made elsewhere', () => {
     // The operator holds it, so alice's window has no heartbeat that would re-read the record anyway.
     await as(OPS, c => c.acquire());
     await badgeBecomes(api, 'held-by-other');
-    const model = api.activeModel()!;
+    const model = api.activeContainer()!;
     let arrivedAt: number | undefined;
     const subscription = model.onDidChange(m => { if (arrivedAt === undefined && m.status?.queue.some(p => p.identity === BOB)) arrivedAt = Date.now(); });
     try {

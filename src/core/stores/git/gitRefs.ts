@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
 import { LockBackendError, LockStorageError } from '../../errors';
 import { namespaceDigest } from '../../names';
 import { failure, redact, type GitOutput, type GitRunner } from './gitProcess';
@@ -84,6 +85,10 @@ export class GitRefs {
     this.local = remote === '.';
     this.trackingRoot = `refs/lockstep-remotes/${createHash('sha256').update(remote).digest('hex').slice(0, 16)}/`;
   }
+
+  /** The remote as it may be printed: no credentials of a URL (docs/leases.md#secrets). */
+  toJSON(): object { return { remote: redact(this.remote), local: this.local }; }
+  [inspect.custom](): string { return `GitRefs { remote: ${redact(this.remote)} }`; }
 
   trackingRef(ref: string): string {
     return this.local ? ref : this.trackingRoot + ref.slice(REF_ROOT.length);

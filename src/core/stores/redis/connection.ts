@@ -1,5 +1,6 @@
 import Redis, { type RedisOptions } from 'ioredis';
 import { LockBackendError, LockConfigurationError } from '../../errors';
+import { inspectAs, inspectCustom, redactUrl } from '../../redact';
 import { translateRedisError } from './backendErrors';
 
 export { DEFAULT_REDIS_URL } from '../../config';
@@ -22,11 +23,13 @@ export interface ConnectionSettings {
  * operation quickly with {@link LockBackendError}; once Redis is back, the next operation works.
  */
 export class RedisConnection {
-  readonly client: Redis;
+  readonly #client: Redis;
+  readonly #settings: ConnectionSettings;
   private waiting: Promise<Redis> | undefined;
   private closed = false;
 
-  constructor(private readonly settings: ConnectionSettings) {
+  constructor(settings: ConnectionSettings) {
+    this.#settings = settings;
     assertRedisUrl(settings.url);
     const options: RedisOptions = {
       lazyConnect: true,
@@ -39,23 +42,36 @@ export class RedisConnection {
       // Reconnect in the background, quickly, so that a restarted server is picked up by the next operation.
       retryStrategy: settings.reconnect === false ? () => null : times => Math.min(50 * times, 500),
     };
-    this.client = new Redis(settings.url, options);
+    this.#client = new Redis(settings.url, options);
     // Failures reach callers as typed errors; ioredis would otherwise print them (with the address).
-    this.client.on('error', () => undefined);
+    this.#client.on('error', () => undefined);
+  }
+
+  /** The ioredis client (its options hold the URL's password: never print it). */
+  get client(): Redis {
+    return this.#client;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { url: redactUrl(this.#settings.url) };
+  }
+
+  [inspectCustom](depth: number, options: object): string {
+    return inspectAs('RedisConnection', this.toJSON(), depth, options);
   }
 
   /** Runs one operation on a ready connection; whatever ioredis throws becomes a typed error. */
   run<T>(operation: (client: Redis) => Promise<T>): Promise<T> {
     // The common case goes straight to the command: no extra round trip, no extra await.
-    const pending = this.client.status === 'ready' ? operation(this.client) : this.ready().then(operation);
-    return pending.catch((error: unknown) => { throw translateRedisError(error, this.settings); });
+    const pending = this.#client.status === 'ready' ? operation(this.#client) : this.ready().then(operation);
+    return pending.catch((error: unknown) => { throw translateRedisError(error, this.#settings); });
   }
 
   /** Closes the socket at once and stops reconnecting. Safe to call twice. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.client.disconnect();
+    this.#client.disconnect();
   }
 
   private ready(): Promise<Redis> {
@@ -71,7 +87,7 @@ export class RedisConnection {
    * on the next failed attempt or after the connect timeout, whichever comes first.
    */
   private waitForReady(): Promise<Redis> {
-    const client = this.client;
+    const client = this.#client;
     return new Promise<Redis>((resolve, reject) => {
       const settle = (error: unknown): void => {
         clearTimeout(timer);
@@ -83,7 +99,7 @@ export class RedisConnection {
       const onReady = (): void => settle(undefined);
       const onError = (error: unknown): void => settle(error);
       const onEnd = (): void => settle(Object.assign(new Error('Connection is closed.'), { code: 'ECONNCLOSED' }));
-      const timer = setTimeout(() => settle(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })), this.settings.connectTimeoutMs);
+      const timer = setTimeout(() => settle(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })), this.#settings.connectTimeoutMs);
       client.on('ready', onReady);
       client.on('error', onError);
       client.on('end', onEnd);

@@ -2,7 +2,7 @@ import type { ClaimResult, ReleaseResult } from '../store';
 import { defineScript, evalScript, type ScriptClient } from './evalScript';
 
 /**
- * Seed 003's plain lease in Redis, one script (one round trip) per operation. The lease key holds
+ * The plain lease (docs/leases.md#handles) in Redis, one script (one round trip) per operation. The lease key holds
  * the owner's hash and expires by itself (Redis owns the TTL); the fence key is a bare counter
  * without TTL, so a token is never issued twice for a key, across release and expiry alike.
  */

@@ -16,52 +16,55 @@ export class RedisDriver implements Driver {
   readonly name = 'redis';
   readonly distributed = true;
   private readonly keys: RedisKeys;
-  private watcher: RecordWatcher | undefined;
+  #watcher: RecordWatcher | undefined;
   private closed = false;
+  /** Private, so that printing the driver never shows the connection's URL or password. */
+  readonly #connection: RedisConnection;
 
-  constructor(private readonly connection: RedisConnection, prefix: string) {
+  constructor(connection: RedisConnection, prefix: string) {
+    this.#connection = connection;
     this.keys = redisKeys(prefix);
   }
 
   claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
     const lease = this.keys.lease(key);
     const fence = this.keys.fence(key);
-    return this.connection.run(client => claimLease(client, lease, fence, ownerHash, wholeMs(ttlMs), now));
+    return this.#connection.run(client => claimLease(client, lease, fence, ownerHash, wholeMs(ttlMs), now));
   }
 
   extend(key: string, ownerHash: string, ttlMs: number, _now: number): Promise<boolean> {
     const lease = this.keys.lease(key);
-    return this.connection.run(client => extendLease(client, lease, ownerHash, wholeMs(ttlMs)));
+    return this.#connection.run(client => extendLease(client, lease, ownerHash, wholeMs(ttlMs)));
   }
 
   release(key: string, ownerHash: string, _now: number): Promise<ReleaseResult> {
     const lease = this.keys.lease(key);
-    return this.connection.run(client => releaseLease(client, lease, ownerHash));
+    return this.#connection.run(client => releaseLease(client, lease, ownerHash));
   }
 
   read(key: string): Promise<VersionedRecord | null> {
     const record = this.keys.record(key);
-    return this.connection.run(client => readRecord(client, record));
+    return this.#connection.run(client => readRecord(client, record));
   }
 
   compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
     const record = this.keys.record(key);
     const channel = this.keys.recordChannel(key);
-    return this.connection.run(client => compareAndSwapRecord(client, record, channel, expectedRevision, next));
+    return this.#connection.run(client => compareAndSwapRecord(client, record, channel, expectedRevision, next));
   }
 
   watch(key: string, onChange: () => void): Disposable {
     const channel = this.keys.recordChannel(key);
     if (this.closed) return { dispose: () => undefined };
-    this.watcher ??= new RecordWatcher(this.connection.client);
-    return this.watcher.watch(channel, onChange);
+    this.#watcher ??= new RecordWatcher(this.#connection.client);
+    return this.#watcher.watch(channel, onChange);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.watcher?.close();
-    this.connection.close();
+    this.#watcher?.close();
+    this.#connection.close();
   }
 }
 

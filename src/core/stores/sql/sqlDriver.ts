@@ -13,7 +13,7 @@ import { openSqliteBackend, sqliteBackendFor, type SqliteConnection } from './sq
 import { statementsFor, type Statements } from './statements';
 
 /**
- * Seed 003's `database` driver over SQLite, MySQL/MariaDB or PostgreSQL (one table,
+ * The `sql` driver (docs/leases.md#drivers) over SQLite, MySQL/MariaDB or PostgreSQL (one table,
  * `reliability_locks`, see `migration.ts`).
  *
  * - Claim: one transaction — a locking read of the key's row, then the unique insert of a first
@@ -24,8 +24,8 @@ import { statementsFor, type Statements } from './statements';
  * - Container records: compare-and-swap on `revision`; the unique insert for a first write;
  *   `watch` polls the revision (SQL has no portable push).
  *
- * Expiry compares `expires_at` with `now` from the application clock, not the database clock, as
- * the seed says: processes sharing a database must keep their clocks synchronised (NTP); a node
+ * Expiry compares `expires_at` with `now` from the application clock, not the database clock
+ * (docs/leases.md#drivers): processes sharing a database must keep their clocks synchronised (NTP); a node
  * whose clock runs ahead sees leases expire early, one that runs behind sees them late.
  * A damaged row raises LockStorageError and is never read as free.
  */
@@ -35,8 +35,11 @@ export class SqlDriver implements Driver {
   private readonly sql: Statements;
   private readonly watches: RecordWatches;
   private closed = false;
+  /** Private, so that printing the driver never shows the pool's credentials. */
+  readonly #backend: SqlBackend;
 
-  constructor(private readonly backend: SqlBackend) {
+  constructor(backend: SqlBackend) {
+    this.#backend = backend;
     this.distributed = backend.distributed;
     this.sql = statementsFor(backend.dialect);
     this.watches = new RecordWatches(async key => (await this.read(key))?.revision ?? null);
@@ -44,13 +47,13 @@ export class SqlDriver implements Driver {
 
   /** The dialect in use: `sqlite`, `mysql` (also MariaDB) or `postgres`. */
   get dialect(): SqlBackend['dialect'] {
-    return this.backend.dialect;
+    return this.#backend.dialect;
   }
 
   async claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
     const expiresAt = now + ttlMs;
     try {
-      return await this.backend.transaction(async session => {
+      return await this.#backend.transaction(async session => {
         const [found] = await session.rows(this.sql.lockLease, [key]);
         if (found === undefined) {
           // Inserted 0 rows: a concurrent first claim of this key won.
@@ -64,17 +67,17 @@ export class SqlDriver implements Driver {
       });
     } catch (error) {
       // A deadlock or busy database rolled the claim back: nothing was taken; the wait loop retries.
-      if (classify(this.backend.dialect, error) === 'contention') return { claimed: false };
+      if (classify(this.#backend.dialect, error) === 'contention') return { claimed: false };
       throw this.fail(error, 'claim a lease');
     }
   }
 
   async extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
     try {
-      const extended = await this.backend.session(s => s.run(this.sql.extend, [now + ttlMs, key, ownerHash, now]));
+      const extended = await this.#backend.session(s => s.run(this.sql.extend, [now + ttlMs, key, ownerHash, now]));
       if (extended === 1) return true;
       // Not ours or not live; only make sure that the row is not damaged.
-      const [found] = await this.backend.session(s => s.rows(this.sql.readLease, [key]));
+      const [found] = await this.#backend.session(s => s.rows(this.sql.readLease, [key]));
       if (found !== undefined) leaseRow(found);
       return false;
     } catch (error) {
@@ -84,10 +87,10 @@ export class SqlDriver implements Driver {
 
   async release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
     try {
-      const released = await this.backend.session(s => s.run(this.sql.releaseLive, [key, ownerHash, now]));
+      const released = await this.#backend.session(s => s.run(this.sql.releaseLive, [key, ownerHash, now]));
       if (released === 1) return 'released';
       // Rare path: say exactly what was there, under the row lock.
-      return await this.backend.transaction(async session => {
+      return await this.#backend.transaction(async session => {
         const [found] = await session.rows(this.sql.lockLease, [key]);
         if (found === undefined) return 'absent';
         const row = leaseRow(found);
@@ -103,7 +106,7 @@ export class SqlDriver implements Driver {
 
   async read(key: string): Promise<VersionedRecord | null> {
     try {
-      const [found] = await this.backend.session(s => s.rows(this.sql.readRecord, [recordRowKey(key)]));
+      const [found] = await this.#backend.session(s => s.rows(this.sql.readRecord, [recordRowKey(key)]));
       return found === undefined ? null : recordRow(found);
     } catch (error) {
       throw this.fail(error, 'read a record');
@@ -116,13 +119,13 @@ export class SqlDriver implements Driver {
     try {
       let written: CasResult = { ok: false };
       if (expectedRevision === null) {
-        const inserted = await this.backend.session(s => s.run(this.sql.insertRecord, [recordRowKey(key), text]));
+        const inserted = await this.#backend.session(s => s.run(this.sql.insertRecord, [recordRowKey(key), text]));
         if (inserted === 1) written = { ok: true, revision: '1' };
       } else {
         // A revision this driver never issued cannot match.
         const revision = parseRevision(expectedRevision);
         if (revision !== undefined
-          && await this.backend.session(s => s.run(this.sql.updateRecord, [text, recordRowKey(key), revision])) === 1) {
+          && await this.#backend.session(s => s.run(this.sql.updateRecord, [text, recordRowKey(key), revision])) === 1) {
           written = { ok: true, revision: String(revision + 1) };
         }
       }
@@ -141,7 +144,7 @@ export class SqlDriver implements Driver {
   /** Creates `reliability_locks` and its index when missing; harmless to run again. */
   async migrate(): Promise<void> {
     try {
-      await migrate(this.backend, error => classify(this.backend.dialect, error) === 'missing-table');
+      await migrate(this.#backend, error => classify(this.#backend.dialect, error) === 'missing-table');
     } catch (error) {
       throw this.fail(error, 'migrate the lock table');
     }
@@ -149,18 +152,18 @@ export class SqlDriver implements Driver {
 
   /** Settings worth reporting next to benchmark figures (SQLite: journal mode, synchronous). */
   settings(): Promise<Readonly<Record<string, string>>> {
-    return this.backend.settings();
+    return this.#backend.settings();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.watches.close();
-    await this.backend.close();
+    await this.#backend.close();
   }
 
   private fail(error: unknown, what: string) {
-    return translate(this.backend.dialect, error, what, this.backend.where, this.backend.secrets);
+    return translate(this.#backend.dialect, error, what, this.#backend.where, this.#backend.secrets);
   }
 }
 
@@ -187,7 +190,7 @@ export async function openSqlDriver(config: ResolvedConfig): Promise<SqlDriver> 
       throw translate('sqlite', error, 'open the lock database', 'the SQLite database file', []);
     }
   }
-  // As seed 003 says for Redis and MySQL: one stable namespace, chosen on purpose, shared by every deployment.
+  // docs/leases.md#drivers: one stable namespace, chosen on purpose, shared by every deployment.
   if (!config.prefixExplicit) {
     throw new LockConfigurationError(
       'A shared database needs an explicit, stable prefix used by every deployment meant to coordinate; set LOCKSTEP_PREFIX or the prefix setting.',

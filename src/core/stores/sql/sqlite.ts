@@ -148,7 +148,7 @@ class SqliteBackend implements SqlBackend {
     }
   }
 
-  /** First use: the bounded busy timeout (seed 003), WAL and the synchronous level. */
+  /** First use: the bounded busy timeout (docs/leases.md#bounds), WAL and the synchronous level. */
   private prepareOnce(): void {
     if (this.prepared) return;
     const busy = Math.max(1, Math.min(Math.round(this.options.busyTimeoutMs), MAX_BUSY_TIMEOUT_MS));

@@ -1,0 +1,27 @@
+import { inspect } from 'node:util';
+
+/**
+ * Keeping credentials out of every printout: a value shown by `util.inspect`, `JSON.stringify`, a
+ * spread or a logger must never carry a password or an owner token (docs/leases.md#secrets).
+ */
+
+/** The symbol `util.inspect` calls; exported so that classes can name it in one place. */
+export const inspectCustom: typeof inspect.custom = inspect.custom;
+
+/** A connection URL as it may be printed: the password (if any) replaced by `***`; unreadable text hidden whole. */
+export function redactUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '<redacted>';
+  }
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.href;
+}
+
+/** `Name { …fields }` as `util.inspect` would print it, for a `[inspect.custom]` that shows only `fields`. */
+export function inspectAs(name: string, fields: object, depth: number, options: object): string {
+  return `${name} ${inspect(fields, { ...options, depth })}`;
+}

@@ -1,0 +1,88 @@
+import * as assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { childEnv, finished, type Finished } from '../helpers/children';
+import { cliPath, createGitFixture, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { waitFor } from '../helpers/waitFor';
+
+/**
+ * `lockstep heartbeat --every S` as a terminal-only lead runs it: a real long-running `lockstep`
+ * process in a real clone, on the file driver, ended by a release from another process, by a
+ * signal, or by losing the lease (the process was frozen with SIGSTOP past the lease's expiry).
+ */
+describe('lockstep heartbeat --every (real processes, file driver)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  let lead: TeamMember, ana: TeamMember;
+
+  before(async () => {
+    team = await createGitFixture({ members: ['lead', 'ana'], operators: [] });
+    [lead, ana] = team.members;
+  });
+  after(() => team?.dispose());
+
+  /** Starts `lockstep --cwd DIR [--json] heartbeat --every S` with the fixture's environment. */
+  async function startHeartbeat(who: TeamMember, every: string, json = false): Promise<{ child: ChildProcess; stderr: () => string; done: Promise<Finished> }> {
+    const env = childEnv({ HOME: path.join(team.root, 'home'), GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LOCKSTEP_PATH: team.store });
+    const child = spawn(process.execPath, [await cliPath(), '--cwd', who.dir, ...(json ? ['--json'] : []), 'heartbeat', '--every', every],
+      { cwd: team.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    return { child, stderr: () => stderr, done: finished(child, 90_000) };
+  }
+
+  const state = async (who: TeamMember) => (await team.cli(who, ['status'])).json;
+
+  it('keeps extending the lease past its first TTL, and ends with exit 0 when the lead releases', async () => {
+    const acquired = (await team.cli(lead, ['acquire', '--ttl', '4'])).json;
+    assert.equal(acquired.ok, true);
+    const beat = await startHeartbeat(lead, '1', true);
+    await waitFor(() => Date.now() > acquired.expiresAt + 1_000, { timeoutMs: 20_000, description: 'the first TTL to pass' });
+    const held = await state(lead);
+    assert.equal(held.state, 'held-by-me', 'still held after the first TTL');
+    assert.ok(held.holder.expiresAt > acquired.expiresAt);
+    assert.equal((await team.cli(lead, ['release'])).json.ok, true);
+    const done = await beat.done;
+    assert.equal(done.code, 0, done.stderr);
+    const out = JSON.parse(done.stdout.trim());
+    assert.equal(out.ended, 'released');
+    assert.ok(out.renewals >= 1);
+    assert.equal(out.grant, 1);
+  });
+
+  it('stops on SIGTERM with exit 0 without releasing: the lease stays held until it expires', async () => {
+    assert.equal((await team.cli(ana, ['acquire'])).json.ok, true);
+    const beat = await startHeartbeat(ana, '30');
+    await waitFor(() => /Heartbeat every/.test(beat.stderr()), { timeoutMs: 20_000, description: 'the loop to start' });
+    beat.child.kill('SIGTERM');
+    const done = await beat.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /Stopped — grant #2 is no longer renewed/);
+    assert.equal((await state(ana)).state, 'held-by-me');
+    assert.equal((await team.cli(ana, ['release'])).json.ok, true);
+  });
+
+  it('exits 1 (lease-lost) when its lease expired while it could not renew, and the lease is not revived', async () => {
+    const acquired = (await team.cli(lead, ['acquire', '--ttl', '6'])).json;
+    assert.equal(acquired.ok, true);
+    const beat = await startHeartbeat(lead, '30');
+    await waitFor(() => /Heartbeat every/.test(beat.stderr()), { timeoutMs: 20_000, description: 'the loop to start' });
+    // Frozen before its first renewal (at half the 6 s lease): the lease runs out meanwhile.
+    beat.child.kill('SIGSTOP');
+    try {
+      await waitFor(async () => (await state(ana)).state === 'holder-silent', { timeoutMs: 30_000, description: 'the lease to expire' });
+    } finally {
+      beat.child.kill('SIGCONT');
+    }
+    const done = await beat.done;
+    assert.equal(done.code, 1, done.stdout + done.stderr);
+    assert.match(done.stderr, /lockstep: The lease passed its expiry before a heartbeat renewed it, so it is lost/);
+    assert.doesNotMatch(done.stderr, /Extended/, 'it never renewed');
+    const after = await state(lead);
+    assert.equal(after.state, 'stale', 'nothing revived the lost lease');
+    assert.equal(after.holder.expiresAt, acquired.expiresAt);
+    const token = team.sessionToken(lead);
+    assert.match(token ?? '', /^[0-9a-f]{64}$/);
+    assert.ok(!(done.stdout + done.stderr).includes(token!), 'the owner token is never printed');
+  });
+});

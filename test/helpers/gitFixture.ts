@@ -29,13 +29,15 @@ export interface CliResult {
 
 export interface GitFixture {
   readonly root: string;
+  /** The founder's clone, where `lockstep init` ran. */
+  readonly seed: string;
   readonly remote: string;
   readonly store: string;
   readonly container: string;
   readonly members: readonly TeamMember[];
   member(name: string): TeamMember;
   /** `lockstep --cwd DIR --json ARGS…` in a new process (`json: false` for human output). */
-  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number }): Promise<CliResult>;
+  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number; env?: Readonly<Record<string, string>> }): Promise<CliResult>;
   /** git in a clone, synchronously. */
   git(who: TeamMember, ...args: string[]): string;
   /** The owner token of a clone's session, if it has one (read only to check that it never leaks). */
@@ -56,6 +58,12 @@ export interface GitFixtureOptions {
   readonly operators: readonly string[];
   /** Overrides written into `.lockstep.json` before it is committed (seconds). */
   readonly settings?: Readonly<Record<string, unknown>>;
+  /** More arguments for `lockstep init` (`--driver git`, `--server-guard`…). */
+  readonly initArgs?: readonly string[];
+  /** More environment for every CLI process (e.g. LOCKSTEP_DATABASE_URL for the sql driver). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Commands run in the founder's clone before `lockstep init` (e.g. `['migrate']` for the sql driver). */
+  readonly beforeInit?: readonly (readonly string[])[];
 }
 
 export const identityOf = (name: string): string => `${name}@example.com`;
@@ -97,7 +105,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   fs.mkdirSync(store);
   const env = gitEnv(home);
   // Clones and CLI processes share the file store; nothing of the developer's LOCKSTEP_* leaks in.
-  const cliEnv: NodeJS.ProcessEnv = { ...env, LOCKSTEP_PATH: store };
+  const cliEnv: NodeJS.ProcessEnv = { ...env, LOCKSTEP_PATH: store, ...options.env };
   const git = (dir: string, ...args: string[]) =>
     execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -117,9 +125,9 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
 
   const outputs: string[] = [];
   const tokensSeen = new Set<string>();
-  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number): Promise<CliResult> => {
+  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number, extraEnv = {}): Promise<CliResult> => {
     const argv = [cli, '--cwd', dir, ...(json ? ['--json'] : []), ...args];
-    const done = await finished(spawn(process.execPath, argv, { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
+    const done = await finished(spawn(process.execPath, argv, { cwd: root, env: { ...cliEnv, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] }), timeoutMs);
     outputs.push(done.stdout, done.stderr);
     let parsed: unknown;
     if (json) {
@@ -130,12 +138,16 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     return { code: done.code, stdout: done.stdout, stderr: done.stderr, json: parsed };
   };
 
-  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)])], true, 30_000);
+  for (const args of options.beforeInit ?? []) {
+    const done = await run(seed, args, true, 30_000);
+    assert.equal(done.code, 0, `lockstep ${args.join(' ')} failed: ${done.stdout} ${done.stderr}`);
+  }
+  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...(options.initArgs ?? [])], true, 30_000);
   assert.equal(init.code, 0, `lockstep init failed: ${init.stdout} ${init.stderr}`);
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
-  fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
+  if (options.settings) fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
   git(seed, 'add', '.lockstep.json');
   git(seed, 'commit', '--quiet', '-m', 'lockstep container');
   git(seed, 'push', '--quiet', 'origin', 'main');
@@ -164,7 +176,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   };
 
   return {
-    root, remote, store, members,
+    root, seed, remote, store, members,
     container: written.container as string,
     tokensSeen, outputs,
     member(name) {
@@ -173,7 +185,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       return found;
     },
     async cli(who, args, opts = {}) {
-      const result = await run(who.dir, args, opts.json ?? true, opts.timeoutMs ?? 60_000);
+      const result = await run(who.dir, args, opts.json ?? true, opts.timeoutMs ?? 60_000, opts.env);
       collectTokens();
       return result;
     },

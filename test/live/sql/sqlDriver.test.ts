@@ -17,6 +17,7 @@ import { describeDriverContract, randomKey, randomOwner } from '../../contract/d
 import { runTs } from '../../helpers/children';
 import type { ContendResult } from '../../helpers/contendWorker';
 import { makeTempDir, removeTempDir } from '../../helpers/tempDir';
+import { behaviourGroup } from '../../helpers/behaviours';
 import { waitFor } from '../../helpers/waitFor';
 import { adminQuery, controlServer, liveDialect, liveOptions, openLiveDriver, randomPrefix, requireLiveTarget, tsChildEnv, type LiveDialect } from './sqlLive';
 
@@ -24,6 +25,7 @@ const label = liveDialect ?? 'no target';
 const prefix = randomPrefix();
 
 describe(`sql driver, live: ${label}`, function () {
+  behaviourGroup(this, 'sql driver, live'); // the same behaviours on every dialect count once
   this.timeout(60_000);
   let url: string;
   let dialect: LiveDialect;

@@ -31,7 +31,6 @@ suite('activation in a real extension host', () => {
   test('shows the Lockstep status-bar item: a codicon, then the state', () => {
     // Which state (free, held, not initialised…) belongs to the badge tests; here only that it is there.
     assert.match(extension.exports.statusText(), /^\$\([\w~-]+\) \S/);
-    assert.ok(extension.exports.activationMs >= 0);
     console.log(`      activation took ${extension.exports.activationMs.toFixed(1)} ms`);
   });
 

@@ -35,14 +35,17 @@ export function readTally(file, from = 0) {
   return text.split('\n').slice(from).filter(l => l.trim() !== '').map(readLine);
 }
 
-/** Sums checked lines. Behaviours: distinct titles from runners that list them, plus what the others ran. */
+/**
+ * Sums checked lines. Behaviours: distinct titles from runners that list them (passed or failed), plus the tests
+ * that passed in runners that do not list titles (their failed count may be a crash, not a test).
+ */
 export function sum(lines) {
   const titles = new Set();
   let passed = 0, failed = 0, skipped = 0, unlisted = 0;
   for (const l of lines) {
     passed += l.passed; failed += l.failed; skipped += l.skipped;
     if (Array.isArray(l.behaviours)) for (const b of l.behaviours) titles.add(b);
-    else unlisted += l.passed + l.failed;
+    else unlisted += l.passed;
   }
   return { passed, failed, skipped, behaviours: titles.size + unlisted };
 }

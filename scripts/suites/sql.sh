@@ -203,7 +203,7 @@ finish() {
       if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$f" >> "$LOCKSTEP_TALLY"; fi
     done
     [ "$rc" -ne 0 ] && [ "$((failed + dialects_failed))" -eq 0 ] && { failed=1; notes+=("suite script exited $rc"); }
-    if [ "${#notes[@]}" -gt 0 ]; then tally_line sql 0 "$failed" "$skipped" "$(IFS='; '; echo "${notes[*]}")"; fi
+    if [ "${#notes[@]}" -gt 0 ]; then local joined; joined=$(printf '%s; ' "${notes[@]}"); tally_line sql 0 "$failed" "$skipped" "${joined%; }"; fi
     failed=$((failed + dialects_failed))
     say "wall time $((SECONDS - START)) s"
   fi

@@ -138,6 +138,26 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     });
   });
 
+  describe('SQL servers left out (the SQL suite with SQLite only)', () => {
+    const suite = 'bash scripts/suites/sql.sh';
+    const sqliteOnly = { LOCKSTEP_TEST_SQL_SERVERS: '' };
+
+    it('outside CI: each server counts every test it did not run as skipped (mocha --dry-run), and the run passes', async () => {
+      const run = await runSuites({ sql: suite }, sqliteOnly);
+      assert.equal(run.failed, 0, run.output);
+      assert.ok(run.passed > 10, 'SQLite ran');
+      const skipLine = run.tally.find(l => l.suite === 'sql');
+      assert.ok(skipLine && skipLine.skipped >= 2 * 20, `MariaDB's and PostgreSQL's tests each counted: ${JSON.stringify(skipLine)}`);
+      assert.equal(run.code, 0);
+    });
+
+    it('in CI: a server that did not run is a failure', async () => {
+      const run = await runSuites({ sql: suite }, { ...sqliteOnly, CI: '1' });
+      assert.equal(run.failed, 2, run.output);
+      assert.notEqual(run.code, 0);
+    });
+  });
+
   it('counts a behaviour once however many backends ran it, on the line before the last', async () => {
     const spec = path.join(tmp.path, 'backends.test.js');
     fs.writeFileSync(spec, [

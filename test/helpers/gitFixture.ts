@@ -68,6 +68,23 @@ export interface GitFixtureOptions {
 
 export const identityOf = (name: string): string => `${name}@example.com`;
 
+/** The JSON of a command that must have succeeded (exit 0, ok: true). */
+export function expectOk(result: CliResult, what: string): any {
+  assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+  assert.equal(result.json.ok, true);
+  return result.json;
+}
+
+/** The error of a command that must have failed with this exit status, error code and (for refusals) reason. */
+export function expectError(result: CliResult, exit: number, code: string, reason?: string): any {
+  assert.equal(result.code, exit, `expected exit ${exit}, got ${result.code}\n${result.stdout}${result.stderr}`);
+  assert.equal(result.json.ok, false);
+  assert.equal(result.json.exitCode, exit);
+  assert.equal(result.json.error.code, code, JSON.stringify(result.json));
+  if (reason !== undefined) assert.equal(result.json.error.reason, reason, JSON.stringify(result.json));
+  return result.json.error;
+}
+
 let cliBundle: Promise<string> | undefined;
 
 /**

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createGitFixture, type CliResult, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { makeTempDir, removeTempDir } from '../helpers/tempDir';
 import { waitFor } from '../helpers/waitFor';
 
 /**
@@ -11,20 +12,6 @@ import { waitFor } from '../helpers/waitFor';
  * lease is lost. Real `lockstep` processes in clones of a real git repository; containers are made only by
  * `lockstep init` (through createGitFixture).
  */
-
-function expectOk(result: CliResult, what: string): any {
-  assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
-  assert.equal(result.json.ok, true);
-  return result.json;
-}
-
-function expectError(result: CliResult, exit: number, code: string, reason?: string): any {
-  assert.equal(result.code, exit, `expected exit ${exit}, got ${result.code}\n${result.stdout}${result.stderr}`);
-  assert.equal(result.json.ok, false);
-  assert.equal(result.json.error.code, code, JSON.stringify(result.json));
-  if (reason !== undefined) assert.equal(result.json.error.reason, reason, JSON.stringify(result.json));
-  return result.json.error;
-}
 
 describe('CLI commands beyond the container story (real processes, real git)', function () {
   this.timeout(120_000);
@@ -166,14 +153,14 @@ describe('CLI commands beyond the container story (real processes, real git)', f
     let team: GitFixture;
     let lead: TeamMember;
     let database: string;
-    before(async function () {
-      const dir = fs.mkdtempSync(path.join(fs.realpathSync(require('node:os').tmpdir()), 'lockstep-sqlite-'));
+    before(async () => {
+      const dir = makeTempDir('lockstep-sqlite');
       database = path.join(dir, 'locks.db');
       const env = { LOCKSTEP_DATABASE_URL: `sqlite://${database}`, LOCKSTEP_DRIVER: 'sql' };
       team = await createGitFixture({ members: ['lead'], operators: ['lead'], initArgs: ['--driver', 'sql'], env, beforeInit: [['migrate']] });
       [lead] = team.members;
     });
-    after(() => { team?.dispose(); fs.rmSync(path.dirname(database), { recursive: true, force: true }); });
+    after(() => { team?.dispose(); removeTempDir(path.dirname(database)); });
 
     it('migrate created the table; running it again changes nothing; the container works on it', async () => {
       assert.ok(fs.existsSync(database), 'the SQLite file exists');

@@ -88,6 +88,12 @@ export interface FencingTeamOptions {
   readonly serverHooks?: boolean;
   /** Install each clone's pre-push guard (default true). */
   readonly clientHooks?: boolean;
+  /** More arguments for `lockstep init` (e.g. `--driver git`). */
+  readonly initArgs?: readonly string[];
+  /** More environment for every process (the backend's LOCKSTEP_* settings; the server hook keeps them too). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Commands run in the founder's clone before `lockstep init` (e.g. `['migrate']`). */
+  readonly beforeInit?: readonly (readonly string[])[];
 }
 
 const PROOF_LINE = /lockstep-proof=([0-9a-f]{64})/g;
@@ -103,6 +109,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   for (const name of Object.keys(env)) {
     if (name.startsWith('GIT_') && !['GIT_CONFIG_NOSYSTEM', 'GIT_TERMINAL_PROMPT'].includes(name)) delete env[name];
   }
+  Object.assign(env, options.env);
 
   const outputs: string[] = [];
   const secrets = new Set<string>();
@@ -162,7 +169,8 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   await gitOk(seed, 'commit', '--quiet', '-m', 'first');
   await gitOk(seed, 'push', '--quiet', '-u', 'origin', 'main');
   const operators = options.operators ?? ['ops@example.com'];
-  const init = await lockstepOk(seed, ['init', '--server-guard', ...operators.flatMap(o => ['--operator', o])]);
+  for (const args of options.beforeInit ?? []) await lockstepOk(seed, args);
+  const init = await lockstepOk(seed, ['init', '--server-guard', ...operators.flatMap(o => ['--operator', o]), ...(options.initArgs ?? [])]);
   assert.equal(init.settings.serverGuard, true);
   assert.deepEqual(init.settings.protectedBranches, ['main']);
   await gitOk(seed, 'add', '.lockstep.json');
@@ -236,4 +244,27 @@ export async function waitUntilExpired(team: FencingTeam, dir: string, timeoutMs
     if (performance.now() >= deadline) throw new Error(`the holder's lease did not expire within ${timeoutMs} ms`);
     await new Promise(resolve => setTimeout(resolve, 100));
   }
+}
+
+/** A push that git reports as failed, with the reason on the pusher's terminal. */
+export function refused(result: CliResult, what: string): string {
+  assert.notEqual(result.code, 0, `${what} was expected to fail but exited 0:\n${result.stderr}`);
+  return result.stderr;
+}
+
+/** Refused by this clone's pre-push hook: the guard's line, and nothing from the remote. */
+export function refusedByClient(result: CliResult, what: string): string {
+  const stderr = refused(result, what);
+  assert.match(stderr, /^lockstep: /m, `${what}: the client guard's refusal\n${stderr}`);
+  assert.doesNotMatch(stderr, /remote: lockstep|pre-receive hook declined/, `${what}: refused before reaching the remote`);
+  assert.match(stderr, /failed to push some refs/);
+  return stderr;
+}
+
+/** Refused by the remote's pre-receive hook; the refusal reaches the pusher as `remote: lockstep: …`. */
+export function refusedByServer(result: CliResult, what: string): string {
+  const stderr = refused(result, what);
+  assert.match(stderr, /^remote: lockstep: refused refs\/heads\/main: /m, `${what}: the server guard's refusal\n${stderr}`);
+  assert.match(stderr, /\[remote rejected\] .*\(pre-receive hook declined\)/);
+  return stderr;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describeContainerContract } from '../../contract/containerContract';
 import { RedisServer, requireRedisServer } from './redisServer';
 
@@ -8,6 +9,6 @@ describe('on a live redis-server', () => {
   describeContainerContract('redis', async context => {
     requireRedisServer(context);
     server = await RedisServer.start();
-    return { driver: 'redis', initArgs: ['--driver', 'redis'], env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: server.url } };
+    return { driver: 'redis', initArgs: ['--driver', 'redis'], env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: server.url, LOCKSTEP_PREFIX: `container-${randomBytes(4).toString('hex')}` } };
   });
 });

@@ -1,42 +1,30 @@
 #!/usr/bin/env bash
 # Every test Lockstep has, with all of its own set-up, ending with one line:
-# `N passed, N failed, N skipped` summed over every suite it ran.
+# `N passed, N failed, N skipped` summed over every runner of every suite it ran (scripts/accounting.sh decides
+# what counts: a runner that does not report, a runner that ran zero tests, or a line that cannot be read is a
+# failure). The exit status is non-zero exactly when that line says a test failed.
+# LOCKSTEP_SUITES_DIR (default scripts/suites) names the folder of extra suite scripts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# shellcheck source=scripts/accounting.sh
+source scripts/accounting.sh
 export LOCKSTEP_TALLY="$ROOT/test-artifacts/tally.jsonl"
 mkdir -p test-artifacts && : > "$LOCKSTEP_TALLY"
 step() { echo; echo "=== $* ($(date +%T))"; }
-failed_steps=()
 
 step "set-up"
-bash scripts/setup.sh tests || { echo "set-up failed"; exit 1; }
+bash scripts/setup.sh tests || { tally_line set-up 0 1 0 "scripts/setup.sh tests failed"; tally_summary; exit 1; }
 
 step "build and type check"
 if ! { npm run -s build && npm run -s typecheck; }; then
-  echo '{"suite":"build+typecheck","passed":0,"failed":1,"skipped":0}' >> "$LOCKSTEP_TALLY"
-  failed_steps+=(build)
+  tally_line build+typecheck 0 1 0 "npm run build or typecheck failed"
 fi
 
-suite() { # suite NAME COMMAND…: runs one suite; its runner appends its counts to the tally
-  local name=$1; shift
-  step "suite: $name"
-  local before; before=$(wc -l < "$LOCKSTEP_TALLY")
-  LOCKSTEP_SUITE=$name "$@"; local rc=$?
-  if [ "$rc" -ne 0 ]; then failed_steps+=("$name"); fi
-  # A runner that died before reporting still counts as a failure.
-  if [ "$(wc -l < "$LOCKSTEP_TALLY")" -eq "$before" ]; then
-    echo "{\"suite\":\"$name\",\"passed\":0,\"failed\":1,\"skipped\":0,\"note\":\"runner exited $rc before reporting\"}" >> "$LOCKSTEP_TALLY"
-  fi
-}
+step "suite: unit"
+run_reported unit npx mocha --config .mocharc.unit.json
+step "suite: integration"
+run_reported integration npx mocha --config .mocharc.integration.json
+run_suites "${LOCKSTEP_SUITES_DIR:-scripts/suites}"
 
-suite unit npx mocha --config .mocharc.unit.json
-suite integration npx mocha --config .mocharc.integration.json
-for extra in scripts/suites/*.sh; do
-  [ -e "$extra" ] || continue
-  name=$(basename "$extra" .sh)
-  suite "$name" bash "$extra"
-done
-
-node scripts/tally.mjs "$LOCKSTEP_TALLY"
-[ ${#failed_steps[@]} -eq 0 ] || { echo "failing: ${failed_steps[*]}" >&2; exit 1; }
+tally_summary

@@ -6,9 +6,11 @@
 # exactly one tally line (suite "redis").
 #
 # Outside CI, a missing redis-server is SKIPPED loudly and its tests are counted as skipped; in CI
-# (CI=true) the tests fail instead. LOCKSTEP_REDIS_SERVER may name the executable explicitly.
+# (CI true or 1, see in_ci) the tests fail instead. LOCKSTEP_REDIS_SERVER may name the executable explicitly.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/accounting.sh
+source scripts/accounting.sh
 export LOCKSTEP_SUITE=redis
 say() { echo "[redis $(date +%T)] $*"; }
 
@@ -30,7 +32,7 @@ install_redis() {
 
 if ! have_redis && [ -z "${LOCKSTEP_REDIS_SERVER:-}" ]; then install_redis || say "installing redis-server failed"; fi
 if ! have_redis; then
-  if [ "${CI:-}" = "true" ]; then
+  if in_ci; then
     say "redis-server is not installed; in CI the Redis suite must run, so its tests will fail."
   else
     echo
@@ -39,5 +41,5 @@ if ! have_redis; then
   fi
 fi
 
-exec npx mocha -n import=tsx --extension ts --timeout 60000 --slow 5000 \
+exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/redis/**/*.test.ts'

@@ -3,21 +3,25 @@
 # and PostgreSQL from Debian's packages, each server on a free loopback port with a throwaway data
 # directory and a fresh database named lockstep_test_<random>. Runs mocha once per dialect with
 # LOCKSTEP_DATABASE_URL exported, then drops the table, verifies the database is empty, drops the
-# database and stops the servers (also on failure). Appends exactly one tally line (suite "sql").
+# database and stops the servers (also on failure). Appends one tally line per dialect that ran
+# (sql-sqlite, sql-mariadb, sql-postgres) and, when a server was skipped or a step failed, one line "sql".
 #
 #   bash scripts/suites/sql.sh                         the suite
 #   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts, then clean-up
 #   bash scripts/suites/sql.sh server DIALECT stop|start   for tests (needs LOCKSTEP_TEST_SQL_STATE)
 #
-# Outside CI, a server that cannot be installed or started is SKIPPED loudly and counted as skipped;
-# in CI (CI=true) that is a failure. LOCKSTEP_TEST_SQL_SERVERS (default "mariadb postgres") narrows
+# Outside CI, a server that cannot be installed or started is SKIPPED loudly and every test it did not
+# run is counted as skipped (mocha --dry-run counts them); in CI (in_ci: CI true or 1) that is a failure. LOCKSTEP_TEST_SQL_SERVERS (default "mariadb postgres") narrows
 # the servers, with the same rule for the ones left out. Credentials go through files and stdin, never argv.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 say() { echo "[sql $(date +%T)] $*"; }
 loud() { echo; echo "!!!!!!!! $* !!!!!!!!"; echo; }
-in_ci() { [ "${CI:-}" = "true" ] || [ "${CI:-}" = "1" ]; }
+# shellcheck source=scripts/accounting.sh
+source scripts/accounting.sh
+MOCHA=(npx mocha --require tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000
+  --slow 5000 --reporter ./scripts/tally-reporter.cjs 'test/live/sql/**/*.test.ts')
 is_root() { [ "$(id -u)" -eq 0 ]; }
 as_root() { if is_root; then "$@"; else sudo -n "$@"; fi; }
 # PostgreSQL refuses to run as root: as root, its commands run as the postgres user.
@@ -86,13 +90,23 @@ MDB_DIR=$STATE/mariadb
 PG_DIR=$STATE/postgres
 : > "$STATE/servers.env"
 have_mariadb=0; have_postgres=0
-passed=0; failed=0; skipped=0; notes=()
+failed=0; skipped=0; notes=() # the script's own counts (the dialects' runs report theirs)
 
-skip_or_fail() { # skip_or_fail WHAT WHY
+# count_tests DIALECT: how many tests a run on DIALECT would have (mocha --dry-run), at least 1.
+count_tests() {
+  local file="$STATE/count-$1.jsonl" p f s n
+  LOCKSTEP_TALLY="$file" LOCKSTEP_SUITE="count-$1" LOCKSTEP_TALLY_AS_SKIPPED=dry-run LOCKSTEP_TEST_SQL_DIALECT="$1" \
+    LOCKSTEP_DATABASE_URL='' "${MOCHA[@]}" --dry-run >/dev/null 2>&1
+  read -r p f s n < <(node scripts/tally.mjs --counts "$file")
+  if [ "${f:-1}" -eq 0 ] && [ "${s:-0}" -gt 0 ]; then echo "$s"; else echo 1; fi
+}
+
+skip_or_fail() { # skip_or_fail WHAT DIALECT WHY
   if in_ci; then
-    say "FAILED: $1: $2 (CI=true: live SQL tests never skip in CI)"; failed=$((failed + 1)); notes+=("$1 failed: $2")
+    say "FAILED: $1: $3 (CI: live SQL tests never skip in CI)"; failed=$((failed + 1)); notes+=("$1 failed: $3")
   else
-    loud "SKIPPED: $1 live tests ($2) — they did NOT run"; skipped=$((skipped + 1)); notes+=("$1 skipped: $2")
+    local n; n=$(count_tests "$2")
+    loud "SKIPPED: $1 live tests ($3) — $n tests did NOT run"; skipped=$((skipped + n)); notes+=("$1 skipped: $3")
   fi
 }
 
@@ -150,7 +164,7 @@ verify_mariadb_clean() {
   left=$(mariadb_sql -e "DROP TABLE IF EXISTS $MDB_DB.reliability_locks; SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$MDB_DB';") || left=error
   mariadb_sql -e "DROP DATABASE $MDB_DB; DROP USER 'lockstep'@'127.0.0.1';" >/dev/null 2>&1
   gone=$(mariadb_sql -e "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = '$MDB_DB';") || gone=error
-  if [ "$left" = 0 ] && [ "$gone" = 0 ]; then say "MariaDB: table dropped, database verified empty, then dropped"; passed=$((passed + 1))
+  if [ "$left" = 0 ] && [ "$gone" = 0 ]; then say "MariaDB: table dropped, database verified empty, then dropped"
   else say "FAILED: MariaDB clean-up: $left tables left, database gone check: $gone"; failed=$((failed + 1)); notes+=("mariadb clean-up failed"); fi
 }
 verify_postgres_clean() {
@@ -158,7 +172,7 @@ verify_postgres_clean() {
   left=$(pg_sql -d "$PG_DB" -c "DROP TABLE IF EXISTS reliability_locks" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'") || left=error
   pg_sql -d postgres -c "DROP DATABASE $PG_DB" >/dev/null 2>&1
   gone=$(pg_sql -d postgres -c "SELECT count(*) FROM pg_database WHERE datname = '$PG_DB'") || gone=error
-  if [ "$left" = 0 ] && [ "$gone" = 0 ]; then say "PostgreSQL: table dropped, database verified empty, then dropped"; passed=$((passed + 1))
+  if [ "$left" = 0 ] && [ "$gone" = 0 ]; then say "PostgreSQL: table dropped, database verified empty, then dropped"
   else say "FAILED: PostgreSQL clean-up: $left relations left, database gone check: $gone"; failed=$((failed + 1)); notes+=("postgres clean-up failed"); fi
 }
 
@@ -181,17 +195,16 @@ finish() {
     stop_postgres
   fi
   if [ "$MODE" = suite ]; then
+    # Each dialect's run reported its own line (run_reported made sure of it); they join the tally as they are.
+    local f p fl sk n dialects_failed=0
     for f in "$STATE"/tally-*.jsonl; do [ -e "$f" ] || continue
-      eval "$(node -e '
-        let p = 0, f = 0, s = 0;
-        for (const l of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) if (l.trim()) { const t = JSON.parse(l); p += t.passed; f += t.failed; s += t.skipped; }
-        console.log(`passed=$((passed + ${p})); failed=$((failed + ${f})); skipped=$((skipped + ${s}))`);' "$f")"
+      read -r p fl sk n < <(node scripts/tally.mjs --counts "$f")
+      dialects_failed=$((dialects_failed + fl))
+      if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$f" >> "$LOCKSTEP_TALLY"; fi
     done
-    [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ] && { failed=1; notes+=("suite script exited $rc"); }
-    local note; note=$(IFS='; '; echo "${notes[*]:-}")
-    local line; line=$(node -e 'const [p, f, s, n] = process.argv.slice(1); const o = { suite: "sql", passed: +p, failed: +f, skipped: +s }; if (n) o.note = n; console.log(JSON.stringify(o));' "$passed" "$failed" "$skipped" "$note")
-    echo "$line"
-    [ -n "${LOCKSTEP_TALLY:-}" ] && echo "$line" >> "$LOCKSTEP_TALLY"
+    [ "$rc" -ne 0 ] && [ "$((failed + dialects_failed))" -eq 0 ] && { failed=1; notes+=("suite script exited $rc"); }
+    if [ "${#notes[@]}" -gt 0 ]; then local joined; joined=$(printf '%s; ' "${notes[@]}"); tally_line sql 0 "$failed" "$skipped" "${joined%; }"; fi
+    failed=$((failed + dialects_failed))
     say "wall time $((SECONDS - START)) s"
   fi
   rm -rf "$STATE"
@@ -207,15 +220,15 @@ SERVERS=${LOCKSTEP_TEST_SQL_SERVERS-mariadb postgres}
 if [ -n "$SERVERS" ] && ! ensure_packages; then
   say "could not install mariadb-server/postgresql (no root or sudo, or no network)"
 fi
-if [[ " $SERVERS " != *" mariadb "* ]]; then skip_or_fail MariaDB "left out by LOCKSTEP_TEST_SQL_SERVERS"
+if [[ " $SERVERS " != *" mariadb "* ]]; then skip_or_fail MariaDB mariadb "left out by LOCKSTEP_TEST_SQL_SERVERS"
 elif setup_mariadb; then have_mariadb=1; else
   [ -f "$MDB_DIR/run/mysqld.pid" ] && have_mariadb=1 # started, but the database could not be made: clean up
-  skip_or_fail MariaDB "server not installed or did not start"
+  skip_or_fail MariaDB mariadb "server not installed or did not start"
 fi
-if [[ " $SERVERS " != *" postgres "* ]]; then skip_or_fail PostgreSQL "left out by LOCKSTEP_TEST_SQL_SERVERS"
+if [[ " $SERVERS " != *" postgres "* ]]; then skip_or_fail PostgreSQL postgres "left out by LOCKSTEP_TEST_SQL_SERVERS"
 elif setup_postgres; then have_postgres=1; else
   [ -f "$PG_DIR/data/postmaster.pid" ] && have_postgres=1
-  skip_or_fail PostgreSQL "server not installed or did not start"
+  skip_or_fail PostgreSQL postgres "server not installed or did not start"
 fi
 say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=$have_postgres)"
 
@@ -229,12 +242,8 @@ fi
 
 run_dialect() { # run_dialect LABEL URL
   say "mocha: $1"
-  LOCKSTEP_TALLY="$STATE/tally-$1.jsonl" LOCKSTEP_SUITE="sql-$1" LOCKSTEP_DATABASE_URL="$2" \
-    LOCKSTEP_TEST_SQL_DIALECT="$1" LOCKSTEP_TEST_SQL_STATE="$STATE" \
-    npx mocha --require tsx --extension ts --timeout 60000 --slow 5000 \
-      --reporter ./scripts/tally-reporter.cjs 'test/live/sql/**/*.test.ts'
-  local rc=$?
-  if [ ! -s "$STATE/tally-$1.jsonl" ]; then failed=$((failed + 1)); notes+=("mocha for $1 exited $rc before reporting"); fi
+  LOCKSTEP_TALLY="$STATE/tally-$1.jsonl" LOCKSTEP_DATABASE_URL="$2" LOCKSTEP_TEST_SQL_DIALECT="$1" \
+    LOCKSTEP_TEST_SQL_STATE="$STATE" run_reported "sql-$1" "${MOCHA[@]}"
 }
 
 mkdir -p "$STATE/sqlite"

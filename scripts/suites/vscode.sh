@@ -6,11 +6,13 @@
 # VS Code download these machines cannot make). Env: LOCKSTEP_VSCODE_UI_HOSTS (default "newest").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/accounting.sh
+source scripts/accounting.sh
 started=$SECONDS
 say() { echo "[vscode-suite $(date +%T)] $*"; }
 broken() { # broken STEP WHY: counts a step that stopped the suite before its runners could report
   say "FAILED: $1: $2"
-  [ -n "${LOCKSTEP_TALLY:-}" ] && echo "{\"suite\":\"vscode-$1\",\"passed\":0,\"failed\":1,\"skipped\":0,\"note\":\"$2\"}" >> "$LOCKSTEP_TALLY"
+  tally_line "vscode-$1" 0 1 0 "$2"
   exit 1
 }
 
@@ -30,12 +32,12 @@ say "packaged $vsix ($(du -k "$vsix" | cut -f1) KB) in $((SECONDS - t)) s"
 failed=0
 for host in $LOCKSTEP_VSCODE_HOSTS; do
   say "extension tests in VS Code $host"
-  node test/vscode/harness/runExtensionTests.mjs --host "$host" || failed=1
+  run_reported "vscode-ext@$host" node test/vscode/harness/runExtensionTests.mjs --host "$host" || failed=1
 done
 for host in ${LOCKSTEP_VSCODE_UI_HOSTS:-newest}; do
   say "UI tests in VS Code $host"
   for test in test/vscode/ui/*.ui.mjs; do
-    node "$test" --host "$host" --vsix "$vsix" || failed=1
+    run_reported "vscode-ui:$(basename "$test" .ui.mjs)@$host" node "$test" --host "$host" --vsix "$vsix" || failed=1
   done
 done
 say "done in $((SECONDS - started)) s; screenshots in test-artifacts/screenshots/"

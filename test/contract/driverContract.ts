@@ -8,13 +8,15 @@
  * suite closes it after the test). Keys are fresh random 64-hex digests, so tests never see each
  * other's data and need no clean-up beyond what the backend does with expired leases.
  *
- * Time: every call passes the real wall clock (`Date.now()`), and expiry is observed by polling
- * with a deadline, so drivers whose server owns the TTL (Redis) pass the same suite as drivers that
- * compare against the `now` they are given (memory, file, SQL). Short TTLs keep it quick.
+ * Time: every call passes `clock.now()`. Drivers that compare against the `now` they are given and
+ * live in this process (memory) get a `manualClock()`, so expiry costs no real time; drivers whose
+ * store is shared with other processes or owns the TTL (file, SQL, Redis, git) keep the default
+ * `realClock`, where expiry is observed by polling with a deadline. Short TTLs keep that quick.
  */
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Driver } from '../../src/core/stores/store';
+import { behaviourGroup } from '../helpers/behaviours';
 import { waitFor } from '../helpers/waitFor';
 
 /** Long enough not to expire under a slow CI machine, for tests about live leases. */
@@ -32,8 +34,35 @@ export function randomOwner(): string {
   return randomBytes(32).toString('hex');
 }
 
-export function describeDriverContract(label: string, open: () => Promise<Driver>): void {
+/** The time the contract passes to the driver, and how it lets time pass. */
+export interface ContractClock {
+  /** True when the clock only moves when told to (then the suite can also check "not a moment before"). */
+  readonly manual: boolean;
+  now(): number;
+  /** Resolves once `now()` is past `t`. */
+  passBeyond(t: number): Promise<void>;
+}
+
+/** The wall clock: passing time means waiting for it, with a deadline. */
+export const realClock: ContractClock = {
+  manual: false,
+  now: () => Date.now(),
+  passBeyond: async t => { await waitFor(() => Date.now() > t, { timeoutMs: 10_000, description: 'the clock passed the expiry' }); },
+};
+
+/** A clock that moves only when the suite asks it to: no real time passes. */
+export function manualClock(start = Date.UTC(2030, 0, 1)): ContractClock {
+  let now = start;
+  return {
+    manual: true,
+    now: () => now,
+    passBeyond: async t => { now = Math.max(now, t + 1); },
+  };
+}
+
+export function describeDriverContract(label: string, open: () => Promise<Driver>, clock: ContractClock = realClock): void {
   describe(`driver contract: ${label}`, function () {
+    behaviourGroup(this, 'driver contract');
     this.timeout(30_000);
     let driver: Driver;
 
@@ -55,7 +84,7 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
 
     describe('plain leases: claim', () => {
       it('claims a free key and issues a positive integer fencing token and the expiry', async () => {
-        const now = Date.now();
+        const now = clock.now();
         const claim = await driver.claim(randomKey(), randomOwner(), LIVE_TTL_MS, now);
         assert.equal(claim.claimed, true);
         if (!claim.claimed) return;
@@ -67,30 +96,35 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
       it('refuses a live lease to another owner, and to the same owner (no re-entry)', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        assert.equal((await driver.claim(key, owner, LIVE_TTL_MS, Date.now())).claimed, true);
-        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now()), { claimed: false });
-        assert.deepEqual(await driver.claim(key, owner, LIVE_TTL_MS, Date.now()), { claimed: false });
+        assert.equal((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed, true);
+        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false });
+        assert.deepEqual(await driver.claim(key, owner, LIVE_TTL_MS, clock.now()), { claimed: false });
       });
 
       it('keeps keys apart', async () => {
-        const a = await driver.claim(randomKey(), randomOwner(), LIVE_TTL_MS, Date.now());
-        const b = await driver.claim(randomKey(), randomOwner(), LIVE_TTL_MS, Date.now());
+        const a = await driver.claim(randomKey(), randomOwner(), LIVE_TTL_MS, clock.now());
+        const b = await driver.claim(randomKey(), randomOwner(), LIVE_TTL_MS, clock.now());
         assert.equal(a.claimed && b.claimed, true);
       });
 
       it('lets exactly one of many concurrent claimants of a free key win', async () => {
         const key = randomKey();
-        const results = await Promise.all(Array.from({ length: 12 }, () => driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now())));
+        const results = await Promise.all(Array.from({ length: 12 }, () => driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now())));
         assert.equal(results.filter(r => r.claimed).length, 1, JSON.stringify(results));
       });
 
       it('hands an expired lease to a new owner with a higher fencing token, and not before it expired', async () => {
         const key = randomKey();
-        const start = Date.now();
+        const start = clock.now();
         const first = await driver.claim(key, randomOwner(), SHORT_TTL_MS, start);
         assert.ok(first.claimed);
+        if (clock.manual) {
+          await clock.passBeyond(start + SHORT_TTL_MS - 2);
+          assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false }, 'a moment before expiry');
+        }
+        await clock.passBeyond(start + SHORT_TTL_MS);
         const second = await waitFor(async () => {
-          const now = Date.now();
+          const now = clock.now();
           const claim = await driver.claim(key, randomOwner(), LIVE_TTL_MS, now);
           if (!claim.claimed) return undefined;
           return { claim, now };
@@ -106,10 +140,10 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
         const tokens: number[] = [];
         for (let i = 0; i < 10; i++) {
           const owner = randomOwner();
-          const claim = await driver.claim(key, owner, LIVE_TTL_MS, Date.now());
+          const claim = await driver.claim(key, owner, LIVE_TTL_MS, clock.now());
           assert.ok(claim.claimed, `cycle ${i}`);
           tokens.push(claim.fencingToken);
-          assert.equal(await driver.release(key, owner, Date.now()), 'released');
+          assert.equal(await driver.release(key, owner, clock.now()), 'released');
         }
         for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i] > tokens[i - 1], `tokens ${tokens.join(',')}`);
       });
@@ -119,31 +153,31 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
       it('extends the owner\'s live lease, and nobody else\'s', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, Date.now())).claimed);
-        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, Date.now()), true);
-        assert.equal(await driver.extend(key, randomOwner(), LIVE_TTL_MS, Date.now()), false);
-        assert.equal(await driver.extend(randomKey(), owner, LIVE_TTL_MS, Date.now()), false, 'no lease at all');
+        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
+        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, clock.now()), true);
+        assert.equal(await driver.extend(key, randomOwner(), LIVE_TTL_MS, clock.now()), false);
+        assert.equal(await driver.extend(randomKey(), owner, LIVE_TTL_MS, clock.now()), false, 'no lease at all');
       });
 
       it('keeps an extended lease alive past its first expiry', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        const start = Date.now();
+        const start = clock.now();
         assert.ok((await driver.claim(key, owner, SHORT_TTL_MS, start)).claimed);
-        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, Date.now()), true);
+        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, clock.now()), true);
         // Past the original expiry, the lease is still held.
-        await waitFor(() => Date.now() > start + SHORT_TTL_MS + 100, { description: 'original expiry passed' });
-        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now()), { claimed: false });
-        assert.equal(await driver.release(key, owner, Date.now()), 'released');
+        await clock.passBeyond(start + SHORT_TTL_MS + 100);
+        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false });
+        assert.equal(await driver.release(key, owner, clock.now()), 'released');
       });
 
       it('does not revive an expired lease', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        const start = Date.now();
+        const start = clock.now();
         assert.ok((await driver.claim(key, owner, SHORT_TTL_MS, start)).claimed);
-        await waitFor(() => Date.now() > start + SHORT_TTL_MS + 100, { description: 'expiry passed' });
-        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, Date.now()), false);
+        await clock.passBeyond(start + SHORT_TTL_MS + 100);
+        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, clock.now()), false);
       });
     });
 
@@ -151,45 +185,45 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
       it('releases the owner\'s live lease once; the key is free again', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, Date.now())).claimed);
-        assert.equal(await driver.release(key, owner, Date.now()), 'released');
-        const second = await driver.release(key, owner, Date.now());
+        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
+        assert.equal(await driver.release(key, owner, clock.now()), 'released');
+        const second = await driver.release(key, owner, clock.now());
         assert.ok(second === 'absent' || second === 'expired', `second release said ${second}`);
-        assert.equal((await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now())).claimed, true);
+        assert.equal((await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now())).claimed, true);
       });
 
       it('says absent for a key never claimed', async () => {
-        assert.equal(await driver.release(randomKey(), randomOwner(), Date.now()), 'absent');
+        assert.equal(await driver.release(randomKey(), randomOwner(), clock.now()), 'absent');
       });
 
       it('refuses another owner\'s release of a live lease and leaves it intact', async () => {
         const key = randomKey();
         const owner = randomOwner();
-        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, Date.now())).claimed);
-        assert.equal(await driver.release(key, randomOwner(), Date.now()), 'other-owner');
-        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now()), { claimed: false }, 'still held');
-        assert.equal(await driver.release(key, owner, Date.now()), 'released');
+        assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
+        assert.equal(await driver.release(key, randomOwner(), clock.now()), 'other-owner');
+        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false }, 'still held');
+        assert.equal(await driver.release(key, owner, clock.now()), 'released');
       });
 
       it('does not call a release after expiry "released", and a stale owner cannot free the new owner\'s lease', async () => {
         const key = randomKey();
         const stale = randomOwner();
-        const start = Date.now();
+        const start = clock.now();
         const first = await driver.claim(key, stale, SHORT_TTL_MS, start);
         assert.ok(first.claimed);
-        await waitFor(() => Date.now() > start + SHORT_TTL_MS + 100, { description: 'expiry passed' });
-        const expired = await driver.release(key, stale, Date.now());
+        await clock.passBeyond(start + SHORT_TTL_MS + 100);
+        const expired = await driver.release(key, stale, clock.now());
         assert.ok(expired === 'expired' || expired === 'absent', `release after expiry said ${expired}`);
 
-        const start2 = Date.now();
+        const start2 = clock.now();
         assert.ok((await driver.claim(key, stale, SHORT_TTL_MS, start2)).claimed);
-        await waitFor(() => Date.now() > start2 + SHORT_TTL_MS + 100, { description: 'second expiry passed' });
+        await clock.passBeyond(start2 + SHORT_TTL_MS + 100);
         const fresh = randomOwner();
-        const taken = await driver.claim(key, fresh, LIVE_TTL_MS, Date.now());
+        const taken = await driver.claim(key, fresh, LIVE_TTL_MS, clock.now());
         assert.ok(taken.claimed);
-        assert.equal(await driver.release(key, stale, Date.now()), 'other-owner');
-        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now()), { claimed: false }, 'new lease intact');
-        assert.equal(await driver.release(key, fresh, Date.now()), 'released');
+        assert.equal(await driver.release(key, stale, clock.now()), 'other-owner');
+        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false }, 'new lease intact');
+        assert.equal(await driver.release(key, fresh, clock.now()), 'released');
       });
     });
 
@@ -281,10 +315,10 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
 
       it('keeps records and plain leases on the same key apart', async () => {
         const key = randomKey();
-        assert.ok((await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now())).claimed);
+        assert.ok((await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now())).claimed);
         assert.equal(await driver.read(key), null);
         assert.ok((await driver.compareAndSwap(key, null, { n: 1 }, meta)).ok);
-        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, Date.now()), { claimed: false });
+        assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false });
       });
 
       it('calls a watcher after a write, when the driver can watch', async function () {

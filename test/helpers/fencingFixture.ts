@@ -96,13 +96,17 @@ export interface FencingTeamOptions {
   readonly driver?: 'file' | 'git';
   /** More arguments for `lockstep hooks install --server`. */
   readonly serverInstallArgs?: readonly string[];
-  /** More arguments for `lockstep init`. */
+  /** More arguments for `lockstep init` (e.g. `--driver git`). */
   readonly initArgs?: readonly string[];
   /**
    * How the clones reach the shared remote: its path (the hook inherits the pusher's environment),
    * or `git daemon --enable=receive-pack` (the hook runs in the daemon's own minimal environment).
    */
   readonly transport?: 'path' | 'daemon';
+  /** More environment for every process (the backend's LOCKSTEP_* settings; the server hook pins them at install). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Commands run in the founder's clone before `lockstep init` (e.g. `['migrate']`). */
+  readonly beforeInit?: readonly (readonly string[])[];
 }
 
 const PROOF_LINE = /lockstep-proof=([0-9a-f]{64})/g;
@@ -118,6 +122,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   for (const name of Object.keys(env)) {
     if (name.startsWith('GIT_') && !['GIT_CONFIG_NOSYSTEM', 'GIT_TERMINAL_PROMPT'].includes(name)) delete env[name];
   }
+  Object.assign(env, options.env);
 
   const outputs: string[] = [];
   const secrets = new Set<string>();
@@ -179,7 +184,8 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   await gitOk(seed, 'commit', '--quiet', '-m', 'first');
   await gitOk(seed, 'push', '--quiet', '-u', 'origin', 'main');
   const operators = options.operators ?? ['ops@example.com'];
-  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...(options.initArgs ?? []), ...operators.flatMap(o => ['--operator', o])]);
+  for (const args of options.beforeInit ?? []) await lockstepOk(seed, args);
+  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...operators.flatMap(o => ['--operator', o]), ...(options.initArgs ?? [])]);
   assert.equal(init.settings.serverGuard, true);
   if (!options.initArgs) assert.deepEqual(init.settings.protectedBranches, ['main']);
   await gitOk(seed, 'add', '.lockstep.json');
@@ -257,4 +263,27 @@ export async function waitUntilExpired(team: FencingTeam, dir: string, timeoutMs
     if (performance.now() >= deadline) throw new Error(`the holder's lease did not expire within ${timeoutMs} ms`);
     await new Promise(resolve => setTimeout(resolve, 100));
   }
+}
+
+/** A push that git reports as failed, with the reason on the pusher's terminal. */
+export function refused(result: CliResult, what: string): string {
+  assert.notEqual(result.code, 0, `${what} was expected to fail but exited 0:\n${result.stderr}`);
+  return result.stderr;
+}
+
+/** Refused by this clone's pre-push hook: the guard's line, and nothing from the remote. */
+export function refusedByClient(result: CliResult, what: string): string {
+  const stderr = refused(result, what);
+  assert.match(stderr, /^lockstep: /m, `${what}: the client guard's refusal\n${stderr}`);
+  assert.doesNotMatch(stderr, /remote: lockstep|pre-receive hook declined/, `${what}: refused before reaching the remote`);
+  assert.match(stderr, /failed to push some refs/);
+  return stderr;
+}
+
+/** Refused by the remote's pre-receive hook; the refusal reaches the pusher as `remote: lockstep: …`. */
+export function refusedByServer(result: CliResult, what: string): string {
+  const stderr = refused(result, what);
+  assert.match(stderr, /^remote: lockstep: refused refs\/heads\/main: /m, `${what}: the server guard's refusal\n${stderr}`);
+  assert.match(stderr, /\[remote rejected\] .*\(pre-receive hook declined\)/);
+  return stderr;
 }

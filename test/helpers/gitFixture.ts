@@ -29,6 +29,8 @@ export interface CliResult {
 
 export interface GitFixture {
   readonly root: string;
+  /** The founder's clone, where `lockstep init` ran. */
+  readonly seed: string;
   readonly remote: string;
   readonly store: string;
   readonly container: string;
@@ -59,13 +61,32 @@ export interface GitFixtureOptions {
   readonly operators: readonly string[];
   /** Overrides written into `.lockstep.json` before it is committed (seconds). */
   readonly settings?: Readonly<Record<string, unknown>>;
-  /** More arguments for the founder's `lockstep init` (e.g. `--driver git`). */
+  /** More arguments for `lockstep init` (`--driver git`, `--server-guard`…). */
   readonly initArgs?: readonly string[];
-  /** More LOCKSTEP_* variables for every command (e.g. a database URL). */
+  /** More environment for every CLI process (e.g. LOCKSTEP_DATABASE_URL for the sql driver). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Commands run in the founder's clone before `lockstep init` (e.g. `['migrate']` for the sql driver). */
+  readonly beforeInit?: readonly (readonly string[])[];
 }
 
 export const identityOf = (name: string): string => `${name}@example.com`;
+
+/** The JSON of a command that must have succeeded (exit 0, ok: true). */
+export function expectOk(result: CliResult, what: string): any {
+  assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+  assert.equal(result.json.ok, true);
+  return result.json;
+}
+
+/** The error of a command that must have failed with this exit status, error code and (for refusals) reason. */
+export function expectError(result: CliResult, exit: number, code: string, reason?: string): any {
+  assert.equal(result.code, exit, `expected exit ${exit}, got ${result.code}\n${result.stdout}${result.stderr}`);
+  assert.equal(result.json.ok, false);
+  assert.equal(result.json.exitCode, exit);
+  assert.equal(result.json.error.code, code, JSON.stringify(result.json));
+  if (reason !== undefined) assert.equal(result.json.error.reason, reason, JSON.stringify(result.json));
+  return result.json.error;
+}
 
 let cliBundle: Promise<string> | undefined;
 
@@ -139,12 +160,16 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     return { code: done.code, stdout: done.stdout, stderr: done.stderr, json: parsed };
   };
 
-  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...options.initArgs ?? []], true, 30_000);
+  for (const args of options.beforeInit ?? []) {
+    const done = await run(seed, args, true, 30_000);
+    assert.equal(done.code, 0, `lockstep ${args.join(' ')} failed: ${done.stdout} ${done.stderr}`);
+  }
+  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...(options.initArgs ?? [])], true, 30_000);
   assert.equal(init.code, 0, `lockstep init failed: ${init.stdout} ${init.stderr}`);
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
-  fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
+  if (options.settings) fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
   git(seed, 'add', '.lockstep.json');
   git(seed, 'commit', '--quiet', '-m', 'lockstep container');
   git(seed, 'push', '--quiet', 'origin', 'main');
@@ -173,7 +198,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   };
 
   return {
-    root, remote, store, members,
+    root, seed, remote, store, members,
     container: written.container as string,
     tokensSeen, outputs,
     member(name) {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createGitFixture, sessionModes, type CliResult, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { createGitFixture, expectError, expectOk, sessionModes, type GitFixture, type TeamMember } from '../helpers/gitFixture';
 import { waitFor } from '../helpers/waitFor';
 
 /**
@@ -10,21 +10,6 @@ import { waitFor } from '../helpers/waitFor';
  * below are one story told in order; each step starts from where the previous one ended.
  */
 const WINDOW_SECONDS = 6;
-
-function expectOk(result: CliResult, what: string): any {
-  assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
-  assert.equal(result.json.ok, true);
-  return result.json;
-}
-
-function expectError(result: CliResult, exit: number, code: string, reason?: string): any {
-  assert.equal(result.code, exit, `expected exit ${exit}, got ${result.code}\n${result.stdout}${result.stderr}`);
-  assert.equal(result.json.ok, false);
-  assert.equal(result.json.exitCode, exit);
-  assert.equal(result.json.error.code, code);
-  if (reason !== undefined) assert.equal(result.json.error.reason, reason);
-  return result.json.error;
-}
 
 describe('container lock through the CLI (real processes, real git, file driver)', function () {
   this.timeout(120_000);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  createFencingTeam, waitUntilExpired, type CliResult, type FencingTeam, type TeamMember,
+  createFencingTeam, refused, refusedByClient, refusedByServer, waitUntilExpired, type CliResult, type FencingTeam, type TeamMember,
 } from '../helpers/fencingFixture';
 import { walk } from '../helpers/tempDir';
 
@@ -23,7 +23,6 @@ function ok(result: CliResult, what: string): any {
   return result.json;
 }
 
-/** A push that git reports as failed, with the reason on the pusher's terminal. */
 /** A stored revision's bytes: the file driver keeps small records as a symbolic link's target, others as files. */
 function storedText(file: string): string {
   return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file) : fs.readFileSync(file, 'latin1');
@@ -32,28 +31,6 @@ function storedText(file: string): string {
 /** No guard spoke (the path of the test folder contains "lockstep", so match the guards' prefixes). */
 function assertGuardsSilent(stderr: string): void {
   assert.doesNotMatch(stderr, /^(remote: )?lockstep:/m);
-}
-
-function refused(result: CliResult, what: string): string {
-  assert.notEqual(result.code, 0, `${what} was expected to fail but exited 0:\n${result.stderr}`);
-  return result.stderr;
-}
-
-/** Refused by this clone's pre-push hook: the guard's line, and nothing from the remote. */
-function refusedByClient(result: CliResult, what: string): string {
-  const stderr = refused(result, what);
-  assert.match(stderr, /^lockstep: /m, `${what}: the client guard's refusal\n${stderr}`);
-  assert.doesNotMatch(stderr, /remote: lockstep|pre-receive hook declined/, `${what}: refused before reaching the remote`);
-  assert.match(stderr, /failed to push some refs/);
-  return stderr;
-}
-
-/** Refused by the remote's pre-receive hook; the refusal reaches the pusher as `remote: lockstep: …`. */
-function refusedByServer(result: CliResult, what: string): string {
-  const stderr = refused(result, what);
-  assert.match(stderr, /^remote: lockstep: refused refs\/heads\/main: /m, `${what}: the server guard's refusal\n${stderr}`);
-  assert.match(stderr, /\[remote rejected\] .*\(pre-receive hook declined\)/);
-  return stderr;
 }
 
 describe('fencing at landing with real git (pre-push + pre-receive, file driver)', function () {

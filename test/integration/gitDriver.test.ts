@@ -243,8 +243,12 @@ describe('git driver', function () {
           () => driver.compareAndSwap(key, null, { n: 1 }, meta('create')),
           () => driver.claim(key, randomOwner(), 60_000, Date.now()),
         ]) {
+          const started = performance.now();
           const error = await attempt().then(() => undefined, (e: unknown) => e);
+          const tookMs = performance.now() - started;
           assert.ok(error instanceof LockBackendError, `${remote}: ${String(error)}`);
+          // Fast: git's own refusal, not the 20 s timeout running out.
+          assert.ok(tookMs < 10_000, `${remote}: took ${Math.round(tookMs)} ms, not well under the 20 s timeout`);
           assert.equal(exitCodeFor(error), 4);
           const text = `${error.message} ${String((error.cause as Error | undefined)?.message)}`;
           assert.doesNotMatch(text, /s3cret|alice/);

@@ -1,5 +1,5 @@
 import { createMemoryDriver } from '../../src/core/stores/memory';
-import { describeDriverContract } from '../contract/driverContract';
+import { describeDriverContract, manualClock } from '../contract/driverContract';
 
 // One memory store shared by all tests of the suite, as a process would use it.
 const shared = createMemoryDriver();
@@ -14,4 +14,4 @@ describeDriverContract('memory', async () => ({
   watch: shared.watch?.bind(shared),
   // The suite closes what `open` returns after every test; the shared store stays open.
   close: async () => undefined,
-}));
+}), manualClock()); // the memory driver only knows the time it is given: expiry costs no real time

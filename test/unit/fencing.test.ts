@@ -230,8 +230,12 @@ describe('fencing verdicts (pure)', () => {
     });
 
     it('the largest accepted grant is a safe integer (15 digits)', () => {
-      assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=999999999999999')), { grant: 999_999_999_999_999 });
-      assert.ok(Number.isSafeInteger(999_999_999_999_999));
+      const largest = pushOptionsFromEnv(env('lockstep-grant=999999999999999'));
+      assert.deepEqual(largest, { grant: 999_999_999_999_999 });
+      assert.ok(Number.isSafeInteger(largest.grant), 'what it returns is exact');
+      // One digit more is refused, so no accepted grant can lose precision.
+      assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=1000000000000000')), {});
+      assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=9007199254740993')), {});
     });
 
     it('a repeated option: the last one counts (as git config\'s last value would)', () => {

@@ -141,9 +141,12 @@ describe('lockRecord: audit', () => {
   });
 
   it(`keeps at most ${MAX_AUDIT_LINES} lines, dropping the oldest`, () => {
-    let record = fresh();
     const who = (i: number) => `user${i}@example.com`;
-    for (let i = 0; i < MAX_AUDIT_LINES + 20; i++) record = ok(petition(record, { identity: who(i) }, T0 + i)).record;
+    // A trail already at the limit (copies of one real petition line; the queue stays short), then 20 more lines.
+    const first = ok(petition(fresh(), { identity: who(0) }, T0)).record;
+    const line = lastAudit(first);
+    let record: LockRecord = { ...fresh(), audit: Array.from({ length: MAX_AUDIT_LINES }, (_, i) => ({ ...line, who: who(i), at: T0 + i })) };
+    for (let i = MAX_AUDIT_LINES; i < MAX_AUDIT_LINES + 20; i++) record = ok(petition(record, { identity: who(i) }, T0 + i)).record;
     assert.equal(record.audit.length, MAX_AUDIT_LINES);
     assert.equal(record.audit[0].who, who(20));
     assert.equal(lastAudit(record).who, who(MAX_AUDIT_LINES + 19));

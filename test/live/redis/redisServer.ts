@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { inCi } from '../../helpers/ci';
 
 /**
  * A real, throwaway redis-server for live tests and the benchmark: loopback only, a free port,
@@ -127,7 +128,7 @@ export function freePort(): Promise<number> {
  */
 export function requireRedisServer(context: Mocha.Context): void {
   if (RedisServer.binary()) return;
-  if (process.env.CI === 'true') throw new Error('redis-server is not installed, and CI must run the Redis suite. Install the Debian package redis-server.');
+  if (inCi()) throw new Error('redis-server is not installed, and CI must run the Redis suite. Install the Debian package redis-server.');
   console.log('\n  !!! SKIPPED: redis-server not installed; the Redis live tests did not run. !!!\n');
   context.skip();
 }

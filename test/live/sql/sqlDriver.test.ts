@@ -13,7 +13,9 @@ import { keyDigest } from '../../../src/core/names';
 import { parseDatabaseUrl } from '../../../src/core/stores/sql/databaseUrl';
 import { recordRowKey, type SqlDriver } from '../../../src/core/stores/sql/sqlDriver';
 import { hashToken } from '../../../src/core/tokens';
+import { describeContainerContract } from '../../contract/containerContract';
 import { describeDriverContract, randomKey, randomOwner } from '../../contract/driverContract';
+import { behaviourGroup } from '../../helpers/behaviours';
 import { runTs } from '../../helpers/children';
 import type { ContendResult } from '../../helpers/contendWorker';
 import { makeTempDir, removeTempDir } from '../../helpers/tempDir';
@@ -24,6 +26,7 @@ const label = liveDialect ?? 'no target';
 const prefix = randomPrefix();
 
 describe(`sql driver, live: ${label}`, function () {
+  behaviourGroup(this, 'sql driver, live'); // the same behaviours on every dialect count once
   this.timeout(60_000);
   let url: string;
   let dialect: LiveDialect;
@@ -87,6 +90,15 @@ describe(`sql driver, live: ${label}`, function () {
       await assert.rejects(m.migrate(), LockConfigurationError);
     });
   });
+
+  // The container lock (CLI transitions, both guards with real git) on this database; SQLite runs it in the
+  // integration suite. After 'migration', which needs a database never migrated.
+  if (liveDialect !== 'sqlite') {
+    describeContainerContract(`sql (${label})`, async () => ({
+      driver: 'sql', initArgs: ['--driver', 'sql'], beforeInit: [['migrate']],
+      env: { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url, LOCKSTEP_PREFIX: randomPrefix() },
+    }));
+  }
 
   describe('contract', () => {
     before(async () => { await (await open()).migrate(); });

@@ -14,6 +14,7 @@ import { parseDatabaseUrl, type ServerTarget } from '../../../src/core/stores/sq
 import { placeholders, type SqlValue } from '../../../src/core/stores/sql/sqlBackend';
 import { openSqlDriver, type SqlDriver } from '../../../src/core/stores/sql/sqlDriver';
 import { childEnv, REPO_ROOT } from '../../helpers/children';
+import { inCi } from '../../helpers/ci';
 
 export type LiveDialect = 'sqlite' | 'mariadb' | 'postgres';
 
@@ -27,7 +28,7 @@ const stateDir = process.env.LOCKSTEP_TEST_SQL_STATE;
  */
 export function requireLiveTarget(context: Mocha.Context): { url: string; dialect: LiveDialect } {
   if (liveUrl && liveDialect) return { url: liveUrl, dialect: liveDialect };
-  if (process.env.CI === 'true' || process.env.CI === '1') {
+  if (inCi()) {
     throw new Error('No live SQL target (LOCKSTEP_DATABASE_URL, LOCKSTEP_TEST_SQL_DIALECT); run these tests through scripts/suites/sql.sh.');
   }
   process.stderr.write('\n!!!!!!!! SKIPPED: live SQL tests need scripts/suites/sql.sh (no LOCKSTEP_DATABASE_URL) !!!!!!!!\n\n');

@@ -32,7 +32,6 @@ suite('activation in a real extension host', () => {
     // Which state (free, held, not initialised…) belongs to the badge tests; here only that it is there.
     const api = extension.exports.getAPI(1);
     assert.match(api.statusText(), /^\$\([\w~-]+\) \S/);
-    assert.ok(api.activationMs >= 0);
     console.log(`      activation took ${api.activationMs.toFixed(1)} ms`);
   });
 

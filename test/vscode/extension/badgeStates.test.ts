@@ -23,7 +23,7 @@ suite('badge states, driven from the backend', () => {
     assert.match(badge.tooltip, /Free \(last grant #\d+\)/);
   });
 
-  test('Held by me: "#grant · time left", and the time left counts down without a store read', async () => {
+  test('Held by me: "#grant · time left", and the time left counts down', async () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
     assert.equal(typeof grant, 'number');
     const badge = await badgeBecomes(api, 'held-by-me');

@@ -6,9 +6,10 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 
 export async function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec' });
+  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
   if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
-  for (const file of fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js')).sort()) mocha.addFile(path.join(__dirname, file));
+  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js')).sort();
+  for (const file of files) mocha.addFile(path.join(__dirname, file));
 
   const stats = await new Promise<Mocha.Stats>((resolve, reject) => {
     try {
@@ -20,4 +21,6 @@ export async function run(): Promise<void> {
   const counts = { passed: stats.passes, failed: stats.failures, skipped: stats.pending, vscode: vscode.version, node: process.version };
   if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, JSON.stringify(counts) + '\n');
   if (counts.failed > 0) throw new Error(`${counts.failed} extension test(s) failed`);
+  // A run that found no test file, or no test, is not a pass.
+  if (files.length === 0 || counts.passed + counts.failed + counts.skipped === 0) throw new Error(`the extension host ran zero tests (${files.length} test files)`);
 }

@@ -72,6 +72,7 @@ try {
   log(`ran inside VS Code ${result.vscode} on Node ${result.node}`);
   counts = { passed: result.passed, failed: result.failed, skipped: result.skipped };
   if (code !== 0 && counts.failed === 0) { counts.failed = 1; note = `host exited ${code} with no failed test`; }
+  if (counts.passed + counts.failed + counts.skipped === 0) { counts.failed = 1; note = 'the extension host ran zero tests'; }
   ok = code === 0 && counts.failed === 0;
 } catch (err) {
   log('ERROR', err.message);

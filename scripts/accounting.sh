@@ -1,0 +1,49 @@
+# Sourced (not run) by scripts/test-all.sh and the suite scripts: the one place that decides what counts.
+# Every runner appends one JSON line of counts to $LOCKSTEP_TALLY; scripts/tally.mjs checks and sums them.
+#
+#   in_ci                          true when CI is `true` or `1` (any case), the one way every suite reads CI
+#   tally_line SUITE P F S [NOTE]  appends one line (to $LOCKSTEP_TALLY, when set)
+#   run_reported NAME COMMAND…     runs one runner with LOCKSTEP_SUITE=NAME; a runner that appended no line, or
+#                                  that exited non-zero without reporting a failure, counts as one failure
+#   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported
+#   tally_summary                  the table, the behaviours line and last `N passed, N failed, N skipped`;
+#                                  returns 1 exactly when N failed > 0
+ACCOUNTING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+in_ci() { case "${CI:-}" in [Tt][Rr][Uu][Ee] | 1) return 0 ;; *) return 1 ;; esac; }
+
+tally_line() {
+  local line
+  line=$(node -e 'const [suite, p, f, s, note] = process.argv.slice(1); const o = { suite, passed: +p, failed: +f, skipped: +s }; if (note) o.note = note; console.log(JSON.stringify(o));' "$@")
+  echo "[tally] $line"
+  if [ -n "${LOCKSTEP_TALLY:-}" ]; then echo "$line" >> "$LOCKSTEP_TALLY"; fi
+}
+
+tally_lines() { if [ -n "${LOCKSTEP_TALLY:-}" ] && [ -f "$LOCKSTEP_TALLY" ]; then wc -l < "$LOCKSTEP_TALLY"; else echo 0; fi; }
+
+run_reported() {
+  local name=$1; shift
+  local before; before=$(tally_lines)
+  LOCKSTEP_SUITE=$name "$@"; local rc=$?
+  [ -n "${LOCKSTEP_TALLY:-}" ] || return "$rc"
+  local p f s n
+  read -r p f s n < <(node "$ACCOUNTING_ROOT/scripts/tally.mjs" --counts "$LOCKSTEP_TALLY" --from "$before")
+  if [ "${n:-0}" -eq 0 ]; then
+    tally_line "$name" 0 1 0 "runner exited $rc before reporting"
+  elif [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+    tally_line "$name" 0 1 0 "runner exited $rc but reported no failure"
+  fi
+  return "$rc"
+}
+
+run_suites() {
+  local extra
+  for extra in "$1"/*.sh; do
+    [ -e "$extra" ] || continue
+    echo; echo "=== suite: $(basename "$extra" .sh) ($(date +%T))"
+    run_reported "$(basename "$extra" .sh)" bash "$extra"
+  done
+  return 0
+}
+
+tally_summary() { node "$ACCOUNTING_ROOT/scripts/tally.mjs" "$LOCKSTEP_TALLY"; }

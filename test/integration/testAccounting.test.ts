@@ -1,0 +1,176 @@
+/**
+ * The test command's accounting (scripts/accounting.sh, scripts/tally.mjs), run as scripts/test-all.sh runs it:
+ * real bash processes run a folder of suite scripts through `run_suites`, then `tally_summary` prints the last
+ * line. Whatever goes wrong in a suite — a crash before reporting, zero tests, a skip in CI, an unreadable line —
+ * the last line shows a failure and the exit status is non-zero; the two always agree.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { childEnv, finished, REPO_ROOT } from '../helpers/children';
+import { useTempDir } from '../helpers/tempDir';
+
+const LAST_LINE = /^(\d+) passed, (\d+) failed, (\d+) skipped$/;
+
+interface Summary { code: number | null; passed: number; failed: number; skipped: number; behaviours: number; tally: any[]; output: string }
+
+describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function () {
+  this.timeout(60_000);
+  const tmp = useTempDir('lockstep-accounting');
+
+  /** Writes each suite script into a fresh folder, runs them all as test-all.sh does, and reads the last lines. */
+  async function runSuites(suites: Record<string, string>, env: Record<string, string> = {}): Promise<Summary> {
+    const dir = path.join(tmp.path, 'suites');
+    fs.mkdirSync(dir);
+    for (const [name, body] of Object.entries(suites)) fs.writeFileSync(path.join(dir, `${name}.sh`), `set -uo pipefail\n${body}\n`);
+    const tally = path.join(tmp.path, 'tally.jsonl');
+    const script = `source scripts/accounting.sh\nexport LOCKSTEP_TALLY=${JSON.stringify(tally)}\n: > "$LOCKSTEP_TALLY"\nrun_suites ${JSON.stringify(dir)}\ntally_summary\n`;
+    const done = await finished(spawn('bash', ['-c', script], {
+      cwd: REPO_ROOT, env: childEnv({ CI: '', ...env }), stdio: ['ignore', 'pipe', 'pipe'],
+    }), 50_000);
+    const lines = done.stdout.trimEnd().split('\n');
+    const last = LAST_LINE.exec(lines[lines.length - 1]);
+    assert.ok(last, `the last line is "N passed, N failed, N skipped"; output:\n${done.stdout}\n${done.stderr}`);
+    const behaviours = /^(\d+) distinct behaviours ran/.exec(lines[lines.length - 2]);
+    assert.ok(behaviours, `the line before the last counts the distinct behaviours; output:\n${done.stdout}`);
+    const [passed, failed, skipped] = last.slice(1).map(Number);
+    const recorded = fs.readFileSync(tally, 'utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l); } catch { return l; } });
+    return { code: done.code, passed, failed, skipped, behaviours: Number(behaviours[1]), tally: recorded, output: done.stdout + done.stderr };
+  }
+
+  const reports = (suite: string, p: number, f: number, s: number) =>
+    `echo '{"suite":"${suite}","passed":${p},"failed":${f},"skipped":${s}}' >> "$LOCKSTEP_TALLY"`;
+
+  it('passes when every runner reports passing tests, and the exit status says so', async () => {
+    const run = await runSuites({ good: reports('good', 3, 0, 1) });
+    assert.deepEqual([run.code, run.passed, run.failed, run.skipped], [0, 3, 0, 1], run.output);
+  });
+
+  it('counts a suite that crashes before reporting as a failure, beside other suites that passed', async () => {
+    const run = await runSuites({ a: reports('a', 5, 0, 0), crash: 'echo "SyntaxError: boom" >&2; exit 3' });
+    assert.equal(run.failed, 1, run.output);
+    assert.equal(run.passed, 5);
+    assert.notEqual(run.code, 0);
+    assert.ok(run.tally.some(l => l.suite === 'crash' && /exited 3 before reporting/.test(l.note)), JSON.stringify(run.tally));
+  });
+
+  it('counts each runner of a suite that does not report, even when the suite\'s other runners did (per runner, not per suite)', async () => {
+    const suite = [
+      'source scripts/accounting.sh',
+      `run_reported one bash -c ${JSON.stringify(reports('one', 20, 0, 0))}`,
+      'run_reported two bash -c "exit 1"', // a runner that dies before its line, like a top-level throw
+      `run_reported three bash -c ${JSON.stringify(reports('three', 5, 0, 0))}`,
+      'exit 1',
+    ].join('\n');
+    const run = await runSuites({ multi: suite });
+    assert.deepEqual([run.passed, run.failed], [25, 1], run.output);
+    assert.notEqual(run.code, 0);
+    assert.ok(run.tally.some(l => l.suite === 'two'), JSON.stringify(run.tally));
+  });
+
+  it('counts a runner that exits non-zero after reporting no failure as a failure', async () => {
+    const run = await runSuites({ liar: `${reports('liar', 4, 0, 0)}; exit 2` });
+    assert.equal(run.failed, 1, run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('counts a suite that reports zero tests as a failure', async () => {
+    const run = await runSuites({ empty: reports('empty', 0, 0, 0) });
+    assert.deepEqual([run.passed, run.failed, run.skipped], [0, 1, 0], run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('counts a mocha run that finds no test as a failure', async () => {
+    const spec = path.join(tmp.path, 'none.test.js');
+    fs.writeFileSync(spec, '// no tests here\n');
+    const run = await runSuites({ mocha: `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
+    assert.deepEqual([run.passed, run.failed], [0, 1], run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('counts an unreadable tally line as a failure', async () => {
+    const run = await runSuites({ a: reports('a', 2, 0, 0), garbled: 'echo \'{"suite":"garbled","passed":"lots"\' >> "$LOCKSTEP_TALLY"' });
+    assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('fails on nothing reported at all', async () => {
+    const run = await runSuites({});
+    assert.equal(run.failed, 1, run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  for (const config of fs.readdirSync(REPO_ROOT).filter(f => /^\.mocharc\..*\.json$/.test(f))) {
+    it(`fails a stray .only under ${config} (forbidOnly)`, async () => {
+      const spec = path.join(tmp.path, 'only.test.js');
+      fs.writeFileSync(spec, 'it.only("one", () => {}); it("two", () => {});\n');
+      // The project's configuration as it is, on this one file instead of its own spec.
+      const options = { ...JSON.parse(fs.readFileSync(path.join(REPO_ROOT, config), 'utf8')), spec: [spec] };
+      const copy = path.join(tmp.path, config);
+      fs.writeFileSync(copy, JSON.stringify(options));
+      const run = await runSuites({ only: `npx mocha --config ${JSON.stringify(copy)}` });
+      assert.equal(run.passed, 0, run.output);
+      assert.ok(run.failed >= 1);
+      assert.notEqual(run.code, 0);
+    });
+  }
+
+  describe('a live backend that is missing (the Redis suite without redis-server)', () => {
+    const noRedis = { LOCKSTEP_REDIS_SERVER: '/nonexistent/redis-server' };
+    const suite = 'bash scripts/suites/redis.sh';
+
+    for (const ci of ['true', '1', 'TRUE']) {
+      it(`fails the run in CI (CI=${ci})`, async () => {
+        const run = await runSuites({ redis: suite }, { ...noRedis, CI: ci });
+        assert.ok(run.failed >= 1, run.output);
+        assert.equal(run.passed, 0);
+        assert.notEqual(run.code, 0);
+      });
+    }
+
+    it('outside CI is skipped loudly, counting every test it did not run, and the run passes', async () => {
+      const run = await runSuites({ redis: suite }, noRedis);
+      assert.equal(run.failed, 0, run.output);
+      assert.ok(run.skipped > 10, `every Redis test counts as skipped, not 1: ${run.skipped}`);
+      assert.match(run.output, /SKIPPED: redis-server not installed/);
+      assert.equal(run.code, 0);
+    });
+  });
+
+  describe('SQL servers left out (the SQL suite with SQLite only)', () => {
+    const suite = 'bash scripts/suites/sql.sh';
+    const sqliteOnly = { LOCKSTEP_TEST_SQL_SERVERS: '' };
+
+    it('outside CI: each server counts every test it did not run as skipped (mocha --dry-run), and the run passes', async () => {
+      const run = await runSuites({ sql: suite }, sqliteOnly);
+      assert.equal(run.failed, 0, run.output);
+      assert.ok(run.passed > 10, 'SQLite ran');
+      const skipLine = run.tally.find(l => l.suite === 'sql');
+      assert.ok(skipLine && skipLine.skipped >= 2 * 20, `MariaDB's and PostgreSQL's tests each counted: ${JSON.stringify(skipLine)}`);
+      assert.equal(run.code, 0);
+    });
+
+    it('in CI: a server that did not run is a failure', async () => {
+      const run = await runSuites({ sql: suite }, { ...sqliteOnly, CI: '1' });
+      assert.equal(run.failed, 2, run.output);
+      assert.notEqual(run.code, 0);
+    });
+  });
+
+  it('counts a behaviour once however many backends ran it, on the line before the last', async () => {
+    const spec = path.join(tmp.path, 'backends.test.js');
+    fs.writeFileSync(spec, [
+      `const { behaviourGroup } = require(${JSON.stringify(path.join(REPO_ROOT, 'test/helpers/behaviours.ts'))});`,
+      'for (const backend of ["a", "b", "c"]) describe(`contract on ${backend}`, function () {',
+      '  behaviourGroup(this, "contract");',
+      '  it("claims", () => {}); it("releases", () => {});',
+      '});',
+      'describe("elsewhere", () => { it("claims", () => {}); });',
+    ].join('\n'));
+    const run = await runSuites({ mocha: `npx mocha -r tsx/cjs --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
+    assert.equal(run.passed, 7, run.output);
+    assert.equal(run.behaviours, 3, 'contract › claims, contract › releases, elsewhere › claims');
+    assert.equal(run.code, 0);
+  });
+});

@@ -32,7 +32,8 @@ export const systemClock: Clock = {
   }),
   setTimer: (ms, fn, options) => {
     const timer = setTimeout(fn, Math.max(0, ms));
-    if (!options?.keepAlive) timer.unref();
+    // unref: a pending timer never keeps a CLI process alive (Node only; the webview build shares this file).
+    if (!options?.keepAlive) (timer as { unref?: () => void }).unref?.();
     return { cancel: () => clearTimeout(timer) };
   },
 };

@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { inCi } from '../../helpers/ci';
+import { freePort } from '../../helpers/freePort';
 
 /**
  * A real, throwaway redis-server for live tests and the benchmark: loopback only, a free port,
@@ -110,17 +110,7 @@ export class RedisServer {
   }
 }
 
-/** A port the kernel just handed out on loopback; free again when this resolves. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /**
  * Live suites call this in `before`: it skips loudly when redis-server is missing outside CI, and

@@ -24,7 +24,7 @@ export interface FailoverResult {
   violations: number;
   /** Acquire calls whose wait ran out. */
   busy: number;
-  errors: { at: number; name: string; code: string | undefined; reason: string | undefined }[];
+  errors: { at: number; name: string; code: string | undefined; reason: string | undefined; message: string }[];
 }
 
 async function main(): Promise<void> {
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
         }
       } catch (error) {
         const e = error as Error & { code?: unknown; reason?: unknown };
-        result.errors.push({ at: Date.now(), name: e.name, code: e.code === undefined ? undefined : String(e.code), reason: e.reason === undefined ? undefined : String(e.reason) });
+        result.errors.push({ at: Date.now(), name: e.name, code: e.code === undefined ? undefined : String(e.code), reason: e.reason === undefined ? undefined : String(e.reason), message: e.message });
         // An application backs off a little before trying again.
         await turn(25);
       }

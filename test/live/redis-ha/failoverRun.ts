@@ -28,6 +28,8 @@ export interface FailoverReport {
   readonly releasesFailed: number;
   /** In the global acquisition order, tokens not greater than the one before. */
   readonly tokensBackwards: number;
+  /** Acquire calls whose wait (5 s) ran out. */
+  readonly busy: number;
   readonly backendErrors: number;
   /** Of those, grants refused because too few replicas confirmed them (`reason: replication`). */
   readonly replicationErrors: number;
@@ -65,13 +67,15 @@ export async function contendThroughFailover(options: {
     const killedAt = Date.now();
     const atKill = counter();
     await options.kill();
-    await waitFor(async () => counter() >= atKill + AFTER_KILL && await options.promoted(), { timeoutMs: 60_000, intervalMs: 100, description: 'a promoted replica and acquisitions after the kill' });
+    const recovered = await waitFor(async () => await options.promoted() && counter() >= atKill + AFTER_KILL,
+      { timeoutMs: 60_000, intervalMs: 100, description: 'a promoted replica and acquisitions after the kill' }).then(() => undefined, (e: unknown) => e);
     fs.writeFileSync(stop, '');
     const finishedRuns = await Promise.all(runs);
     for (const run of finishedRuns) if (run.code !== 0) throw new Error(`a worker failed (${run.code}): ${run.stderr.slice(-2000)}`);
     const results = outs.map(out => JSON.parse(fs.readFileSync(out, 'utf8')) as FailoverResult);
     const report = summarise(options.label, options.minReplicas, results, killedAt);
     console.log(`      ${JSON.stringify(report)}`);
+    if (recovered) throw new Error(`${String(recovered)}; errors seen: ${JSON.stringify(errorKinds(results))}`);
     return report;
   } finally {
     fs.writeFileSync(stop, '');
@@ -98,6 +102,7 @@ function summarise(label: string, minReplicas: number, results: FailoverResult[]
     leasesLost: entries.filter(e => e.release === 'gone').length,
     releasesFailed: entries.filter(e => e.release === 'failed').length,
     tokensBackwards: backwards,
+    busy: results.reduce((n, r) => n + r.busy, 0),
     backendErrors: backend.length,
     replicationErrors: backend.filter(e => e.reason === 'replication').length,
     otherErrors: errors.length - backend.length,
@@ -109,4 +114,11 @@ function longestGap(times: number[]): number {
   let longest = 0;
   for (let i = 1; i < sorted.length; i++) longest = Math.max(longest, sorted[i]! - sorted[i - 1]!);
   return longest;
+}
+
+/** The distinct errors the workers saw, with counts (for a failed run's message). */
+function errorKinds(results: FailoverResult[]): Record<string, number> {
+  const kinds: Record<string, number> = {};
+  for (const e of results.flatMap(r => r.errors)) { const k = `${e.name}: ${e.message.slice(0, 60)}`; kinds[k] = (kinds[k] ?? 0) + 1; }
+  return kinds;
 }

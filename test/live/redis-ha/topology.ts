@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
+import { replicasFromInfo } from '../../../src/core/stores/redis/deployment';
 import { inCi } from '../../helpers/ci';
 import { waitFor } from '../../helpers/waitFor';
 import { endProcess, freePort, RedisServer, spawnUntilReady } from '../redis/redisServer';
@@ -18,6 +19,9 @@ export const MASTER_NAME = 'lockstep-ha';
 const DOWN_AFTER_MS = 1_000;
 const FAILOVER_TIMEOUT_MS = 10_000;
 
+/** A replica's first sync starts at once (Redis 7 waits 5 s by default to batch replicas). */
+const QUICK_SYNC = ['--repl-diskless-sync-delay', '0'];
+
 /** 1 master, 2 replicas, 3 sentinels (quorum 2). */
 export class SentinelDeployment {
   private constructor(
@@ -28,8 +32,8 @@ export class SentinelDeployment {
   ) {}
 
   static async start(): Promise<SentinelDeployment> {
-    const master = await RedisServer.start();
-    const replicas = await Promise.all([0, 1].map(() => RedisServer.start(['--replicaof', '127.0.0.1', String(master.port)])));
+    const master = await RedisServer.start(QUICK_SYNC);
+    const replicas = await Promise.all([0, 1].map(() => RedisServer.start([...QUICK_SYNC, '--replicaof', '127.0.0.1', String(master.port)])));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-sentinel-'));
     const ports: number[] = [];
     const sentinels: ChildProcess[] = [];
@@ -111,7 +115,7 @@ export class ClusterDeployment {
     const deployment = new ClusterDeployment(servers);
     try {
       for (let i = 0; i < 6; i++) {
-        servers.push(await RedisServer.start(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(DOWN_AFTER_MS)]));
+        servers.push(await RedisServer.start([...QUICK_SYNC, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(DOWN_AFTER_MS)]));
       }
       const created = spawnSync('redis-cli', ['--cluster', 'create', ...servers.map(s => `127.0.0.1:${s.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
       if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`);
@@ -119,6 +123,9 @@ export class ClusterDeployment {
         const states = await Promise.all(servers.map(s => clusterInfo(s.port)));
         return states.every(info => info.cluster_state === 'ok' && info.cluster_known_nodes === '6');
       }, { timeoutMs: 30_000, description: 'every node to report cluster_state:ok with 6 nodes' });
+      // cluster_state:ok comes before the replicas' first sync: wait until every master has its replica online.
+      await waitFor(async () => (await Promise.all(servers.map(s => onlineReplicas(s.port)))).filter(n => n >= 1).length === 3,
+        { timeoutMs: 30_000, description: 'each of the 3 masters with its replica online' });
       return deployment;
     } catch (error) {
       await deployment.dispose();
@@ -201,6 +208,19 @@ async function clusterInfo(port: number): Promise<Record<string, string>> {
     return Object.fromEntries(text.split(/\r?\n/).filter(l => l.includes(':')).map(l => l.split(':', 2) as [string, string]));
   } catch {
     return {};
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A master's online replicas (0 for a replica or a node that does not answer). */
+async function onlineReplicas(port: number): Promise<number> {
+  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await client.connect();
+    return replicasFromInfo(await client.info('replication'));
+  } catch {
+    return 0;
   } finally {
     client.disconnect();
   }

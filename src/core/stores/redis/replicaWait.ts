@@ -1,4 +1,4 @@
-import type { ChainableCommander } from 'ioredis';
+import { Cluster, type ChainableCommander } from 'ioredis';
 import type { RedisClient } from './clients';
 import type { ScriptClient } from './evalScript';
 
@@ -32,14 +32,37 @@ export class ReplicaWaitingClient implements ScriptClient {
   }
 
   private async withWait(script: (pipeline: ChainableCommander) => ChainableCommander): Promise<unknown> {
-    const results = await script(this.client.pipeline()).wait(this.bound.replicas, this.bound.timeoutMs).exec();
-    const [scripted, waited] = results ?? [];
-    if (!scripted || !waited) throw Object.assign(new Error('Connection is closed.'), { code: 'ECONNCLOSED' });
+    for (let redirections = 0; ; redirections++) {
+      const results = await script(this.client.pipeline()).wait(this.bound.replicas, this.bound.timeoutMs).exec();
+      const [scripted, waited] = results ?? [];
+      if (!scripted || !waited) throw Object.assign(new Error('Connection is closed.'), { code: 'ECONNCLOSED' });
+      // ioredis follows a MOVED (or waits out a CLUSTERDOWN) for a pipeline only when every command in
+      // it failed alike, and WAIT (no key) never fails so. Either reply means the script did not run:
+      // learn the slots' owners again (a failover promoted a replica) and send it there.
+      if (scripted[0] && notRunHere(scripted[0]) && this.client instanceof Cluster && redirections < MAX_REDIRECTIONS) {
+        await refreshSlots(this.client);
+        continue;
+      }
+      return this.reply(scripted, waited);
+    }
+  }
+
+  private reply(scripted: [Error | null, unknown], waited: [Error | null, unknown]): unknown {
     if (scripted[0]) throw scripted[0];
     if (waited[0]) throw waited[0];
     this.acknowledged = Number(waited[1]);
     return scripted[1];
   }
+}
+
+const MAX_REDIRECTIONS = 3;
+
+function notRunHere(error: Error): boolean {
+  return /^(MOVED|CLUSTERDOWN|TRYAGAIN) /.test(error.message);
+}
+
+function refreshSlots(cluster: Cluster): Promise<void> {
+  return new Promise(resolve => { cluster.refreshSlotsCache(() => resolve()); });
 }
 
 /**

@@ -3,15 +3,15 @@
  *
  *   node --import tsx test/helpers/failoverWorker.ts --name N --shared DIR --out FILE --gate FILE --stop FILE [--ttl 30] [--wait 5]
  *
- * Like contendWorker.ts (driver from LOCKSTEP_* only; `inside.lock` created with O_EXCL proves
- * exclusivity; `counter` gives the global acquisition order), but it runs until the file --stop
+ * Like contendWorker.ts (driver from LOCKSTEP_* only; criticalSection.ts proves exclusivity and
+ * gives the global acquisition order), but it runs until the file --stop
  * exists, and an error (the master is gone, too few replicas confirmed a grant) is recorded with
  * its time and the worker carries on, as an application would. The result is one JSON object.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLockManager } from '../../src/core/leases';
+import { insideCriticalSection } from './criticalSection';
 
 export interface FailoverResult {
   pid: number;
@@ -37,8 +37,6 @@ async function main(): Promise<void> {
   if (!values.name || !values.shared || !values.out || !values.gate || !values.stop) {
     throw new Error('failoverWorker: --name, --shared, --out, --gate and --stop are required');
   }
-  const insideMarker = path.join(values.shared, 'inside.lock');
-  const counterFile = path.join(values.shared, 'counter');
   const result: FailoverResult = { pid: process.pid, entries: [], violations: 0, busy: 0, errors: [] };
   const manager = createLockManager();
   fs.writeFileSync(`${values.gate}.ready-${process.pid}`, '');
@@ -49,22 +47,8 @@ async function main(): Promise<void> {
         const handle = await manager.acquire(values.name, { ttl: Number(values.ttl), wait: Number(values.wait) });
         if (!handle.acquired) { result.busy++; continue; }
         const at = Date.now();
-        let marked = false;
-        let seq: number;
-        try {
-          try {
-            fs.closeSync(fs.openSync(insideMarker, 'wx'));
-            marked = true;
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-            result.violations++;
-          }
-          seq = readCounter(counterFile) + 1;
-          for (let t = 0; t < 3; t++) await new Promise(resolve => setImmediate(resolve));
-          fs.writeFileSync(counterFile, String(seq));
-        } finally {
-          if (marked) fs.unlinkSync(insideMarker);
-        }
+        const { seq, violation } = await insideCriticalSection(values.shared, 3);
+        if (violation) result.violations++;
         let release: 'released' | 'gone' | 'failed' = 'failed';
         try {
           release = await handle.release() ? 'released' : 'gone';
@@ -86,15 +70,6 @@ async function main(): Promise<void> {
 
 function turn(ms: number): Promise<void> {
   return new Promise(resolve => setTimeout(resolve, ms));
-}
-
-function readCounter(file: string): number {
-  try {
-    return Number(fs.readFileSync(file, 'utf8')) || 0;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
 }
 
 main().catch(error => {

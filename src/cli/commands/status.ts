@@ -18,7 +18,8 @@ an error (exit 5), never a free lock.`,
     return withContainer(context, async container => {
       const status = await container.status();
       const page = await container.page();
-      context.out.result(renderStatus(status, Date.now(), page), statusJson(status, container.identity, page));
+      const deployment = await container.deployment();
+      context.out.result(renderStatus(status, Date.now(), page, deployment), statusJson(status, container.identity, page, deployment));
       return 0;
     });
   },

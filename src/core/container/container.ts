@@ -11,7 +11,7 @@ import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
-import type { Disposable, Driver, HistoryEntry } from '../stores/store';
+import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
@@ -108,6 +108,12 @@ export class Container {
   async page(): Promise<PageLocation> {
     const driver = await this.driver();
     return pageLocation(this.config, this.file.container, driver.name);
+  }
+
+  /** The store's deployment (Redis: one server, Sentinel or Cluster, and the replicas seen); null for drivers without replicas. */
+  async deployment(): Promise<DeploymentInfo | null> {
+    const driver = await this.driver();
+    return driver.describeDeployment ? driver.describeDeployment() : null;
   }
 
   /**

@@ -4,7 +4,7 @@ import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../
 import { openDriver } from '../drivers';
 import {
   describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError,
-  type PageLocation,
+  LockReplicationError, type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from '../lockRecord';
@@ -176,7 +176,9 @@ export class Container {
           return outcome;
         });
       } catch (error) {
-        this.restoreSession(previous, token);
+        // A write too few replicas confirmed stayed on the master: the grant may be ours, so the
+        // clone keeps its token (status and release can then act on it). Anything else wrote nothing.
+        if (!(error instanceof LockReplicationError)) this.restoreSession(previous, token);
         const busy = error instanceof LockRefusedError && (error.reason === 'held-by-other' || error.reason === 'not-your-turn');
         if (!busy) throw error;
         const remaining = deadline - this.clock.monotonic();

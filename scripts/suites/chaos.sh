@@ -10,17 +10,13 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh
 source scripts/accounting.sh
+# shellcheck source=scripts/debian-packages.sh
+source scripts/debian-packages.sh
 export LOCKSTEP_SUITE=chaos
 say() { echo "[chaos $(date +%T)] $*"; }
 
 drivers=file,sqlite,git
-if ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; then
-    say "apt-get install redis-server"
-    sudo=(); [ "$(id -u)" -ne 0 ] && sudo=(sudo -n)
-    "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends redis-server >/dev/null
-  fi
-fi
+if ! command -v redis-server >/dev/null 2>&1; then apt_install chaos redis-server || say "installing redis-server failed"; fi
 if command -v redis-server >/dev/null 2>&1; then drivers=file,sqlite,redis,git
 elif in_ci; then tally_line chaos-redis 0 1 0 "redis-server missing: in CI the Redis chaos run must run"
 else echo; echo "!!!!!!!! SKIPPED: redis-server not installed — the Redis chaos run did not run !!!!!!!!"; echo; tally_line chaos-redis 0 0 1 "redis-server not installed"

@@ -11,23 +11,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh
 source scripts/accounting.sh
+# shellcheck source=scripts/debian-packages.sh
+source scripts/debian-packages.sh
 export LOCKSTEP_SUITE=model
 say() { echo "[model $(date +%T)] $*"; }
 
 have_spin() { "${LOCKSTEP_SPIN:-spin}" -V >/dev/null 2>&1 && command -v cc >/dev/null 2>&1; }
 
-install_spin() {
-  local sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    sudo -n true 2>/dev/null || { say "cannot install spin: not root and no password-less sudo"; return 1; }
-    sudo=(sudo -n)
-  fi
-  say "apt-get install spin gcc"
-  "${sudo[@]}" apt-get update -qq \
-    && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends spin gcc libc6-dev >/dev/null
-}
-
-if ! have_spin && [ -z "${LOCKSTEP_SPIN:-}" ]; then install_spin || say "installing spin failed"; fi
+if ! have_spin && [ -z "${LOCKSTEP_SPIN:-}" ]; then apt_install model spin gcc libc6-dev || say "installing spin failed"; fi
 if ! have_spin; then
   if in_ci; then
     say "spin is not installed; in CI the model suite must run, so its tests will fail."

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
+import { runContainerChaos } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, sqlAdmin, type Owned } from './ownedStores';
 
 const { values } = parseArgs({
@@ -26,7 +27,7 @@ const { values } = parseArgs({
     minutes: { type: 'string' }, seconds: { type: 'string' }, workers: { type: 'string', default: '16' },
     names: { type: 'string', default: '3' }, drivers: { type: 'string', default: 'file,sqlite,redis,git' }, ttl: { type: 'string', default: '1' },
     // Existing stores to run against (each must hold nothing: see ownedStores.ts).
-    path: { type: 'string' }, 'redis-url': { type: 'string' }, 'database-url': { type: 'string', multiple: true },
+    clones: { type: 'string', default: '5' }, path: { type: 'string' }, 'redis-url': { type: 'string' }, 'database-url': { type: 'string', multiple: true },
   },
 });
 const DATABASE_URLS = values['database-url'] ?? [];
@@ -42,6 +43,7 @@ const perDriverMs = (seconds * 1000) / DRIVERS.length;
 const WORKERS = Number(values.workers);
 const NAMES = Array.from({ length: Number(values.names) }, (_, i) => `chaos-name-${i}`);
 const TTL = Number(values.ttl);
+const CLONES = Number(values.clones);
 const ROOT = path.resolve(__dirname, '..');
 const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
@@ -170,9 +172,28 @@ export function slowPreReceive(bare: string, chained?: string): void {
 
 interface Row { driver: string; sections: number; kills: number; killedHolders: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
 
+/** `container-file`, `container-sqlite`, `container-git`: the container protocol (chaos/containerRun.ts). */
+async function runContainer(driver: string, dir: string, prefix: string): Promise<Row> {
+  const kind = driver.slice('container-'.length) as 'file' | 'sqlite' | 'git';
+  const owned: Owned[] = [];
+  try {
+    const env: Record<string, string> = { LOCKSTEP_PREFIX: prefix };
+    if (kind === 'file') env.LOCKSTEP_PATH = storeFolder(dir, owned);
+    else if (kind === 'sqlite') { const f = storeFolder(dir, owned); fs.mkdirSync(f, { recursive: true }); env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`; }
+    else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite or container-git`);
+    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, ttl: TTL, ...(kind === 'git' ? { slowPreReceive } : {}) });
+    console.log(`           ${row.summary}`);
+    return { driver, sections: row.sections, kills: row.kills, killedHolders: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
+  } finally {
+    for (const o of owned) await o.release();
+    if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function runDriver(driver: string): Promise<Row> {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-chaos-${driver}-`)));
   const prefix = `chaos-${Math.random().toString(16).slice(2, 10)}`;
+  if (driver.startsWith('container-')) return runContainer(driver, dir, prefix);
   const log = path.join(dir, 'sections.jsonl');
   const owned: Owned[] = [];
   let store: Store;

@@ -62,6 +62,8 @@ export interface LandingState {
   /** Commits on HEAD that the remote's protected branch does not have. */
   readonly unpushed: number;
   readonly branch: string;
+  /** The protected branch's commit on the remote (12 hex digits), when it exists. */
+  readonly landed: string | undefined;
 }
 
 /**
@@ -77,14 +79,14 @@ export async function landingState(clone: Clone, remote: string, branch: string)
     throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
   }
   const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
+  const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
   let unpushed = 0;
   if (head) {
-    const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
     unpushed = hasRemote
       ? Number((await clone.git.raw(['rev-list', '--count', `refs/remotes/${remote}/${branch}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
-  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch };
+  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };
 }
 
 // ---------------------------------------------------------------------------------------------

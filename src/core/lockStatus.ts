@@ -87,7 +87,7 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   else state = LockState.Free;
   // The state says what the person can do next: a lapsed clone that waits in the queue, or whose turn
   // it is, sees that like anyone else (the lapse is the secondary line); otherwise it is stale.
-  if (lapsed && state !== LockState.Queued && state !== LockState.YourTurn) state = LockState.Stale;
+  if (lapsed) state = position > 0 && !canAcquire ? LockState.Queued : position > 0 && turn !== null ? LockState.YourTurn : LockState.Stale;
 
   return {
     state,

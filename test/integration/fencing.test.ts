@@ -88,17 +88,17 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.equal(seen.staleGrant, 1);
     });
 
-    it('alice\'s late push is refused by her pre-push hook: grant #1 below #2, held by bob — fetch, and petition', async () => {
+    it('alice\'s late push is refused by her pre-push hook: grant #1 has ended, #2 is bob\'s', async () => {
       await team.commit(alice, 'late.txt');
       const stderr = refusedByClient(await push(alice), 'alice late push');
-      assert.match(stderr, /lockstep: Your grant #1 is below the current grant #2, held by bob@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(stderr, /lockstep: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
       assert.equal(team.remoteSha(), bobsLanding);
     });
 
     it('with --no-verify --force the server\'s pre-receive hook refuses it; the protected branch never moved to alice\'s commit', async () => {
       const late = await team.gitOk(alice.dir, 'rev-parse', 'HEAD');
       const stderr = refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify --force');
-      assert.match(stderr, /remote: lockstep: refused refs\/heads\/main: Your grant #1 is below the current grant #2, held by bob@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(stderr, /remote: lockstep: refused refs\/heads\/main: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
       assert.equal(team.remoteSha(), bobsLanding, 'main is still bob\'s landing');
       const history = await team.gitOk(team.remote, 'rev-list', 'main');
       assert.ok(!history.includes(late), 'alice\'s late commit is nowhere in main\'s history');
@@ -129,9 +129,9 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('carol acquires grant #3; the old grants #2 and #1 are refused the same way at both points', async () => {
       assert.equal(ok(await team.lockstep(carol.dir, ['acquire']), 'carol acquire').grant, 3);
       const bobClient = refusedByClient(await push(bob), 'bob after new acquisition');
-      assert.match(bobClient, /lockstep: Your grant #2 is below the current grant #3, held by carol@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(bobClient, /lockstep: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
       const bobServer = refusedByServer(await push(bob, '--no-verify', '--force'), 'bob --no-verify --force');
-      assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 is below the current grant #3, held by carol@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
       assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
       assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
       assert.equal(team.remoteSha(), landed);

@@ -120,9 +120,9 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('a cleared grant, not yet succeeded, is refused at both points ("no longer held")', async () => {
       await team.commit(bob, 'cleared.txt');
       assert.match(refusedByClient(await push(bob), 'bob after clear'),
-        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. Acquire again before pushing\./);
+        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. To push: /);
       assert.match(refusedByServer(await push(bob, '--no-verify'), 'bob after clear, --no-verify'),
-        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. Acquire the lock in your clone and push again\./);
+        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. `lockstep status` in your clone says your next step\./);
       assert.equal(team.remoteSha(), landed);
     });
 
@@ -154,7 +154,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
     it('no proof at all → refused by the server', async () => {
       assert.match(refusedByServer(await push(eve, '--no-verify'), 'eve without proof'),
-        /This push carries no proof of grant, and this branch is protected by Lockstep: acquire the lock in your clone \(lockstep acquire\) and push again\./);
+        /This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it\./);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3'], '--no-verify'), 'grant without proof'), /carries no proof of grant/);
       assert.match(refusedByServer(await pushWithOptions(eve, [`lockstep-proof=${proofOf(carol)}`], '--no-verify'), 'proof without grant'), /carries no proof of grant/);
     });
@@ -162,7 +162,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('a forged proof (64 random hex) for the current grant → refused by the server, and by eve\'s own hook', async () => {
       const forged = [`lockstep-grant=3`, `lockstep-proof=${randomBytes(32).toString('hex')}`];
       assert.match(refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
-        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d\. Acquire the lock in your clone and push again\./);
+        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./);
       assert.match(refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
         /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com\. Petition \(lockstep petition\) and wait for your turn\./);
       assert.equal(team.remoteSha(), landed);

@@ -207,6 +207,20 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     assert.equal(seen.identity, null);
     assert.equal(seen.grant, (await status(ana)).grant);
   });
+
+  it('refused pushes that reach the server guard are audited too (file driver), folded when repeated', async () => {
+    const remote: TeamMember = { name: 'remote', identity: '', dir: team.remote };
+    expectOk(await team.cli(remote, ['hooks', 'install', '--server', '--require-proof'], { env: { LOCKSTEP_PATH: team.store } }), 'server hooks');
+    for (let i = 0; i < 2; i++) {
+      assert.throws(() => team.git(ben, 'push', '--quiet', '--no-verify', 'origin', 'main'), /pre-receive hook declined/);
+    }
+    const audit = expectOk(await team.cli(ana, ['audit']), 'audit').audit as { action: string; who: string; count?: number; detail?: string }[];
+    const server = audit.filter(l => l.action === 'push' && /^server guard/.test(l.detail ?? ''));
+    assert.equal(server.length, 1);
+    assert.equal(server[0].who, 'unknown pusher', 'the server names a pusher only when it authenticates them');
+    assert.equal(server[0].count, 2);
+    assert.match(server[0].detail!, /^server guard refused a push to main: This push carries no proof of grant/);
+  });
 });
 
 describe('lockstep status --remote URL (git driver, no clone)', function () {

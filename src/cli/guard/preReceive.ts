@@ -53,8 +53,10 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
         const verdict = fenceServerPush(await currentRecord(update.ref), pushed, now);
         if (verdict) {
           // Audited on the page (folded when repeated); the pusher's name only where the server knows it.
+          // Not with the git driver: there the page is a ref of this repository, and a refused push must
+          // leave every ref as it was (an attacker would otherwise grow its history at will).
           const pusher = pusherIdentity(settings, context.env);
-          await auditRefusedPushOnPage(settings.file, context.cwd, serverDriverOptions(settings, context.cwd), {
+          if (settings.file.driver !== 'git') await auditRefusedPushOnPage(settings.file, context.cwd, serverDriverOptions(settings, context.cwd), {
             identity: 'identity' in pusher && pusher.identity !== undefined ? pusher.identity : 'unknown pusher',
             grant: pushed.grant ?? 0,
             detail: `server guard refused a push to ${update.ref.replace('refs/heads/', '')}: ${refusalGist(verdict.message)}`,

@@ -70,13 +70,16 @@ export interface LandingState {
  * Has this clone's work landed? Fetches the protected branch first so the answer reflects the
  * remote, not a stale remote-tracking ref.
  */
-export async function landingState(clone: Clone, remote: string, branch: string): Promise<LandingState> {
+export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
   const status = await clone.git.raw(['status', '--porcelain', '--untracked-files=no']);
   const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  try {
-    await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
-  } catch (cause) {
-    throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+  // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing.
+  if (options.fetch !== false) {
+    try {
+      await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
+    } catch (cause) {
+      throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+    }
   }
   const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
   const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();

@@ -273,11 +273,14 @@ export class Container {
     return { grant: proof?.grant ?? null };
   }
 
-  /** Whether this clone's work is not all on the remote's protected branch (undefined when that cannot be told). */
+  /**
+   * Whether this clone's work is not all on the remote's protected branch, as far as the last fetch
+   * knows (no fetch: status stays read-only); undefined when that cannot be told.
+   */
   async hasUnpushedWork(): Promise<boolean | undefined> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     try {
-      const landing = await landingState(this.clone, this.file.remote, branch);
+      const landing = await landingState(this.clone, this.file.remote, branch, { fetch: false });
       return landing.unpushed > 0 || landing.dirtyCount > 0;
     } catch {
       return undefined;

@@ -1,0 +1,103 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { LockstepAPI } from '../../../src/extension/api';
+import { ALICE, BOB, OPS, as, badgeBecomes, cli, dismissNotifications, fixture, lockstepApi, resetToFree } from './backend';
+import { until } from './until';
+
+// Issue 13 in the real extension host: the lapsed lease (badge and "Your turn"), the operator's click on
+// HOLDER SILENT, and Initialise's questions.
+suite('a team\'s day in VS Code', () => {
+  let api: LockstepAPI;
+
+  suiteSetup(async () => { api = await lockstepApi(); });
+  setup(async () => { await resetToFree(api); });
+  suiteTeardown(async () => { if (api) await resetToFree(api); });
+
+  test('a lapsed lease: Stale until alice petitions, then Queued with the lapse in the tooltip, then "Your turn" fires', async () => {
+    const mine = await cli(fixture.alice, ['acquire', '--ttl', '1']);
+    assert.equal(mine.code, 0, JSON.stringify(mine.json));
+    const { grant } = await as(BOB, async c => {
+      await until('alice\'s one-second lease to run out', async () => (await c.status()).canAcquire, 8_000);
+      return c.acquire();
+    });
+    const stale = await badgeBecomes(api, 'stale');
+    assert.match(stale.tooltip, new RegExp(`Lapsed: your lease #${mine.json.grant} has ended: grant #${grant} was issued to ${BOB}`));
+    assert.equal(stale.command, 'lockstep.petition', 'held by bob: the click petitions');
+    await vscode.commands.executeCommand('lockstep.petition', 'after my lapse');
+    const queued = await badgeBecomes(api, 'queued');
+    assert.equal(queued.text, '$(watch) Queued #1');
+    assert.match(queued.tooltip, /Lapsed: your lease #\d+ has ended/);
+    const model = api.activeContainer()!;
+    let told = 0;
+    const subscription = model.onDidBecomeTurn(() => { told++; });
+    try {
+      await as(BOB, c => c.release());
+      const turn = await badgeBecomes(api, 'your-turn');
+      assert.equal(turn.command, 'lockstep.acquire');
+      assert.equal(told, 1, 'the "Your turn" notification fires for a lapsed clone too');
+      const got = await vscode.commands.executeCommand<number>('lockstep.acquire');
+      assert.equal(got, grant + 1);
+      await badgeBecomes(api, 'held-by-me');
+    } finally {
+      subscription.dispose();
+      await dismissNotifications();
+    }
+  });
+
+  test('the operator\'s click on HOLDER SILENT opens the clear flow (reason prompt) and never acquires', async () => {
+    const config = vscode.workspace.getConfiguration('lockstep', vscode.workspace.workspaceFolders![0].uri);
+    await config.update('identity', OPS, vscode.ConfigurationTarget.Workspace);
+    try {
+      const acquired = await cli(fixture.bob, ['acquire', '--ttl', '1']);
+      assert.equal(acquired.code, 0, JSON.stringify(acquired.json));
+      const badge = await badgeBecomes(api, 'holder-silent', 8_000);
+      assert.equal(badge.command, 'lockstep.clear', 'the operator may acquire too, but the click clears');
+      let settled = false;
+      const clicked = Promise.resolve(vscode.commands.executeCommand<number | undefined>(badge.command!)).finally(() => { settled = true; });
+      // The reason prompt is open; cancel it: nothing happens, and above all no acquisition.
+      await until('the reason prompt to be dismissed', async () => {
+        await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+        return settled;
+      }, 8_000);
+      assert.equal(await clicked, undefined);
+      const after = await as(OPS, c => c.status());
+      assert.equal(after.state, 'holder-silent');
+      assert.equal(after.holder?.identity, BOB);
+      assert.equal(after.grant, acquired.json.grant);
+    } finally {
+      await config.update('identity', undefined, vscode.ConfigurationTarget.Workspace);
+      // Alice is no operator: with nobody queued her click on HOLDER SILENT acquires again.
+      await until('alice again', () => api.badge().command === 'lockstep.acquire', 10_000);
+    }
+  });
+
+  test('Initialise Container asks for the driver, the operators and the protected branch', async () => {
+    const file = path.join(fixture.alice, '.lockstep.json');
+    const kept = fs.readFileSync(file);
+    fs.rmSync(file);
+    try {
+      await badgeBecomes(api, 'not-initialised');
+      let done = false;
+      const asked = Promise.resolve(vscode.commands.executeCommand<string | undefined>('lockstep.initialise')).finally(() => { done = true; });
+      // Accept each question's first choice or pre-filled answer: file, alice, main.
+      await until('Initialise to finish its three questions', async () => {
+        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        // Its closing message ("commit .lockstep.json …") waits for an answer: dismiss it once the file is there.
+        if (fs.existsSync(file)) await dismissNotifications();
+        return done;
+      }, 15_000);
+      await dismissNotifications();
+      const container = await asked;
+      assert.match(container ?? '', /^[0-9a-f-]{36}$/);
+      const written = JSON.parse(fs.readFileSync(file, 'utf8'));
+      assert.equal(written.driver, 'file');
+      assert.deepEqual(written.operators, [ALICE]);
+      assert.deepEqual(written.protectedBranches, ['main']);
+    } finally {
+      fs.writeFileSync(file, kept);
+    }
+    await badgeBecomes(api, 'free', 15_000);
+  });
+});

@@ -132,8 +132,8 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.match(bobClient, /lockstep: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
       const bobServer = refusedByServer(await push(bob, '--no-verify', '--force'), 'bob --no-verify --force');
       assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
-      assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
-      assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
+      assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
+      assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
       assert.equal(team.remoteSha(), landed);
     });
   });
@@ -164,7 +164,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.match(refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
         /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./);
       assert.match(refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
-        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com\. Petition \(lockstep petition\) and wait for your turn\./);
+        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com, and pushes to protected branches need it\. To hold it: petition to join the queue \(lockstep petition\)\./);
       assert.equal(team.remoteSha(), landed);
     });
 
@@ -174,7 +174,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${alices}`], '--no-verify'), 'grant 1 proof as 3'),
         /The proof for grant #3 is not valid for the current grant #3/);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=2', `lockstep-proof=${bobs}`], '--no-verify'), 'grant 2 proof as 2'),
-        /Your grant #2 is below the current grant #3/);
+        /Your grant #2 has ended; the current grant is #3/);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=4', `lockstep-proof=${bobs}`], '--no-verify'), 'a grant not issued yet'),
         /The proof for grant #4 is not valid for the current grant #3/);
       assert.equal(team.remoteSha(), landed);
@@ -224,7 +224,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
       await team.gitOk(alice.dir, 'remote', 'add', 'alias', team.remote);
       assert.match(refusedByClient(await team.git(alice.dir, ['push', 'alias', 'HEAD:refs/heads/main']), 'alice via an alias of origin'),
-        /Your grant #1 is below the current grant #3/);
+        /Your grant #1 has ended; the current grant is #3/);
     });
   });
 
@@ -250,7 +250,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
       await team.commit(carol, 'after-release.txt');
       assert.match(refusedByClient(await push(carol), 'push after release'),
-        /lockstep: This clone does not hold the lock, and pushes to protected branches need it: run `lockstep acquire` first\./);
+        /lockstep: This clone does not hold the lock, and pushes to protected branches need it\. To hold it: acquire it now \(lockstep acquire\)\./);
       assert.match(refusedByServer(await push(carol, '--no-verify'), 'push after release, --no-verify'), /carries no proof of grant/);
       assert.equal(team.remoteSha(), sha);
     });

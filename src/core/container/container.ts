@@ -263,8 +263,9 @@ export class Container {
   async forget(): Promise<{ grant: number | null }> {
     const proof = this.sessionProof();
     if (proof) {
-      const { record } = await this.read().catch(() => ({ record: undefined }));
-      if (record !== undefined && protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) {
+      // Only a session the page shows is not live may go: an unreadable page refuses (the token would be lost).
+      const { record } = await this.read();
+      if (protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) {
         throw new LockRefusedError('already-holder', `This clone holds the live lease (grant #${proof.grant}): push your work and release it (lockstep release --push) rather than forget it.`);
       }
     }

@@ -101,7 +101,7 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
     turn,
     staleGrant: lapsed ? viewer.session!.grant : null,
     lapse: lapsed ? lapseOf(record, viewer.session!.grant, now) : null,
-    next: nextStep(record, settings, viewer.identity, now),
+    next: live && mine ? 'push your work, then release (lockstep release --push)' : nextStep(record, settings, viewer.identity, now),
     ranges: record.ranges,
     blocks: record.blocks,
     nextId: record.nextId,

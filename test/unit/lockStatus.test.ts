@@ -126,3 +126,11 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
     assert.equal(lapseLine(status.lapse!), `your lease #1 was cleared by ${OP} at ${formatClock(at(3))}`);
   });
 });
+
+describe('lockStatus: next step', () => {
+  it('the holder in its own clone is told to push and release, never "in another clone"', () => {
+    const held = leadHeld();
+    assert.equal(describeLock(held.record, SETTINGS, { identity: LEAD, session: session(LEAD, 1) }, at(1)).next, 'push your work, then release (lockstep release --push)');
+    assert.match(describeLock(held.record, SETTINGS, { identity: LEAD }, at(1)).next, /in another clone or session/);
+  });
+});

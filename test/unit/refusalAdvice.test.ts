@@ -79,6 +79,8 @@ describe('refusals tell the truth and the next step (every state × person × tr
           refusals++;
           assertAdviceHolds(outcome.error.message, record, identity, scene.now, `${name} by ${identity}`);
         }
+        // The status's own "next" line (the badge tooltip, `lockstep status`) obeys the same rule.
+        assertAdviceHolds(describeLock(record, SETTINGS, { identity }, scene.now).next, record, identity, scene.now, `status next for ${identity}`);
         const sessions = [undefined, { grant: Math.max(1, record.grant), token: hex(`other:${identity}`) }];
         for (const session of sessions) {
           const verdict = fenceClientPush(record, session, scene.now, { identity, settings: SETTINGS });

@@ -22,7 +22,9 @@ suite('a team\'s day in VS Code', () => {
       await until('alice\'s one-second lease to run out', async () => (await c.status()).canAcquire, 8_000);
       return c.acquire();
     });
-    const stale = await badgeBecomes(api, 'stale');
+    // Stale from its own expiry first; then the page shows bob's grant.
+    await until(`alice to see bob's grant #${grant}`, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 10_000);
+    const stale = api.badge();
     assert.match(stale.tooltip, new RegExp(`Lapsed: your lease #${mine.json.grant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.equal(stale.command, 'lockstep.petition', 'held by bob: the click petitions');
     await vscode.commands.executeCommand('lockstep.petition', 'after my lapse');
@@ -47,30 +49,34 @@ suite('a team\'s day in VS Code', () => {
   });
 
   test('the operator\'s click on HOLDER SILENT opens the clear flow (reason prompt) and never acquires', async () => {
+    // User settings, not the workspace's .vscode/settings.json: an edit inside the folder would acquire on first edit.
     const config = vscode.workspace.getConfiguration('lockstep', vscode.workspace.workspaceFolders![0].uri);
-    await config.update('identity', OPS, vscode.ConfigurationTarget.Workspace);
+    await config.update('identity', OPS, vscode.ConfigurationTarget.Global);
+    let grant: number;
     try {
       const acquired = await cli(fixture.bob, ['acquire', '--ttl', '1']);
       assert.equal(acquired.code, 0, JSON.stringify(acquired.json));
-      const badge = await badgeBecomes(api, 'holder-silent', 8_000);
-      assert.equal(badge.command, 'lockstep.clear', 'the operator may acquire too, but the click clears');
+      grant = acquired.json.grant as number;
+      await until('the operator\'s badge: HOLDER SILENT, click clears', () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.clear', 10_000)
+        .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
       let settled = false;
-      const clicked = Promise.resolve(vscode.commands.executeCommand<number | undefined>(badge.command!)).finally(() => { settled = true; });
+      const clicked = Promise.resolve(vscode.commands.executeCommand<number | undefined>(api.badge().command!)).finally(() => { settled = true; });
       // The reason prompt is open; cancel it: nothing happens, and above all no acquisition.
       await until('the reason prompt to be dismissed', async () => {
         await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
         return settled;
       }, 8_000);
       assert.equal(await clicked, undefined);
-      const after = await as(OPS, c => c.status());
-      assert.equal(after.state, 'holder-silent');
-      assert.equal(after.holder?.identity, BOB);
-      assert.equal(after.grant, acquired.json.grant);
     } finally {
-      await config.update('identity', undefined, vscode.ConfigurationTarget.Workspace);
-      // Alice is no operator: with nobody queued her click on HOLDER SILENT acquires again.
-      await until('alice again', () => api.badge().command === 'lockstep.acquire', 10_000);
+      await config.update('identity', undefined, vscode.ConfigurationTarget.Global);
     }
+    const after = await as(OPS, c => c.status());
+    assert.equal(after.state, 'holder-silent');
+    assert.equal(after.holder?.identity, BOB);
+    assert.equal(after.grant, grant);
+    // Alice is no operator: with nobody queued, her click on the same HOLDER SILENT acquires.
+    await until('alice\'s badge again', () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.acquire', 10_000)
+      .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
   });
 
   test('Initialise Container asks for the driver, the operators and the protected branch', async () => {

@@ -11,6 +11,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh
 source scripts/accounting.sh
+# shellcheck source=scripts/debian-packages.sh
+source scripts/debian-packages.sh
 export LOCKSTEP_SUITE=redis
 say() { echo "[redis $(date +%T)] $*"; }
 
@@ -19,18 +21,7 @@ have_redis() {
   command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || [ -x /usr/sbin/redis-server ]
 }
 
-install_redis() {
-  local sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    sudo -n true 2>/dev/null || { say "cannot install redis-server: not root and no password-less sudo"; return 1; }
-    sudo=(sudo -n)
-  fi
-  say "apt-get install redis-server"
-  "${sudo[@]}" apt-get update -qq \
-    && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends redis-server >/dev/null
-}
-
-if ! have_redis && [ -z "${LOCKSTEP_REDIS_SERVER:-}" ]; then install_redis || say "installing redis-server failed"; fi
+if ! have_redis && [ -z "${LOCKSTEP_REDIS_SERVER:-}" ]; then apt_install redis redis-server || say "installing redis-server failed"; fi
 if ! have_redis; then
   if in_ci; then
     say "redis-server is not installed; in CI the Redis suite must run, so its tests will fail."

@@ -2,9 +2,10 @@ import { describePage, type PageLocation } from '../core/errors';
 import { formatClock, formatDuration } from '../core/format';
 import { spansText } from '../core/lockRecord';
 import { lapseLine, LockState, type LockStatus } from '../core/lockStatus';
+import type { DeploymentInfo } from '../core/stores/store';
 
 /** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
-export function renderStatus(status: LockStatus, now: number, page: PageLocation, unpushed?: boolean): string[] {
+export function renderStatus(status: LockStatus, now: number, page: PageLocation, deployment: DeploymentInfo | null = null, unpushed?: boolean): string[] {
   const h = status.holder;
   const lines: string[] = [];
   switch (status.state) {
@@ -42,15 +43,18 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
   for (const b of status.blocks) lines.push(`Block ${b.id} for ${b.to}: ${b.text}`);
   if (status.pool.length > 0) lines.push(`Identifiers back in the pool: ${spansText(status.pool)}`);
   lines.push(`Page: ${describePage(page)}, container ${page.container}`);
+  if (deployment) {
+    lines.push(`Deployment: ${deployment.kind}, ${deployment.masters} master(s), ${deployment.replicas} replica(s) seen; each grant waits for ${deployment.minReplicas}`);
+  }
   return lines;
 }
 
 /** The stable JSON form of a status (documented in the README). */
-export function statusJson(status: LockStatus, identity: string | null, page: PageLocation): Record<string, unknown> {
+export function statusJson(status: LockStatus, identity: string | null, page: PageLocation, deployment: DeploymentInfo | null = null): Record<string, unknown> {
   return {
     state: status.state, identity, driver: page.driver, container: status.container, grant: status.grant, holder: status.holder,
     timeLeftMs: status.timeLeftMs, queue: status.queue, position: status.position, canAcquire: status.canAcquire,
     turn: status.turn, staleGrant: status.staleGrant, lapse: status.lapse, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
-    pool: status.pool, caution: status.caution, page,
+    pool: status.pool, caution: status.caution, page, deployment,
   };
 }

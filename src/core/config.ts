@@ -16,6 +16,11 @@ export interface LockManagerOptions {
   /** Absolute folder of the file driver (and of SQLite's default database). */
   path?: string;
   redisUrl?: string;
+  /**
+   * Redis replicas that must acknowledge (`WAIT`) each grant, fencing-counter increment and record
+   * write before it is reported done. Default: 1 for Sentinel and Cluster, 0 for one server.
+   */
+  redisMinReplicas?: number;
   databaseUrl?: string;
   /** Reject drivers that cannot coordinate across machines (memory, file, auto, SQLite). */
   requireDistributed?: boolean;
@@ -34,6 +39,8 @@ export interface ResolvedConfig {
   readonly prefixExplicit: boolean;
   readonly path: string;
   readonly redisUrl: string | undefined;
+  /** Undefined: the deployment's default (1 for Sentinel and Cluster, 0 for one server). */
+  readonly redisMinReplicas: number | undefined;
   readonly databaseUrl: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
@@ -89,6 +96,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     prefixExplicit: explicitPrefix !== undefined,
     path: storePath,
     redisUrl: env.LOCKSTEP_REDIS_URL ?? options.redisUrl,
+    redisMinReplicas: minReplicas(env.LOCKSTEP_REDIS_MIN_REPLICAS, options.redisMinReplicas),
     databaseUrl: env.LOCKSTEP_DATABASE_URL ?? options.databaseUrl,
     requireDistributed,
     connectTimeoutMs: positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
@@ -109,6 +117,7 @@ class Settings implements ResolvedConfig {
   readonly prefixExplicit: boolean;
   readonly path: string;
   readonly #redisUrl: string | undefined;
+  readonly redisMinReplicas: number | undefined;
   readonly #databaseUrl: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
@@ -122,6 +131,7 @@ class Settings implements ResolvedConfig {
     this.prefixExplicit = fields.prefixExplicit;
     this.path = fields.path;
     this.#redisUrl = fields.redisUrl;
+    this.redisMinReplicas = fields.redisMinReplicas;
     this.#databaseUrl = fields.databaseUrl;
     this.requireDistributed = fields.requireDistributed;
     this.connectTimeoutMs = fields.connectTimeoutMs;
@@ -152,6 +162,17 @@ export function parseBoolean(text: string, setting: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(t)) return true;
   if (['0', 'false', 'no', 'off', ''].includes(t)) return false;
   throw new LockConfigurationError(`${setting} must be true or false.`, { setting });
+}
+
+/** A count of replicas, from LOCKSTEP_REDIS_MIN_REPLICAS (wins) or the redisMinReplicas option. */
+function minReplicas(fromEnv: string | undefined, fromOptions: number | undefined): number | undefined {
+  const setting = fromEnv !== undefined && fromEnv !== '' ? 'LOCKSTEP_REDIS_MIN_REPLICAS' : 'redisMinReplicas';
+  const value = setting === 'LOCKSTEP_REDIS_MIN_REPLICAS' ? (/^\s*\d+\s*$/.test(fromEnv!) ? Number(fromEnv) : NaN) : fromOptions;
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0 || value > 100) {
+    throw new LockConfigurationError(`${setting} must be a whole number of replicas from 0 to 100.`, { setting });
+  }
+  return value;
 }
 
 function positive(value: number | undefined, fallback: number, setting: string): number {

@@ -64,6 +64,19 @@ export class LockBackendError extends LockError {
   }
 }
 
+/**
+ * A write (a grant, a fencing token, a record change) reached the Redis master but fewer replicas
+ * than required acknowledged it in time (`WAIT`), so a failover could lose it: the operation is
+ * reported failed. Exit code 4 like any backend error; JSON `reason: "replication"`.
+ */
+export class LockReplicationError extends LockBackendError {
+  readonly reason = 'replication' as const;
+  constructor(driver: string, readonly acknowledged: number, readonly required: number, message: string, options: LockErrorOptions = {}) {
+    super(driver, message, options);
+    this.name = 'LockReplicationError';
+  }
+}
+
 export class LockStorageError extends LockError {
   readonly driver: string;
   constructor(driver: string, message: string, options: LockErrorOptions = {}) {

@@ -1,6 +1,7 @@
 import type { Clock, Timer } from './clock';
 import { LockLeaseLostError } from './errors';
 import { Emitter } from './event';
+import { formatClock } from './format';
 
 /** Retry delays after consecutive failures: 1 s, 2 s, 4 s, … capped at 30 s. Pure. */
 export function backoffDelay(failures: number, capMs = 30_000, baseMs = 1_000): number {
@@ -27,6 +28,8 @@ export interface HeartbeatLoopOptions {
   readonly retryDelayMs?: (failures: number) => number;
   /** Keep the process alive while the loop waits (the command line's `heartbeat --every`). Default false. */
   readonly keepAlive?: boolean;
+  /** The grant this lease is, named in the loss's message. */
+  readonly grant?: number;
 }
 
 export interface HeartbeatRenewed {
@@ -171,9 +174,10 @@ export class HeartbeatLoop {
 
   #loseByExpiry(): void {
     const offline = this.#lastError !== undefined;
+    const lease = `Your lease${this.#options.grant !== undefined ? ` (grant #${this.#options.grant})` : ''} expired at ${formatClock(this.#expiresAt)}`;
     const error = new LockLeaseLostError(offline
-      ? 'The lease passed its expiry while the lock store was unreachable, so it is lost; it will not be renewed. Once the store is back, acquire again (a new grant) before pushing.'
-      : 'The lease passed its expiry before a heartbeat renewed it, so it is lost. Acquire again (a new grant) before pushing, and heartbeat more often than the TTL.');
+      ? `${lease} while the lock store was unreachable, so it is lost; it will not be renewed. Once the store is back, acquire again (a new grant) before pushing.`
+      : `${lease} before a heartbeat renewed it, so it is lost; a lost lease is never revived. Acquire again (a new grant) before pushing.`, this.#options.grant);
     this.#lose({ reason: 'expired', error, lastError: this.#lastError, expiresAt: this.#expiresAt });
   }
 

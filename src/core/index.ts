@@ -2,7 +2,7 @@
 export { createLockManager, LockManager, LockHandle, type AcquireOptions, type CreateLockManagerOptions } from './leases';
 export { resolveConfig, type LockManagerOptions, type ResolvedConfig, type DriverSetting } from './config';
 export {
-  LockError, LockErrorCode, LockConfigurationError, LockBackendError, LockStorageError, LockOwnershipError,
+  LockError, LockErrorCode, LockConfigurationError, LockBackendError, LockReplicationError, LockStorageError, LockOwnershipError,
   LockBusyError, LockFencedError, LockRefusedError, LockLeaseLostError, exitCodeFor, type RefusalReason,
 } from './errors';
 export { systemClock, ManualClock, type Clock } from './clock';

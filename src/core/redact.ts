@@ -15,10 +15,21 @@ export function redactUrl(url: string | undefined): string | undefined {
   try {
     parsed = new URL(url);
   } catch {
-    return '<redacted>';
+    return redactMultiHostUrl(url) ?? '<redacted>';
   }
   if (parsed.password !== '') parsed.password = '***';
   return parsed.href;
+}
+
+/**
+ * `redis-sentinel://` and `redis-cluster://` URLs name several hosts, which WHATWG URL cannot parse:
+ * their password (if any) is replaced by `***`. Anything else gives undefined (hidden whole).
+ */
+function redactMultiHostUrl(url: string): string | undefined {
+  const match = /^(redis-(?:sentinel|cluster):\/\/)(?:([^@/?#:]*)(:[^@/?#]*)?@)?([^@]*)$/i.exec(url);
+  if (!match) return undefined;
+  const [, scheme, user, password, rest] = match;
+  return `${scheme}${user !== undefined ? `${user}${password !== undefined ? ':***' : ''}@` : ''}${rest}`;
 }
 
 /** `Name { …fields }` as `util.inspect` would print it, for a `[inspect.custom]` that shows only `fields`. */

@@ -44,7 +44,7 @@ export class Heartbeat implements vscode.Disposable {
     if (this.disposed || this.grant === grant || this.lostGrant === grant) return;
     this.stop();
     this.grant = grant;
-    const loop = new HeartbeatLoop({ clock: this.clock, renew: () => this.hooks.beat(), intervalMs: this.hooks.intervalMs(), expiresAt: status.holder.expiresAt });
+    const loop = new HeartbeatLoop({ clock: this.clock, renew: () => this.hooks.beat(), intervalMs: this.hooks.intervalMs(), expiresAt: status.holder.expiresAt, grant });
     this.subscriptions = [
       loop.onDidRenew(({ expiresAt }) => this.hooks.onBeat(expiresAt)),
       loop.onDidFail(({ error, retryInMs }) => this.hooks.onFailed(error, retryInMs)),

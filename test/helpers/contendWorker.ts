@@ -16,9 +16,9 @@
  * staggered start). The result is one JSON object written to --out (also when something failed).
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLockManager } from '../../src/core/leases';
+import { insideCriticalSection } from './criticalSection';
 
 export interface ContendResult {
   pid: number;
@@ -50,8 +50,6 @@ async function main(): Promise<number> {
   const ttl = Number(values.ttl);
   const wait = Number(values.wait);
   const holdTurns = Number(values['hold-turns']);
-  const insideMarker = path.join(values.shared, 'inside.lock');
-  const counterFile = path.join(values.shared, 'counter');
 
   const result: ContendResult = {
     pid: process.pid, driver: process.env.LOCKSTEP_DRIVER, acquisitions: 0, busy: 0, violations: 0, releasedFalse: 0, errors: [], entries: [],
@@ -64,22 +62,9 @@ async function main(): Promise<number> {
         const handle = await manager.acquire(values.name, { ttl, wait });
         if (!handle.acquired) { result.busy++; continue; }
         result.acquisitions++;
-        let marked = false;
-        try {
-          try {
-            fs.closeSync(fs.openSync(insideMarker, 'wx'));
-            marked = true;
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-            result.violations++;
-          }
-          const seq = readCounter(counterFile) + 1;
-          for (let t = 0; t < holdTurns; t++) await new Promise(resolve => setImmediate(resolve));
-          fs.writeFileSync(counterFile, String(seq));
-          result.entries.push({ seq, fencingToken: handle.fencingToken! });
-        } finally {
-          if (marked) fs.unlinkSync(insideMarker);
-        }
+        const { seq, violation } = await insideCriticalSection(values.shared, holdTurns);
+        if (violation) result.violations++;
+        result.entries.push({ seq, fencingToken: handle.fencingToken! });
         if (!(await handle.release())) result.releasedFalse++;
       } catch (error) {
         const e = error as Error & { code?: unknown };
@@ -99,14 +84,6 @@ async function passGate(gate: string): Promise<void> {
   while (!fs.existsSync(gate)) await new Promise(resolve => setTimeout(resolve, 10));
 }
 
-function readCounter(file: string): number {
-  try {
-    return Number(fs.readFileSync(file, 'utf8')) || 0;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw error;
-  }
-}
 
 main().then(code => { process.exitCode = code; }, error => {
   process.stderr.write(`contendWorker: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import * as net from 'node:net';
+import { freePort } from './freePort';
 import { waitFor } from './waitFor';
 
 /**
@@ -11,17 +11,6 @@ export interface GitDaemon {
   /** `git://127.0.0.1:PORT` (append `/<repo>.git`). */
   readonly url: string;
   stop(): void;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startGitDaemon(base: string): Promise<GitDaemon> {

@@ -27,6 +27,7 @@ export async function beatUntilEnd(context: CommandContext, container: Container
     intervalMs: everyMs,
     expiresAt: start.expiresAt,
     keepAlive: true,
+    grant,
     renew: async () => {
       // `lockstep release` removes the session: the holder is done, not lost.
       if (container.session()?.grant !== grant) {

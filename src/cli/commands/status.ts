@@ -31,7 +31,8 @@ error (exit 5), never a free lock.`,
       const status = await container.status();
       const page = await container.page();
       const unpushed = status.lapse ? await container.hasUnpushedWork() : undefined;
-      context.out.result(renderStatus(status, Date.now(), page, unpushed), statusJson(status, container.identity, page));
+      const deployment = await container.deployment();
+      context.out.result(renderStatus(status, Date.now(), page, deployment, unpushed), statusJson(status, container.identity, page, deployment));
       return 0;
     });
   },

@@ -4,14 +4,14 @@ import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../
 import { openDriver } from '../drivers';
 import {
   describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError,
-  type PageLocation,
+  LockReplicationError, type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
-import type { Disposable, Driver, HistoryEntry } from '../stores/store';
+import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
@@ -145,6 +145,12 @@ export class Container {
     return pageLocation(this.config, this.file.container, driver.name);
   }
 
+  /** The store's deployment (Redis: one server, Sentinel or Cluster, and the replicas seen); null for drivers without replicas. */
+  async deployment(): Promise<DeploymentInfo | null> {
+    const driver = await this.driver();
+    return driver.describeDeployment ? driver.describeDeployment() : null;
+  }
+
   /**
    * Creates the container's page (`lockstep init`), or with `adopt` recreates a lost one. Only where
    * the store holds no page: an existing page is never overwritten.
@@ -213,7 +219,9 @@ export class Container {
           return outcome;
         });
       } catch (error) {
-        this.restoreSession(previous, token);
+        // A write too few replicas confirmed stayed on the master: the grant may be ours, so the
+        // clone keeps its token (status and release can then act on it). Anything else wrote nothing.
+        if (!(error instanceof LockReplicationError)) this.restoreSession(previous, token);
         const busy = error instanceof LockRefusedError && (error.reason === 'held-by-other' || error.reason === 'not-your-turn');
         if (!busy) throw error;
         const remaining = deadline - this.clock.monotonic();

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { DEFAULT_REDIS_URL, type ResolvedConfig } from '../config';
 import type { PageLocation } from '../errors';
+import { redisUrlWithoutCredentials } from '../stores/redis/redisTarget';
 import { DEFAULT_SQLITE_FILE } from '../stores/sql/databaseUrl';
 
 /**
@@ -28,6 +29,9 @@ function storeLocation(config: ResolvedConfig, driver: string): string {
  * does not parse is not shown at all: it might be a password-bearing string.
  */
 export function withoutCredentials(url: string): string {
+  // Sentinel and Cluster URLs list several hosts, which WHATWG URL cannot parse.
+  const multiHost = redisUrlWithoutCredentials(url);
+  if (multiHost !== undefined) return multiHost;
   try {
     const u = new URL(url.trim());
     return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;

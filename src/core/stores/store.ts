@@ -60,6 +60,18 @@ export interface HistoryEntry {
   readonly summary: string;
 }
 
+/** What a driver's backend is made of, as far as it can see (`lockstep status`, `doctor`). */
+export interface DeploymentInfo {
+  /** `redis-standalone`, `redis-sentinel`, `redis-cluster`. */
+  readonly kind: string;
+  /** Masters holding data (a cluster's shards; 1 otherwise). */
+  readonly masters: number;
+  /** Replicas seen following them (online, not failed). */
+  readonly replicas: number;
+  /** Replicas each grant, fencing-counter increment and record write waits for (`WAIT`). */
+  readonly minReplicas: number;
+}
+
 export interface Driver extends LeaseStore, RecordStore {
   readonly name: DriverName;
   /** True when processes on different machines coordinate through it. */
@@ -68,6 +80,8 @@ export interface Driver extends LeaseStore, RecordStore {
   readHistory?(key: string, limit?: number): Promise<HistoryEntry[]>;
   /** Squashes old history into a snapshot that keeps the record and every audit line. */
   compact?(key: string): Promise<{ readonly ok: true; readonly squashed: number } | { readonly ok: false }>;
+  /** The backend's deployment as it answers now (drivers with replicas); one round trip. */
+  describeDeployment?(): Promise<DeploymentInfo>;
   /** Closes sockets and handles. Safe to call twice. */
   close(): Promise<void>;
 }

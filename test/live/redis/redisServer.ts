@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { inCi } from '../../helpers/ci';
+import { freePort } from '../../helpers/freePort';
 
 /**
  * A real, throwaway redis-server for live tests and the benchmark: loopback only, a free port,
@@ -50,53 +50,36 @@ export class RedisServer {
   /** Starts the server again on the same port (its data is gone: persistence is off). */
   async resume(): Promise<void> {
     if (this.child) return;
-    const child = spawn(this.binary, [
+    const child = await spawnUntilReady(this.binary, [
       '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
       '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'notice',
       ...this.extraArgs,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    ]);
     this.child = child;
-    // If this process ends without dispose() (a crash, an interrupted benchmark), take the server along.
-    const reap = (): void => { child.kill('SIGKILL'); };
-    process.once('exit', reap);
-    child.once('exit', () => process.off('exit', reap));
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => fail(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) { cleanup(); resolve(); }
-      };
-      const onExit = (code: number | null): void => fail(new Error(`redis-server exited with ${code} while starting:\n${output}`));
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        child.off('exit', onExit);
-        child.stdout?.resume();
-      };
-      const fail = (error: Error): void => { cleanup(); this.child = undefined; child.kill('SIGKILL'); reject(error); };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.once('exit', onExit);
-    });
   }
 
   /** Stops the server (SIGTERM, as an operator would) and waits until it has exited. */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.end('SIGTERM');
+  }
+
+  /** Kills the server at once (SIGKILL: no shutdown, no last replication) and waits until it has exited. */
+  kill(): Promise<void> {
+    return this.end('SIGKILL');
+  }
+
+  private async end(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child) return;
     this.child = undefined;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>(resolve => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
+    await endProcess(child, signal);
   }
 
   /** Freezes the server process: connections stay open, nothing answers (SIGCONT resumes). */
   pause(): void {
     this.child?.kill('SIGSTOP');
   }
+
 
   unpause(): void {
     this.child?.kill('SIGCONT');
@@ -110,17 +93,50 @@ export class RedisServer {
   }
 }
 
-/** A port the kernel just handed out on loopback; free again when this resolves. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
+/**
+ * Starts a redis-server (or redis-sentinel) process and resolves once it logs `readyText` (a sentinel
+ * logs `+monitor master` once it listens and watches); the process is SIGKILLed if this test process exits first.
+ */
+export async function spawnUntilReady(binary: string, args: readonly string[], readyText = 'Ready to accept connections'): Promise<ChildProcess> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // If this process ends without dispose() (a crash, an interrupted benchmark), take the server along.
+  const reap = (): void => { child.kill('SIGKILL'); };
+  process.once('exit', reap);
+  child.once('exit', () => process.off('exit', reap));
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`${path.basename(binary)} did not start within 10 s:\n${output}`)), 10_000);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes(readyText)) { cleanup(); resolve(); }
+    };
+    const onExit = (code: number | null): void => fail(new Error(`${path.basename(binary)} exited with ${code} while starting:\n${output}`));
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      child.stdout?.resume();
+      child.stderr?.resume();
+    };
+    const fail = (error: Error): void => { cleanup(); child.kill('SIGKILL'); reject(error); };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+  return child;
+}
+
+/** Sends `signal` to a child process (by its PID) and resolves once it has exited. */
+export async function endProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>(resolve => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
   });
 }
+
+export { freePort };
 
 /**
  * Live suites call this in `before`: it skips loudly when redis-server is missing outside CI, and

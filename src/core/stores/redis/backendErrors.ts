@@ -50,6 +50,10 @@ function classify(error: unknown): { kind: Kind; code: string } {
     // Redis error replies start with an upper-case code: `WRONGTYPE Operation against ...`.
     return { kind: 'reply', code: /^[A-Z]+/.exec(message)?.[0] ?? 'ERR' };
   }
+  // Sentinel and Cluster clients say so in words (their messages carry no address or credential, but are not kept).
+  if (message.startsWith('All sentinels are unreachable')) return { kind: 'unreachable', code: 'SENTINELS-UNREACHABLE' };
+  if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) return { kind: 'unreachable', code: 'CLUSTER-UNREACHABLE' };
+  if (message.startsWith('Cluster isn\'t ready')) return { kind: 'unreachable', code: 'CLUSTER-NOT-READY' };
   const sysCode = (error as { code?: unknown }).code;
   if (sysCode === 'ETIMEDOUT') return { kind: 'connect-timeout', code: sysCode };
   if (typeof sysCode === 'string' && /^E[A-Z]+$/.test(sysCode)) return { kind: 'unreachable', code: sysCode };

@@ -1,12 +1,13 @@
-import Redis, { type RedisOptions } from 'ioredis';
-import { LockBackendError, LockConfigurationError } from '../../errors';
+import { LockBackendError } from '../../errors';
 import { inspectAs, inspectCustom, redactUrl } from '../../redact';
 import { translateRedisError } from './backendErrors';
+import { createClient, createSubscriber, type ClientPolicy, type RedisClient } from './clients';
+import { parseRedisTarget, type DeploymentKind, type RedisTarget } from './redisTarget';
 
 export { DEFAULT_REDIS_URL } from '../../config';
 
 export interface ConnectionSettings {
-  /** `redis://[user:password@]host[:port][/db]`, or `rediss://` for TLS. Never printed. */
+  /** `redis://…`, `rediss://…`, `redis-sentinel://…` or `redis-cluster://…` (redisTarget.ts). Never printed. */
   readonly url: string;
   readonly connectTimeoutMs: number;
   readonly commandTimeoutMs: number;
@@ -17,39 +18,53 @@ export interface ConnectionSettings {
 }
 
 /**
- * One ioredis connection with Lockstep's failure policy: connect lazily (creating a driver opens no
+ * One ioredis client (one server, a Sentinel-managed master, or a Cluster) with Lockstep's failure policy: connect lazily (creating a driver opens no
  * socket), never queue commands while disconnected, never re-send a command behind the caller's
  * back, and bound every wait by the connect or command timeout. An outage therefore fails an
  * operation quickly with {@link LockBackendError}; once Redis is back, the next operation works.
  */
 export class RedisConnection {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #settings: ConnectionSettings;
-  private waiting: Promise<Redis> | undefined;
+  readonly #target: RedisTarget;
+  readonly #policy: ClientPolicy;
+  private waiting: Promise<RedisClient> | undefined;
   private closed = false;
 
   constructor(settings: ConnectionSettings) {
     this.#settings = settings;
-    assertRedisUrl(settings.url);
-    const options: RedisOptions = {
-      lazyConnect: true,
-      connectTimeout: settings.connectTimeoutMs,
-      commandTimeout: settings.commandTimeoutMs,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
+    this.#target = parseRedisTarget(settings.url);
+    this.#policy = {
+      connectTimeoutMs: settings.connectTimeoutMs,
+      commandTimeoutMs: settings.commandTimeoutMs,
       connectionName: settings.connectionName ?? 'lockstep',
-      // Reconnect in the background, quickly, so that a restarted server is picked up by the next operation.
-      retryStrategy: settings.reconnect === false ? () => null : times => Math.min(50 * times, 500),
+      reconnect: settings.reconnect !== false,
     };
-    this.#client = new Redis(settings.url, options);
+    this.#client = createClient(this.#target, this.#policy);
     // Failures reach callers as typed errors; ioredis would otherwise print them (with the address).
     this.#client.on('error', () => undefined);
   }
 
   /** The ioredis client (its options hold the URL's password: never print it). */
-  get client(): Redis {
+  get client(): RedisClient {
     return this.#client;
+  }
+
+  /** One server, a master found through Sentinel, or a Cluster. */
+  get kind(): DeploymentKind {
+    return this.#target.kind;
+  }
+
+  /** The timeouts, for messages and for bounding `WAIT`. */
+  get timeouts(): { readonly connectTimeoutMs: number; readonly commandTimeoutMs: number } {
+    return { connectTimeoutMs: this.#settings.connectTimeoutMs, commandTimeoutMs: this.#settings.commandTimeoutMs };
+  }
+
+  /** A new client to the same deployment for pub/sub (clients.ts). The caller disconnects it. */
+  createSubscriber(): RedisClient {
+    const subscriber = createSubscriber(this.#target, this.#policy);
+    subscriber.on('error', () => undefined);
+    return subscriber;
   }
 
   toJSON(): Record<string, unknown> {
@@ -61,7 +76,7 @@ export class RedisConnection {
   }
 
   /** Runs one operation on a ready connection; whatever ioredis throws becomes a typed error. */
-  run<T>(operation: (client: Redis) => Promise<T>): Promise<T> {
+  run<T>(operation: (client: RedisClient) => Promise<T>): Promise<T> {
     // The common case goes straight to the command: no extra round trip, no extra await.
     const pending = this.#client.status === 'ready' ? operation(this.#client) : this.ready().then(operation);
     return pending.catch((error: unknown) => { throw translateRedisError(error, this.#settings); });
@@ -74,7 +89,7 @@ export class RedisConnection {
     this.#client.disconnect();
   }
 
-  private ready(): Promise<Redis> {
+  private ready(): Promise<RedisClient> {
     if (this.closed) {
       return Promise.reject(new LockBackendError('redis', 'This Redis connection was closed; create a new lock manager.', { retryable: false }));
     }
@@ -86,9 +101,9 @@ export class RedisConnection {
    * Connects (first use) or waits for the reconnection in progress: resolves on `ready`, rejects
    * on the next failed attempt or after the connect timeout, whichever comes first.
    */
-  private waitForReady(): Promise<Redis> {
+  private waitForReady(): Promise<RedisClient> {
     const client = this.#client;
-    return new Promise<Redis>((resolve, reject) => {
+    return new Promise<RedisClient>((resolve, reject) => {
       const settle = (error: unknown): void => {
         clearTimeout(timer);
         client.off('ready', onReady);
@@ -107,20 +122,5 @@ export class RedisConnection {
       // A failed first attempt also arrives as an `error` event; the promise itself adds nothing.
       else if (client.status === 'wait' || client.status === 'end') client.connect().catch(() => undefined);
     });
-  }
-}
-
-/** Checks the URL's form without ever echoing it (it may hold a password). */
-export function assertRedisUrl(url: string): void {
-  let protocol: string;
-  try {
-    protocol = new URL(url).protocol;
-  } catch {
-    protocol = '';
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') {
-    throw new LockConfigurationError(
-      'The Redis URL must look like redis://[user:password@]host[:port][/db], or rediss://... for TLS; check LOCKSTEP_REDIS_URL or the redisUrl setting.',
-      { setting: 'redisUrl' });
   }
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
 
 /** A Lua script with its SHA-1, computed once when the module loads. */
 export interface LuaScript {
@@ -12,8 +11,11 @@ export function defineScript(source: string, keyCount: number): LuaScript {
   return { source, keyCount, sha1: createHash('sha1').update(source, 'utf8').digest('hex') };
 }
 
-/** The narrowest client a script needs. */
-export type ScriptClient = Pick<Redis, 'evalsha' | 'eval'>;
+/** The narrowest client a script needs: an ioredis client, or one that adds `WAIT` (replicaWait.ts). */
+export interface ScriptClient {
+  evalsha(sha1: string, keyCount: number, ...args: (string | number)[]): Promise<unknown>;
+  eval(source: string, keyCount: number, ...args: (string | number)[]): Promise<unknown>;
+}
 
 /**
  * Runs `script` by its hash, sending the source only when the server does not know it yet

@@ -1,6 +1,11 @@
 /**
  * Where Lockstep's data lives in Redis: `<prefix>:<kind>:<64-hex digest>`. The digest comes from
  * core (`names.ts`), so no lock name ever reaches Redis; the prefix is the user's namespace.
+ *
+ * On a Cluster the digest is a hash tag, `<prefix>:<kind>:{<digest>}`, so that every key of one lease
+ * or one container (lease, counter, record, channel) lives in one hash slot and each script touches
+ * one slot, while different leases spread over the cluster. The tag is the digest, never the name.
+ * (One server and Sentinel keep the untagged keys, which existing deployments already hold.)
  */
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -18,12 +23,12 @@ export interface RedisKeys {
   readonly everything: string;
 }
 
-export function redisKeys(prefix: string): RedisKeys {
+export function redisKeys(prefix: string, options: { hashTags?: boolean } = {}): RedisKeys {
   const of = (kind: string) => (digest: string): string => {
     // A guard, not validation: core only ever passes digests. Anything else would be a bug that
     // could put a raw name into Redis, so it fails loudly instead.
     if (!DIGEST.test(digest)) throw new TypeError('The Redis driver accepts only 64-hex-character key digests.');
-    return `${prefix}:${kind}:${digest}`;
+    return options.hashTags ? `${prefix}:${kind}:{${digest}}` : `${prefix}:${kind}:${digest}`;
   };
   return {
     lease: of('lease'),

@@ -1,30 +1,21 @@
-import type Redis from 'ioredis';
 import type { Disposable } from '../store';
+import type { RedisClient } from './clients';
 
 /**
  * Record change notifications over Redis pub/sub. A subscribed connection can do nothing else, so
- * this owns a second connection, created only when the first watch starts.
+ * this owns a second client (clients.ts `createSubscriber`), created only when the first watch starts.
+ * On a Cluster, PUBLISH reaches every node, so the one subscriber hears every record's channel.
  *
  * Delivery is "at least once after the record may have changed": each listener is also called once
  * its subscription is in place (changes before that could not be seen) and after every reconnection
  * (messages published while disconnected are lost). Listeners then re-read the record.
  */
 export class RecordWatcher {
-  private readonly subscriber: Redis;
   private readonly listeners = new Map<string, Set<() => void>>();
   private connectedBefore = false;
 
-  constructor(client: Redis) {
-    this.subscriber = client.duplicate({
-      connectionName: 'lockstep-watch',
-      lazyConnect: false,
-      // Subscriptions wait for the connection instead of failing, and are re-sent after a reconnection.
-      enableOfflineQueue: true,
-      autoResubscribe: true,
-      commandTimeout: undefined,
-      maxRetriesPerRequest: null,
-    });
-    this.subscriber.on('error', () => undefined);
+  /** `subscriber` waits for its connection and subscribes again after a reconnection; this closes it. */
+  constructor(private readonly subscriber: RedisClient) {
     this.subscriber.on('message', (channel: string) => this.notify(channel));
     this.subscriber.on('ready', () => {
       if (this.connectedBefore) for (const channel of this.listeners.keys()) this.notify(channel);

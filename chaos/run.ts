@@ -1,0 +1,186 @@
+/**
+ * `npm run chaos [-- --minutes M] [--workers N] [--names K] [--drivers file,sqlite,redis,git]` (issue 15).
+ *
+ * Plain leases under chaos: N worker processes (chaos/leaseWorker.ts) race for K names on each driver while a
+ * killer SIGKILLs a random worker every 50–500 ms (and restarts it); on Redis the server is also restarted
+ * (appendonly yes) and paused (SIGSTOP) mid-run. Then chaos/checkLeaseLog.ts checks the log. Prints one row per
+ * driver and exits non-zero on any violation.
+ *
+ * The harness creates every store it uses (a fresh temporary folder, SQLite file, redis-server and bare
+ * repository, under one random prefix) and removes exactly those, and nothing else, at the end.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
+import { createLockManager } from '../src/core/leases';
+import { checkLeaseLog, type LogLine } from './checkLeaseLog';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string' }, seconds: { type: 'string' }, workers: { type: 'string', default: '16' },
+    names: { type: 'string', default: '3' }, drivers: { type: 'string', default: 'file,sqlite,redis,git' }, ttl: { type: 'string', default: '1' },
+  },
+});
+const DRIVERS = (values.drivers as string).split(',');
+const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes ?? '0.5') * 60;
+const perDriverMs = (seconds * 1000) / DRIVERS.length;
+const WORKERS = Number(values.workers);
+const NAMES = Array.from({ length: Number(values.names) }, (_, i) => `chaos-name-${i}`);
+const TTL = Number(values.ttl);
+const ROOT = path.resolve(__dirname, '..');
+const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+const now = () => performance.timeOrigin + performance.now();
+
+interface Store { env: Record<string, string>; cwdOf(i: number): string; faults?(deadline: number, note: (what: string) => void): Promise<void>; close(): Promise<void> }
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const port = (s.address() as net.AddressInfo).port; s.close(() => resolve(port)); });
+    s.on('error', reject);
+  });
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) { if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`); await sleep(50); }
+}
+
+function git(cwd: string, ...args: string[]): void {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+}
+
+async function openStore(driver: string, dir: string, prefix: string): Promise<Store> {
+  const base = { LOCKSTEP_PREFIX: prefix };
+  switch (driver) {
+    case 'file':
+      return { env: { ...base, LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: path.join(dir, 'store') }, cwdOf: () => dir, close: async () => {} };
+    case 'sqlite': {
+      const env = { ...base, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${path.join(dir, 'locks.db')}` };
+      const manager = createLockManager({ env });
+      await manager.migrate(); // a fresh database file, which the harness made
+      await manager.close();
+      return { env, cwdOf: () => dir, close: async () => {} };
+    }
+    case 'redis': {
+      const server = process.env.LOCKSTEP_REDIS_SERVER || 'redis-server';
+      const port = await freePort();
+      let proc: ChildProcess | undefined;
+      const ping = () => spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG';
+      const start = async () => {
+        proc = spawn(server, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--appendfsync', 'always'], { stdio: 'ignore' });
+        await waitFor('redis-server', ping);
+      };
+      const stop = async () => { const p = proc; if (!p || p.exitCode !== null) return; p.kill('SIGTERM'); await waitFor('redis-server to stop', () => p.exitCode !== null || p.signalCode !== null); };
+      await start();
+      return {
+        env: { ...base, LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: `redis://127.0.0.1:${port}` },
+        cwdOf: () => dir,
+        async faults(deadline, note) {
+          while (now() < deadline - 1500) {
+            await sleep(rand(800, 1500));
+            if (Math.random() < 0.5) { await stop(); await start(); note('restarts'); }
+            else { proc?.kill('SIGSTOP'); await sleep(rand(100, 400)); proc?.kill('SIGCONT'); note('pauses'); }
+          }
+        },
+        close: stop,
+      };
+    }
+    case 'git': {
+      const remote = path.join(dir, 'remote.git');
+      git(dir, 'init', '-q', '--bare', remote);
+      const seed = path.join(dir, 'seed');
+      git(dir, 'clone', '-q', remote, seed);
+      for (const [k, v] of [['user.email', 'chaos@example.invalid'], ['user.name', 'chaos']]) git(seed, 'config', k, v);
+      fs.writeFileSync(path.join(seed, 'README'), 'chaos\n');
+      git(seed, 'add', '.'); git(seed, 'commit', '-qm', 'seed'); git(seed, 'push', '-q', 'origin', 'HEAD');
+      const clones = Array.from({ length: WORKERS }, (_, i) => {
+        const c = path.join(dir, `clone-${i}`);
+        git(dir, 'clone', '-q', remote, c);
+        return c;
+      });
+      return { env: { ...base, LOCKSTEP_DRIVER: 'git' }, cwdOf: i => clones[i], close: async () => {} };
+    }
+    default:
+      throw new Error(`unknown driver ${driver}: choose from file, sqlite, redis, git`);
+  }
+}
+
+interface Row { driver: string; sections: number; kills: number; killedHolders: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
+
+async function runDriver(driver: string): Promise<Row> {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-chaos-${driver}-`)));
+  const prefix = `chaos-${Math.random().toString(16).slice(2, 10)}`;
+  const log = path.join(dir, 'sections.jsonl');
+  const store = await openStore(driver, dir, prefix);
+  const faults: Record<string, number> = {};
+  const slackMs = (driver === 'git' ? 5000 : 1500) + MAX_RETRY_SLEEP_MS;
+  const workers = new Map<number, ChildProcess>();
+  const startWorker = (slot: number) => {
+    const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '--import', pathToFileURL(require.resolve('tsx/esm')).href, path.join(ROOT, 'chaos/leaseWorker.ts'), '--names', NAMES.join(','), '--log', log, '--ttl', String(TTL), '--wait', '5', ...(driver === 'git' ? ['--git-dir', store.cwdOf(slot)] : [])],
+      { cwd: store.cwdOf(slot), env: { ...process.env, ...store.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    workers.set(slot, child);
+  };
+  try {
+    for (let i = 0; i < WORKERS; i++) startWorker(i);
+    const deadline = now() + perDriverMs;
+    const faulting = store.faults?.(deadline, what => { faults[what] = (faults[what] ?? 0) + 1; });
+    while (now() < deadline) {
+      await sleep(rand(50, 500));
+      const slot = Math.floor(Math.random() * WORKERS);
+      const child = workers.get(slot);
+      if (child?.pid !== undefined && child.exitCode === null) {
+        fs.appendFileSync(log, JSON.stringify({ kind: 'kill', pid: child.pid, at: now() }) + '\n');
+        child.kill('SIGKILL');
+      }
+      startWorker(slot);
+    }
+    await faulting;
+    const runEnd = now();
+    for (const child of workers.values()) {
+      if (child.pid !== undefined && child.exitCode === null) { fs.appendFileSync(log, JSON.stringify({ kind: 'kill', pid: child.pid, at: now() }) + '\n'); child.kill('SIGKILL'); }
+    }
+    await Promise.all([...workers.values()].map(c => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise(r => c.once('exit', r)))));
+    const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as LogLine);
+    const verdict = checkLeaseLog(lines, { slackMs, runEnd });
+    const violations = [...verdict.violations];
+    if (verdict.sections === 0) violations.push('no critical section at all: the run proves nothing');
+    return {
+      driver, sections: verdict.sections, kills: verdict.kills, killedHolders: verdict.killedHolders, longestBlockMs: verdict.longestBlockMs,
+      faults: Object.entries(faults).map(([k, v]) => `${v} ${k}`).join(', ') || '-',
+      errors: Object.entries(verdict.errors).map(([k, v]) => `${v} ${k}`).join(', ') || '-', violations,
+    };
+  } finally {
+    await store.close();
+    if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true }); // the folder it made, and only that
+  }
+}
+
+async function main(): Promise<number> {
+  console.log(`chaos: plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s, ${(perDriverMs / 1000).toFixed(0)} s per driver: ${DRIVERS.join(', ')}`);
+  const rows: Row[] = [];
+  for (const driver of DRIVERS) {
+    const row = await runDriver(driver);
+    rows.push(row);
+    console.log(`  ${row.driver.padEnd(8)} ${String(row.sections).padStart(8)} critical sections ${String(row.kills).padStart(5)} kills ` +
+      `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  faults: ${row.faults}  errors: ${row.errors}  ` +
+      `violations: ${row.violations.length}`);
+    for (const v of row.violations.slice(0, 10)) console.log(`      VIOLATION: ${v}`);
+  }
+  const bad = rows.reduce((n, r) => n + r.violations.length, 0);
+  if (process.env.LOCKSTEP_TALLY) { // one tally line (scripts/accounting.sh): a driver is a test, passed with 0 violations
+    const failed = rows.filter(r => r.violations.length > 0).length;
+    fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0 }) + '\n');
+  }
+  console.log(bad === 0 ? 'chaos: 0 violations' : `chaos: ${bad} violations`);
+  return bad === 0 ? 0 : 1;
+}
+
+main().then(code => { process.exitCode = code; }, error => { console.error(`chaos: ${error instanceof Error ? error.message : String(error)}`); process.exitCode = 2; });

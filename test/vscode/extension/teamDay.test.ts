@@ -70,7 +70,8 @@ suite('a team\'s day in VS Code', () => {
     } finally {
       await config.update('identity', undefined, vscode.ConfigurationTarget.Global);
     }
-    const after = await as(OPS, c => c.status());
+    // Read from alice's clone: bob's own clone holds bob's (lapsed) session, which would make it stale there.
+    const after = await as(OPS, c => c.status(), fixture.alice);
     assert.equal(after.state, 'holder-silent');
     assert.equal(after.holder?.identity, BOB);
     assert.equal(after.grant, grant);

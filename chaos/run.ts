@@ -19,19 +19,31 @@ import { parseArgs } from 'node:util';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
+import { runContainerChaos } from './containerRun';
+import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, sqlAdmin, type Owned } from './ownedStores';
 
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string' }, seconds: { type: 'string' }, workers: { type: 'string', default: '16' },
     names: { type: 'string', default: '3' }, drivers: { type: 'string', default: 'file,sqlite,redis,git' }, ttl: { type: 'string', default: '1' },
+    // Existing stores to run against (each must hold nothing: see ownedStores.ts).
+    clones: { type: 'string', default: '5' }, path: { type: 'string' }, 'redis-url': { type: 'string' }, 'database-url': { type: 'string', multiple: true },
   },
 });
+const DATABASE_URLS = values['database-url'] ?? [];
+const urlFor = (driver: string): string => {
+  const schemes = driver === 'postgres' ? ['postgres:', 'postgresql:'] : ['mariadb:', 'mysql:'];
+  const url = DATABASE_URLS.find(u => schemes.includes(new URL(u).protocol));
+  if (!url) throw new ForeignStoreError(`the ${driver} run needs --database-url ${schemes[0]}//… (a database the harness may use)`);
+  return url;
+};
 const DRIVERS = (values.drivers as string).split(',');
 const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes ?? '0.5') * 60;
 const perDriverMs = (seconds * 1000) / DRIVERS.length;
 const WORKERS = Number(values.workers);
 const NAMES = Array.from({ length: Number(values.names) }, (_, i) => `chaos-name-${i}`);
 const TTL = Number(values.ttl);
+const CLONES = Number(values.clones);
 const ROOT = path.resolve(__dirname, '..');
 const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
@@ -57,19 +69,56 @@ function git(cwd: string, ...args: string[]): void {
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
 }
 
-async function openStore(driver: string, dir: string, prefix: string): Promise<Store> {
+/** The store's folder: --path (claimed: new or empty) or a fresh one inside the run's own folder. */
+function storeFolder(dir: string, owned: Owned[]): string {
+  if (values.path === undefined) return path.join(dir, 'store');
+  const chosen = path.resolve(values.path);
+  owned.push(claimFolder(chosen));
+  return chosen;
+}
+
+async function migrated(env: Record<string, string>): Promise<void> {
+  const manager = createLockManager({ env });
+  try { await manager.migrate(); } finally { await manager.close(); }
+}
+
+async function openStore(driver: string, dir: string, prefix: string, owned: Owned[]): Promise<Store> {
   const base = { LOCKSTEP_PREFIX: prefix };
   switch (driver) {
     case 'file':
-      return { env: { ...base, LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: path.join(dir, 'store') }, cwdOf: () => dir, close: async () => {} };
+      return { env: { ...base, LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: storeFolder(dir, owned) }, cwdOf: () => dir, close: async () => {} };
     case 'sqlite': {
-      const env = { ...base, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${path.join(dir, 'locks.db')}` };
-      const manager = createLockManager({ env });
-      await manager.migrate(); // a fresh database file, which the harness made
-      await manager.close();
+      const folder = storeFolder(dir, owned);
+      fs.mkdirSync(folder, { recursive: true });
+      const env = { ...base, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${path.join(folder, 'locks.db')}` };
+      await migrated(env); // a fresh database file, which the harness made
       return { env, cwdOf: () => dir, close: async () => {} };
     }
+    case 'mariadb':
+    case 'postgres': {
+      const url = urlFor(driver);
+      owned.push(await claimSqlDatabase(url));
+      const env = { ...base, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url };
+      await migrated(env); // the table, which the harness now owns
+      return {
+        env, cwdOf: () => dir,
+        async faults(deadline, note) { // connections killed from the server side
+          const admin = await sqlAdmin(url);
+          try {
+            while (now() < deadline - 500) {
+              await sleep(rand(100, 500));
+              if (await admin.killOneConnection()) note('connections killed');
+            }
+          } finally { await admin.close(); }
+        },
+        close: async () => {},
+      };
+    }
     case 'redis': {
+      if (values['redis-url'] !== undefined) { // someone else's server: no restarts or pauses
+        owned.push(await claimRedis(values['redis-url'], prefix));
+        return { env: { ...base, LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: values['redis-url'] }, cwdOf: () => dir, close: async () => {} };
+      }
       const server = process.env.LOCKSTEP_REDIS_SERVER || 'redis-server';
       const port = await freePort();
       let proc: ChildProcess | undefined;
@@ -96,6 +145,7 @@ async function openStore(driver: string, dir: string, prefix: string): Promise<S
     case 'git': {
       const remote = path.join(dir, 'remote.git');
       git(dir, 'init', '-q', '--bare', remote);
+      slowPreReceive(remote);
       const seed = path.join(dir, 'seed');
       git(dir, 'clone', '-q', remote, seed);
       for (const [k, v] of [['user.email', 'chaos@example.invalid'], ['user.name', 'chaos']]) git(seed, 'config', k, v);
@@ -113,13 +163,45 @@ async function openStore(driver: string, dir: string, prefix: string): Promise<S
   }
 }
 
+/** Backend fault for git: the remote's pre-receive sleeps 0–0.2 s before every push it accepts. */
+export function slowPreReceive(bare: string, chained?: string): void {
+  const hook = path.join(bare, 'hooks', 'pre-receive');
+  const next = chained ? `exec ${JSON.stringify(chained)} "$@"` : 'cat >/dev/null';
+  fs.writeFileSync(hook, `#!/bin/sh\nsleep "0.$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)"\n${next}\n`, { mode: 0o755 });
+}
+
 interface Row { driver: string; sections: number; kills: number; killedHolders: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
+
+/** `container-file`, `container-sqlite`, `container-git`: the container protocol (chaos/containerRun.ts). */
+async function runContainer(driver: string, dir: string, prefix: string): Promise<Row> {
+  const kind = driver.slice('container-'.length) as 'file' | 'sqlite' | 'git';
+  const owned: Owned[] = [];
+  try {
+    const env: Record<string, string> = { LOCKSTEP_PREFIX: prefix };
+    if (kind === 'file') env.LOCKSTEP_PATH = storeFolder(dir, owned);
+    else if (kind === 'sqlite') { const f = storeFolder(dir, owned); fs.mkdirSync(f, { recursive: true }); env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`; }
+    else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite or container-git`);
+    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, ttl: TTL, ...(kind === 'git' ? { slowPreReceive } : {}) });
+    console.log(`           ${row.summary}`);
+    return { driver, sections: row.sections, kills: row.kills, killedHolders: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
+  } finally {
+    for (const o of owned) await o.release();
+    if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 async function runDriver(driver: string): Promise<Row> {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-chaos-${driver}-`)));
   const prefix = `chaos-${Math.random().toString(16).slice(2, 10)}`;
+  if (driver.startsWith('container-')) return runContainer(driver, dir, prefix);
   const log = path.join(dir, 'sections.jsonl');
-  const store = await openStore(driver, dir, prefix);
+  const owned: Owned[] = [];
+  let store: Store;
+  try { store = await openStore(driver, dir, prefix, owned); } catch (error) {
+    for (const o of owned) await o.release();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const faults: Record<string, number> = {};
   const slackMs = (driver === 'git' ? 5000 : 1500) + MAX_RETRY_SLEEP_MS;
   const workers = new Map<number, ChildProcess>();
@@ -159,6 +241,7 @@ async function runDriver(driver: string): Promise<Row> {
     };
   } finally {
     await store.close();
+    for (const o of owned) await o.release();
     if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true }); // the folder it made, and only that
   }
 }
@@ -183,4 +266,7 @@ async function main(): Promise<number> {
   return bad === 0 ? 0 : 1;
 }
 
-main().then(code => { process.exitCode = code; }, error => { console.error(`chaos: ${error instanceof Error ? error.message : String(error)}`); process.exitCode = 2; });
+main().then(code => { process.exitCode = code; }, error => {
+  console.error(`chaos: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = error instanceof ForeignStoreError ? 3 : 2; // 3: refused a store it did not create
+});

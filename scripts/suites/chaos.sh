@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Chaos suite (issue 15), the short CI version of `npm run chaos`: 16 workers race for 3 plain-lease names on the
-# file, SQLite, Redis and git drivers (15 s each) under random SIGKILLs, with Redis restarted and paused mid-run.
+# file, SQLite, Redis and git drivers (10 s each) under random SIGKILLs, with Redis restarted and paused mid-run and
+# git's pre-receive slowed; 5 guarded clones run the container protocol on file, SQLite and git (15 s each);
+# MariaDB and PostgreSQL (8 s each) have connections killed from the server side.
 # The harness starts its own redis-server (free loopback port, appendonly yes, throwaway folder) and removes only
 # what it created. Appends one tally line (suite "chaos"): each driver is one test, failed on any violation.
 #
@@ -21,4 +23,10 @@ if command -v redis-server >/dev/null 2>&1; then drivers=file,sqlite,redis,git
 elif in_ci; then tally_line chaos-redis 0 1 0 "redis-server missing: in CI the Redis chaos run must run"
 else echo; echo "!!!!!!!! SKIPPED: redis-server not installed — the Redis chaos run did not run !!!!!!!!"; echo; tally_line chaos-redis 0 0 1 "redis-server not installed"
 fi
-exec npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-60}" --drivers "$drivers"
+# Plain leases (40 s), the container protocol on file, SQLite and git (45 s), then MariaDB and PostgreSQL inside
+# sql.sh's server lifetime, with connections killed from the server side (16 s): each run adds its tally line.
+rc=0
+npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-40}" --drivers "$drivers" || rc=1
+npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-45}" --drivers container-file,container-sqlite,container-git || rc=1
+bash scripts/suites/sql.sh chaos --seconds "${LOCKSTEP_CHAOS_SQL_SECONDS:-16}" || rc=1
+exit $rc

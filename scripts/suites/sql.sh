@@ -8,6 +8,7 @@
 #
 #   bash scripts/suites/sql.sh                         the suite
 #   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts, then clean-up
+#   bash scripts/suites/sql.sh chaos [ARGS…]           the servers + chaos/run.ts on MariaDB and PostgreSQL, then clean-up
 #   bash scripts/suites/sql.sh server DIALECT stop|start   for tests (needs LOCKSTEP_TEST_SQL_STATE)
 #
 # Outside CI, a server that cannot be installed or started is SKIPPED loudly and every test it did not
@@ -235,6 +236,17 @@ say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=
 if [ "$MODE" = bench ]; then
   LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} LOCKSTEP_BENCH_DIR="$STATE" \
     npx tsx bench/sqlLeases.ts
+  exit $?
+fi
+
+if [ "$MODE" = chaos ]; then # chaos/run.ts reports its own tally line (suite LOCKSTEP_SUITE)
+  shift
+  chaos_drivers=(); chaos_urls=()
+  [ -n "${MDB_URL:-}" ] && { chaos_drivers+=(mariadb); chaos_urls+=(--database-url "$MDB_URL"); }
+  [ -n "${PG_URL:-}" ] && { chaos_drivers+=(postgres); chaos_urls+=(--database-url "$PG_URL"); }
+  [ ${#chaos_drivers[@]} -eq 0 ] && exit 0
+  drivers_csv=$(IFS=,; echo "${chaos_drivers[*]}")
+  npx tsx chaos/run.ts --drivers "$drivers_csv" "${chaos_urls[@]}" "$@"
   exit $?
 fi
 

@@ -1,0 +1,171 @@
+/**
+ * The container protocol under chaos (issue 15): K clones of one shared bare remote, guarded as a team
+ * would be (`lockstep hooks install` in each clone, `lockstep hooks install --server` in the remote after
+ * the container's .lockstep.json is pushed), each run a random script of acquire (short TTL), heartbeat,
+ * petition, withdraw, lease-ids, next-id, commit + push + release, and operator clear, while a killer
+ * SIGKILLs their lockstep processes. A post-receive hook logs each landing on main with its grant option;
+ * the record is read every 150 ms (audit lines and holders). chaos/checkContainerLog.ts judges the run.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Container } from '../src/core/container/container';
+import type { AuditLine } from '../src/core/lockRecord';
+import { checkContainerLog, type Landing, type ObservedHolder, type PushStart } from './checkContainerLog';
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'dist', 'cli.js');
+const OPERATOR = 'ops@example.invalid';
+const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
+
+export interface ContainerRow { sections: number; kills: number; faults: string; errors: string; violations: string[]; summary: string }
+
+const POST_RECEIVE = (log: string) => `#!/bin/sh
+grant=null; i=0
+while [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do
+  eval "o=\\$GIT_PUSH_OPTION_$i"
+  case "$o" in lockstep-grant=*) grant="\${o#lockstep-grant=}" ;; esac
+  i=$((i + 1))
+done
+while read -r old new ref; do
+  [ "$ref" = refs/heads/main ] && printf '{"at":%s,"sha":"%s","grant":%s}\\n' "$(date +%s%3N)" "$new" "$grant" >> ${JSON.stringify(log)}
+done
+exit 0
+`;
+
+export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | 'git'; dir: string; env: Record<string, string>; clones: number; ms: number; ttl: number; slowPreReceive?: (bare: string, chained: string) => void }): Promise<ContainerRow> {
+  const { dir } = options;
+  if (!fs.existsSync(CLI)) {
+    const built = spawnSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`scripts/build.mjs failed: ${built.stderr}`);
+  }
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(home);
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', ...options.env };
+  const running = new Set<ChildProcess>();
+  const run = (file: string, args: string[], cwd: string, extra: Record<string, string> = {}) => new Promise<{ code: number | null; out: string; err: string }>(resolve => {
+    const child = spawn(file, args, { cwd, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = ''; let err = '';
+    child.stdout.on('data', c => { out += c; }); child.stderr.on('data', c => { err += c; });
+    if (file === process.execPath) running.add(child);
+    child.on('close', code => { running.delete(child); resolve({ code, out, err }); });
+  });
+  const gitOk = async (cwd: string, ...args: string[]) => {
+    const r = await run('git', args, cwd);
+    if (r.code !== 0) throw new Error(`git ${args.join(' ')}: ${r.err}`);
+    return r.out.trim();
+  };
+  const lockstep = async (clone: string, args: string[], extra: Record<string, string> = {}) => {
+    const r = await run(process.execPath, [CLI, '--cwd', clone, '--json', ...args], dir, extra);
+    let json: any; try { json = JSON.parse(r.out.trim().split('\n').pop() ?? ''); } catch { json = undefined; }
+    return { code: r.code, json };
+  };
+
+  // The team, in fencingFixture's order.
+  const remote = path.join(dir, 'remote.git');
+  await gitOk(dir, 'init', '-q', '--bare', '--initial-branch=main', remote);
+  const seed = path.join(dir, 'seed');
+  await gitOk(dir, 'clone', '-q', remote, seed);
+  for (const [k, v] of [['user.name', 'seed'], ['user.email', 'seed@example.invalid']]) await gitOk(seed, 'config', k, v);
+  await gitOk(seed, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  fs.writeFileSync(path.join(seed, 'README.md'), 'chaos\n');
+  await gitOk(seed, 'add', '.'); await gitOk(seed, 'commit', '-qm', 'first'); await gitOk(seed, 'push', '-q', '-u', 'origin', 'main');
+  const init = await lockstep(seed, ['init', '--server-guard', '--driver', options.driver === 'sqlite' ? 'sql' : options.driver, '--operator', OPERATOR]);
+  if (init.code !== 0) throw new Error(`lockstep init failed (${init.code})`);
+  await gitOk(seed, 'add', '.lockstep.json'); await gitOk(seed, 'commit', '-qm', 'lockstep container'); await gitOk(seed, 'push', '-q', 'origin', 'main');
+  const installed = await lockstep(remote, ['hooks', 'install', '--server']);
+  if (installed.code !== 0) throw new Error(`lockstep hooks install --server failed (${installed.code})`);
+  const landingsLog = path.join(dir, 'landings.jsonl');
+  fs.writeFileSync(path.join(remote, 'hooks', 'post-receive'), POST_RECEIVE(landingsLog), { mode: 0o755 });
+  if (options.slowPreReceive) {
+    const guard = path.join(remote, 'hooks', 'pre-receive.lockstep');
+    fs.renameSync(path.join(remote, 'hooks', 'pre-receive'), guard);
+    options.slowPreReceive(remote, guard);
+  }
+  const heartbeatTtlMs = JSON.parse(fs.readFileSync(path.join(seed, '.lockstep.json'), 'utf8')).leaseTtlSeconds * 1000;
+  const clones: { dir: string; identity: string }[] = [];
+  for (let i = 0; i < options.clones; i++) {
+    const c = path.join(dir, `clone-${i}`); const identity = `c${i}@example.invalid`;
+    await gitOk(dir, 'clone', '-q', remote, c);
+    for (const [k, v] of [['user.name', `c${i}`], ['user.email', identity]]) await gitOk(c, 'config', k, v);
+    if ((await lockstep(c, ['hooks', 'install'])).code !== 0) throw new Error('lockstep hooks install failed');
+    clones.push({ dir: c, identity });
+  }
+
+  const acquired: number[] = []; const minted: number[] = []; const cleared: number[] = []; const pushes: PushStart[] = [];
+  const codes: Record<string, number> = {};
+  const audit = new Map<string, AuditLine>(); const holders = new Map<number, ObservedHolder>();
+  const deadline = performance.now() + options.ms;
+  let kills = 0; let ops = 0;
+
+  const container = await Container.open({ cwd: seed, env: env as Record<string, string> });
+  const observe = async () => {
+    const { record } = await container.read();
+    for (const l of record.audit) {
+      // A run of heartbeats folds into one line whose time moves: keep the latest per grant.
+      const key = l.action === 'heartbeat' ? `hb\0${l.grant}\0${l.outcome}` : `${l.at}\0${l.action}\0${l.grant}\0${l.who}\0${l.outcome}`;
+      const had = audit.get(key);
+      if (!had || had.at < l.at) audit.set(key, l);
+    }
+    const h = record.holder;
+    if (h) { const had = holders.get(h.grant); if (!had || had.expiresAt < h.expiresAt) holders.set(h.grant, { grant: h.grant, grantedAt: h.grantedAt, expiresAt: h.expiresAt }); }
+  };
+  const monitor = (async () => { while (performance.now() < deadline) { try { await observe(); } catch { /* the next read */ } await sleep(150); } })();
+  const killer = (async () => {
+    while (performance.now() < deadline) {
+      await sleep(rand(100, 600));
+      const victims = [...running];
+      if (victims.length > 0) { pick(victims).kill('SIGKILL'); kills++; }
+    }
+  })();
+
+  let commitNo = 0;
+  const worker = async (me: { dir: string; identity: string }) => {
+    let holding = false;
+    while (performance.now() < deadline) {
+      ops++;
+      const action: string = holding ? pick(['heartbeat', 'lease-ids', 'next-id', 'next-id', 'land', 'land', 'land']) : pick(['acquire', 'acquire', 'acquire', 'petition', 'withdraw', 'clear', 'next-id']);
+      let r: { code: number | null; json: any };
+      if (action === 'acquire') {
+        r = await lockstep(me.dir, ['acquire', '--ttl', String(options.ttl)]);
+        if (r.code === 0) { holding = true; acquired.push(r.json.grant); }
+      } else if (action === 'heartbeat') r = await lockstep(me.dir, ['heartbeat']);
+      else if (action === 'petition') r = await lockstep(me.dir, ['petition']);
+      else if (action === 'withdraw') r = await lockstep(me.dir, ['withdraw']);
+      else if (action === 'lease-ids') r = await lockstep(me.dir, ['lease-ids', '--to', pick(clones).identity, '--count', '3', '--new-identity']);
+      else if (action === 'next-id') { r = await lockstep(me.dir, ['next-id']); if (r.code === 0) minted.push(r.json.id); }
+      else if (action === 'clear') { r = await lockstep(me.dir, ['clear', '--reason', 'chaos'], { LOCKSTEP_IDENTITY: OPERATOR }); if (r.code === 0) cleared.push(r.json.clearedGrant); }
+      else { // land: a real commit, pushed through the guards, then release
+        await run('git', ['pull', '-q', '--rebase', 'origin', 'main'], me.dir);
+        fs.writeFileSync(path.join(me.dir, `${path.basename(me.dir)}.txt`), `${++commitNo}\n`);
+        await gitOk(me.dir, 'add', '.'); await run('git', ['commit', '-qm', `chaos ${commitNo}`], me.dir);
+        const sha = await gitOk(me.dir, 'rev-parse', 'HEAD');
+        pushes.push({ sha, at: Date.now() });
+        const pushed = await run('git', ['push', '-q', 'origin', 'HEAD:main'], me.dir);
+        codes[`push-${pushed.code === 0 ? 'ok' : 'refused'}`] = (codes[`push-${pushed.code === 0 ? 'ok' : 'refused'}`] ?? 0) + 1;
+        r = await lockstep(me.dir, ['release']);
+        if (r.code === 0) holding = false;
+      }
+      if (r.code === 1 && (action === 'heartbeat' || action === 'land')) holding = false; // lost or refused: start over
+      const key = `${action}:${r.code === null ? 'killed' : r.code}`;
+      codes[key] = (codes[key] ?? 0) + 1;
+      await sleep(rand(0, 50));
+    }
+  };
+  await Promise.all([...clones.map(worker), monitor, killer]);
+  await observe();
+  await container.close();
+  const landings: Landing[] = fs.existsSync(landingsLog) ? fs.readFileSync(landingsLog, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as Landing) : [];
+  const verdict = checkContainerLog({ audit: [...audit.values()].sort((a, b) => a.at - b.at), holders: [...holders.values()], acquireTtlMs: options.ttl * 1000, heartbeatTtlMs, acquired, minted, cleared, pushes, landings });
+  const violations = [...verdict.violations];
+  if (verdict.grants === 0 || verdict.landings === 0) violations.push(`the run proves little: ${verdict.grants} grants, ${verdict.landings} landings`);
+  const undocumented = Object.entries(codes).filter(([k]) => /:(2|5|null)$/.test(k) && !k.endsWith('killed'));
+  for (const [k, n] of undocumented) violations.push(`${n} × ${k}: a usage or internal error`);
+  return {
+    sections: verdict.grants, kills, faults: options.slowPreReceive ? 'pre-receive slowed' : '-',
+    errors: Object.entries(codes).sort().map(([k, v]) => `${v} ${k}`).join(', '), violations,
+    summary: `${ops} operations, ${verdict.grants} grants, ${verdict.landings} landings, ${verdict.minted} identifiers, ${verdict.clears} clears`,
+  };
+}

@@ -1,6 +1,6 @@
 // The lock page's script (runs in the webview; bundled to dist/media/lockPage.js). It renders the
 // view the extension posts and sends back typed requests; it keeps the countdown ticking locally.
-import { formatDuration } from '../src/core/format';
+import { formatDuration, formatTime, localiseTimes } from '../src/core/format';
 import type { FromWebview, LockPageView, ToWebview } from '../src/extension/lockPageProtocol';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void; setState(state: unknown): void; getState(): unknown };
@@ -10,8 +10,9 @@ const app = document.getElementById('app') as HTMLElement;
 let view: LockPageView | undefined = vscode.getState() as LockPageView | undefined;
 let offset = 0; // page clock minus extension clock
 
+/** The one human time format: local time with the zone (src/core/format.ts). */
 function time(ms: number): string {
-  return new Date(ms).toLocaleString();
+  return formatTime(ms);
 }
 function el(tag: string, text?: string, cls?: string): HTMLElement {
   const e = document.createElement(tag);
@@ -80,7 +81,7 @@ function render(): void {
   for (const line of [...v.audit].reverse()) {
     const tr = el('tr', undefined, line.outcome === 'refused' ? 'refused' : '');
     tr.append(el('td', time(line.at)), el('td', `#${line.grant}`), el('td', line.who),
-      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}`), el('td', line.detail ?? ''));
+      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
     audit.append(tr);
   }
   app.append(section('Audit trail', v.audit.length ? audit : el('p', 'No audit lines yet.', 'muted')));

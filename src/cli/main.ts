@@ -4,6 +4,9 @@ import type { Command } from './command';
 import { commands } from './commands/index';
 import { Output } from './output';
 
+/** The package's version (the bundler inlines package.json). */
+const VERSION: string = (require('../../package.json') as { version: string }).version;
+
 const USAGE = `usage: lockstep [--cwd DIR] [--json] COMMAND [ARGS…]
 
 Lock-aware collaboration on a git repository: one lead at a time, fenced at landing.
@@ -15,6 +18,7 @@ Global options:
   --cwd DIR   work in DIR instead of the current folder
   --json      print exactly one JSON object on stdout (errors included)
   --help      this text; \`lockstep COMMAND --help\` for one command
+  --version   the version (with --json: {"version"})
 
 Exit codes: 0 done · 1 refused · 2 usage or configuration error · 3 busy ·
 4 backend unavailable · 5 damaged record`;
@@ -55,7 +59,19 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     out.result(usage(), { usage: usage() });
     return 0;
   }
+  if (rest[0] === '--version' || rest[0] === '-V' || rest[0] === 'version') {
+    out.result(`lockstep ${VERSION}`, { version: VERSION });
+    return 0;
+  }
   const found = findCommand(rest);
+  // A command family's first word alone (`hooks`, `guard`), or with --help: the help of every command under it.
+  const family = commands.filter(c => c.name.startsWith(`${rest[0]} `));
+  if (family.length > 0 && (!found || found.command.name.split(' ').length === 1) && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
+    const help = family.map(c => c.help).join('\n\n');
+    if (rest.length === 1 && !json) { process.stderr.write(help + '\n'); return 2; }
+    out.result(help, { usage: help });
+    return 0;
+  }
   if (!found) {
     return out.error(new LockConfigurationError(`Unknown command: ${rest[0].slice(0, 40)}. Run lockstep --help for the list.`, { setting: 'command' }));
   }

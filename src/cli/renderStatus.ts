@@ -1,11 +1,11 @@
 import { describePage, type PageLocation } from '../core/errors';
 import { formatClock, formatDuration } from '../core/format';
 import { spansText } from '../core/lockRecord';
-import { LockState, type LockStatus } from '../core/lockStatus';
+import { lapseLine, LockState, type LockStatus } from '../core/lockStatus';
 import type { DeploymentInfo } from '../core/stores/store';
 
 /** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
-export function renderStatus(status: LockStatus, now: number, page: PageLocation, deployment: DeploymentInfo | null = null): string[] {
+export function renderStatus(status: LockStatus, now: number, page: PageLocation, deployment: DeploymentInfo | null = null, unpushed?: boolean): string[] {
   const h = status.holder;
   const lines: string[] = [];
   switch (status.state) {
@@ -28,9 +28,12 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
       lines.push(`HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${status.canAcquire ? '; you may acquire' : ''}`);
       break;
     case LockState.Stale:
-      lines.push(`Stale grant — your grant #${status.staleGrant} is below or past the current grant #${status.grant}${h ? ` held by ${h.identity}` : ''}: pushes are blocked. Fetch, then petition or acquire.`);
+      lines.push(`Stale grant — ${lapseLine(status.lapse!, unpushed)}. Pushes from this clone are blocked${h && h.expiresAt > now ? `; ${h.identity} holds grant #${h.grant}` : ''}.`);
+      lines.push(`Next: ${status.next}. To drop the lapsed session on purpose: lockstep forget.`);
       break;
   }
+  // A lapsed clone that is queued, or whose turn it is, sees that first; the lapse is the second line.
+  if (status.lapse && status.state !== LockState.Stale) lines.push(`  (${lapseLine(status.lapse, unpushed)})`);
   const c = status.caution;
   if (c) {
     lines.push(`Caution — grant #${c.silentGrant} went silent; ${c.by} cleared or took over the lock at ${formatClock(c.since)}. Treat this copy with caution until the next holder pushes and releases.`);
@@ -47,11 +50,11 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
 }
 
 /** The stable JSON form of a status (documented in the README). */
-export function statusJson(status: LockStatus, identity: string, page: PageLocation, deployment: DeploymentInfo | null = null): Record<string, unknown> {
+export function statusJson(status: LockStatus, identity: string | null, page: PageLocation, deployment: DeploymentInfo | null = null): Record<string, unknown> {
   return {
     state: status.state, identity, driver: page.driver, container: status.container, grant: status.grant, holder: status.holder,
     timeLeftMs: status.timeLeftMs, queue: status.queue, position: status.position, canAcquire: status.canAcquire,
-    turn: status.turn, staleGrant: status.staleGrant, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
+    turn: status.turn, staleGrant: status.staleGrant, lapse: status.lapse, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
     pool: status.pool, caution: status.caution, page, deployment,
   };
 }

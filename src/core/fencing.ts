@@ -1,6 +1,6 @@
 import { formatClock } from './format';
 import { LockFencedError } from './errors';
-import { isLive, type LockRecord } from './lockRecord';
+import { isLive, nextStep, type ContainerSettings, type LockRecord } from './lockRecord';
 import { digestsEqual, hashProof, hashToken } from './tokens';
 
 /**
@@ -14,24 +14,31 @@ function holderLine(record: LockRecord): string {
   return h ? `, held by ${h.identity} since ${formatClock(h.grantedAt)}` : '';
 }
 
+/** Who pushes, for advice that is true for them (without it the advice points at `lockstep status`). */
+export interface PushViewer {
+  readonly identity: string;
+  readonly settings: ContainerSettings;
+}
+
 /** Client side (`guard pre-push`): this clone must hold the live lease and the current grant. */
-export function fenceClientPush(record: LockRecord, session: { grant: number; token: string } | undefined, now: number): LockFencedError | undefined {
+export function fenceClientPush(
+  record: LockRecord, session: { grant: number; token: string } | undefined, now: number, viewer?: PushViewer,
+): LockFencedError | undefined {
   const h = record.holder;
+  const next = (): string => nextStep(record, viewer?.settings, viewer?.identity ?? '', now);
   if (!session) {
     return new LockFencedError(
-      record.grant === 0 || h === null
-        ? 'This clone does not hold the lock, and pushes to protected branches need it: run `lockstep acquire` first.'
-        : `This clone does not hold the lock; the current grant #${record.grant} is held by ${h.identity}. Petition (lockstep petition) and wait for your turn.`,
+      `This clone does not hold the lock${h !== null && isLive(h, now) ? `; the current grant #${record.grant} is held by ${h.identity}` : ''}, and pushes to protected branches need it. To hold it: ${next()}.`,
       record.grant);
   }
   if (session.grant < record.grant) {
-    return new LockFencedError(`Your grant #${session.grant} is below the current grant #${record.grant}${holderLine(record)} — fetch, and petition.`, record.grant, session.grant);
+    return new LockFencedError(`Your grant #${session.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. Your commits stay in this clone: to push them, ${next()}; then rebase onto the new work.`, record.grant, session.grant);
   }
   if (h === null || h.grant !== session.grant || !digestsEqual(h.tokenHash, hashToken(session.token))) {
-    return new LockFencedError(`Your grant #${session.grant} is no longer held (the lock was released or cleared). Acquire again before pushing.`, record.grant, session.grant);
+    return new LockFencedError(`Your grant #${session.grant} is no longer held (the lock was released or cleared). To push: ${next()}.`, record.grant, session.grant);
   }
   if (!isLive(h, now)) {
-    return new LockFencedError(`Your lease (grant #${session.grant}) expired at ${formatClock(h.expiresAt)}; a lost lease cannot push. Acquire again (a new grant) before pushing.`, record.grant, session.grant);
+    return new LockFencedError(`Your lease (grant #${session.grant}) expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot push. To push under a new grant: ${next()}.`, record.grant, session.grant);
   }
   return undefined;
 }
@@ -40,19 +47,19 @@ export function fenceClientPush(record: LockRecord, session: { grant: number; to
 export function fenceServerPush(record: LockRecord, pushed: { grant?: number; proof?: string }, now: number): LockFencedError | undefined {
   const h = record.holder;
   if (pushed.grant === undefined || pushed.proof === undefined) {
-    return new LockFencedError('This push carries no proof of grant, and this branch is protected by Lockstep: acquire the lock in your clone (lockstep acquire) and push again.', record.grant);
+    return new LockFencedError('This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it.', record.grant);
   }
   if (pushed.grant < record.grant) {
-    return new LockFencedError(`Your grant #${pushed.grant} is below the current grant #${record.grant}${holderLine(record)} — fetch, and petition.`, record.grant, pushed.grant);
+    return new LockFencedError(`Your grant #${pushed.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
   }
   if (h === null && pushed.grant === record.grant && record.grant > 0) {
-    return new LockFencedError(`Grant #${pushed.grant} is no longer held (the lock was released or cleared). Acquire the lock in your clone and push again.`, record.grant, pushed.grant);
+    return new LockFencedError(`Grant #${pushed.grant} is no longer held (the lock was released or cleared). \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
   }
   if (h === null || h.grant !== pushed.grant || !/^[0-9a-f]{64}$/.test(pushed.proof) || !digestsEqual(h.proofHash, hashProof(pushed.proof))) {
-    return new LockFencedError(`The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. Acquire the lock in your clone and push again.`, record.grant, pushed.grant);
+    return new LockFencedError(`The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
   }
   if (!isLive(h, now)) {
-    return new LockFencedError(`Grant #${pushed.grant} expired at ${formatClock(h.expiresAt)}; a lost lease cannot land. Acquire again before pushing.`, record.grant, pushed.grant);
+    return new LockFencedError(`Grant #${pushed.grant} expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot land. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
   }
   return undefined;
 }
@@ -69,4 +76,10 @@ export function pushOptionsFromEnv(env: Readonly<Record<string, string | undefin
     if (proof) out.proof = proof[1];
   }
   return out;
+}
+
+/** The first sentence of a refusal, for the audit line (no advice, which is for the reader). */
+export function refusalGist(message: string): string {
+  const end = message.search(/[.;](\s|$)/);
+  return (end < 0 ? message : message.slice(0, end)).slice(0, 120);
 }

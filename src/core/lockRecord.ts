@@ -1,4 +1,5 @@
 import { HOUR } from './clock';
+import { formatClock } from './format';
 import {
   LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
 } from './errors';
@@ -74,7 +75,9 @@ export interface Block {
 }
 
 export type AuditAction =
-  | 'init' | 'adopt' | 'acquire' | 'heartbeat' | 'release' | 'petition' | 'withdraw' | 'lease-ids' | 'next-id' | 'assign' | 'done' | 'clear';
+  | 'init' | 'adopt' | 'acquire' | 'heartbeat' | 'release' | 'petition' | 'withdraw' | 'lease-ids' | 'next-id' | 'assign' | 'done' | 'clear'
+  /** A push to a protected branch that a guard refused (always `outcome: 'refused'`). */
+  | 'push';
 
 export interface AuditLine {
   readonly at: number;
@@ -239,20 +242,49 @@ export function mayAcquire(record: LockRecord, settings: ContainerSettings, iden
   return eligible.length === 0 || eligible.includes(identity);
 }
 
-function holds(record: LockRecord, tokenHash: string, grant: number, now: number): boolean {
+/** Whether the session (token hash and grant) is the live holder of the current grant. */
+export function holds(record: LockRecord, tokenHash: string, grant: number, now: number): boolean {
   const h = record.holder;
   return h !== null && h.tokenHash === tokenHash && h.grant === grant && h.grant === record.grant && h.expiresAt > now;
 }
 
-function lostMessage(record: LockRecord, grant: number, now: number): string {
+/**
+ * What `identity` can do next about the lock, as advice that would not itself be refused now:
+ * acquire when it may, wait when it is queued, petition otherwise (docs/protocol.md#transitions).
+ */
+export function nextStep(record: LockRecord, settings: ContainerSettings | undefined, identity: string, now: number): string {
   const h = record.holder;
+  if (h !== null && isLive(h, now) && h.identity === identity) {
+    return `you hold the lock (grant #${h.grant}) in another clone or session: work there, or let that lease expire`;
+  }
+  // Without the container's settings the handover windows are unknown: point at the status.
+  if (settings === undefined) return 'see `lockstep status` for your next step';
+  if (mayAcquire(record, settings, identity, now)) return 'acquire it now (lockstep acquire)';
+  const at = position(record, identity);
+  if (at > 0) return `you are at position ${at} of ${record.queue.length} in the queue: wait for your turn (lockstep wait)`;
+  return 'petition to join the queue (lockstep petition)';
+}
+
+function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1) + '.';
+}
+
+/** Why a grant this person held is no longer live, in words true for them, and what to do next. */
+export function lapseMessage(record: LockRecord, settings: ContainerSettings | undefined, identity: string, grant: number, now: number): string {
+  const h = record.holder;
+  const next = sentence(nextStep(record, settings, identity, now));
   if (record.grant > grant) {
-    return `Your lease (grant #${grant}) is no longer current: grant #${record.grant} was issued since${h ? ` to ${h.identity}` : ''}. Fetch, then petition or acquire again.`;
+    const to = h === null ? '' : h.identity === identity ? ' to you in another clone or session' : ` to ${h.identity}`;
+    return `Your lease (grant #${grant}) has ended: grant #${record.grant} was issued since${to}. ${next}`;
   }
-  if (h && h.grant === grant && h.expiresAt <= now) {
-    return `Your lease (grant #${grant}) expired at ${iso(h.expiresAt)}; a lost lease is never revived. Acquire again for a new grant.`;
+  if (h !== null && h.grant === grant && h.expiresAt <= now) {
+    return `Your lease (grant #${grant}) expired at ${formatClock(h.expiresAt)}; a lapsed lease is never revived. ${next}`;
   }
-  return `You do not hold the lock (grant #${grant} is not live). Acquire it first.`;
+  if (h === null && record.grant === grant) {
+    const cleared = record.caution?.silentGrant === grant;
+    return `Your lease (grant #${grant}) has ended: ${cleared ? `${record.caution!.by} cleared it at ${formatClock(record.caution!.since)}` : 'it was released'}. ${next}`;
+  }
+  return `You do not hold the lock (grant #${grant} is not live). ${next}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,12 +306,12 @@ export function acquire(
   const h = record.holder;
   if (h !== null && isLive(h, now)) {
     return h.identity === identity
-      ? refused('already-holder', `You already hold the lock (grant #${h.grant}) from another clone or session; work there, or let it expire.`)
-      : refused('held-by-other', `The lock is held by ${h.identity} (grant #${h.grant}) until ${iso(h.expiresAt)}. Petition to join the queue.`);
+      ? refused('already-holder', `You already hold the lock (grant #${h.grant}) in another clone or session; work there, or let that lease expire.`)
+      : refused('held-by-other', `The lock is held by ${h.identity} (grant #${h.grant}) until ${formatClock(h.expiresAt)}. ${sentence(nextStep(record, settings, identity, now))}`);
   }
   if (!mayAcquire(record, settings, identity, now)) {
     const turn = turnAt(record, settings, now);
-    return refused('not-your-turn', `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${iso(turn.current?.endsAt ?? now)}; petition to join the queue.`);
+    return refused('not-your-turn', `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${formatClock(turn.current?.endsAt ?? now)}. ${sentence(nextStep(record, settings, identity, now))}`);
   }
   const grant = record.grant + 1;
   const expiresAt = now + Math.min(settings.leaseTtlMs, MAX_HOLD_MS);
@@ -301,7 +333,7 @@ export function acquire(
 
 export function heartbeat(record: LockRecord, settings: ContainerSettings, proof: HolderProof, now: number): Outcome<{ expiresAt: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return { ok: false, error: new LockLeaseLostError(lostMessage(record, proof.grant, now), proof.grant) };
+    return { ok: false, error: new LockLeaseLostError(lapseMessage(record, settings, proof.identity, proof.grant, now), proof.grant) };
   }
   const h = record.holder as Holder;
   const expiresAt = Math.min(now + settings.leaseTtlMs, h.grantedAt + MAX_HOLD_MS);
@@ -309,10 +341,15 @@ export function heartbeat(record: LockRecord, settings: ContainerSettings, proof
   return done(next, { expiresAt: Math.max(expiresAt, h.expiresAt) }, { at: now, who: h.identity, action: 'heartbeat', grant: h.grant });
 }
 
-/** The caller has already checked that the clone's work landed (release is valid only after a push). */
-export function release(record: LockRecord, proof: HolderProof, now: number): Outcome<{ grant: number; reclaimed: number }> {
+/**
+ * The caller has already checked that the clone's work landed (release is valid only after a push);
+ * `landed` is the commit it found on the protected branch, kept in the audit line.
+ */
+export function release(
+  record: LockRecord, proof: HolderProof, now: number, request: { landed?: string; settings?: ContainerSettings } = {},
+): Outcome<{ grant: number; reclaimed: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return { ok: false, error: new LockLeaseLostError(lostMessage(record, proof.grant, now), proof.grant) };
+    return { ok: false, error: new LockLeaseLostError(lapseMessage(record, request.settings, proof.identity, proof.grant, now), proof.grant) };
   }
   const h = record.holder as Holder;
   const returned = unmintedSpans(record.ranges);
@@ -320,18 +357,20 @@ export function release(record: LockRecord, proof: HolderProof, now: number): Ou
   // Release comes after a push (the caller checked): the copy is restored, the caution ends, and
   // the identifiers leased under the grant but never minted go back to the pool.
   const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], pool: mergeSpans([...record.pool, ...returned]), caution: null };
-  return done(next, { grant: h.grant, reclaimed }, { at: now, who: h.identity, action: 'release', grant: h.grant,
-    ...(reclaimed > 0 ? { detail: `reclaimed ${reclaimed} unused identifiers` } : {}) });
+  const landed = request.landed !== undefined && /^[0-9a-f]{7,64}$/.test(request.landed) ? `landed ${request.landed}` : undefined;
+  const detail = [landed, reclaimed > 0 ? `reclaimed ${reclaimed} unused identifiers` : undefined].filter(Boolean).join('; ');
+  return done(next, { grant: h.grant, reclaimed }, { at: now, who: h.identity, action: 'release', grant: h.grant, ...(detail ? { detail } : {}) });
 }
 
-export function petition(record: LockRecord, request: { identity: string; note?: string }, now: number): Outcome<{ position: number }> {
+export function petition(record: LockRecord, request: { identity: string; note?: string }, now: number, settings?: ContainerSettings): Outcome<{ position: number }> {
   const invalid = checkIdentity(request.identity);
   if (invalid) return invalid;
   if (record.holder !== null && isLive(record.holder, now) && record.holder.identity === request.identity) {
     return refused('holder-cannot-petition', 'You hold the lock; there is nothing to petition for.');
   }
   if (record.queue.some(p => p.identity === request.identity)) {
-    return refused('already-queued', `You are already in the queue at position ${position(record, request.identity)}.`);
+    const next = settings === undefined ? '' : ` ${sentence(nextStep(record, settings, request.identity, now))}`;
+    return refused('already-queued', `You are already in the queue at position ${position(record, request.identity)}.${next}`);
   }
   const note = request.note === undefined ? undefined : cleanText(request.note, MAX_NOTE_LENGTH);
   const next: LockRecord = { ...record, queue: [...record.queue, { identity: request.identity, at: now, ...(note ? { note } : {}) }] };
@@ -346,10 +385,10 @@ export function withdraw(record: LockRecord, request: { identity: string }, now:
 }
 
 export function leaseIds(
-  record: LockRecord, proof: HolderProof, request: { to: string; count: number; newIdentity?: boolean }, now: number,
+  record: LockRecord, proof: HolderProof, request: { to: string; count: number; newIdentity?: boolean }, now: number, settings?: ContainerSettings,
 ): Outcome<{ start: number; end: number; spans: IdSpan[] }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return refused('not-holder', 'Only the lead (the live holder) allocates identifiers. Acquire the lock first.');
+    return refused('not-holder', `Only the lead (the live holder) allocates identifiers. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`);
   }
   const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
@@ -397,10 +436,10 @@ export function nextId(record: LockRecord, request: { identity: string; holder?:
 }
 
 export function assign(
-  record: LockRecord, proof: HolderProof, request: { to: string; text: string; newIdentity?: boolean }, now: number,
+  record: LockRecord, proof: HolderProof, request: { to: string; text: string; newIdentity?: boolean }, now: number, settings?: ContainerSettings,
 ): Outcome<{ index: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return refused('not-holder', 'Only the lead (the live holder) assigns blocks. Acquire the lock first.');
+    return refused('not-holder', `Only the lead (the live holder) assigns blocks. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`);
   }
   const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
@@ -445,13 +484,24 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
   const h = record.holder;
   if (h === null || isLive(h, now)) {
     return refusedAndAudited(record, 'not-silent',
-      h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${iso(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
+      h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${formatClock(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
       { ...line, detail: reason });
   }
   const next: LockRecord = {
     ...record, holder: null, releasedAt: now, ranges: [], caution: { silentGrant: h.grant, since: now, by: request.identity },
   };
   return done(next, { clearedGrant: h.grant }, { ...line, detail: `cleared ${h.identity}: ${reason}` });
+}
+
+/**
+ * A guard refused a push to a protected branch: the refusal is audited on the page (folded with the
+ * same person's identical refusals just before it). Never changes anything but the audit trail.
+ */
+export function auditRefusedPush(record: LockRecord, request: { identity: string; grant: number; detail: string }, now: number): Outcome<never> {
+  const detail = cleanText(request.detail, MAX_NOTE_LENGTH);
+  const identity = cleanText(request.identity, MAX_IDENTITY_LENGTH) || 'unknown';
+  const grant = Number.isSafeInteger(request.grant) && request.grant >= 0 ? request.grant : 0;
+  return refusedAndAudited(record, 'not-holder', `Push refused: ${detail}`, { at: now, who: identity, action: 'push', grant, detail });
 }
 
 // ---------------------------------------------------------------------------------------------

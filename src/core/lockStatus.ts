@@ -1,5 +1,6 @@
+import { formatClock } from './format';
 import {
-  isLive, mayAcquire, turnAt, type Block, type Caution, type ContainerSettings, type IdRange, type IdSpan, type LockRecord,
+  isLive, mayAcquire, nextStep, turnAt, type Block, type Caution, type ContainerSettings, type IdRange, type IdSpan, type LockRecord,
 } from './lockRecord';
 
 /**
@@ -22,6 +23,19 @@ export interface Viewer {
   readonly session?: { readonly grant: number; readonly tokenHash: string };
 }
 
+/** How this clone's grant stopped being live, when it did (a lapsed lease). */
+export interface Lapse {
+  readonly grant: number;
+  /** expired: its lease ran out; superseded: a later grant was issued; cleared: by an operator; released: elsewhere. */
+  readonly how: 'expired' | 'superseded' | 'cleared' | 'released';
+  /** When, where the page says (epoch ms). */
+  readonly at: number | null;
+  /** Who took over, cleared or released, where the page says. */
+  readonly by: string | null;
+  /** The current grant. */
+  readonly current: number;
+}
+
 export interface LockStatus {
   readonly state: LockState;
   readonly container: string;
@@ -37,8 +51,12 @@ export interface LockStatus {
   readonly canAcquire: boolean;
   /** Whose handover window runs, and until when. */
   readonly turn: { readonly identity: string; readonly endsAt: number } | null;
-  /** The viewer's local grant when it is below the current one. */
+  /** The viewer's local grant when it is no longer live (a lapsed lease), in every state. */
   readonly staleGrant: number | null;
+  /** How the viewer's grant lapsed (the secondary line under the state); null when it did not. */
+  readonly lapse: Lapse | null;
+  /** What the viewer can do next, as advice that would not be refused now ("petition to join the queue (lockstep petition)"). */
+  readonly next: string;
   readonly ranges: readonly IdRange[];
   readonly blocks: readonly Block[];
   readonly nextId: number;
@@ -55,19 +73,21 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   const position = record.queue.findIndex(p => p.identity === viewer.identity) + 1;
   const canAcquire = mayAcquire(record, settings, viewer.identity, now);
   const turn = turnAt(record, settings, now).current ?? null;
-  // A session whose grant is not the live holder's is stale: its pushes are fenced. That includes a
+  // A session whose grant is not the live holder's has lapsed: its pushes are fenced. That includes a
   // grant an operator cleared (no holder left, counter unchanged).
-  const stale = viewer.session !== undefined && !(mine && live) && viewer.session.grant <= record.grant
+  const lapsed = viewer.session !== undefined && !(mine && live) && viewer.session.grant <= record.grant
     && (viewer.session.grant < record.grant || h === null || (h.grant === viewer.session.grant && !live));
 
   let state: LockState;
-  if (stale) state = LockState.Stale;
-  else if (live && mine) state = LockState.HeldByMe;
+  if (live && mine) state = LockState.HeldByMe;
   else if (live) state = position > 0 ? LockState.Queued : LockState.HeldByOther;
   else if (position > 0 && canAcquire && turn !== null) state = LockState.YourTurn;
   else if (h !== null) state = LockState.HolderSilent;
   else if (position > 0 && !canAcquire) state = LockState.Queued;
   else state = LockState.Free;
+  // The state says what the person can do next: a lapsed clone that waits in the queue, or whose turn
+  // it is, sees that like anyone else (the lapse is the secondary line); otherwise it is stale.
+  if (lapsed) state = position > 0 && !canAcquire ? LockState.Queued : position > 0 && turn !== null ? LockState.YourTurn : LockState.Stale;
 
   return {
     state,
@@ -79,11 +99,38 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
     position,
     canAcquire,
     turn,
-    staleGrant: stale ? viewer.session!.grant : null,
+    staleGrant: lapsed ? viewer.session!.grant : null,
+    lapse: lapsed ? lapseOf(record, viewer.session!.grant, now) : null,
+    next: live && mine ? 'push your work, then release (lockstep release --push)' : nextStep(record, settings, viewer.identity, now),
     ranges: record.ranges,
     blocks: record.blocks,
     nextId: record.nextId,
     pool: record.pool,
     caution: record.caution,
   };
+}
+
+function lapseOf(record: LockRecord, grant: number, now: number): Lapse {
+  const h = record.holder;
+  if (record.grant > grant) {
+    const next = record.audit.find(l => l.action === 'acquire' && l.outcome === 'done' && l.grant === grant + 1);
+    return { grant, how: 'superseded', at: next?.at ?? null, by: next?.who ?? null, current: record.grant };
+  }
+  if (h !== null && h.grant === grant && h.expiresAt <= now) return { grant, how: 'expired', at: h.expiresAt, by: null, current: record.grant };
+  if (record.caution?.silentGrant === grant) return { grant, how: 'cleared', at: record.caution.since, by: record.caution.by, current: record.grant };
+  const released = [...record.audit].reverse().find(l => l.action === 'release' && l.grant === grant);
+  return { grant, how: 'released', at: released?.at ?? record.releasedAt, by: released?.who ?? null, current: record.grant };
+}
+
+/**
+ * The lapse as one line true for the reader: "your lease #2 expired at 14:05 UTC; the work you did
+ * under it is not pushed". `unpushed` is what the clone knows of its own work (undefined: not known).
+ */
+export function lapseLine(lapse: Lapse, unpushed?: boolean): string {
+  const when = lapse.at === null ? '' : ` at ${formatClock(lapse.at)}`;
+  const what = lapse.how === 'expired' ? `your lease #${lapse.grant} expired${when}`
+    : lapse.how === 'superseded' ? `your lease #${lapse.grant} has ended: grant #${lapse.current} was issued${lapse.by ? ` to ${lapse.by}` : ''}${when}`
+      : lapse.how === 'cleared' ? `your lease #${lapse.grant} was cleared${lapse.by ? ` by ${lapse.by}` : ''}${when}`
+        : `your lease #${lapse.grant} was released${when}`;
+  return unpushed === true ? `${what}; the work you did under it is not pushed` : what;
 }

@@ -1,5 +1,5 @@
 import { formatClock, formatDuration } from '../core/format';
-import { LockState, type LockStatus } from '../core/lockStatus';
+import { lapseLine, LockState, type LockStatus } from '../core/lockStatus';
 import { CommandIds } from './commandIds';
 
 /**
@@ -17,7 +17,8 @@ export type BadgeSource =
   | { readonly kind: 'lease-lost-offline'; readonly grant: number; readonly expiredAt: number; readonly retryAt: number }
   | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
 
-export type BadgeSeverity = 'normal' | 'warning' | 'error';
+/** `mine`: the lock is yours (the theme's prominent status-bar colour), so it never looks like someone else's. */
+export type BadgeSeverity = 'normal' | 'mine' | 'warning' | 'error';
 
 export interface Badge {
   /** The state word for tests and accessibility: one of LockState or offline / no-page / not-initialised / loading. */
@@ -76,7 +77,7 @@ function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
         tooltip, severity: 'normal', command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
       };
     case LockState.HeldByMe:
-      return { state: s.state, text: `$(lock) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}`, tooltip, severity: 'normal', command: CommandIds.holderMenu };
+      return { state: s.state, text: `$(pass-filled) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}`, tooltip, severity: 'mine', command: CommandIds.holderMenu };
     case LockState.HeldByOther:
       return { state: s.state, text: `$(lock) Held by ${shortName(h!.identity)}`, tooltip, severity: 'normal', command: CommandIds.petition };
     case LockState.Queued:
@@ -88,10 +89,14 @@ function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
         state: s.state,
         text: `$(warning) HOLDER SILENT`,
         tooltip, severity: 'warning',
-        command: s.canAcquire ? CommandIds.acquire : isOperator ? CommandIds.clear : CommandIds.showLockPage,
+        // The operator's click opens the clear flow (it asks for the reason); it never acquires.
+        command: isOperator ? CommandIds.clear : s.canAcquire ? CommandIds.acquire : CommandIds.showLockPage,
       };
     case LockState.Stale:
-      return { state: s.state, text: `$(error) Stale grant #${s.staleGrant} — push blocked`, tooltip, severity: 'error', command: CommandIds.showLockPage };
+      return {
+        state: s.state, text: `$(error) Stale grant #${s.staleGrant} — push blocked`, tooltip, severity: 'error',
+        command: s.canAcquire ? CommandIds.acquire : h !== null && h.expiresAt > now ? CommandIds.petition : CommandIds.showLockPage,
+      };
   }
 }
 
@@ -105,7 +110,8 @@ function tooltipFor(s: LockStatus, now: number): string {
     lines.push(`Free (last grant #${s.grant})`);
   }
   if (s.turn) lines.push(`Turn: ${s.turn.identity} until ${formatClock(s.turn.endsAt)}`);
-  if (s.staleGrant !== null) lines.push(`Your grant #${s.staleGrant} is below the current grant #${s.grant}: fetch, then petition.`);
+  if (s.lapse) lines.push(`Lapsed: ${lapseLine(s.lapse)}; pushes from this clone are blocked.`);
+  lines.push(`Next: ${s.next}`);
   if (s.caution) {
     lines.push(`⚠ Caution: grant #${s.caution.silentGrant} went silent; ${s.caution.by} cleared or took over at ${formatClock(s.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`);
   }

@@ -19,6 +19,7 @@ export const CommandIds = {
   showLog: 'lockstep.showLog',
   refresh: 'lockstep.refresh',
   holderMenu: 'lockstep.holderMenu',
+  diagnose: 'lockstep.diagnose',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

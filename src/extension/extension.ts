@@ -1,3 +1,4 @@
+import { formatClock } from '../core/format';
 import * as vscode from 'vscode';
 import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
@@ -62,7 +63,7 @@ function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.Exten
 function watchForNotifications(model: ContainerModel, context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     model.onDidBecomeTurn(status => {
-      const until = status.turn ? ` (your window ends ${new Date(status.turn.endsAt).toLocaleTimeString()})` : '';
+      const until = status.turn ? ` (your window ends ${formatClock(status.turn.endsAt)})` : '';
       void vscode.window.showInformationMessage(`Lockstep: your turn — the lock is yours to take${until}.`, 'Acquire')
         .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.acquire); });
     }),

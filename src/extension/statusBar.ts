@@ -39,7 +39,9 @@ export class StatusBar implements vscode.Disposable {
     this.item.tooltip = tooltip;
     this.item.command = badge.command;
     this.item.backgroundColor = badge.severity === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : badge.severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      : badge.severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : badge.severity === 'mine' ? new vscode.ThemeColor('statusBarItem.prominentBackground') : undefined;
+    this.item.color = badge.severity === 'mine' ? new vscode.ThemeColor('statusBarItem.prominentForeground') : undefined;
     this.item.accessibilityInformation = { label: `Lockstep: ${badge.text.replace(/\$\([^)]+\)\s*/g, '')}`, role: 'button' };
     const show = model === undefined ? (vscode.workspace.workspaceFolders?.length ?? 0) > 0 : readSettings(model.folder.uri).showBadge;
     if (show) this.item.show(); else this.item.hide();

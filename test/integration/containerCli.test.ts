@@ -50,7 +50,12 @@ describe('container lock through the CLI (real processes, real git, file driver)
 
   it('others are busy (exit 3); they petition in order; duplicates and the holder are refused', async () => {
     expectError(await team.cli(ana, ['acquire']), 3, 'busy');
-    expectError(await team.cli(lead, ['acquire']), 1, 'refused', 'already-holder');
+    const leadToken = team.sessionToken(lead);
+    // Acquiring again in the clone that holds the lock changes nothing, and says so (exit 0).
+    const again = expectOk(await team.cli(lead, ['acquire']), 'acquire again in the holding clone');
+    assert.equal(again.already, true);
+    assert.equal(again.grant, 1);
+    assert.equal(team.sessionToken(lead), leadToken, 'the session (and its token) is kept');
     assert.equal(expectOk(await team.cli(ana, ['petition', '--note', 'chapter 2']), 'petition').position, 1);
     assert.equal(expectOk(await team.cli(ben, ['petition']), 'petition').position, 2);
     expectError(await team.cli(ana, ['petition']), 1, 'refused', 'already-queued');
@@ -88,7 +93,8 @@ describe('container lock through the CLI (real processes, real git, file driver)
   it('after a push the release succeeds, reclaims the unused identifiers and hands over to the queue head', async () => {
     team.git(lead, 'push', '--quiet', 'origin', 'main');
     const released = expectOk(await team.cli(lead, ['release']), 'release');
-    assert.deepEqual(released, { ok: true, grant: 1, reclaimed: 2, next: ana.identity });
+    const landed = team.git(lead, 'rev-parse', '--short=12', 'origin/main').trim();
+    assert.deepEqual(released, { ok: true, grant: 1, reclaimed: 2, next: ana.identity, landed, pushed: false });
     assert.equal(team.sessionToken(lead), undefined, 'release removes the session');
     // ana's window: ben (second) and lead (not queued) must wait.
     const bens = await status(ben);
@@ -142,7 +148,8 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(stale.staleGrant, 3);
     assert.equal(stale.grant, 4);
     const human = await team.cli(lead, ['status'], { json: false });
-    assert.match(human.stdout, /Stale grant — your grant #3/);
+    assert.match(human.stdout, /Stale grant — your lease #3 has ended: grant #4 was issued to ben@example\.com at \d\d:\d\d \S+\. Pushes from this clone are blocked; ben@example\.com holds grant #4\./);
+    assert.doesNotMatch(human.stdout, /below or past|Fetch/);
     const lost = expectError(await team.cli(lead, ['heartbeat']), 1, 'lease-lost');
     assert.match(lost.message, /grant #4 was issued since/);
     expectError(await team.cli(lead, ['heartbeat']), 1, 'lease-lost');

@@ -88,17 +88,17 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.equal(seen.staleGrant, 1);
     });
 
-    it('alice\'s late push is refused by her pre-push hook: grant #1 below #2, held by bob — fetch, and petition', async () => {
+    it('alice\'s late push is refused by her pre-push hook: grant #1 has ended, #2 is bob\'s', async () => {
       await team.commit(alice, 'late.txt');
       const stderr = refusedByClient(await push(alice), 'alice late push');
-      assert.match(stderr, /lockstep: Your grant #1 is below the current grant #2, held by bob@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(stderr, /lockstep: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
       assert.equal(team.remoteSha(), bobsLanding);
     });
 
     it('with --no-verify --force the server\'s pre-receive hook refuses it; the protected branch never moved to alice\'s commit', async () => {
       const late = await team.gitOk(alice.dir, 'rev-parse', 'HEAD');
       const stderr = refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify --force');
-      assert.match(stderr, /remote: lockstep: refused refs\/heads\/main: Your grant #1 is below the current grant #2, held by bob@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(stderr, /remote: lockstep: refused refs\/heads\/main: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
       assert.equal(team.remoteSha(), bobsLanding, 'main is still bob\'s landing');
       const history = await team.gitOk(team.remote, 'rev-list', 'main');
       assert.ok(!history.includes(late), 'alice\'s late commit is nowhere in main\'s history');
@@ -120,20 +120,20 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('a cleared grant, not yet succeeded, is refused at both points ("no longer held")', async () => {
       await team.commit(bob, 'cleared.txt');
       assert.match(refusedByClient(await push(bob), 'bob after clear'),
-        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. Acquire again before pushing\./);
+        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. To push: /);
       assert.match(refusedByServer(await push(bob, '--no-verify'), 'bob after clear, --no-verify'),
-        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. Acquire the lock in your clone and push again\./);
+        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. `lockstep status` in your clone says your next step\./);
       assert.equal(team.remoteSha(), landed);
     });
 
     it('carol acquires grant #3; the old grants #2 and #1 are refused the same way at both points', async () => {
       assert.equal(ok(await team.lockstep(carol.dir, ['acquire']), 'carol acquire').grant, 3);
       const bobClient = refusedByClient(await push(bob), 'bob after new acquisition');
-      assert.match(bobClient, /lockstep: Your grant #2 is below the current grant #3, held by carol@example\.com since \d\d:\d\d — fetch, and petition\./);
+      assert.match(bobClient, /lockstep: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
       const bobServer = refusedByServer(await push(bob, '--no-verify', '--force'), 'bob --no-verify --force');
-      assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 is below the current grant #3, held by carol@example\.com since \d\d:\d\d — fetch, and petition\./);
-      assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
-      assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 is below the current grant #3, held by carol@example\.com/);
+      assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
+      assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
+      assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
       assert.equal(team.remoteSha(), landed);
     });
   });
@@ -154,7 +154,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
     it('no proof at all → refused by the server', async () => {
       assert.match(refusedByServer(await push(eve, '--no-verify'), 'eve without proof'),
-        /This push carries no proof of grant, and this branch is protected by Lockstep: acquire the lock in your clone \(lockstep acquire\) and push again\./);
+        /This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it\./);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3'], '--no-verify'), 'grant without proof'), /carries no proof of grant/);
       assert.match(refusedByServer(await pushWithOptions(eve, [`lockstep-proof=${proofOf(carol)}`], '--no-verify'), 'proof without grant'), /carries no proof of grant/);
     });
@@ -162,9 +162,9 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('a forged proof (64 random hex) for the current grant → refused by the server, and by eve\'s own hook', async () => {
       const forged = [`lockstep-grant=3`, `lockstep-proof=${randomBytes(32).toString('hex')}`];
       assert.match(refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
-        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d\. Acquire the lock in your clone and push again\./);
+        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./);
       assert.match(refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
-        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com\. Petition \(lockstep petition\) and wait for your turn\./);
+        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com, and pushes to protected branches need it\. To hold it: petition to join the queue \(lockstep petition\)\./);
       assert.equal(team.remoteSha(), landed);
     });
 
@@ -174,7 +174,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${alices}`], '--no-verify'), 'grant 1 proof as 3'),
         /The proof for grant #3 is not valid for the current grant #3/);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=2', `lockstep-proof=${bobs}`], '--no-verify'), 'grant 2 proof as 2'),
-        /Your grant #2 is below the current grant #3/);
+        /Your grant #2 has ended; the current grant is #3/);
       assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=4', `lockstep-proof=${bobs}`], '--no-verify'), 'a grant not issued yet'),
         /The proof for grant #4 is not valid for the current grant #3/);
       assert.equal(team.remoteSha(), landed);
@@ -224,7 +224,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
       await team.gitOk(alice.dir, 'remote', 'add', 'alias', team.remote);
       assert.match(refusedByClient(await team.git(alice.dir, ['push', 'alias', 'HEAD:refs/heads/main']), 'alice via an alias of origin'),
-        /Your grant #1 is below the current grant #3/);
+        /Your grant #1 has ended; the current grant is #3/);
     });
   });
 
@@ -250,7 +250,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
       await team.commit(carol, 'after-release.txt');
       assert.match(refusedByClient(await push(carol), 'push after release'),
-        /lockstep: This clone does not hold the lock, and pushes to protected branches need it: run `lockstep acquire` first\./);
+        /lockstep: This clone does not hold the lock, and pushes to protected branches need it\. To hold it: acquire it now \(lockstep acquire\)\./);
       assert.match(refusedByServer(await push(carol, '--no-verify'), 'push after release, --no-verify'), /carries no proof of grant/);
       assert.equal(team.remoteSha(), sha);
     });

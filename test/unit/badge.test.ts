@@ -27,8 +27,13 @@ describe('badge', () => {
   it('Held by me: grant and time left, click opens the holder menu', () => {
     const b = badge(held('alice@x.io', 7, now + 90 * 60_000), 'alice@x.io', { grant: 7, tokenHash: hash('a') });
     assert.equal(b.state, LockState.HeldByMe);
-    assert.equal(b.text, '$(lock) Held by me #7 · 1h 30m');
+    assert.equal(b.text, '$(pass-filled) Held by me #7 · 1h 30m');
     assert.equal(b.command, CommandIds.holderMenu);
+    // At a glance unlike Held by NAME: another icon, and the theme's prominent status-bar colour.
+    const other = badge(held('alice@x.io', 7, now + 90 * 60_000), 'bob@x.io');
+    assert.equal(b.severity, 'mine');
+    assert.equal(other.severity, 'normal');
+    assert.notEqual(b.text.split(' ')[0], other.text.split(' ')[0]);
   });
 
   it('Held by NAME: short name in the text, full identity in the tooltip, click petitions', () => {
@@ -71,6 +76,14 @@ describe('badge', () => {
     assert.equal(bystander.severity, 'warning');
     assert.equal(bystander.command, CommandIds.clear);
     assert.equal(badge(r, 'dave@x.io').command, CommandIds.showLockPage);
+  });
+
+  it('HOLDER SILENT: the operator\'s click opens the clear flow even when the operator could acquire', () => {
+    const r = held('alice@x.io', 3, now - 60_000);
+    const operator = badge(r, 'ops@x.io', undefined, true);
+    assert.equal(operator.state, LockState.HolderSilent);
+    assert.equal(operator.command, CommandIds.clear);
+    assert.equal(badge(r, 'dave@x.io').command, CommandIds.acquire, 'anyone else who may acquire gets acquire');
   });
 
   it('Stale grant: error colour, says the push is blocked', () => {

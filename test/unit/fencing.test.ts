@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { LockErrorCode, LockFencedError, exitCodeFor } from '../../src/core/errors';
 import { fenceClientPush, fenceServerPush, pushOptionsFromEnv } from '../../src/core/fencing';
 import { formatClock } from '../../src/core/format';
-import { acquire, clear, release, type LockRecord } from '../../src/core/lockRecord';
+import { acquire, clear, petition, release, type LockRecord } from '../../src/core/lockRecord';
 import { hashProof, hashToken, pushProof } from '../../src/core/tokens';
 import { assertHygienic } from '../helpers/hygiene';
 import { at, CONTAINER, fresh, ok, OP, SETTINGS } from '../helpers/lockRecordFixture';
@@ -68,20 +68,23 @@ describe('fencing verdicts (pure)', () => {
       assert.equal(fenceClientPush(record, session(bob), at(3, 30)), undefined);
     });
 
-    it('the worked example: a stale grant below the current one names both grants and the holder — fetch, and petition', () => {
+    it('the worked example: a stale grant below the current one names both grants and the holder — and the reader\'s next step', () => {
       const { alice, bob, record } = workedExample();
-      const message = refusal(fenceClientPush(record, session(alice), at(4)),
-        { current: 2, presented: 1, why: /Your grant #1 is below the current grant #2/, todo: /fetch, and petition/ }, everySecret(alice, bob));
-      assert.equal(message, `Your grant #1 is below the current grant #2, held by ${BOB} since ${formatClock(at(3))} — fetch, and petition.`);
+      const message = refusal(fenceClientPush(record, session(alice), at(4), { identity: ALICE, settings: SETTINGS }),
+        { current: 2, presented: 1, why: /Your grant #1 has ended; the current grant is #2/, todo: /petition to join the queue \(lockstep petition\)/ }, everySecret(alice, bob));
+      assert.equal(message, `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. Your commits stay in this clone: to push them, petition to join the queue (lockstep petition); then rebase onto the new work.`);
     });
 
     it('a clone without a session: "acquire first" on a free lock, "petition" while someone holds it', () => {
-      refusal(fenceClientPush(fresh(), undefined, at(0)),
-        { current: 0, why: /does not hold the lock/, todo: /run `lockstep acquire` first/ }, []);
+      refusal(fenceClientPush(fresh(), undefined, at(0), { identity: ALICE, settings: SETTINGS }),
+        { current: 0, why: /does not hold the lock/, todo: /acquire it now \(lockstep acquire\)/ }, []);
       const { alice, bob, record } = workedExample();
-      const message = refusal(fenceClientPush(record, undefined, at(4)),
-        { current: 2, why: /This clone does not hold the lock; the current grant #2 is held by bob@example\.com/, todo: /Petition \(lockstep petition\)/ }, everySecret(alice, bob));
-      assert.match(message, /wait for your turn/);
+      refusal(fenceClientPush(record, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
+        { current: 2, why: /This clone does not hold the lock; the current grant #2 is held by bob@example\.com/, todo: /petition to join the queue \(lockstep petition\)/ }, everySecret(alice, bob));
+      const queued = ok(petition(record, { identity: ALICE }, at(4))).record;
+      refusal(fenceClientPush(queued, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
+        { current: 2, why: /does not hold the lock/, todo: /position 1 of 1 in the queue: wait for your turn \(lockstep wait\)/ }, everySecret(alice, bob));
+      refusal(fenceClientPush(record, undefined, at(4)), { current: 2, why: /does not hold the lock/, todo: /lockstep status/ }, everySecret(alice, bob));
     });
 
     it('the holder\'s own lease past its expiry (nobody took over yet) cannot push: the expiry time and "acquire again"', () => {
@@ -89,30 +92,30 @@ describe('fencing verdicts (pure)', () => {
       const expiresAt = record.holder!.expiresAt;
       assert.equal(fenceClientPush(record, session(grant), expiresAt - 1), undefined, 'live until the last millisecond');
       refusal(fenceClientPush(record, session(grant), expiresAt),
-        { current: 1, presented: 1, why: new RegExp(`Your lease \\(grant #1\\) expired at ${formatClock(expiresAt)}; a lost lease cannot push`), todo: /Acquire again \(a new grant\) before pushing/ }, everySecret(grant));
+        { current: 1, presented: 1, why: new RegExp(`Your lease \\(grant #1\\) expired at ${formatClock(expiresAt)}; a lapsed lease cannot push`), todo: /lockstep status/ }, everySecret(grant));
     });
 
     it('a grant that was released or cleared is "no longer held" — acquire again', () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const released = ok(release(record, { identity: ALICE, grant: 1, tokenHash: hashToken(grant.token) }, at(1))).record;
       refusal(fenceClientPush(released, session(grant), at(1)),
-        { current: 1, presented: 1, why: /Your grant #1 is no longer held \(the lock was released or cleared\)/, todo: /Acquire again before pushing/ }, everySecret(grant));
+        { current: 1, presented: 1, why: /Your grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ }, everySecret(grant));
       const cleared = ok(clear(record, SETTINGS, { identity: OP, reason: 'alice vanished' }, at(3))).record;
       refusal(fenceClientPush(cleared, session(grant), at(3)),
-        { current: 1, presented: 1, why: /no longer held/, todo: /Acquire again/ }, everySecret(grant));
+        { current: 1, presented: 1, why: /no longer held/, todo: /lockstep status/ }, everySecret(grant));
     });
 
     it('the right grant number with another token (a session copied or rebuilt) is not the holder', () => {
       const { bob, record } = workedExample();
       const impostor = { grant: 2, token: tokenFor('mallory@example.com', 2) };
       refusal(fenceClientPush(record, impostor, at(3, 30)),
-        { current: 2, presented: 2, why: /no longer held/, todo: /Acquire again/ }, [...everySecret(bob), impostor.token, hashToken(impostor.token)]);
+        { current: 2, presented: 2, why: /no longer held/, todo: /lockstep status/ }, [...everySecret(bob), impostor.token, hashToken(impostor.token)]);
     });
 
     it('a session whose grant is above the record\'s (another store, a reset record) is refused, never trusted', () => {
       const { alice, record } = workedExample();
       refusal(fenceClientPush(record, { grant: 7, token: alice.token }, at(3, 30)),
-        { current: 2, presented: 7, why: /Your grant #7 is no longer held/, todo: /Acquire again/ }, everySecret(alice));
+        { current: 2, presented: 7, why: /Your grant #7 is no longer held/, todo: /lockstep status/ }, everySecret(alice));
     });
   });
 
@@ -122,18 +125,18 @@ describe('fencing verdicts (pure)', () => {
       assert.equal(fenceServerPush(record, pushed(bob), at(3, 30)), undefined);
     });
 
-    it('the worked example: the stale holder\'s genuine proof of #1 is below #2, held by bob — fetch, and petition', () => {
+    it('the worked example: the stale holder\'s genuine proof of #1 is below #2, held by bob — see your status', () => {
       const { alice, bob, record } = workedExample();
       const message = refusal(fenceServerPush(record, pushed(alice), at(4)),
-        { current: 2, presented: 1, why: /Your grant #1 is below the current grant #2/, todo: /fetch, and petition/ }, everySecret(alice, bob));
-      assert.equal(message, `Your grant #1 is below the current grant #2, held by ${BOB} since ${formatClock(at(3))} — fetch, and petition.`);
+        { current: 2, presented: 1, why: /Your grant #1 has ended; the current grant is #2/, todo: /`lockstep status` in your clone says your next step/ }, everySecret(alice, bob));
+      assert.equal(message, `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. \`lockstep status\` in your clone says your next step.`);
     });
 
     it('no proof, or half of one: "carries no proof of grant" — acquire and push again', () => {
       const { alice, bob, record } = workedExample();
       for (const options of [{}, { grant: 2 }, { proof: bob.proof }]) {
         refusal(fenceServerPush(record, options, at(3, 30)),
-          { current: 2, why: /This push carries no proof of grant, and this branch is protected by Lockstep/, todo: /acquire the lock in your clone \(lockstep acquire\) and push again/ }, everySecret(alice, bob));
+          { current: 2, why: /This push carries no proof of grant, and this branch is protected by Lockstep/, todo: /`lockstep status` in your clone says how to get the lock/ }, everySecret(alice, bob));
       }
     });
 
@@ -152,7 +155,7 @@ describe('fencing verdicts (pure)', () => {
       ];
       for (const proof of proofs) {
         refusal(fenceServerPush(record, { grant: 2, proof }, at(3, 30)),
-          { current: 2, presented: 2, why: new RegExp(`The proof for grant #2 is not valid for the current grant #2, held by ${BOB} since ${formatClock(at(3))}`), todo: /Acquire the lock in your clone and push again/ },
+          { current: 2, presented: 2, why: new RegExp(`The proof for grant #2 is not valid for the current grant #2, held by ${BOB} since ${formatClock(at(3))}`), todo: /lockstep status/ },
           [...everySecret(alice, bob), proof, otherContainer]);
       }
     });
@@ -160,7 +163,7 @@ describe('fencing verdicts (pure)', () => {
     it('a grant number that was never issued is not valid either', () => {
       const { alice, bob, record } = workedExample();
       refusal(fenceServerPush(record, { grant: 3, proof: bob.proof }, at(3, 30)),
-        { current: 2, presented: 3, why: /The proof for grant #3 is not valid for the current grant #2/, todo: /Acquire the lock/ }, everySecret(alice, bob));
+        { current: 2, presented: 3, why: /The proof for grant #3 is not valid for the current grant #2/, todo: /lockstep status/ }, everySecret(alice, bob));
     });
 
     it('the holder\'s genuine proof after its lease expired cannot land (nobody took over yet)', () => {
@@ -168,23 +171,23 @@ describe('fencing verdicts (pure)', () => {
       const expiresAt = record.holder!.expiresAt;
       assert.equal(fenceServerPush(record, pushed(grant), expiresAt - 1), undefined);
       refusal(fenceServerPush(record, pushed(grant), expiresAt),
-        { current: 1, presented: 1, why: new RegExp(`Grant #1 expired at ${formatClock(expiresAt)}; a lost lease cannot land`), todo: /Acquire again before pushing/ }, everySecret(grant));
+        { current: 1, presented: 1, why: new RegExp(`Grant #1 expired at ${formatClock(expiresAt)}; a lapsed lease cannot land`), todo: /lockstep status/ }, everySecret(grant));
     });
 
     it('after an operator clear, the cleared grant\'s genuine proof is "no longer held"; after a new acquisition, "below the current grant"', () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const cleared = ok(clear(record, SETTINGS, { identity: OP, reason: 'alice vanished' }, at(3))).record;
       refusal(fenceServerPush(cleared, pushed(grant), at(3)),
-        { current: 1, presented: 1, why: /Grant #1 is no longer held \(the lock was released or cleared\)/, todo: /Acquire the lock in your clone and push again/ }, everySecret(grant));
+        { current: 1, presented: 1, why: /Grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ }, everySecret(grant));
       const next = acquireAs(cleared, BOB, at(3, 5));
       refusal(fenceServerPush(next.record, pushed(grant), at(3, 10)),
-        { current: 2, presented: 1, why: new RegExp(`Your grant #1 is below the current grant #2, held by ${BOB}`), todo: /fetch, and petition/ }, everySecret(grant, next.grant));
+        { current: 2, presented: 1, why: new RegExp(`Your grant #1 has ended; the current grant is #2, held by ${BOB}`), todo: /lockstep status/ }, everySecret(grant, next.grant));
       assert.equal(fenceServerPush(next.record, pushed(next.grant), at(3, 10)), undefined);
     });
 
     it('a container that never issued a grant refuses every landing, even "grant #0"', () => {
       refusal(fenceServerPush(fresh(), { grant: 0, proof: 'a'.repeat(64) }, at(0)),
-        { current: 0, presented: 0, why: /not valid/, todo: /Acquire the lock/ }, []);
+        { current: 0, presented: 0, why: /not valid/, todo: /lockstep status/ }, []);
     });
   });
 

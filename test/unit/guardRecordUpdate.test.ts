@@ -41,6 +41,29 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(held, acquired(held, ANA, silent), context(silent)), undefined);
     });
 
+    it('a release that names its landed commit, and a guard\'s audited refusal of a push (folded when repeated)', () => {
+      const ctx = context(t, withProof(LEAD, 1));
+      const landed = ok(protocol.release(held, holderProof(held), t, { landed: 'abc1234def56' })).record;
+      assert.match(landed.audit[landed.audit.length - 1].detail ?? '', /^landed abc1234def56$/);
+      assert.equal(checkRecordUpdate(held, landed, ctx), undefined);
+      const refusal = { identity: ANA, grant: 0, detail: 'client guard refused a push to main: This clone does not hold the lock' };
+      const once = protocol.auditRefusedPush(held, refusal, t).record!;
+      assert.equal(checkRecordUpdate(held, once, context(t)), undefined, 'a push line needs no proof');
+      const twice = protocol.auditRefusedPush(once, refusal, t + 1).record!;
+      assert.equal(twice.audit.length, once.audit.length);
+      assert.equal(twice.audit[twice.audit.length - 1].count, 2);
+      assert.equal(checkRecordUpdate(once, twice, context(t)), undefined);
+    });
+
+    it('refuses a push line that changes anything but the audit, or claims a push was done', () => {
+      const refusal = { identity: ANA, grant: 1, detail: 'server guard refused a push to main' };
+      const line = protocol.auditRefusedPush(held, refusal, t).record!;
+      const sneaky = { ...line, grant: 7 };
+      assert.match(checkRecordUpdate(held, sneaky, context(t)) ?? '', /not what a refused push by ana/);
+      const done = { ...line, audit: line.audit.map((l, i) => (i === line.audit.length - 1 ? { ...l, outcome: 'done' as const } : l)) };
+      assert.match(checkRecordUpdate(held, done, context(t)) ?? '', /records only a refused push/);
+    });
+
     it('an acquire with the holder\'s own lease length (lockstep acquire --ttl)', () => {
       assert.equal(checkRecordUpdate(fresh(), acquired(fresh(), LEAD, t, 30 * MINUTE), context(t)), undefined);
     });

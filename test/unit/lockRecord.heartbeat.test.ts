@@ -1,3 +1,4 @@
+import { formatClock } from '../../src/core/format';
 import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE } from '../../src/core/clock';
 import { clear, heartbeat, MAX_HOLD_MS } from '../../src/core/lockRecord';
@@ -62,7 +63,7 @@ describe('lockRecord: heartbeat', () => {
     {
       title: 'expired, not superseded', now: at(2),
       build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; },
-      grant: 1, message: /expired at 2026-01-01T02:00:00Z.*never revived/,
+      grant: 1, message: new RegExp(`expired at ${formatClock(at(2))}; a lapsed lease is never revived\\. Acquire it now`),
     },
     {
       title: 'superseded by a newer grant', now: at(3),
@@ -72,7 +73,7 @@ describe('lockRecord: heartbeat', () => {
     {
       title: 'cleared by the operator', now: at(3),
       build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 30))).record, proof: h.proof }; },
-      grant: 1, message: /not live/,
+      grant: 1, message: /Your lease \(grant #1\) has ended: operator@example\.com cleared it at/,
     },
     {
       title: 'the wrong token for the live grant', now: at(1),
@@ -81,7 +82,7 @@ describe('lockRecord: heartbeat', () => {
     },
     {
       title: 'never held at all', now: at(1),
-      build: () => ({ record: fresh(), proof: proofOf(LEAD, 1) }), grant: 1, message: /Acquire it first/,
+      build: () => ({ record: fresh(), proof: proofOf(LEAD, 1) }), grant: 1, message: /not live\)\. Acquire it now \(lockstep acquire\)/,
     },
   ];
   for (const l of lost) {

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { clear, leaseIds, petition, release, type LockRecord } from '../../src/core/lockRecord';
-import { describe as describeLock, LockState, type Viewer } from '../../src/core/lockStatus';
+import { describe as describeLock, lapseLine, LockState, type Viewer } from '../../src/core/lockStatus';
+import { formatClock } from '../../src/core/format';
 import {
   ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf,
 } from '../helpers/lockRecordFixture';
@@ -75,5 +76,61 @@ describe('lockStatus: describe', () => {
     const status = describeLock(leadHeld().record, SETTINGS, { identity: LEAD, session: { grant: 1, tokenHash: proofOf(BEN, 1).tokenHash } }, at(1));
     assert.equal(status.state, LockState.HeldByOther);
     assert.equal(status.staleGrant, null);
+  });
+});
+
+describe('lockStatus: a lapsed lease shows what the person can do next', () => {
+  /** LEAD held #1 (expired at hour 2); LEAD then petitions behind ANA, so the lapse is a second line. */
+  const lapsedAndQueued = (): LockRecord => {
+    let record = leadHeld().record;
+    record = ok(petition(record, { identity: ANA }, at(2, 1))).record;
+    return ok(petition(record, { identity: LEAD }, at(2, 2))).record;
+  };
+  const viewer = { identity: LEAD, session: session(LEAD, 1) };
+
+  it('queued behind the head: state queued, with the lapse (expired, when) as the secondary facts', () => {
+    const status = describeLock(lapsedAndQueued(), SETTINGS, viewer, at(2, 3));
+    assert.equal(status.state, LockState.Queued);
+    assert.equal(status.position, 2);
+    assert.equal(status.staleGrant, 1);
+    assert.deepEqual(status.lapse, { grant: 1, how: 'expired', at: at(2), by: null, current: 1 });
+    assert.equal(lapseLine(status.lapse!, true), `your lease #1 expired at ${formatClock(at(2))}; the work you did under it is not pushed`);
+    assert.match(status.next, /position 2 of 2 in the queue: wait for your turn \(lockstep wait\)/);
+  });
+
+  it('its own window: state your-turn (so the badge and the "Your turn" notification come), lapse kept', () => {
+    const status = describeLock(lapsedAndQueued(), SETTINGS, viewer, at(2) + WINDOW + 1);
+    assert.equal(status.state, LockState.YourTurn);
+    assert.equal(status.canAcquire, true);
+    assert.equal(status.lapse?.how, 'expired');
+    assert.equal(status.next, 'acquire it now (lockstep acquire)');
+  });
+
+  it('superseded by another person: stale, and the words name who holds which grant — never the reader as the holder', () => {
+    const record = acquireAs(leadHeld().record, ANA, at(3)).record;
+    const status = describeLock(record, SETTINGS, viewer, at(3, 1));
+    assert.equal(status.state, LockState.Stale);
+    assert.equal(lapseLine(status.lapse!), `your lease #1 has ended: grant #2 was issued to ${ANA} at ${formatClock(at(3))}`);
+    assert.match(status.next, /petition to join the queue/);
+  });
+
+  it('the holder\'s own expired grant, nobody queued: stale, may acquire again, and says expired (not "below grant #1 held by you")', () => {
+    const status = describeLock(leadHeld().record, SETTINGS, viewer, at(2, 5));
+    assert.equal(status.state, LockState.Stale);
+    assert.equal(status.canAcquire, true);
+    assert.equal(lapseLine(status.lapse!), `your lease #1 expired at ${formatClock(at(2))}`);
+  });
+
+  it('cleared by an operator: says who cleared it and when', () => {
+    const status = describeLock(clearedWithoutQueue(), SETTINGS, viewer, at(3, 1));
+    assert.equal(lapseLine(status.lapse!), `your lease #1 was cleared by ${OP} at ${formatClock(at(3))}`);
+  });
+});
+
+describe('lockStatus: next step', () => {
+  it('the holder in its own clone is told to push and release, never "in another clone"', () => {
+    const held = leadHeld();
+    assert.equal(describeLock(held.record, SETTINGS, { identity: LEAD, session: session(LEAD, 1) }, at(1)).next, 'push your work, then release (lockstep release --push)');
+    assert.match(describeLock(held.record, SETTINGS, { identity: LEAD }, at(1)).next, /in another clone or session/);
   });
 });

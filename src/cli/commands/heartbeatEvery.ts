@@ -1,7 +1,7 @@
 import { systemClock } from '../../core/clock';
 import type { Container } from '../../core/container/container';
 import { HeartbeatLoop } from '../../core/heartbeatLoop';
-import { formatDuration } from '../../core/format';
+import { formatClock, formatDuration } from '../../core/format';
 import { LockState } from '../../core/lockStatus';
 import type { CommandContext } from '../command';
 
@@ -49,7 +49,7 @@ export async function beatUntilEnd(context: CommandContext, container: Container
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
 
-  context.out.note(`Heartbeat every ${formatDuration(everyMs)} for grant #${grant} (lease until ${new Date(start.expiresAt).toISOString()}). Stop with Ctrl-C.`);
+  context.out.note(`Heartbeat every ${formatDuration(everyMs)} for grant #${grant} (lease until ${formatClock(start.expiresAt)}). Stop with Ctrl-C.`);
   loop.start();
   const end = await ended;
   loop.dispose();

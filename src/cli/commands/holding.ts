@@ -5,7 +5,9 @@ import { formatDuration } from '../../core/format';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
+import { pushProtectedBranch } from '../../core/container/push';
 import { beatUntilEnd } from './heartbeatEvery';
+import { waitForTurn } from './waitForTurn';
 
 /** The holder's life cycle: acquire, heartbeat, release. */
 
@@ -20,6 +22,9 @@ Takes the lock for this clone: a new grant (previous + 1). The owner token stays
   --ttl S    lease length in seconds (default: leaseTtlSeconds of .lockstep.json; at most ${TTL_MAX_SECONDS})
   --wait S   keep trying while it is held by another or not your turn, up to S seconds (0–${WAIT_MAX_SECONDS})
 
+Acquiring again in the clone that holds the lock changes nothing and says so (exit 0, "already": true).
+To wait longer than ${WAIT_MAX_SECONDS} s for your turn, use lockstep wait.
+
 Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused · 2 usage · 4 backend.`,
 
   async run(context) {
@@ -29,9 +34,11 @@ Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused �
     const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
     assertWait(wait);
     return withContainer(context, async container => {
-      const { grant, expiresAt } = await container.acquire({ wait, ...(ttl !== undefined ? { ttl } : {}) });
-      context.out.result(`Acquired — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeat to keep it; release after you push.`,
-        { grant, expiresAt, identity: container.identity });
+      const { grant, expiresAt, already } = await container.acquire({ wait, ...(ttl !== undefined ? { ttl } : {}) });
+      context.out.result(already
+        ? `You already hold the lock in this clone — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Nothing changed; heartbeat to extend it.`
+        : `Acquired — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeat to keep it; release after you push.`,
+      { grant, expiresAt, identity: container.identity, already: already === true });
       return 0;
     });
   },
@@ -67,21 +74,72 @@ when the lease was lost (expired or superseded); a lost lease is never revived.
 
 export const releaseCommand: Command = {
   name: 'release',
-  summary: 'release the lock after your work is pushed',
-  help: `usage: lockstep release
+  summary: 'release the lock after your work is pushed (--push: push, then release)',
+  help: `usage: lockstep release [--push]
 
 Releases the lock, valid only after a push: refused (exit 1) while this clone has uncommitted
-changes to tracked files or commits that the remote's protected branch does not have.
-Reclaims the identifier ranges leased under the grant and opens the queue head's window.`,
+changes to tracked files or commits that the remote's protected branch does not have. A clone that
+does not hold the live grant is told so first (exit 1), with its next step.
+Reclaims the identifier ranges leased under the grant, opens the queue head's window, and writes
+the landed commit into the audit line.
+
+  --push   push the protected branch to the shared remote first (what VS Code's Push and Release
+           does); when the push is refused, nothing is released (exit 1)`,
+
+  async run(context) {
+    const { values } = parseCommandArgs(context.args, { push: { type: 'boolean' } });
+    return withContainer(context, async container => {
+      if (values.push) {
+        await container.heartbeat(); // a lapsed lease is said as such before anything is pushed
+        const { branch, remote } = await pushProtectedBranch(container);
+        context.out.note(`lockstep: pushed ${branch} to ${remote}.`);
+      }
+      const { grant, reclaimed, landed } = await container.release();
+      const status = await container.status();
+      const next = status.turn ? ` ${status.turn.identity} may acquire now.` : '';
+      context.out.result(`Released grant #${grant}${landed ? ` (landed ${landed})` : ''}.${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${next}`,
+        { grant, reclaimed, next: status.turn?.identity ?? null, landed, pushed: values.push === true });
+      return 0;
+    });
+  },
+};
+
+export const forgetCommand: Command = {
+  name: 'forget',
+  summary: 'drop this clone\'s lapsed session and push proof on purpose',
+  help: `usage: lockstep forget
+
+For a clone whose lease lapsed (expired, superseded or cleared) and whose work under it will not
+be pushed: removes .git/lockstep/session.json and the push proof, so that the clone no longer shows
+as stale. Its commits stay in git. Refused (exit 1) while the session is the live holder: push and
+release that instead (lockstep release --push).`,
 
   async run(context) {
     parseCommandArgs(context.args, {});
     return withContainer(context, async container => {
-      const { grant, reclaimed } = await container.release();
-      const status = await container.status();
-      const next = status.turn ? ` ${status.turn.identity} may acquire now.` : '';
-      context.out.result(`Released grant #${grant}.${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${next}`, { grant, reclaimed, next: status.turn?.identity ?? null });
+      const { grant } = await container.forget();
+      context.out.result(grant === null ? 'This clone had no session; nothing to forget.' : `Forgot the lapsed session of grant #${grant}; this clone holds nothing now.`, { forgotten: grant });
       return 0;
     });
+  },
+};
+
+export const waitCommand: Command = {
+  name: 'wait',
+  summary: 'block until it is your turn or the lock is free (--timeout S; exit 3 when it runs out)',
+  help: `usage: lockstep wait [--timeout S]
+
+Waits until you may acquire (your turn in the queue, or a free lock), printing progress on stderr
+when your position or the holder changes, then exits 0; it does not acquire. Petition first to
+hold a place in the queue (lockstep petition). Without --timeout it waits as long as it takes.
+
+  --timeout S   give up after S seconds: exit 3 (busy)
+
+Exit codes: 0 you may acquire now (or you hold the lock) · 3 the time ran out · 4 backend.`,
+
+  async run(context) {
+    const { values } = parseCommandArgs(context.args, { timeout: { type: 'string' } });
+    const timeout = values.timeout === undefined ? undefined : parseSeconds(values.timeout, 'timeout');
+    return withContainer(context, container => waitForTurn(context, container, timeout));
   },
 };

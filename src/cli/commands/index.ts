@@ -1,7 +1,9 @@
 import type { Command } from '../command';
 import { guardPrePushCommand, guardPreReceiveCommand } from './guard';
 import { hooksInstallCommand, hooksStatusCommand } from './hooks';
-import { acquireCommand, heartbeatCommand, releaseCommand } from './holding';
+import { acquireCommand, forgetCommand, heartbeatCommand, releaseCommand, waitCommand } from './holding';
+import { blocksCommand, queueCommand, rangesCommand } from './lists';
+import { doctorCommand } from './doctor';
 import { initCommand } from './init';
 import { migrateCommand } from './migrate';
 import { adoptCommand, auditCommand, clearCommand, compactCommand } from './operator';
@@ -17,8 +19,13 @@ export const commands: readonly Command[] = [
   acquireCommand,
   heartbeatCommand,
   releaseCommand,
+  forgetCommand,
+  waitCommand,
   petitionCommand,
   withdrawCommand,
+  queueCommand,
+  rangesCommand,
+  blocksCommand,
   leaseIdsCommand,
   nextIdCommand,
   assignCommand,
@@ -28,6 +35,7 @@ export const commands: readonly Command[] = [
   auditCommand,
   compactCommand,
   migrateCommand,
+  doctorCommand,
   hooksInstallCommand,
   hooksStatusCommand,
   guardPrePushCommand,

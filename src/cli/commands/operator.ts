@@ -1,4 +1,5 @@
 import { LockConfigurationError } from '../../core/errors';
+import { formatTime, localiseTimes } from '../../core/format';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
@@ -67,7 +68,8 @@ export const auditCommand: Command = {
   summary: 'print the audit trail',
   help: `usage: lockstep audit [--limit N] [--history]
 
-Prints the audit trail of the lock record, oldest first. The record keeps every clear line and the
+Prints the audit trail of the lock record, oldest first, in local time with the zone (JSON: epoch
+milliseconds). Refused pushes that reached a guard are there too (action push, folded when repeated). The record keeps every clear line and the
 last 500 other lines (less when they would pass 256 KiB).
 With --history and the git driver: the full history of the lock ref, one commit per transition.`,
 
@@ -81,14 +83,14 @@ With --history and the git driver: the full history of the lock ref, one commit 
           throw new LockConfigurationError(`The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`, { setting: 'history' });
         }
         const oldestFirst = [...entries].reverse();
-        context.out.result(oldestFirst.map(e => `${new Date(e.time).toISOString()}  ${e.summary}`), { history: oldestFirst });
+        context.out.result(oldestFirst.map(e => `${formatTime(e.time)}  ${localiseTimes(e.summary)}`), { history: oldestFirst });
         return 0;
       }
       const { record } = await container.read();
       const lines = record.audit.slice(-limit);
       context.out.result(
         lines.length === 0 ? 'No audit lines yet.' : lines.map(l =>
-          `${new Date(l.at).toISOString()}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.detail ? ` — ${l.detail}` : ''}`),
+          `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
         { audit: lines });
       return 0;
     });

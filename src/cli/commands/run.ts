@@ -23,6 +23,9 @@ releases the lease and exits with CMD's exit status.
   --ttl S    lease length in seconds, 1–86400 (default 30); the lease is not renewed while CMD runs
   --wait S   how long to wait for a busy lease, 0–60 seconds (default 0)
 
+With --json, stdout carries only the one JSON object {status, fencingToken, released}; CMD's own
+standard output goes to standard error.
+
 Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stayed busy ·
 4 backend unavailable · 5 damaged record. The driver comes from LOCKSTEP_DRIVER, LOCKSTEP_PATH, … .`,
 
@@ -46,7 +49,8 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
       }
       let status: number;
       try {
-        status = await spawnAndWait(command, { ...context.env, LOCKSTEP_FENCING_TOKEN: String(handle.fencingToken) }, context.cwd);
+        // With --json, stdout carries exactly one JSON object: CMD's own stdout goes to stderr.
+        status = await spawnAndWait(command, { ...context.env, LOCKSTEP_FENCING_TOKEN: String(handle.fencingToken) }, context.cwd, context.out.json);
       } catch (error) {
         await handle.release().catch(() => undefined);
         throw error;
@@ -62,9 +66,9 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
 };
 
 /** Runs CMD with inherited stdio, forwarding SIGINT/SIGTERM; resolves with its exit status. */
-function spawnAndWait(command: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+function spawnAndWait(command: readonly string[], env: NodeJS.ProcessEnv, cwd: string, stdoutToStderr: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env, cwd });
+    const child = spawn(command[0], command.slice(1), { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'], env, cwd });
     const forward = (signal: NodeJS.Signals) => () => { child.kill(signal); };
     const onInt = forward('SIGINT');
     const onTerm = forward('SIGTERM');

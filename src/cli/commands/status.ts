@@ -1,26 +1,47 @@
+import { describe } from '../../core/lockStatus';
+import { containerSettings } from '../../core/container/containerFile';
+import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../../core/container/pageFromAnywhere';
+import { isBareRepository } from '../../core/hooks/install';
 import { renderStatus, statusJson } from '../renderStatus';
 import { withContainer } from '../containerContext';
-import type { Command } from '../command';
+import type { Command, CommandContext } from '../command';
 import { parseCommandArgs } from '../args';
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'show the lock: state, holder, grant, time left, queue',
-  help: `usage: lockstep status [--json]
+  summary: 'show the lock: state, holder, grant, time left, queue (also in the bare remote, or --remote URL)',
+  help: `usage: lockstep status [--remote URL] [--json]
 
 Shows the container lock as this clone sees it, and which lock page it read (driver, location,
 prefix, container). States: free, held-by-me, held-by-other, queued, your-turn, holder-silent,
-stale. With --json, one object (schema in the README). A store without the container's page is
-an error (exit 5), never a free lock.`,
+stale. A clone whose lease lapsed sees its queue position or its turn like anyone else, with the
+lapse on a second line; it is "stale" only when it is not in the queue.
+
+In the shared bare repository it reads the page the server guard reads (its pinned settings).
+  --remote URL   read a git-driver container from its remote, without a clone
+
+With --json, one object (schema in the README). A store without the container's page is an
+error (exit 5), never a free lock.`,
 
   async run(context) {
-    parseCommandArgs(context.args, {});
+    const { values } = parseCommandArgs(context.args, { remote: { type: 'string' } });
+    if (values.remote !== undefined) return showWithoutClone(context, await readPageFromRemote(values.remote));
+    if (await isBareRepository(context.cwd)) return showWithoutClone(context, await readPageInBareRepository(context.cwd));
     return withContainer(context, async container => {
       const status = await container.status();
       const page = await container.page();
+      const unpushed = status.lapse ? await container.hasUnpushedWork() : undefined;
       const deployment = await container.deployment();
-      context.out.result(renderStatus(status, Date.now(), page, deployment), statusJson(status, container.identity, page, deployment));
+      context.out.result(renderStatus(status, Date.now(), page, deployment, unpushed), statusJson(status, container.identity, page, deployment));
       return 0;
     });
   },
 };
+
+/** Without a clone there is no session and maybe no identity: the lock as LOCKSTEP_IDENTITY (or nobody) sees it. */
+function showWithoutClone(context: CommandContext, read: PageRead): number {
+  const identity = context.env.LOCKSTEP_IDENTITY?.trim() ?? '';
+  const status = describe(read.record, containerSettings(read.file), { identity }, Date.now());
+  context.out.result(renderStatus(status, Date.now(), read.page), statusJson(status, identity || null, read.page));
+  return 0;
+}

@@ -1,5 +1,5 @@
 import { LockConfigurationError } from '../../core/errors';
-import { spansText } from '../../core/lockRecord';
+import { MAX_IDS_PER_LEASE, spansText } from '../../core/lockRecord';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
@@ -21,7 +21,10 @@ minted is never handed out again; the ones WHO never mints go back to the pool o
     const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, count: { type: 'string' }, 'new-identity': { type: 'boolean' } });
     const to = requireOption(values.to, '--to');
     const countText = requireOption(values.count, '--count');
-    if (!/^\d+$/.test(countText)) throw new LockConfigurationError('--count must be a whole number.', { setting: 'count' });
+    // Every bad count is a usage error (exit 2), whether it is not a number or out of range.
+    if (!/^\d{1,15}$/.test(countText) || Number(countText) < 1 || Number(countText) > MAX_IDS_PER_LEASE) {
+      throw new LockConfigurationError(`--count must be a whole number from 1 to ${MAX_IDS_PER_LEASE}.`, { setting: 'count' });
+    }
     return withContainer(context, async container => {
       const { start, end, spans } = await container.leaseIds(to, Number(countText), values['new-identity'] ?? false);
       context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`, { to, start, end, spans });

@@ -1,6 +1,6 @@
 import { Container } from '../../core/container/container';
 import { LockError, LockRefusedError } from '../../core/errors';
-import { fenceClientPush } from '../../core/fencing';
+import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
 import { checkProofLeak } from '../../core/guard/proofLeak';
 import { hasPushProof } from '../../core/container/clone';
@@ -43,7 +43,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     let verdict;
     try {
       const { record } = await container.read();
-      verdict = fenceClientPush(record, container.session(), Date.now());
+      verdict = fenceClientPush(record, container.session(), Date.now(), { identity: container.identity, settings: container.settings });
     } catch (error) {
       // Fail closed, keeping the error's code (and so its exit code) and saying why the push stops.
       if (error instanceof LockError) {
@@ -51,7 +51,11 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
       }
       throw error;
     }
-    if (verdict) throw verdict;
+    if (verdict) {
+      // Refused pushes that reach the guard are audited on the page (folded when repeated).
+      await container.auditRefusedPush(`client guard refused a push to ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}: ${refusalGist(verdict.message)}`);
+      throw verdict;
+    }
     context.out.note(`lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`);
     return 0;
   } finally {
@@ -83,3 +87,4 @@ async function proofIsLive(container: Container): Promise<boolean> {
     return true;
   }
 }
+

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { readContainerRecord } from '../../core/container/container';
+import { auditRefusedPushOnPage, readContainerRecord } from '../../core/container/container';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
-import { fenceServerPush, pushOptionsFromEnv } from '../../core/fencing';
+import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate } from '../../core/guard/leaseUpdate';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/guard/recordUpdate';
@@ -51,7 +51,18 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
       case 'branch': {
         if (!settings.requireProof) break;
         const verdict = fenceServerPush(await currentRecord(update.ref), pushed, now);
-        if (verdict) throw new LockFencedError(`refused ${update.ref}: ${verdict.message}`, verdict.currentGrant, verdict.presentedGrant);
+        if (verdict) {
+          // Audited on the page (folded when repeated); the pusher's name only where the server knows it.
+          // Not with the git driver: there the page is a ref of this repository, and a refused push must
+          // leave every ref as it was (an attacker would otherwise grow its history at will).
+          const pusher = pusherIdentity(settings, context.env);
+          if (settings.file.driver !== 'git') await auditRefusedPushOnPage(settings.file, context.cwd, serverDriverOptions(settings, context.cwd), {
+            identity: 'identity' in pusher && pusher.identity !== undefined ? pusher.identity : 'unknown pusher',
+            grant: pushed.grant ?? 0,
+            detail: `server guard refused a push to ${update.ref.replace('refs/heads/', '')}: ${refusalGist(verdict.message)}`,
+          }, now);
+          throw new LockFencedError(`refused ${update.ref}: ${verdict.message}`, verdict.currentGrant, verdict.presentedGrant);
+        }
         break;
       }
       case 'record': {

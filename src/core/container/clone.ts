@@ -62,29 +62,34 @@ export interface LandingState {
   /** Commits on HEAD that the remote's protected branch does not have. */
   readonly unpushed: number;
   readonly branch: string;
+  /** The protected branch's commit on the remote (12 hex digits), when it exists. */
+  readonly landed: string | undefined;
 }
 
 /**
  * Has this clone's work landed? Fetches the protected branch first so the answer reflects the
  * remote, not a stale remote-tracking ref.
  */
-export async function landingState(clone: Clone, remote: string, branch: string): Promise<LandingState> {
+export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
   const status = await clone.git.raw(['status', '--porcelain', '--untracked-files=no']);
   const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  try {
-    await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
-  } catch (cause) {
-    throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+  // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing.
+  if (options.fetch !== false) {
+    try {
+      await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
+    } catch (cause) {
+      throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+    }
   }
   const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
+  const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
   let unpushed = 0;
   if (head) {
-    const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
     unpushed = hasRemote
       ? Number((await clone.git.raw(['rev-list', '--count', `refs/remotes/${remote}/${branch}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
-  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch };
+  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -36,14 +36,49 @@ export interface OpenContainerOptions {
  * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
  */
 export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<LockRecord> {
+  return (await readContainerPage(file, gitDir, env, overrides)).record;
+}
+
+/** Like {@link readContainerRecord}, with the page it read (driver as opened, location without credentials, prefix). */
+export async function readContainerPage(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<{ record: LockRecord; page: PageLocation }> {
   const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
   const driver = await openDriver(config);
   try {
+    const page = pageLocation(config, file.container, driver.name);
     const stored = await driver.read(containerKey(config.prefix, file.container));
-    if (stored === null) throw new LockNoPageError(pageLocation(config, file.container, driver.name), committedPage(file, gitDir, overrides));
-    return parseRecord(stored.value, driver.name, file.container);
+    if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
+    return { record: parseRecord(stored.value, driver.name, file.container), page };
   } finally {
     await driver.close();
+  }
+}
+
+/**
+ * Appends a guard's refusal of a protected push to the container's page (the server guard, which
+ * has no clone): best effort, a few compare-and-swap attempts, folded with identical refusals.
+ * Never throws: the refusal stands whether or not its audit line could be written.
+ */
+export async function auditRefusedPushOnPage(
+  file: ContainerFile, gitDir: string, overrides: LockManagerOptions, request: { identity: string; grant: number; detail: string }, now: number,
+): Promise<boolean> {
+  try {
+    const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, {});
+    const driver = await openDriver(config);
+    try {
+      const key = containerKey(config.prefix, file.container);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const stored = await driver.read(key);
+        if (stored === null) return false;
+        const outcome = protocol.auditRefusedPush(parseRecord(stored.value, driver.name, file.container), request, now);
+        if (outcome.ok || outcome.record === undefined) return false;
+        if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok) return true;
+      }
+      return false;
+    } finally {
+      await driver.close();
+    }
+  } catch {
+    return false;
   }
 }
 
@@ -156,7 +191,15 @@ export class Container {
    * Acquires the container lock. The session (with the new owner token) is written before the
    * record, so a crash in between never leaves a lock held whose token is lost.
    */
-  async acquire(options: { wait?: number; ttl?: number; signal?: AbortSignal } = {}): Promise<{ grant: number; expiresAt: number }> {
+  async acquire(options: { wait?: number; ttl?: number; signal?: AbortSignal } = {}): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
+    // Acquiring again in the clone that holds the lock changes nothing: say so, and keep the lease.
+    const held = this.sessionProof();
+    if (held) {
+      const { record } = await this.read();
+      if (protocol.holds(record, held.tokenHash, held.grant, this.clock.now())) {
+        return { grant: held.grant, expiresAt: (record.holder as protocol.Holder).expiresAt, already: true };
+      }
+    }
     const token = newOwnerToken();
     const tokenHash = hashToken(token);
     const previous = this.session();
@@ -196,7 +239,7 @@ export class Container {
   }
 
   async heartbeat(): Promise<{ expiresAt: number; grant: number }> {
-    const proof = this.holderProof();
+    const proof = await this.holderProof();
     try {
       const { expiresAt } = await this.apply(record => protocol.heartbeat(record, this.settings, proof, this.clock.now()));
       return { expiresAt, grant: proof.grant };
@@ -208,17 +251,59 @@ export class Container {
   }
 
   /** Valid only after the clone's work has landed on the protected branch (docs/protocol.md#transitions). */
-  async release(): Promise<{ grant: number; reclaimed: number }> {
-    const proof = this.holderProof();
-    await this.checkLanded();
-    const result = await this.apply(record => protocol.release(record, proof, this.clock.now()));
+  async release(): Promise<{ grant: number; reclaimed: number; landed: string | null }> {
+    const proof = await this.holderProof();
+    // A clone that does not hold the live grant is told that first: pushing would not help it.
+    const { record } = await this.read();
+    const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
+    if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
+    const landed = await this.checkLanded();
+    const result = await this.apply(r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }));
     clearSession(this.clone.gitDir);
     removePushProof(this.clone);
-    return result;
+    return { ...result, landed: landed ?? null };
   }
 
-  /** What stops a release: uncommitted tracked changes or commits the remote lacks. Throws 'not-landed'. */
-  async checkLanded(): Promise<void> {
+  /**
+   * Drops this clone's session and push proof on purpose (`lockstep forget`): for a lapsed lease
+   * whose work will not be pushed. Refused while the session is the live holder (release that).
+   */
+  async forget(): Promise<{ grant: number | null }> {
+    const proof = this.sessionProof();
+    if (proof) {
+      // Only a session the page shows is not live may go: an unreadable page refuses (the token would be lost).
+      const { record } = await this.read();
+      if (protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) {
+        throw new LockRefusedError('already-holder', `This clone holds the live lease (grant #${proof.grant}): push your work and release it (lockstep release --push) rather than forget it.`);
+      }
+    }
+    clearSession(this.clone.gitDir);
+    removePushProof(this.clone);
+    return { grant: proof?.grant ?? null };
+  }
+
+  /**
+   * Whether this clone's work is not all on the remote's protected branch, as far as the last fetch
+   * knows (no fetch: status stays read-only); undefined when that cannot be told.
+   */
+  async hasUnpushedWork(): Promise<boolean | undefined> {
+    const branch = this.file.protectedBranches[0] ?? 'main';
+    try {
+      const landing = await landingState(this.clone, this.file.remote, branch, { fetch: false });
+      return landing.unpushed > 0 || landing.dirtyCount > 0;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A guard refused a protected push from this clone: audit it on the page (best effort, folded when repeated). */
+  async auditRefusedPush(detail: string): Promise<void> {
+    const grant = this.session()?.grant ?? 0;
+    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(() => undefined);
+  }
+
+  /** What stops a release: uncommitted tracked changes or commits the remote lacks. Throws 'not-landed'; returns the landed commit. */
+  async checkLanded(): Promise<string | undefined> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     const landing = await landingState(this.clone, this.file.remote, branch);
     const problems: string[] = [];
@@ -228,12 +313,13 @@ export class Container {
     }
     if (landing.unpushed > 0) problems.push(`${landing.unpushed} commit${landing.unpushed === 1 ? '' : 's'} not on ${this.file.remote}/${branch}`);
     if (problems.length > 0) {
-      throw new LockRefusedError('not-landed', `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release.`);
+      throw new LockRefusedError('not-landed', `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release (or: lockstep release --push).`);
     }
+    return landing.landed;
   }
 
   petition(note?: string): Promise<{ position: number }> {
-    return this.apply(record => protocol.petition(record, { identity: this.identity, ...(note !== undefined ? { note } : {}) }, this.clock.now()));
+    return this.apply(record => protocol.petition(record, { identity: this.identity, ...(note !== undefined ? { note } : {}) }, this.clock.now(), this.settings));
   }
 
   withdraw(): Promise<{ position: number }> {
@@ -241,8 +327,7 @@ export class Container {
   }
 
   leaseIds(to: string, count: number, newIdentity = false): Promise<{ start: number; end: number; spans: IdSpan[] }> {
-    const proof = this.holderProof();
-    return this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now()));
+    return this.holderProof().then(proof => this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now(), this.settings)));
   }
 
   nextId(): Promise<{ id: number }> {
@@ -251,8 +336,7 @@ export class Container {
   }
 
   assign(to: string, text: string, newIdentity = false): Promise<{ index: number }> {
-    const proof = this.holderProof();
-    return this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now()));
+    return this.holderProof().then(proof => this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now(), this.settings)));
   }
 
   /** Marks a block done: the lead, or the block's assignee. */
@@ -298,10 +382,12 @@ export class Container {
     }
   }
 
-  private holderProof(): HolderProof {
+  private async holderProof(): Promise<HolderProof> {
     const proof = this.sessionProof();
     if (!proof) {
-      throw new LockRefusedError('not-holder', 'This clone does not hold the lock (no session). Acquire it first.');
+      const { record } = await this.read();
+      const next = protocol.nextStep(record, this.settings, this.identity, this.clock.now());
+      throw new LockRefusedError('not-holder', `This clone does not hold the lock (it has no session). To hold it: ${next}.`);
     }
     return proof;
   }

@@ -103,7 +103,11 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
         return [() => protocol.heartbeat(before, { ...settings, leaseTtlMs: ttlMs }, proof, at)];
       });
     case 'release':
-      return asHolder(proof => [() => protocol.release(before, proof, at)]);
+      return asHolder(proof => {
+        // The release names the commit it found landed (`landed abc1234`); older clients named none.
+        const landed = /(?:^|; )landed ([0-9a-f]{7,64})(?:;|$)/.exec(line.detail ?? '')?.[1];
+        return [() => protocol.release(before, proof, at, landed !== undefined ? { landed } : {})];
+      });
     case 'petition': {
       const petition = after.queue.find(p => p.identity === line.who);
       return [() => protocol.petition(before, { identity: line.who, ...(petition?.note !== undefined ? { note: petition.note } : {}) }, at)];
@@ -137,6 +141,10 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       if (closed.to === line.who) return [() => protocol.markDone(before, { identity: line.who, block: closed.id }, at)];
       return asHolder(proof => [() => protocol.markDone(before, { identity: line.who, block: closed.id, holder: proof }, at)]);
     }
+    case 'push':
+      // A guard's refusal of a protected push, audited: it adds one (folded) audit line and nothing else.
+      if (line.outcome !== 'refused') return 'a push line records only a refused push.';
+      return [() => protocol.auditRefusedPush(before, { identity: line.who, grant: line.grant, detail: line.detail ?? '' }, at)];
     case 'init':
     case 'adopt':
       return 'the lock page exists already; it is created once.';

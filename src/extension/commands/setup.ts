@@ -3,6 +3,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
 import { initContainer } from '../../core/container/init';
+import { gatherDoctorFacts } from '../../core/container/doctorFacts';
+import type { DriverSetting } from '../../core/config';
+import { diagnose as findingsFrom, type Finding } from '../../core/diagnosis';
+import { simpleGit } from 'simple-git';
 import { installClientHooks } from '../../core/hooks/install';
 import { CommandIds } from '../commandIds';
 import { readSettings } from '../settings';
@@ -29,7 +33,9 @@ export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] 
     const folder = candidates.length === 1 ? candidates[0] : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Initialise which repository?' });
     if (!folder) return undefined;
     const identity = readSettings(folder.uri).identity;
-    const { file } = await initContainer(folder.uri.fsPath, identity ? { identity } : {});
+    const answers = await askInitQuestions(folder.uri.fsPath, identity);
+    if (answers === undefined) return undefined;
+    const { file } = await initContainer(folder.uri.fsPath, { ...(identity ? { identity } : {}), ...answers });
     ctx.workspace.sync();
     const choice = await vscode.window.showInformationMessage(
       `Lockstep: container initialised (driver ${file.driver}, protected ${file.protectedBranches.join(', ')}). Commit ${CONTAINER_FILE}, and install the pre-push guard in this clone.`,
@@ -38,8 +44,55 @@ export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] 
     return file.container;
   });
 
+  const diagnose = guarded(ctx, 'Diagnose', async () => {
+    const folder = ctx.workspace.active?.folder ?? vscode.workspace.workspaceFolders?.[0];
+    if (!folder) return undefined;
+    const settings = readSettings(folder.uri);
+    const findings = findingsFrom(await gatherDoctorFacts({
+      cwd: folder.uri.fsPath, overrides: { ...(settings.identity ? { identity: settings.identity } : {}), driver: settings.store },
+    }));
+    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: diagnosisMarkdown(folder.name, findings) });
+    await vscode.window.showTextDocument(document, { preview: true });
+    return findings;
+  });
+
   return [
     vscode.commands.registerCommand(CommandIds.installHooks, installHooks),
     vscode.commands.registerCommand(CommandIds.initialise, initialise),
+    vscode.commands.registerCommand(CommandIds.diagnose, diagnose),
   ];
+}
+
+/** The same findings as `lockstep doctor`, as a Markdown page. */
+function diagnosisMarkdown(folder: string, findings: readonly Finding[]): string {
+  const mark = { ok: '✅', info: 'ℹ️', warning: '⚠️', error: '❌' } as const;
+  return [`# Lockstep: Diagnose — ${folder}`, '', ...findings.flatMap(f => [`- ${mark[f.level]} **${f.check}**: ${f.found}`, ...(f.fix ? [`  - fix: \`${f.fix}\``] : [])]), ''].join('\n');
+}
+
+/**
+ * Initialise asks what a team decides once: the driver (where the one lock page lives), the
+ * operators (who may clear a silent lock) and the protected branch. Undefined when the user backs out.
+ */
+async function askInitQuestions(root: string, identity: string | undefined): Promise<{ driver: DriverSetting; operators: string[]; protectedBranches: string[] } | undefined> {
+  const drivers: (vscode.QuickPickItem & { driver: DriverSetting })[] = [
+    { label: 'file', description: 'a folder on this machine or a shared local disk', driver: 'file' },
+    { label: 'git', description: 'the lock page on the shared git remote itself (no server to run)', driver: 'git' },
+    { label: 'redis', description: 'a Redis server (LOCKSTEP_REDIS_URL)', driver: 'redis' },
+    { label: 'sql', description: 'SQLite, PostgreSQL or MariaDB (LOCKSTEP_DATABASE_URL)', driver: 'sql' },
+  ];
+  const driver = await vscode.window.showQuickPick(drivers, { title: 'Lockstep: Initialise Container (1/3)', placeHolder: 'Where does the lock page live?' });
+  if (!driver) return undefined;
+  const me = identity ?? (await simpleGit({ baseDir: root }).raw(['config', '--get', 'user.email']).catch(() => '')).trim();
+  const operators = await vscode.window.showInputBox({
+    title: 'Lockstep: Initialise Container (2/3)', prompt: 'Operators (comma-separated identities) — they may clear a lock whose holder went silent',
+    value: me, validateInput: v => v.split(',').some(o => o.trim() !== '') ? undefined : 'Name at least one operator',
+  });
+  if (operators === undefined) return undefined;
+  const current = (await simpleGit({ baseDir: root }).raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
+  const branch = await vscode.window.showInputBox({
+    title: 'Lockstep: Initialise Container (3/3)', prompt: 'Protected branch — pushes to it need the lock', value: current || 'main',
+    validateInput: v => /^[A-Za-z0-9._/-]+$/.test(v.trim()) ? undefined : 'A branch name',
+  });
+  if (branch === undefined) return undefined;
+  return { driver: driver.driver, operators: operators.split(',').map(o => o.trim()).filter(Boolean), protectedBranches: [branch.trim()] };
 }

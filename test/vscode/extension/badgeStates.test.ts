@@ -27,7 +27,8 @@ suite('badge states, driven from the backend', () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
     assert.equal(typeof grant, 'number');
     const badge = await badgeBecomes(api, 'held-by-me');
-    assert.match(badge.text, new RegExp(`^\\$\\(lock\\) Held by me #${grant} · (\\d+m \\d\\ds|\\d+s)$`));
+    assert.match(badge.text, new RegExp(`^\\$\\(pass-filled\\) Held by me #${grant} · (\\d+m \\d\\ds|\\d+s)$`));
+    assert.equal(badge.severity, 'mine', 'the prominent colour: at a glance unlike Held by NAME');
     assert.equal(badge.command, 'lockstep.holderMenu');
     assert.match(badge.tooltip, new RegExp(`Holder: ${ALICE}`));
     const first = badge.text;
@@ -102,7 +103,7 @@ suite('badge states, driven from the backend', () => {
     const badge = api.badge();
     assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked`);
     assert.equal(badge.severity, 'error');
-    assert.match(badge.tooltip, new RegExp(`Your grant #${aliceGrant} is below the current grant #${grant}`));
+    assert.match(badge.tooltip, new RegExp(`Lapsed: your lease #${aliceGrant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.match(badge.tooltip, new RegExp(`Holder: ${BOB}`));
   });
 

@@ -1,0 +1,28 @@
+import { gatherDoctorFacts } from '../../core/container/doctorFacts';
+import { diagnose } from '../../core/diagnosis';
+import { parseCommandArgs } from '../args';
+import type { Command } from '../command';
+
+const MARK = { ok: 'ok  ', info: 'info', warning: 'warn', error: 'FAIL' } as const;
+
+export const doctorCommand: Command = {
+  name: 'doctor',
+  summary: 'check this clone\'s Lockstep set-up: store, page, session, hooks, push options, clock',
+  help: `usage: lockstep doctor
+
+Reports, read-only, each with a fix: the driver, the page's location (never a credential), prefix
+and container; whether this store holds the container's page; this clone's session; which hooks
+are installed (the client's, and for a local-path remote the server's); whether the remote
+advertises push options when serverGuard is on; the clock skew against the store where it can be
+measured (the file driver's folder). JSON: {findings: [{check, level, found, fix?}], healthy}.
+
+Exit codes: 0 no finding is an error · 1 at least one is (the fix says what to do).`,
+
+  async run(context) {
+    parseCommandArgs(context.args, {});
+    const findings = diagnose(await gatherDoctorFacts({ cwd: context.cwd, env: context.env }));
+    const healthy = findings.every(f => f.level !== 'error');
+    context.out.result(findings.flatMap(f => [`${MARK[f.level]}  ${f.check}: ${f.found}`, ...(f.fix ? [`        fix: ${f.fix}`] : [])]), { findings, healthy });
+    return healthy ? 0 : 1;
+  },
+};

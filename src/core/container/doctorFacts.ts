@@ -1,0 +1,111 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { simpleGit } from 'simple-git';
+import type { DoctorFacts } from '../diagnosis';
+import { LockBackendError, LockError, LockNoPageError, LockStorageError } from '../errors';
+import { readServerSettings } from '../hooks/install';
+import { HOOK_MARKER } from '../hooks/hookScripts';
+import { lapseLine } from '../lockStatus';
+import { Container, type OpenContainerOptions } from './container';
+
+/**
+ * Gathers what `lockstep doctor` (and VS Code's Diagnose) reports, read-only: it writes nothing to
+ * the store and nothing to the clone, and it prints no credential (page locations come without).
+ */
+export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<DoctorFacts> {
+  let container: Container;
+  try {
+    container = await Container.open(options);
+  } catch (error) {
+    return { container: { ok: false, why: error instanceof LockError ? error.message : 'The container could not be opened.' } };
+  }
+  try {
+    const page = await container.page().catch(() => undefined);
+    const file = container.file;
+    const facts: { -readonly [K in keyof DoctorFacts]: DoctorFacts[K] } = {
+      container: {
+        ok: true, id: file.container, driver: page?.driver ?? container.config.driver, prefix: container.config.prefix,
+        location: page?.location ?? '(unknown)', serverGuard: file.serverGuard, remote: file.remote,
+      },
+      identity: container.identity,
+    };
+    try {
+      const { record } = await container.read();
+      facts.page = { held: true, grant: record.grant };
+      const session = container.session();
+      const status = container.describe(record);
+      facts.session = session === undefined ? null
+        : { grant: session.grant, state: status.state, ...(status.lapse ? { lapse: lapseLine(status.lapse) } : {}) };
+    } catch (error) {
+      const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
+      facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
+    }
+    facts.clientHook = await clientHook(container);
+    const remotePath = await localRemotePath(container);
+    if (remotePath !== undefined) facts.serverHook = await serverHook(remotePath);
+    if (file.serverGuard && remotePath === undefined) facts.pushOptions = await advertisesPushOptions(container);
+    facts.skew = await measureSkew(container);
+    return facts;
+  } finally {
+    await container.close();
+  }
+}
+
+async function clientHook(container: Container): Promise<'installed' | 'missing' | 'foreign'> {
+  const dir = (await container.clone.git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => '')).trim();
+  let text: string;
+  try { text = fs.readFileSync(path.resolve(container.clone.root, dir || '.git/hooks', 'pre-push'), 'utf8'); } catch { return 'missing'; }
+  return text.includes(HOOK_MARKER) ? 'installed' : 'foreign';
+}
+
+/** The shared remote's folder, when it is a local path (then its hooks can be looked at). */
+async function localRemotePath(container: Container): Promise<string | undefined> {
+  const url = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
+  if (url === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^:]+:/.test(url)) return undefined;
+  const dir = url.startsWith('file://') ? url.slice('file://'.length) : path.resolve(container.clone.root, url);
+  return fs.existsSync(dir) ? dir : undefined;
+}
+
+async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean }> {
+  const git = simpleGit({ baseDir: repo });
+  const hooks = path.resolve(repo, (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => 'hooks')).trim());
+  let preReceive = false;
+  try { preReceive = fs.readFileSync(path.join(hooks, 'pre-receive'), 'utf8').includes(HOOK_MARKER); } catch { preReceive = false; }
+  const pinned = await readServerSettings(repo).then(s => s !== undefined, () => false);
+  const advertises = (await git.raw(['config', '--bool', '--get', 'receive.advertisePushOptions']).catch(() => '')).trim() === 'true';
+  return { preReceive, pinned, advertisesPushOptions: advertises };
+}
+
+/**
+ * A dry-run push with a harmless push option, skipping hooks and with the configured options (the
+ * proof) cleared: git refuses it before sending anything when the remote does not advertise them.
+ */
+async function advertisesPushOptions(container: Container): Promise<boolean | undefined> {
+  try {
+    await container.clone.git.raw(['-c', 'push.pushOption=', 'push', '--dry-run', '--no-verify', '--porcelain', '-o', 'lockstep-doctor',
+      container.file.remote, 'HEAD:refs/heads/lockstep-doctor-probe']);
+    return true;
+  } catch (error) {
+    return /does not support push options/i.test(error instanceof Error ? error.message : String(error)) ? false : undefined;
+  }
+}
+
+/** The file driver's folder has the store's clock (a shared disk's server); the others give none to read. */
+async function measureSkew(container: Container): Promise<DoctorFacts['skew']> {
+  if (container.config.driver !== 'file') {
+    return { unmeasured: `the ${container.config.driver} driver offers no clock to read without writing to it` };
+  }
+  const probe = path.join(container.config.path, `.lockstep-doctor-${process.pid}`);
+  try {
+    const before = Date.now();
+    fs.writeFileSync(probe, '', { mode: 0o600 });
+    const after = Date.now();
+    const stamped = fs.statSync(probe).mtimeMs;
+    const mid = (before + after) / 2;
+    return { ms: Math.round(stamped - mid), how: 'the modification time of a file written in the store folder' };
+  } catch {
+    return { unmeasured: 'the store folder could not be written' };
+  } finally {
+    fs.rmSync(probe, { force: true });
+  }
+}

@@ -1,0 +1,68 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { simpleGit } from 'simple-git';
+import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
+import { serverDriverOptions } from '../guard/serverSettings';
+import { readServerSettings } from '../hooks/install';
+import type { LockRecord } from '../lockRecord';
+import { readContainerPage } from './container';
+import { withoutCredentials } from './pageLocation';
+import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from './containerFile';
+
+/**
+ * The lock page read without a clone: in the shared bare repository (with the server guard's
+ * pinned settings), or from a git remote's URL (git driver only). Read-only: no session, no write.
+ */
+export interface PageRead {
+  readonly file: ContainerFile;
+  readonly record: LockRecord;
+  readonly page: PageLocation;
+}
+
+/** In the shared bare repository: the page the server guard reads, with its pinned settings. */
+export async function readPageInBareRepository(repo: string): Promise<PageRead> {
+  const settings = await readServerSettings(repo);
+  if (settings === undefined) {
+    throw new LockConfigurationError(
+      'This bare repository has no pinned Lockstep settings (hooks/lockstep-server.json), so it does not know where the lock page is. '
+      + 'Run lockstep hooks install --server here, or run lockstep status in a clone (or lockstep status --remote URL for the git driver).',
+      { setting: 'hooks/lockstep-server.json' });
+  }
+  // No environment, like the guard: the pinned store is the one the fence reads.
+  const { record, page } = await readContainerPage(settings.file, repo, {}, serverDriverOptions(settings, repo));
+  return { file: settings.file, record, page };
+}
+
+/**
+ * From a remote's URL, without a clone: the committed `.lockstep.json` of the remote's default
+ * branch, then the lock ref, fetched into a temporary bare repository that is removed afterwards.
+ * Only the git driver keeps the page on the remote; other drivers say where to look instead.
+ */
+export async function readPageFromRemote(url: string): Promise<PageRead> {
+  const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-remote-'));
+  try {
+    const git = simpleGit({ baseDir: temp }).env({ ...process.env, GIT_TERMINAL_PROMPT: '0' });
+    await git.raw(['init', '--quiet', '--bare']);
+    try {
+      await git.raw(['fetch', '--quiet', '--depth', '1', url, 'HEAD']);
+    } catch (cause) {
+      throw new LockBackendError('git', 'The remote could not be read (check the URL and your access to it).', { cause });
+    }
+    const text = await git.raw(['cat-file', 'blob', `FETCH_HEAD:${CONTAINER_FILE}`]).catch(() => undefined);
+    if (text === undefined) {
+      throw new LockConfigurationError(`The remote's default branch has no committed ${CONTAINER_FILE}: it is not a Lockstep container (or its settings are not pushed yet).`, { setting: CONTAINER_FILE });
+    }
+    const file = parseContainerFile(text);
+    if (file.driver !== 'git') {
+      throw new LockConfigurationError(
+        `This container's lock page is in its ${file.driver} store, not on the git remote; --remote reads git-driver containers only. Run lockstep status in a clone, or in the shared bare repository.`,
+        { setting: '--remote' });
+    }
+    // No LOCKSTEP_* variable redirects it: the page is the one this remote holds.
+    const { record, page } = await readContainerPage(file, temp, {}, { gitDir: temp, gitRemote: url });
+    return { file, record, page: { ...page, location: `remote ${url.includes('://') ? withoutCredentials(url) : url}` } };
+  } finally {
+    fs.rmSync(temp, { recursive: true, force: true });
+  }
+}

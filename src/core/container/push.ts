@@ -1,0 +1,29 @@
+import type { Container } from './container';
+import { LockRefusedError } from '../errors';
+
+/**
+ * Pushes the protected branch to the shared remote (VS Code's Push and Release, `lockstep release
+ * --push`). The pre-push guard (when installed) and the server's guard check the grant on the way;
+ * a refusal comes back as a 'not-landed' refusal that quotes the guard's reason.
+ */
+export async function pushProtectedBranch(container: Container): Promise<{ branch: string; remote: string }> {
+  const branch = container.file.protectedBranches[0] ?? 'main';
+  const remote = container.file.remote;
+  const git = container.clone.git;
+  const current = (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
+  if (current !== branch) {
+    throw new LockRefusedError('not-landed', `You are on ${current || 'a detached HEAD'}; the lock's work lands on ${branch}. Merge into ${branch} first, then push and release.`);
+  }
+  const dirty = (await git.raw(['status', '--porcelain', '--untracked-files=no'])).trim();
+  if (dirty) {
+    throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
+  }
+  try {
+    await git.raw(['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    const reason = text.split('\n').find(l => l.includes('lockstep:')) ?? text.split('\n')[0];
+    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${reason.replace(/^remote:\s*/, '').replace(/^lockstep:\s*/, '')}`, { cause: error });
+  }
+  return { branch, remote };
+}

@@ -1,0 +1,105 @@
+import { formatDuration } from './format';
+
+/**
+ * `lockstep doctor` and VS Code's "Lockstep: Diagnose": what was found about a clone's Lockstep
+ * set-up, each finding with the fix. The facts are gathered elsewhere (container/doctorFacts.ts);
+ * this turns them into findings, purely. Nothing here ever holds a credential or a token.
+ */
+
+export type FindingLevel = 'ok' | 'info' | 'warning' | 'error';
+
+export interface Finding {
+  /** A short stable name: driver, page, session, client-hook, server-hook, push-options, clock. */
+  readonly check: string;
+  readonly level: FindingLevel;
+  readonly found: string;
+  /** What to do about it; absent when nothing needs doing. */
+  readonly fix?: string;
+}
+
+export interface DoctorFacts {
+  readonly container:
+    | { readonly ok: true; readonly id: string; readonly driver: string; readonly prefix: string; readonly location: string; readonly serverGuard: boolean; readonly remote: string }
+    | { readonly ok: false; readonly why: string };
+  /** Whether the store holds the container's page; `why` says what the read said otherwise. */
+  readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'other'; readonly why: string };
+  readonly identity?: string;
+  /** This clone's session: its grant and the state it sees (with the lapse line, when lapsed). */
+  readonly session?: { readonly grant: number; readonly state: string; readonly lapse?: string } | null;
+  /** The pre-push hook: ours, none, or someone else's (ours not installed). */
+  readonly clientHook?: 'installed' | 'missing' | 'foreign';
+  /** For a local-path remote: the server guard found in it. */
+  readonly serverHook?: { readonly preReceive: boolean; readonly pinned: boolean; readonly advertisesPushOptions: boolean };
+  /** Whether the remote advertises push options (asked only when serverGuard is on); undefined when not learned. */
+  readonly pushOptions?: boolean;
+  /** Clock difference against the store (store minus this machine), where it could be measured. */
+  readonly skew?: { readonly ms: number; readonly how: string } | { readonly unmeasured: string };
+}
+
+/** Beyond this the leases' expiry (file, SQL) and the server's ±120 s check start to disagree. */
+const SKEW_WARNING_MS = 5_000;
+
+export function diagnose(facts: DoctorFacts): Finding[] {
+  const out: Finding[] = [];
+  const c = facts.container;
+  if (!c.ok) {
+    out.push({ check: 'container', level: 'error', found: c.why, fix: 'Run lockstep init in the repository (then commit .lockstep.json), or open a clone of an initialised container.' });
+    return out;
+  }
+  out.push({ check: 'container', level: 'ok', found: `container ${c.id}` });
+  out.push({ check: 'driver', level: 'ok', found: `${c.driver} driver at ${c.location}, prefix ${c.prefix}` });
+  if (facts.identity !== undefined) out.push({ check: 'identity', level: 'ok', found: `you are ${facts.identity}` });
+
+  const p = facts.page;
+  if (p?.held) out.push({ check: 'page', level: 'ok', found: `the store holds the container's lock page (last grant #${p.grant})` });
+  else if (p) {
+    const fix = p.kind === 'no-page'
+      ? 'Point LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (or the lockstep.store settings) at the store .lockstep.json names; a lost page is recreated by an operator with lockstep adopt.'
+      : p.kind === 'backend' ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL), then run lockstep doctor again.'
+        : p.kind === 'storage' ? 'Restore the record from the store\'s history (lockstep audit --history with the git driver) or a backup.'
+          : 'Read the message, fix the setting it names, and run lockstep doctor again.';
+    out.push({ check: 'page', level: 'error', found: p.why, fix });
+  }
+
+  const s = facts.session;
+  if (s === null) out.push({ check: 'session', level: 'ok', found: 'this clone holds no session (it has not acquired, or it released)' });
+  else if (s !== undefined) {
+    if (s.lapse !== undefined) {
+      out.push({ check: 'session', level: 'warning', found: `this clone's session is grant #${s.grant}, and ${s.lapse} (state ${s.state})`,
+        fix: 'Acquire again to push the work under a new grant, or drop the session on purpose with lockstep forget.' });
+    } else {
+      out.push({ check: 'session', level: 'ok', found: `this clone's session is grant #${s.grant} (state ${s.state})` });
+    }
+  }
+
+  if (facts.clientHook === 'installed') out.push({ check: 'client-hook', level: 'ok', found: 'the pre-push guard is installed in this clone' });
+  else if (facts.clientHook === 'missing') out.push({ check: 'client-hook', level: 'warning', found: 'no pre-push guard in this clone: nothing stops a push to a protected branch here', fix: 'lockstep hooks install' });
+  else if (facts.clientHook === 'foreign') out.push({ check: 'client-hook', level: 'warning', found: 'a pre-push hook that is not Lockstep\'s is installed', fix: 'lockstep hooks install (keeps that hook and runs it first)' });
+
+  const sh = facts.serverHook;
+  if (sh) {
+    if (!sh.preReceive || !sh.pinned) {
+      out.push({ check: 'server-hook', level: c.serverGuard ? 'error' : 'warning', found: `the remote ${c.remote} has ${sh.preReceive ? 'a pre-receive guard without pinned settings' : 'no Lockstep pre-receive guard'}`,
+        fix: `In the bare repository of ${c.remote}: lockstep hooks install --server` });
+    } else {
+      out.push({ check: 'server-hook', level: 'ok', found: `the remote ${c.remote} runs the server guard with pinned settings` });
+    }
+  }
+  if (c.serverGuard) {
+    const advertised = facts.pushOptions ?? sh?.advertisesPushOptions;
+    if (advertised === true) out.push({ check: 'push-options', level: 'ok', found: `the remote ${c.remote} advertises push options (the proof of grant can travel)` });
+    else if (advertised === false) {
+      out.push({ check: 'push-options', level: 'error', found: `serverGuard is on, and the remote ${c.remote} does not advertise push options: every protected push will be refused`,
+        fix: 'In the bare repository: lockstep hooks install --server (it sets receive.advertisePushOptions), or git config receive.advertisePushOptions true' });
+    } else out.push({ check: 'push-options', level: 'info', found: `whether the remote ${c.remote} advertises push options could not be learned` });
+  }
+
+  const k = facts.skew;
+  if (k && 'ms' in k) {
+    const off = Math.abs(k.ms);
+    out.push(off > SKEW_WARNING_MS
+      ? { check: 'clock', level: 'warning', found: `this machine's clock is ${formatDuration(off)} ${k.ms > 0 ? 'behind' : 'ahead of'} the store (${k.how})`, fix: 'Synchronise the clocks (NTP) of every machine that uses this store.' }
+      : { check: 'clock', level: 'ok', found: `clock within ${formatDuration(SKEW_WARNING_MS)} of the store (${k.how})` });
+  } else if (k) out.push({ check: 'clock', level: 'info', found: `clock skew not measured: ${k.unmeasured}` });
+  return out;
+}

@@ -1,0 +1,34 @@
+import * as assert from 'node:assert/strict';
+import { diagnose, type DoctorFacts } from '../../src/core/diagnosis';
+import { formatDuration } from '../../src/core/format';
+
+const container = { ok: true as const, id: '8bd7', driver: 'file', prefix: 'lockstep', location: '/srv/locks', serverGuard: true, remote: 'origin' };
+
+describe('doctor: findings from facts, each problem with its fix', () => {
+  it('a healthy clone: every finding ok or info, none with a fix', () => {
+    const findings = diagnose({ container, identity: 'ana@example.com', page: { held: true, grant: 3 }, session: null, clientHook: 'installed',
+      serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true }, skew: { ms: 20, how: 'probe' } });
+    assert.deepEqual(findings.map(f => f.check), ['container', 'driver', 'identity', 'page', 'session', 'client-hook', 'server-hook', 'push-options', 'clock']);
+    assert.ok(findings.every(f => f.level === 'ok' && f.fix === undefined), JSON.stringify(findings));
+  });
+
+  it('names each problem with a fix: no page, lapsed session, no hooks, no push options, skewed clock', () => {
+    const facts: DoctorFacts = { container, page: { held: false, kind: 'no-page', why: 'This store holds no lock page' },
+      session: { grant: 2, state: 'stale', lapse: 'your lease #2 expired at 14:05 UTC' }, clientHook: 'missing',
+      serverHook: { preReceive: false, pinned: false, advertisesPushOptions: false }, skew: { ms: -90_000, how: 'probe' } };
+    const byCheck = new Map(diagnose(facts).map(f => [f.check, f]));
+    assert.equal(byCheck.get('page')?.level, 'error');
+    assert.match(byCheck.get('page')?.fix ?? '', /LOCKSTEP_PATH.*lockstep adopt/);
+    assert.match(byCheck.get('session')?.fix ?? '', /lockstep forget/);
+    assert.equal(byCheck.get('client-hook')?.fix, 'lockstep hooks install');
+    assert.equal(byCheck.get('server-hook')?.level, 'error', 'serverGuard on without a server guard');
+    assert.match(byCheck.get('push-options')?.fix ?? '', /receive\.advertisePushOptions/);
+    assert.match(byCheck.get('clock')?.found ?? '', new RegExp(`${formatDuration(90_000)} ahead of the store`));
+  });
+
+  it('a folder that is no container: one finding, with how to make one', () => {
+    const findings = diagnose({ container: { ok: false, why: 'No .lockstep.json here.' } });
+    assert.equal(findings.length, 1);
+    assert.match(findings[0].fix ?? '', /lockstep init/);
+  });
+});

@@ -56,7 +56,7 @@ export function buildTimeline(input: TimelineInput): Timeline {
   const { audit, holder, leaseTtlMs, now } = input;
   const from = now - (input.spanMs ?? TIMELINE_SPAN_MS);
   const lines = audit.filter(l => l.outcome === 'done');
-  const oldest = lines[0]?.at ?? now;
+  const oldest = lines.reduce((min, l) => Math.min(min, l.at), now);
 
   type Open = { grant: number; who: string; from: number; clipped: boolean; lastAlive: number };
   const bars: GrantBar[] = [];
@@ -148,4 +148,27 @@ export function describeBar(bar: GrantBar, clock: (ms: number) => string): strin
 export function describeWait(wait: QueueWait, clock: (ms: number) => string, duration: (ms: number) => string): string {
   const how = { acquired: 'then acquired', withdrew: 'then withdrew', waiting: 'still waiting' }[wait.ending];
   return `${wait.who} waited ${duration(wait.to - wait.from)} from ${clock(wait.from)}, ${how}.`;
+}
+
+const SUMMARY = /^([a-z-]+) (refused )?by (.+?) \(grant #(\d+)\)(?:: ([\s\S]*))?$/;
+
+/**
+ * The git driver's history (one commit per transition, newest first, its message the audit line's summary)
+ * as audit lines, oldest first. Lines whose message is not a summary (a compaction's snapshot) are skipped.
+ */
+export function auditFromHistory(entries: readonly { readonly time: number; readonly summary: string }[]): AuditLine[] {
+  const lines: AuditLine[] = [];
+  for (const entry of [...entries].reverse()) {
+    const m = SUMMARY.exec(entry.summary.trim());
+    if (!m) continue;
+    lines.push({ at: entry.time, action: m[1] as AuditLine['action'], outcome: m[2] ? 'refused' : 'done', who: m[3]!, grant: Number(m[4]), ...(m[5] ? { detail: m[5] } : {}) });
+  }
+  return lines;
+}
+
+/** The record's audit, or the store's history where that reaches further back. */
+export function longerAudit(record: readonly AuditLine[], history: readonly AuditLine[] | undefined): readonly AuditLine[] {
+  if (!history || history.length === 0) return record;
+  const oldest = (lines: readonly AuditLine[]) => lines[0]?.at ?? Infinity;
+  return oldest(history) < oldest(record) ? history : record;
 }

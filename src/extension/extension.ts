@@ -11,6 +11,7 @@ import { LockPagePanel } from './lockPagePanel';
 import { Log } from './log';
 import { ReadOnlyEditors } from './readOnlyEditors';
 import { readSettings } from './settings';
+import { SetupProgress } from './setupProgress';
 import { StatusBar } from './statusBar';
 import { WorkspaceModel } from './workspaceModel';
 
@@ -31,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     new AutoAcquire(workspace, log),
     new ReadOnlyEditors(workspace, log),
     new HoldWarningNotices(workspace, log),
+    new SetupProgress(workspace, log),
     registerContextKeys(workspace),
     ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
     workspace.onDidCreateModel(model => watchForNotifications(model, context)),

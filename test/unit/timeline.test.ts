@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { DAY, HOUR } from '../../src/core/clock';
-import { clear, heartbeat, petition, release, withdraw, type LockRecord } from '../../src/core/lockRecord';
-import { buildTimeline, describeBar, describeWait } from '../../src/core/timeline';
+import { clear, heartbeat, petition, release, summarise, withdraw, type LockRecord } from '../../src/core/lockRecord';
+import { auditFromHistory, buildTimeline, describeBar, describeWait, longerAudit } from '../../src/core/timeline';
 import { ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf } from '../helpers/lockRecordFixture';
 
 const TTL = SETTINGS.leaseTtlMs;
@@ -91,5 +91,23 @@ describe('timeline: who held the lock when, from the audit', () => {
     let r = acquireAs(fresh(), LEAD, at(1)).record;
     r = { ...r, audit: [...r.audit, { at: at(1, 5), who: ANA, action: 'acquire', grant: 2, outcome: 'refused' }] };
     assert.deepEqual(timelineOf(r, at(1, 30)).bars.map(b => b.who), [LEAD]);
+  });
+
+  it('reads the git driver\'s history (newest first, messages are summaries) back into audit lines, oldest first', () => {
+    let r = acquireAs(fresh(), LEAD, at(1)).record;
+    r = ok(petition(r, { identity: ANA, note: 'parser: (grant #9) next' }, at(1, 5))).record;
+    r = { ...r, audit: [...r.audit, { at: at(1, 6), who: BEN, action: 'acquire', grant: 2, outcome: 'refused' }] };
+    r = ok(release(r, proofOf(LEAD, 1), at(2))).record;
+    const history = [...r.audit].reverse().map(l => ({ time: l.at, summary: summarise(l, l.outcome) }));
+    history.push({ time: at(0), summary: 'compacted snapshot' });
+    assert.deepEqual(auditFromHistory(history), r.audit);
+  });
+
+  it('takes the history only where it reaches further back than the record\'s audit', () => {
+    const r = acquireAs(fresh(), LEAD, at(1)).record;
+    const older = [{ at: at(0), who: OP, action: 'init' as const, grant: 0, outcome: 'done' as const }, ...r.audit];
+    assert.equal(longerAudit(r.audit, older), older);
+    assert.equal(longerAudit(r.audit, r.audit.slice(1)), r.audit);
+    assert.equal(longerAudit(r.audit, undefined), r.audit);
   });
 });

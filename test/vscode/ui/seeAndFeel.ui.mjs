@@ -32,6 +32,16 @@ const opened = openWorkbench({
 opened.catch(() => undefined);
 const page = async () => (await opened).page;
 
+/** Opens a quick input with `key` (Control+P, F1), types `text` and chooses the first row that shows `row`. */
+async function quickPick(p, key, text, row = text) {
+  const box = p.locator('.quick-input-widget input');
+  if (key) await p.keyboard.press(key);
+  await box.waitFor({ timeout: 20_000 });
+  await box.pressSequentially(text, { delay: 10 });
+  await p.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 20_000 });
+  await p.keyboard.press('Enter');
+}
+
 /** The lock page's document: the webview's outer iframe, then its active frame. */
 const lockPage = p => p.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
 
@@ -40,12 +50,7 @@ const ok = await runUiTests(suite, [
     name: 'typing into a file of the container while bob holds the lock changes nothing, and says why',
     async run() {
       const p = await page();
-      await p.keyboard.press('Control+P');
-      const box = p.locator('.quick-input-widget input');
-      await box.waitFor({ timeout: 20_000 });
-      await box.pressSequentially('greeting.ts', { delay: 10 });
-      await p.locator('.quick-input-list .monaco-list-row', { hasText: 'greeting.ts' }).first().waitFor({ timeout: 20_000 });
-      await p.keyboard.press('Enter');
+      await quickPick(p, 'Control+P', 'greeting.ts');
       const toast = p.locator('.notification-toast', { hasText: 'Read-only: bob@example.com holds the lock' });
       await toast.waitFor({ timeout: 20_000 });
       await toast.getByRole('button', { name: 'Petition' }).waitFor({ timeout: 5_000 });
@@ -92,15 +97,9 @@ const ok = await runUiTests(suite, [
       const p = await page();
       // The palette's "Welcome: Open Walkthrough..." asks which walkthrough in a second quick pick.
       await p.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
-      await p.keyboard.press('F1');
-      const box = p.locator('.quick-input-widget input');
-      await box.waitFor({ timeout: 20_000 });
-      await box.pressSequentially('Welcome: Open Walkthrough', { delay: 10 });
-      await p.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor({ timeout: 20_000 });
-      await p.keyboard.press('Enter');
+      await quickPick(p, 'F1', 'Welcome: Open Walkthrough', 'Open Walkthrough');
       await p.locator('.quick-input-list .monaco-list-row', { hasText: 'Lockstep: your first day' }).first().waitFor({ timeout: 20_000 });
-      await box.pressSequentially('Lockstep', { delay: 10 });
-      await p.locator('.quick-input-list .monaco-list-row', { hasText: 'Lockstep: your first day' }).first().click();
+      await quickPick(p, undefined, 'Lockstep', 'Lockstep: your first day');
       const steps = p.locator('.getting-started-step');
       await p.locator('.gettingStartedContainer', { hasText: 'Lockstep: your first day' }).waitFor({ timeout: 20_000 });
       await steps.first().waitFor({ timeout: 20_000 });

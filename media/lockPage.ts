@@ -2,6 +2,7 @@
 // view the extension posts and sends back typed requests; it keeps the countdown ticking locally.
 import { formatDuration, formatTime, localiseTimes } from '../src/core/format';
 import type { FromWebview, LockPageView, ToWebview } from '../src/extension/lockPageProtocol';
+import { renderTimeline } from './timeline';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void; setState(state: unknown): void; getState(): unknown };
 
@@ -37,6 +38,22 @@ function list(items: string[], empty: string): HTMLElement {
   return ol;
 }
 
+/** Every container of the window with its state; choosing one makes it the one the page and badge show. */
+function containerList(v: LockPageView): HTMLElement {
+  const ul = el('ul', undefined, 'containers');
+  for (const c of v.containers) {
+    const li = el('li', undefined, c.shown ? 'shown' : '');
+    li.append(el('span', c.folder, 'folder'), el('span', ` — ${c.badgeText}`, `state state-${c.state}`));
+    if (!c.shown) {
+      const b = el('button', 'Show', 'secondary') as HTMLButtonElement;
+      b.addEventListener('click', () => vscode.postMessage({ type: 'lock/select', key: c.key }));
+      li.append(' ', b);
+    }
+    ul.append(li);
+  }
+  return ul;
+}
+
 function render(): void {
   if (!view) return;
   const v = view;
@@ -46,6 +63,7 @@ function render(): void {
   header.append(el('h1', v.badgeText, `state state-${v.state}`));
   if (v.folder) header.append(el('p', `${v.folder}${v.identity ? ` · you are ${v.identity}` : ''}`, 'muted'));
   app.append(header);
+  if (v.containers.length > 1) app.append(section('Containers in this window', containerList(v)));
   if (v.message) app.append(el('p', v.message, 'error'));
   if (v.caution) {
     app.append(el('p', `Caution: grant #${v.caution.silentGrant} went silent; ${v.caution.by} cleared or took over at ${time(v.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`, 'warning'));
@@ -77,12 +95,23 @@ function render(): void {
   app.append(section('Queue', list(v.queue.map(p => `${p.identity}${p.note ? ` — ${p.note}` : ''} (since ${time(p.at)})`), 'Nobody is waiting.')));
   app.append(section('Blocks', list(v.blocks.map(b => `${b.to}: ${b.text}`), 'No blocks assigned.')));
   app.append(section('Leased identifiers', list(v.ranges.map(r => `${r.start}–${r.end} to ${r.to} (next: ${r.next <= r.end ? r.next : 'used up'})`), 'No ranges leased.')));
+  if (v.timeline) app.append(section('Last 7 days', renderTimeline(v.timeline, now)));
   const audit = el('table', undefined, 'audit');
+  const head = el('tr');
+  for (const title of ['Time', 'Grant', 'Who', 'Action', 'Detail']) {
+    const th = el('th', title);
+    th.setAttribute('scope', 'col');
+    head.append(th);
+  }
+  const thead = el('thead');
+  const body = el('tbody');
+  thead.append(head);
+  audit.append(thead, body);
   for (const line of [...v.audit].reverse()) {
     const tr = el('tr', undefined, line.outcome === 'refused' ? 'refused' : '');
     tr.append(el('td', time(line.at)), el('td', `#${line.grant}`), el('td', line.who),
       el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
-    audit.append(tr);
+    body.append(tr);
   }
   app.append(section('Audit trail', v.audit.length ? audit : el('p', 'No audit lines yet.', 'muted')));
 }

@@ -124,3 +124,8 @@ export function shortName(identity: string): string {
   const at = identity.indexOf('@');
   return at > 0 ? identity.slice(0, at) : identity;
 }
+
+/** The badge's words without its codicons ("Held by bob@… #3"), for the lock page and pickers. */
+export function badgeWords(badge: Badge): string {
+  return badge.text.replace(/\$\([^)]+\)\s*/g, '');
+}

@@ -1,9 +1,10 @@
 import * as vscode from 'vscode';
 import { Container } from '../core/container/container';
+import type { ContainerFile } from '../core/container/containerFile';
 import { LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from '../core/errors';
 import type { LockRecord } from '../core/lockRecord';
 import { LockState, type LockStatus } from '../core/lockStatus';
-import type { Disposable as StoreDisposable } from '../core/stores/store';
+import type { HistoryEntry, Disposable as StoreDisposable } from '../core/stores/store';
 import { backoffDelay } from '../core/heartbeatLoop';
 import type { BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
@@ -108,6 +109,17 @@ export class ContainerModel implements vscode.Disposable {
       await this.refresh();
     }
   }
+
+  /** The store's own history of the record (git driver: every transition), newest first; undefined for other drivers. */
+  async history(limit: number): Promise<HistoryEntry[] | undefined> {
+    return (await this.open()).history(limit);
+  }
+
+  /** The committed `.lockstep.json`, once opened. */
+  get containerFile(): ContainerFile | undefined { return this.container?.file; }
+
+  /** The container's lease length, once opened. */
+  get leaseTtlMs(): number | undefined { return this.container?.settings.leaseTtlMs; }
 
   async reopen(): Promise<void> {
     await this.closeContainer();

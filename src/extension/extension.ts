@@ -7,9 +7,12 @@ import { CommandIds } from './commandIds';
 import { registerCommands } from './commands/index';
 import { registerContextKeys } from './contextKeys';
 import type { ContainerModel } from './containerModel';
+import { HoldWarningNotices } from './holdWarningNotices';
 import { LockPagePanel } from './lockPagePanel';
 import { Log } from './log';
+import { ReadOnlyEditors } from './readOnlyEditors';
 import { readSettings } from './settings';
+import { SetupProgress } from './setupProgress';
 import { StatusBar } from './statusBar';
 import { WorkspaceModel } from './workspaceModel';
 
@@ -28,6 +31,9 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
   context.subscriptions.push(
     log, workspace, statusBar, lockPage,
     new AutoAcquire(workspace, log),
+    new ReadOnlyEditors(workspace, log),
+    new HoldWarningNotices(workspace, log),
+    new SetupProgress(workspace, log),
     registerContextKeys(workspace),
     ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
     workspace.onDidCreateModel(model => watchForNotifications(model, context)),

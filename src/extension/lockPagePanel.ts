@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { badgeFor } from './badge';
+import { badgeFor, badgeWords } from './badge';
 import { CommandIds } from './commandIds';
 import type { ContainerModel } from './containerModel';
-import type { FromWebview, LockPageView, ToWebview } from './lockPageProtocol';
+import { formatDuration } from '../core/format';
+import type { AuditLine } from '../core/lockRecord';
+import { auditFromHistory, buildTimeline, describeBar, describeWait, longerAudit } from '../core/timeline';
+import type { FromWebview, LockPageView, TimelineView, ToWebview } from './lockPageProtocol';
 import type { WorkspaceModel } from './workspaceModel';
+
+/** How many of the git driver's commits the timeline reads (a week of a busy container). */
+const HISTORY_LIMIT = 2000;
 
 const VIEW_TYPE = 'lockstep.lockPage';
 
@@ -16,6 +22,8 @@ const VIEW_TYPE = 'lockstep.lockPage';
 export class LockPagePanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The git driver's history as audit lines, read when the page is shown or refreshed (never per heartbeat). */
+  private readonly histories = new WeakMap<ContainerModel, readonly AuditLine[]>();
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly workspace: WorkspaceModel) {
     this.disposables.push(
@@ -23,16 +31,31 @@ export class LockPagePanel implements vscode.Disposable {
         deserializeWebviewPanel: async panel => { this.adopt(panel); },
       }),
       workspace.onDidChangeAnyModel(m => { if (m === workspace.active) this.post(); }),
-      workspace.onDidChangeActive(() => this.post()),
+      workspace.onDidChangeActive(() => { this.post(); void this.readHistory(); }),
     );
   }
 
   show(): void {
+    void this.readHistory();
     if (this.panel) {
       this.panel.reveal();
       return;
     }
     this.adopt(vscode.window.createWebviewPanel(VIEW_TYPE, 'Lockstep: Lock Page', vscode.ViewColumn.Active, this.options()));
+  }
+
+  /** The git driver keeps every transition: the timeline reaches back further with it. Other drivers keep none. */
+  private async readHistory(): Promise<void> {
+    const model = this.workspace.active;
+    if (!model || !this.panel) return;
+    try {
+      const entries = await model.history(HISTORY_LIMIT);
+      if (entries === undefined) return;
+      this.histories.set(model, auditFromHistory(entries));
+      this.post();
+    } catch {
+      // The record's own audit still draws the timeline; the page says which it used.
+    }
   }
 
   private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
@@ -56,15 +79,25 @@ export class LockPagePanel implements vscode.Disposable {
       'lock/withdraw': CommandIds.withdraw,
       'lock/clear': CommandIds.clear,
       'lock/refresh': CommandIds.refresh,
+      'lock/select': undefined,
     };
+    if (message.type === 'lock/select') {
+      const model = this.workspace.all.find(m => m.folder.uri.toString() === message.key);
+      if (model) this.workspace.select(model);
+      return;
+    }
+    if (message.type === 'lock/refresh') void this.readHistory();
     const command = commands[message.type];
-    if (command) void vscode.commands.executeCommand(command);
+    // Acquire from the page means the container the page shows, not a question.
+    const args = message.type === 'lock/acquire' && this.workspace.active ? [this.workspace.active.folder.uri] : [];
+    if (command) void vscode.commands.executeCommand(command, ...args);
     else this.post();
   }
 
   private post(): void {
     if (!this.panel) return;
-    const message: ToWebview = { type: 'lock/didChange', view: viewOf(this.workspace.active) };
+    const active = this.workspace.active;
+    const message: ToWebview = { type: 'lock/didChange', view: viewOf(active, this.workspace.all, active && this.histories.get(active)) };
     void this.panel.webview.postMessage(message);
   }
 
@@ -95,7 +128,7 @@ export class LockPagePanel implements vscode.Disposable {
 }
 
 /** The view model the page renders; built from the model, never containing a token. */
-export function viewOf(model: ContainerModel | undefined): LockPageView {
+export function viewOf(model: ContainerModel | undefined, all: readonly ContainerModel[] = [], history?: readonly AuditLine[]): LockPageView {
   const now = Date.now();
   const source = model?.source ?? { kind: 'not-initialised' as const };
   const badge = badgeFor(source, now);
@@ -104,7 +137,7 @@ export function viewOf(model: ContainerModel | undefined): LockPageView {
     folder: model?.folder.name ?? '',
     identity: model?.identity,
     state: badge.state,
-    badgeText: badge.text.replace(/\$\([^)]+\)\s*/g, ''),
+    badgeText: badgeWords(badge),
     message: source.kind === 'offline' || source.kind === 'no-page' ? source.message : undefined,
     grant: status?.grant ?? 0,
     holder: status?.holder ?? null,
@@ -117,6 +150,25 @@ export function viewOf(model: ContainerModel | undefined): LockPageView {
     blocks: status?.blocks ?? [],
     caution: status?.caution ?? null,
     audit: (model?.record?.audit ?? []).slice(-100),
+    timeline: timelineOf(model, history, now),
+    containers: all.map(m => {
+      const b = badgeFor(m.source, now);
+      return { key: m.folder.uri.toString(), folder: m.folder.name, shown: m === model, state: b.state, badgeText: badgeWords(b) };
+    }),
     now,
+  };
+}
+
+function timelineOf(model: ContainerModel | undefined, history: readonly AuditLine[] | undefined, now: number): TimelineView | undefined {
+  const record = model?.record;
+  const leaseTtlMs = model?.leaseTtlMs;
+  if (!record || leaseTtlMs === undefined) return undefined;
+  const audit = longerAudit(record.audit, history);
+  const t = buildTimeline({ audit, holder: record.holder, leaseTtlMs, now });
+  const clock = (ms: number) => new Date(ms).toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
+  return {
+    from: t.from, to: t.to, source: audit === record.audit ? 'audit' : 'history',
+    bars: t.bars.map(b => ({ ...b, text: describeBar(b, clock) })),
+    waits: t.waits.map(w => ({ ...w, text: describeWait(w, clock, formatDuration) })),
   };
 }

@@ -3,6 +3,27 @@
  * gets identities, grants, times, the queue, ranges, blocks and the audit trail.
  */
 import type { AuditLine, Block, Caution, IdRange } from '../core/lockRecord';
+import type { GrantBar, QueueWait } from '../core/timeline';
+
+/** The timeline's bars and waits, each with its sentence (tooltip and text alternative). */
+export interface TimelineView {
+  readonly from: number;
+  readonly to: number;
+  readonly bars: readonly (GrantBar & { readonly text: string })[];
+  readonly waits: readonly (QueueWait & { readonly text: string })[];
+  /** Where the lines came from: the record's audit, or the git driver's longer history. */
+  readonly source: 'audit' | 'history';
+}
+
+/** One container of the window, as the page's list shows it. */
+export interface ContainerEntry {
+  /** The workspace folder's URI (the key the page sends back). */
+  readonly key: string;
+  readonly folder: string;
+  readonly state: string;
+  readonly badgeText: string;
+  readonly shown: boolean;
+}
 
 export interface LockPageView {
   readonly folder: string;
@@ -23,6 +44,9 @@ export interface LockPageView {
   /** After HOLDER SILENT, until the next holder's release after a push. */
   readonly caution: Caution | null;
   readonly audit: readonly AuditLine[];
+  readonly timeline: TimelineView | undefined;
+  /** Every container of the window (multi-root), the shown one marked. */
+  readonly containers: readonly ContainerEntry[];
   /** The extension's clock when the view was made; the page counts down from it. */
   readonly now: number;
 }
@@ -36,4 +60,5 @@ export type FromWebview =
   | { readonly type: 'lock/petition' }
   | { readonly type: 'lock/withdraw' }
   | { readonly type: 'lock/clear' }
-  | { readonly type: 'lock/refresh' };
+  | { readonly type: 'lock/refresh' }
+  | { readonly type: 'lock/select'; readonly key: string };

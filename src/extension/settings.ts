@@ -12,6 +12,10 @@ export interface ExtensionSettings {
   readonly pollSeconds: number;
   /** Driver options between the environment and `.lockstep.json`. */
   readonly store: LockManagerOptions;
+  /** `warn` (one warning per session) or `readOnly` (editors of the container's files are read-only). */
+  readonly whileLockedByOthers: 'warn' | 'readOnly';
+  /** Globs (relative to the workspace folder) of files that stay writable under `readOnly`. */
+  readonly readOnlyExclude: readonly string[];
 }
 
 export function readSettings(scope?: vscode.Uri): ExtensionSettings {
@@ -25,5 +29,7 @@ export function readSettings(scope?: vscode.Uri): ExtensionSettings {
     logLevel: c.get<ExtensionSettings['logLevel']>('logLevel', 'info'),
     pollSeconds: Math.max(1, c.get<number>('pollSeconds', 10)),
     store: storePath === '' ? {} : { path: storePath },
+    whileLockedByOthers: c.get<string>('whileLockedByOthers', 'warn') === 'readOnly' ? 'readOnly' : 'warn',
+    readOnlyExclude: c.get<string[]>('readOnlyExclude', []).filter(g => typeof g === 'string' && g.trim() !== ''),
   };
 }

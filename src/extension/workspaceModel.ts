@@ -65,6 +65,13 @@ export class WorkspaceModel implements vscode.Disposable {
     this.pickActive();
   }
 
+  /** Makes `model` the active container (the lock page's choice) until the active editor says otherwise. */
+  select(model: ContainerModel): void {
+    if (!this.all.includes(model) || model === this._active) return;
+    this._active = model;
+    this._onDidChangeActive.fire(model);
+  }
+
   private pickActive(): void {
     const editor = vscode.window.activeTextEditor;
     const next = (editor && this.forUri(editor.document.uri)) ?? this._active ?? this.all[0];

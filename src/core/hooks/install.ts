@@ -133,3 +133,12 @@ export async function repairClientHook(repo: string, paths: HookPaths): Promise<
   await installClientHooks(repo, paths);
   return true;
 }
+
+/** Whether this clone's pre-push hook is Lockstep's (the walkthrough's "install the hooks" step). */
+export async function hasClientHook(repo: string): Promise<boolean> {
+  try {
+    return fs.readFileSync(path.join(await hooksDir(repo), 'pre-push'), 'utf8').includes(HOOK_MARKER);
+  } catch {
+    return false;
+  }
+}

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { LockError, LockErrorCode } from '../../core/errors';
 import { knownIdentities } from '../../core/lockRecord';
+import { badgeFor, badgeWords } from '../badge';
 import type { ContainerModel } from '../containerModel';
 import type { Log } from '../log';
 import type { WorkspaceModel } from '../workspaceModel';
@@ -20,6 +21,29 @@ export function activeModel(ctx: CommandContext): ContainerModel | undefined {
     void vscode.window.showInformationMessage('Lockstep: no container here. Open a repository with .lockstep.json, or run "Lockstep: Initialise Container".');
   }
   return model;
+}
+
+/**
+ * The container a command acts on: the one named by `target` (a workspace folder URI, as the lock page
+ * passes), else the only one, else the person's choice among every container of the window (each with its
+ * state; the active one first). Undefined when they backed out or there is none.
+ */
+export async function chooseModel(ctx: CommandContext, placeHolder: string, target?: unknown): Promise<ContainerModel | undefined> {
+  const all = ctx.workspace.all;
+  if (target instanceof vscode.Uri) {
+    const named = all.find(m => m.folder.uri.toString() === target.toString());
+    if (named) return named;
+  }
+  if (all.length <= 1) return activeModel(ctx);
+  const active = ctx.workspace.active;
+  const ordered = [...all].sort((a, b) => Number(b === active) - Number(a === active));
+  const picked = await vscode.window.showQuickPick(ordered.map(model => ({
+    label: model.folder.name,
+    description: badgeWords(badgeFor(model.source, Date.now())),
+    detail: model.folder.uri.fsPath,
+    model,
+  })), { placeHolder });
+  return picked?.model;
 }
 
 /** Writes are not allowed in restricted mode: the lock is shown, never changed. */

@@ -3,12 +3,12 @@ import { LockRefusedError } from '../../core/errors';
 import { formatDuration } from '../../core/format';
 import { CommandIds } from '../commandIds';
 import { pushProtectedBranch } from '../push';
-import { activeModel, guarded, requireTrust, type CommandContext } from './context';
+import { activeModel, chooseModel, guarded, requireTrust, type CommandContext } from './context';
 
 /** The holder's commands: acquire, release (only after a push), push and release, and the badge menu. */
 export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[] {
-  const acquire = guarded(ctx, 'Acquire', async () => {
-    const model = activeModel(ctx);
+  const acquire = guarded(ctx, 'Acquire', async (target?: unknown) => {
+    const model = await chooseModel(ctx, 'Acquire the lock of which container?', target);
     if (!model || !requireTrust()) return undefined;
     const { grant, expiresAt } = await model.act(c => c.acquire());
     void vscode.window.showInformationMessage(`Lockstep: you hold the lock — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeats keep it while this window is open.`);

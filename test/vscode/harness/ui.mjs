@@ -15,10 +15,16 @@ export const EXTENSION_ID = 'lockstep.lockstep';
 /**
  * A code-server with `vsix` installed and a Chromium page on it, opened on `folder` — by default alice's clone of
  * a fresh container (test/vscode/harness/fixture.mjs, as `session.fixture`). `env` reaches the extension host.
+ * `settings` are merged into the user settings; `beforeOpen(session)` prepares the fixture before the window opens.
  * `close()` stops everything; the run folder stays when the test failed.
  */
-export async function openWorkbench({ host, vsix, label, folder, env }) {
+export async function openWorkbench({ host, vsix, label, folder, env, settings, beforeOpen }) {
   const run = createRun(label);
+  if (settings) {
+    // User settings (never the folder's .vscode/settings.json): merged over the quiet workbench's.
+    const file = `${run.paths.userData}/User/settings.json`;
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...settings }, null, 2));
+  }
   const session = { run, host, page: undefined, server: undefined, browser: undefined, folder: undefined, fixture: undefined };
   session.close = async (keep = false) => {
     await session.browser?.close().catch(() => {});
@@ -30,6 +36,7 @@ export async function openWorkbench({ host, vsix, label, folder, env }) {
     await installExtension(host, run, vsix);
     if (!folder) session.fixture = createContainerFixture(run.dir);
     session.folder = folder ?? session.fixture.alice;
+    await beforeOpen?.(session);
     session.server = await startCodeServer(host, run, { env: env ?? fixtureEnvironment(session.fixture) });
     session.browser = await launchChromium(host, run);
     session.page = session.browser.pages()[0] ?? await session.browser.newPage();

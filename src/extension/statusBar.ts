@@ -39,9 +39,10 @@ export class StatusBar implements vscode.Disposable {
     this.item.tooltip = tooltip;
     this.item.command = badge.command;
     this.item.backgroundColor = badge.severity === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : badge.severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground')
-        : badge.severity === 'mine' ? new vscode.ThemeColor('statusBarItem.prominentBackground') : undefined;
-    this.item.color = badge.severity === 'mine' ? new vscode.ThemeColor('statusBarItem.prominentForeground') : undefined;
+      : badge.severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    // VS Code takes only the error and warning backgrounds from extensions, so the holder's own badge
+    // stands out by its icon and a foreground from the theme's palette.
+    this.item.color = badge.severity === 'mine' ? new vscode.ThemeColor('charts.green') : undefined;
     this.item.accessibilityInformation = { label: `Lockstep: ${badge.text.replace(/\$\([^)]+\)\s*/g, '')}`, role: 'button' };
     const show = model === undefined ? (vscode.workspace.workspaceFolders?.length ?? 0) > 0 : readSettings(model.folder.uri).showBadge;
     if (show) this.item.show(); else this.item.hide();

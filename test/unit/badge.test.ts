@@ -29,7 +29,7 @@ describe('badge', () => {
     assert.equal(b.state, LockState.HeldByMe);
     assert.equal(b.text, '$(pass-filled) Held by me #7 · 1h 30m');
     assert.equal(b.command, CommandIds.holderMenu);
-    // At a glance unlike Held by NAME: another icon, and the theme's prominent status-bar colour.
+    // At a glance unlike Held by NAME: another icon, and its own colour from the theme (charts.green).
     const other = badge(held('alice@x.io', 7, now + 90 * 60_000), 'bob@x.io');
     assert.equal(b.severity, 'mine');
     assert.equal(other.severity, 'normal');

@@ -28,7 +28,7 @@ suite('badge states, driven from the backend', () => {
     assert.equal(typeof grant, 'number');
     const badge = await badgeBecomes(api, 'held-by-me');
     assert.match(badge.text, new RegExp(`^\\$\\(pass-filled\\) Held by me #${grant} · (\\d+m \\d\\ds|\\d+s)$`));
-    assert.equal(badge.severity, 'mine', 'the prominent colour: at a glance unlike Held by NAME');
+    assert.equal(badge.severity, 'mine', 'its own colour: at a glance unlike Held by NAME');
     assert.equal(badge.command, 'lockstep.holderMenu');
     assert.match(badge.tooltip, new RegExp(`Holder: ${ALICE}`));
     const first = badge.text;

@@ -85,6 +85,7 @@ export async function readBadge(page) {
       label: item.querySelector('[aria-label]')?.getAttribute('aria-label') ?? '',
       icon: [...(item.querySelector('.codicon')?.classList ?? [])].find(c => c.startsWith('codicon-')) ?? '',
       background,
+      foreground: getComputedStyle(item.querySelector('a') ?? item).color,
       severity: background === themed('--vscode-statusBarItem-errorBackground') ? 'error'
         : background === themed('--vscode-statusBarItem-warningBackground') ? 'warning' : 'normal',
     };

@@ -61,10 +61,13 @@ const ok = await runUiTests(suite, [
     name: 'the palette\'s "Lockstep: Acquire Lock" turns it to Held by me #1 with the time left',
     async run() {
       const p = await page();
+      const free = await badgeShows(p, /^Free$/);
       await runCommand(p, 'Lockstep: Acquire Lock');
       const badge = await badgeShows(p, /^Held by me #1 · \d+s$/);
-      assert.equal(badge.icon, 'codicon-lock');
-      assert.equal(badge.severity, 'normal');
+      // Held by me looks different at a glance: its own icon, and its own foreground from the theme.
+      assert.equal(badge.icon, 'codicon-pass-filled');
+      assert.equal(badge.severity, 'normal', 'not an error or warning colour');
+      assert.notEqual(badge.foreground, free.foreground, 'the holder\'s badge has its own colour');
       assert.equal(as('ops', ['status']).holder.identity, 'alice@example.com');
       await shot(p, 'held-by-me');
       // Nothing to push: release from the palette, and it is free again.

@@ -39,15 +39,17 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * the writer checks that its base is still on disk (the revision string `<number>:<nonce>` names
  * it), which turns nearly every stale write into a plain failure before anything is published.
  *
- * Layout: `<root>/<sha256(namespace)>/<2 hex>/<cell digest>/<16-digit revision>.json`; folders 0700,
- * files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it private). The 256
- * two-hex-digit fan-out folders are the only shared structure (there are no mutex files). A
- * released lease stays as a small tombstone that keeps its fencing counter.
+ * Layout: plain leases live in 32 slot cells, `<root>/<sha256(namespace)>/s<2 hex>/` (one fencing
+ * counter per slot, stores/leaseSlots.ts), so a released lease leaves nothing behind and the store
+ * stays bounded however many distinct names come and go. Container records fan out by digest:
+ * `<root>/<sha256(namespace)>/<2 hex>/r<digest>/`. Every cell folder holds `<16-digit revision>.json`
+ * files; folders 0700, files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it
+ * private). There are no mutex files. Every operation does its disk work synchronously and then
+ * lets the process's pending I/O run (one turn of the event loop) before it resolves.
  *
- * Physical clean-up (docs/leases.md#drivers, README "Physical clean-up"): expired records of names never used
- * again stay on disk; lease expiry still permits correct acquisition. To reclaim the space, stop
- * every process using the namespace, confirm the configured root, and remove only that namespace's
- * folder. Never delete revision files while workers are active.
+ * Physical clean-up (README "Physical clean-up"): none is needed for leases. A container record
+ * stays until its namespace's folder is removed, which is safe only with every process using the
+ * namespace stopped.
  */
 
 const REVISION_FILE = /^(\d{16})\.json$/;
@@ -58,6 +60,8 @@ const NONCE = /^[0-9a-f]{12}$/;
 const REVISION = /^(\d{1,16}):([0-9a-f]{12})$/;
 /** Cells whose last seen revision an instance remembers (see `known`). */
 const MAX_REMEMBERED = 1024;
+/** Plain leases live in this many slot cells (stores/leaseSlots.ts): the store stays bounded. */
+const LEASE_SLOTS = 32;
 /** Read once: `process.pid` costs a system call each time. */
 const PID = process.pid;
 
@@ -250,7 +254,8 @@ class FileCells implements CasCells {
 
   private cellDir(cell: string): string {
     if (!this.prepared) this.prepare();
-    return path.join(this.namespaceDir, cell.slice(1, 3), cell);
+    // Lease slots (few, fixed) sit in the namespace folder; records fan out by their digest.
+    return cell.startsWith('s') ? path.join(this.namespaceDir, cell) : path.join(this.namespaceDir, cell.slice(1, 3), cell);
   }
 
   /** First use: check the storage root once (absolute, no symbolic link in it or above it). */
@@ -446,5 +451,5 @@ function code(error: unknown): string | undefined {
 }
 
 export function createFileDriver(config: Pick<ResolvedConfig, 'path' | 'prefix'>): CasDriver {
-  return new CasDriver('file', false, new FileCells(config.path, config.prefix));
+  return new CasDriver('file', false, new FileCells(config.path, config.prefix), { leaseSlots: LEASE_SLOTS, yieldToIo: true });
 }

@@ -16,20 +16,21 @@ import { waitFor } from '../helpers/waitFor';
 /**
  * The file driver with real separate Node processes on this machine's filesystem. Layout facts
  * used here come from the header comment of src/core/stores/file.ts:
- * leases in 32 slot cells `<root>/<sha256(namespace)>/s<2 hex>/<16-digit revision>.json`.
+ * leases in 32 slots, each an append-only log `<root>/<sha256(namespace)>/s<2 hex>/<10-digit generation>.log`.
  */
-const REVISION = /^\d{16}\.json$/;
+const LEASE_LOG = /^\d{10}\.log$/;
 
 /** The slot cell that holds a name's lease (stores/leaseSlots.ts). */
 function leaseCellDir(root: string, prefix: string, name: string): string {
   return path.join(root, namespaceDigest(prefix), `s${slotOf(keyDigest(prefix, name), 32).toString(16).padStart(2, '0')}`);
 }
 
+/** The current log of a name's slot. */
 function currentRevisionFile(root: string, prefix: string, name: string): string {
   const dir = leaseCellDir(root, prefix, name);
-  const revisions = fs.readdirSync(dir).filter(f => REVISION.test(f)).sort();
-  assert.ok(revisions.length > 0, 'the lease has a record');
-  return path.join(dir, revisions[revisions.length - 1]);
+  const logs = fs.readdirSync(dir).filter(f => LEASE_LOG.test(f)).sort();
+  assert.ok(logs.length > 0, 'the lease has a record');
+  return path.join(dir, logs[logs.length - 1]);
 }
 
 /** A revision's text, whether it is published as a symbolic link (small records) or a file. */
@@ -139,9 +140,11 @@ describe('file driver (separate processes, real filesystem)', function () {
     await cycle(300, 1500);
     const after1500 = entries();
     assert.ok(after1500.count <= after300.count + 32, `${after300.count} entries after 300 names, ${after1500.count} after 1500: bounded, not per name`);
-    assert.ok(after1500.count <= 1 + 32 * 3, `${after1500.count} entries: the namespace, 32 slots and at most 2 revisions each`);
+    assert.ok(after1500.count <= 1 + 32 * 3, `${after1500.count} entries: the namespace, 32 slots and at most 2 logs each`);
+    const allocated = [...after1500.files, ...after1500.dirs].reduce((sum, f) => sum + fs.lstatSync(f).blocks * 512, 0);
+    assert.ok(allocated <= 1024 * 1024, `${allocated} bytes allocated`);
     assert.deepEqual(after1500.files.filter(f => /(\.lock|\.lck|mutex|stripe)/i.test(path.basename(f))), [], 'no mutex files at all');
-    assert.deepEqual(after1500.files.filter(f => !REVISION.test(path.basename(f))), [], 'only revision files remain (no temporary files)');
+    assert.deepEqual(after1500.files.filter(f => !LEASE_LOG.test(path.basename(f))), [], 'only the slots\' logs remain (no temporary files)');
   });
 
   it('fencing tokens stay strictly increasing per name across release, expiry and a crash, with other names in between', async () => {
@@ -298,7 +301,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       assert.deepEqual(fs.readdirSync(real), [], 'folders were created in the link\'s target');
     });
 
-    it('creates folders 0700 and files 0600; records in symbolic links are only inside those folders', async () => {
+    it('creates folders 0700 and files 0600 (slot logs, large records); records in symbolic links are only inside those folders', async () => {
       const store = path.join(tmp.path, 'private', 'store');
       const m = manager(store, 'modes');
       const held = await m.acquire('mode-check');
@@ -308,7 +311,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       const driver = createFileDriver({ path: store, prefix: 'modes' });
       assert.ok((await driver.compareAndSwap(keyDigest('modes', 'big'), null, { pad: 'x'.repeat(5000) }, { summary: 'big' })).ok);
       const { files, dirs } = walk(path.join(tmp.path, 'private'));
-      assert.ok(files.length >= 3 && dirs.length >= 4);
+      assert.ok(files.length >= 2 && dirs.length >= 4);
       for (const dir of dirs) assert.equal(fs.statSync(dir).mode & 0o777, 0o700, dir);
       const regular = files.filter(f => fs.lstatSync(f).isFile());
       assert.ok(regular.length >= 1, 'the large record is a regular file');

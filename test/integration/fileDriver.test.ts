@@ -64,7 +64,9 @@ describe('file driver (separate processes, real filesystem)', function () {
     const outs = Array.from({ length: processes }, (_, i) => path.join(tmp.path, `result-${i}.json`));
     const gate = path.join(tmp.path, 'go');
     const runs = Promise.all(outs.map(out => runTs('test/helpers/contendWorker.ts',
-      ['--name', 'hot-name', '--iterations', String(iterations), '--ttl', '30', '--wait', '60', '--shared', shared, '--out', out, '--gate', gate],
+      // Each worker pauses between its leases: an acquire+release takes well under a millisecond, so a
+      // worker that asked again at once would take the lease straight back from its waiting peers.
+      ['--name', 'hot-name', '--iterations', String(iterations), '--ttl', '30', '--wait', '60', '--shared', shared, '--out', out, '--gate', gate, '--between-ms', '10'],
       env, 110_000)));
     // Start every worker at once, so that they really contend.
     await waitFor(() => fs.readdirSync(tmp.path).filter(f => f.startsWith('go.ready-')).length === processes,

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ResolvedConfig } from '../config';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../errors';
-import { code, damaged, fileIo, newNonce, PID, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly } from './fileIo';
+import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
 import { SlotLogs } from './fileSlotLog';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
@@ -117,7 +117,7 @@ class FileCells implements CasCells {
     const nonce = newNonce();
     const lineage = [nonce, ...base.lineage].slice(0, LINEAGE);
     const text = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
-    const published = this.publish(dir, next, nonce, text);
+    const published = this.publish(dir, next, text);
     if (published === undefined) return { ok: false };
 
     const { verdict, revisions } = this.confirm(dir, next, nonce);
@@ -141,7 +141,7 @@ class FileCells implements CasCells {
    * step and fails with EEXIST like link(2), with no temporary file. Larger records, or filesystems
    * without symbolic links, use a temporary file published with link(2).
    */
-  private publish(dir: string, next: number, nonce: string, text: string): Published | undefined {
+  private publish(dir: string, next: number, text: string): Published | undefined {
     const target = revisionPath(dir, next);
     if (this.symlinks && Buffer.byteLength(text) <= MAX_LINK_BYTES) {
       const made = fileIo(() => {
@@ -161,22 +161,9 @@ class FileCells implements CasCells {
       });
       if (made !== undefined) return made ? { kind: 'link' } : undefined;
     }
-    const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${nonce}`);
-    const stat = fileIo(() => {
-      let fd: number;
-      try {
-        fd = fs.openSync(temp, 'wx', 0o600);
-      } catch (error) {
-        if (code(error) !== 'ENOENT') throw error;
-        this.ensureDir(dir);
-        fd = fs.openSync(temp, 'wx', 0o600);
-      }
-      try {
-        fs.writeSync(fd, text);
-        return identity(fs.fstatSync(fd));
-      } finally {
-        fs.closeSync(fd);
-      }
+    const { temp, stat } = fileIo(() => {
+      const written = writeTempFile(dir, text, d => this.ensureDir(d));
+      return { temp: written.temp, stat: identity(written.stat) };
     });
     try {
       return fileIo(() => {

@@ -66,3 +66,25 @@ export function unlinkQuietly(file: string): void {
 export function code(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
 }
+
+/**
+ * Writes `text` to a new private temporary file in `dir` (`.tmp-<pid>-<nonce>`, 0600), creating the
+ * folder when it is missing; returns its path and its stat, ready to be published with link(2).
+ */
+export function writeTempFile(dir: string, text: string, ensureDir: (dir: string) => void): { temp: string; stat: fs.Stats } {
+  const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${newNonce()}`);
+  let fd: number;
+  try {
+    fd = fs.openSync(temp, 'wx', 0o600);
+  } catch (error) {
+    if (code(error) !== 'ENOENT') throw error;
+    ensureDir(dir);
+    fd = fs.openSync(temp, 'wx', 0o600);
+  }
+  try {
+    fs.writeSync(fd, text);
+    return { temp, stat: fs.fstatSync(fd) };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

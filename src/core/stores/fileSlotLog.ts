@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError } from '../errors';
-import { code, damaged, fileIo, newNonce, PID, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly } from './fileIo';
+import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
 import type { CasResult, VersionedRecord } from './store';
 
 /**
@@ -222,21 +222,8 @@ export class SlotLogs {
   /** Creates generation `generation` holding only `snapshot`, unless it exists (link(2) is exclusive). */
   private create(dir: string, generation: number, snapshot: LogRecord): void {
     const json = asciiJson(snapshot);
-    const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${newNonce()}`);
     fileIo(() => {
-      let fd: number;
-      try {
-        fd = fs.openSync(temp, 'wx', 0o600);
-      } catch (error) {
-        if (code(error) !== 'ENOENT') throw error;
-        this.ensureDir(dir);
-        fd = fs.openSync(temp, 'wx', 0o600);
-      }
-      try {
-        fs.writeSync(fd, `\n@${json.length}:${json}`, null, 'latin1');
-      } finally {
-        fs.closeSync(fd);
-      }
+      const { temp } = writeTempFile(dir, `\n@${json.length}:${json}`, this.ensureDir);
       try {
         fs.linkSync(temp, logPath(dir, generation));
       } catch (error) {

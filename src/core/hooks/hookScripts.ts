@@ -7,6 +7,11 @@
  */
 
 export const HOOK_MARKER = '# lockstep-managed-hook v1';
+
+/** Reads the hook's standard input into $input with shell built-ins only (as `$(cat)` would, without a process). */
+const READ_INPUT = `input=
+while IFS= read -r line || [ -n "$line" ]; do input="\${input:+$input
+}$line"; done`;
 export const CHAINED_SUFFIX = '.lockstep-chained';
 /** Every lock ref of every driver lives below this root (stores/git/gitRefs.ts). */
 export const LOCK_REF_ROOT = 'refs/lockstep/';
@@ -88,7 +93,7 @@ ${HOOK_MARKER}
 # Lockstep's fencing guard: refuses a push to a protected branch unless this clone holds the live
 # lease and the current grant. Installed by \`lockstep hooks install\`; a previous pre-push hook
 # runs first from pre-push${CHAINED_SUFFIX}.
-input=$(cat)
+${READ_INPUT}
 if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi
@@ -140,7 +145,7 @@ ${HOOK_MARKER}
 # the current, live grant, and any update of a lock ref that is not one legal transition. It
 # decides with the settings pinned at install time (lockstep-server.json beside this hook) and
 # ignores the pusher's LOCKSTEP_* variables. Installed by \`lockstep hooks install --server\`.
-input=$(cat)
+${READ_INPUT}
 if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi

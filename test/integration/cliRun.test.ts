@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createLockManager } from '../../src/core/leases';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { FILE_LEASE_SLOTS } from '../../src/core/stores/file';
 import { slotOf } from '../../src/core/stores/leaseSlots';
 import { childEnv, fileDriverEnv, firstJsonLine, killHard, runTs, spawnTs, type Finished } from '../helpers/children';
 import { useTempDir } from '../helpers/tempDir';
@@ -106,7 +107,7 @@ describe('lockstep run (command line, real processes)', function () {
       assert.equal(await (await manager.acquire('damaged-cli')).release(), true);
       await manager.close();
       // The name's lease slot (src/core/stores/leaseSlots.ts): its current log gets damaged.
-      const slot = slotOf(keyDigest(PREFIX, 'damaged-cli'), 32).toString(16).padStart(2, '0');
+      const slot = slotOf(keyDigest(PREFIX, 'damaged-cli'), FILE_LEASE_SLOTS).toString(16).padStart(2, '0');
       const dir = path.join(store, namespaceDigest(PREFIX), `s${slot}`);
       const current = fs.readdirSync(dir).sort().pop()!;
       fs.rmSync(path.join(dir, current));

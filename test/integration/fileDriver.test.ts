@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../../src/core/errors';
 import { createLockManager, type LockManager } from '../../src/core/leases';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
-import { createFileDriver } from '../../src/core/stores/file';
+import { createFileDriver, FILE_LEASE_SLOTS } from '../../src/core/stores/file';
 import { slotOf } from '../../src/core/stores/leaseSlots';
 import { childEnv, fileDriverEnv, firstJsonLine, killHard, runTs, spawnTs } from '../helpers/children';
 import type { ContendResult } from '../helpers/contendWorker';
@@ -16,13 +16,13 @@ import { waitFor } from '../helpers/waitFor';
 /**
  * The file driver with real separate Node processes on this machine's filesystem. Layout facts
  * used here come from the header comment of src/core/stores/file.ts:
- * leases in 32 slots, each an append-only log `<root>/<sha256(namespace)>/s<2 hex>/<10-digit generation>.log`.
+ * leases in 8 slots, each an append-only log `<root>/<sha256(namespace)>/s<2 hex>/<10-digit generation>.log`.
  */
 const LEASE_LOG = /^\d{10}\.log$/;
 
 /** The slot cell that holds a name's lease (stores/leaseSlots.ts). */
 function leaseCellDir(root: string, prefix: string, name: string): string {
-  return path.join(root, namespaceDigest(prefix), `s${slotOf(keyDigest(prefix, name), 32).toString(16).padStart(2, '0')}`);
+  return path.join(root, namespaceDigest(prefix), `s${slotOf(keyDigest(prefix, name), FILE_LEASE_SLOTS).toString(16).padStart(2, '0')}`);
 }
 
 /** The current log of a name's slot. */
@@ -141,8 +141,8 @@ describe('file driver (separate processes, real filesystem)', function () {
     const after300 = entries();
     await cycle(300, 1500);
     const after1500 = entries();
-    assert.ok(after1500.count <= after300.count + 32, `${after300.count} entries after 300 names, ${after1500.count} after 1500: bounded, not per name`);
-    assert.ok(after1500.count <= 1 + 32 * 3, `${after1500.count} entries: the namespace, 32 slots and at most 2 logs each`);
+    assert.ok(after1500.count <= after300.count + FILE_LEASE_SLOTS, `${after300.count} entries after 300 names, ${after1500.count} after 1500: bounded, not per name`);
+    assert.ok(after1500.count <= 1 + FILE_LEASE_SLOTS * 3, `${after1500.count} entries: the namespace, 8 slots and at most 2 logs each`);
     const allocated = [...after1500.files, ...after1500.dirs].reduce((sum, f) => sum + fs.lstatSync(f).blocks * 512, 0);
     assert.ok(allocated <= 1024 * 1024, `${allocated} bytes allocated`);
     assert.deepEqual(after1500.files.filter(f => /(\.lock|\.lck|mutex|stripe)/i.test(path.basename(f))), [], 'no mutex files at all');
@@ -154,7 +154,7 @@ describe('file driver (separate processes, real filesystem)', function () {
     const driver = createFileDriver({ path: store, prefix: 'tokens' });
     const key = keyDigest('tokens', 'counted');
     // Names of the same slot share its counter; they must not disturb the order of `counted`.
-    const sameSlot = Array.from({ length: 400 }, (_, i) => keyDigest('tokens', `other-${i}`)).filter(k => slotOf(k, 32) === slotOf(key, 32)).slice(0, 3);
+    const sameSlot = Array.from({ length: 400 }, (_, i) => keyDigest('tokens', `other-${i}`)).filter(k => slotOf(k, FILE_LEASE_SLOTS) === slotOf(key, FILE_LEASE_SLOTS)).slice(0, 3);
     const owner = (n: number) => n.toString(16).padStart(64, '0');
     const tokens: number[] = [];
     const claim = async (o: string, now: number) => {

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { namespaceDigest } from '../../src/core/names';
-import { createFileDriver } from '../../src/core/stores/file';
+import { createFileDriver, FILE_LEASE_SLOTS } from '../../src/core/stores/file';
 import { slotOf } from '../../src/core/stores/leaseSlots';
 import { childEnv, fileDriverEnv, killHard, spawnTs } from '../helpers/children';
 import { useTempDir, walk } from '../helpers/tempDir';
@@ -14,12 +14,12 @@ import { waitFor } from '../helpers/waitFor';
  * records, generations, and processes killed with SIGKILL at arbitrary instants of their writes.
  */
 const PREFIX = 'slots';
-/** Keys of one slot (slot 3 of 32: the first byte is 0x03, 0x23, 0x43, …), so that they share a log and its counter. */
+/** Keys of one slot (slot 3 of 8: the first byte is 0x03, 0x23, 0x43, …), so that they share a log and its counter. */
 function keysOfOneSlot(count: number): string[] {
   return ['03', '23', '43', '63'].slice(0, count).map(first => first + 'ab'.repeat(31));
 }
 const owner = (n: number) => n.toString(16).padStart(64, '0');
-const slotDir = (store: string, key: string) => path.join(store, namespaceDigest(PREFIX), `s${slotOf(key, 32).toString(16).padStart(2, '0')}`);
+const slotDir = (store: string, key: string) => path.join(store, namespaceDigest(PREFIX), `s${slotOf(key, FILE_LEASE_SLOTS).toString(16).padStart(2, '0')}`);
 const logsOf = (dir: string) => fs.readdirSync(dir).filter(f => /^\d{10}\.log$/.test(f)).sort();
 
 describe('file driver: lease slot logs', function () {

@@ -41,7 +41,7 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * it), which turns nearly every stale write into a plain failure before anything is published.
  *
  * The revision folders above hold container records: `<root>/<sha256(namespace)>/<2 hex>/r<digest>/`
- * with `<16-digit revision>.json` files. Plain leases do not use them: they live in 32 slots (one
+ * with `<16-digit revision>.json` files. Plain leases do not use them: they live in 8 slots (one
  * fencing counter per slot, stores/leaseSlots.ts), each an append-only log in
  * `<root>/<sha256(namespace)>/s<2 hex>/` (fileSlotLog.ts), so a lease operation costs no directory
  * operation, a released lease leaves nothing behind, and the store stays bounded however many
@@ -61,8 +61,12 @@ const NONCE = /^[0-9a-f]{12}$/;
 const REVISION = /^(\d{1,16}):([0-9a-f]{12})$/;
 /** Cells whose last seen revision an instance remembers (see `known`). */
 const MAX_REMEMBERED = 1024;
-/** Plain leases live in this many slot cells (stores/leaseSlots.ts): the store stays bounded. */
-const LEASE_SLOTS = 32;
+/**
+ * Plain leases live in this many slots (stores/leaseSlots.ts), each a log of up to 64 KB
+ * (fileSlotLog.ts): the store stays bounded, and a log's rotation (a few directory operations) comes
+ * once in hundreds of writes.
+ */
+export const FILE_LEASE_SLOTS = 8;
 
 /** What a revision file holds: the lineage (own nonce first) and the stored value. */
 interface Envelope {
@@ -397,5 +401,5 @@ function revisionPath(dir: string, revision: number): string {
 
 
 export function createFileDriver(config: Pick<ResolvedConfig, 'path' | 'prefix'>): CasDriver {
-  return new CasDriver('file', false, new FileCells(config.path, config.prefix), { leaseSlots: LEASE_SLOTS, yieldToIo: true });
+  return new CasDriver('file', false, new FileCells(config.path, config.prefix), { leaseSlots: FILE_LEASE_SLOTS, yieldToIo: true });
 }

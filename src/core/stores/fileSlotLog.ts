@@ -37,8 +37,8 @@ import type { CasResult, VersionedRecord } from './store';
  */
 
 const LOG_FILE = /^(\d{10})\.log$/;
-/** Past this size a log is sealed and a new generation starts (32 slots stay well under 1 MB). */
-const ROTATE_BYTES = 16 * 1024;
+/** Past this size a log is sealed and a new generation starts (8 slots stay under 1 MB). */
+const ROTATE_BYTES = 64 * 1024;
 /** A record larger than this is treated as damage. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 const READ_CHUNK = 64 * 1024;

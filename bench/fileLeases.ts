@@ -3,7 +3,10 @@
  * floor (open(O_CREAT|O_EXCL) + close + unlink), in ONE run, on this machine's temp filesystem:
  *
  *  1. sequential: one process, one name, acquire/release back to back;
- *  2. contention: 4 processes on one name, each proving exclusivity inside (an O_EXCL marker).
+ *  2. contention: 4 processes on one name, each proving exclusivity inside (an O_EXCL marker);
+ *  3. starvation: 8 clients in one process, then 8 clients in 4 processes (2 each), each looping
+ *     tryAcquire (no wait) → a critical section with one TCP round trip to an echo server in its own
+ *     process → release, for a fixed time; acquisitions per second and the least any client got.
  *
  * Fairness notes (printed with the table): proper-lockfile runs with `realpath: false` (no
  * realpath(3) per call; its default would add one) and its default `stale`/`update` settings;
@@ -15,10 +18,12 @@
  *   npm run bench -- fileLeases     (or: node --import tsx bench/fileLeases.ts)
  *
  * Environment: BENCH_DIR (base folder, default the OS temp folder — e.g. /dev/shm to take the disk
- * out of the comparison), BENCH_SEQUENTIAL_OPS, BENCH_CONTENTION_OPS, BENCH_SKIP_CONTENTION=1.
+ * out of the comparison), BENCH_SEQUENTIAL_OPS, BENCH_CONTENTION_OPS, BENCH_SKIP_CONTENTION=1,
+ * BENCH_STARVE_SECONDS (default 3).
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -32,6 +37,7 @@ const CONTENTION_PROCESSES = 4;
 const CONTENTION_OPS_PER_PROCESS = Number(process.env.BENCH_CONTENTION_OPS ?? 150);
 const SKIP_CONTENTION = process.env.BENCH_SKIP_CONTENTION === '1';
 const BASE_DIR = process.env.BENCH_DIR ?? os.tmpdir();
+const STARVE_SECONDS = Number(process.env.BENCH_STARVE_SECONDS ?? 3);
 
 interface Lock { acquire(): Promise<void>; release(): Promise<void>; close(): Promise<void> }
 
@@ -151,6 +157,58 @@ async function contention(kind: Contender, dir: string): Promise<Stats & { viola
   return { ...stats(results.flatMap(r => r.latencies), seconds), violations: results.reduce((s, r) => s + r.violations, 0) };
 }
 
+/**
+ * Starvation worker: `clients` clients in this process loop tryAcquire → one TCP round trip to an
+ * echo server of this process → release, for STARVE_SECONDS after the gate opens. Prints each
+ * client's acquisitions and the overlaps seen.
+ */
+async function starveWorker(kind: Contender, dir: string, clients: number): Promise<void> {
+  const server = net.createServer(socket => socket.pipe(socket));
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const locks = Array.from({ length: clients }, () => openLock(kind, dir, false));
+  const sockets = await Promise.all(locks.map(() => new Promise<net.Socket>(resolve => { const s = net.connect(port, '127.0.0.1', () => resolve(s)); })));
+  fs.writeFileSync(path.join(dir, `ready-${process.pid}`), '');
+  while (!fs.existsSync(path.join(dir, 'go'))) await new Promise(resolve => setTimeout(resolve, 5));
+  const end = performance.now() + STARVE_SECONDS * 1000;
+  const inside = path.join(dir, 'inside');
+  const counts = new Array<number>(clients).fill(0);
+  let violations = 0;
+  await Promise.all(locks.map(async (lock, i) => {
+    while (performance.now() < end) {
+      try { await lock.acquire(); } catch { continue; }
+      let mine = false;
+      try { fs.closeSync(fs.openSync(inside, 'wx')); mine = true; } catch { violations++; }
+      await new Promise<void>(resolve => { sockets[i].once('data', () => resolve()); sockets[i].write('x'); });
+      if (mine) fs.unlinkSync(inside);
+      await lock.release();
+      counts[i]++;
+    }
+  }));
+  for (const socket of sockets) socket.destroy();
+  server.close();
+  await Promise.all(locks.map(lock => lock.close()));
+  process.stdout.write(JSON.stringify({ counts, violations }) + '\n');
+}
+
+interface Starved { perSecond: number; least: number; clients: number; violations: number }
+
+async function starvation(kind: Contender, dir: string, processes: number, clientsEach: number): Promise<Starved> {
+  const children = Array.from({ length: processes }, () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--starve-worker', kind, dir, String(clientsEach)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
+    return new Promise<{ counts: number[]; violations: number }>((resolve, reject) => child.on('close', code => {
+      if (code !== 0) reject(new Error(`${kind} starvation worker exited ${code}`)); else resolve(JSON.parse(out));
+    }));
+  });
+  while (fs.readdirSync(dir).filter(f => f.startsWith('ready-')).length < processes) await new Promise(resolve => setTimeout(resolve, 10));
+  fs.writeFileSync(path.join(dir, 'go'), '');
+  const results = await Promise.all(children);
+  const counts = results.flatMap(r => r.counts);
+  return { perSecond: counts.reduce((a, b) => a + b, 0) / STARVE_SECONDS, least: Math.min(...counts), clients: counts.length, violations: results.reduce((a, r) => a + r.violations, 0) };
+}
+
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function main(): Promise<void> {
@@ -165,6 +223,14 @@ async function main(): Promise<void> {
     for (const kind of SKIP_CONTENTION ? [] : CONTENDERS) {
       fs.mkdirSync(path.join(root, `con-${kind}`));
       con[kind] = await contention(kind, path.join(root, `con-${kind}`));
+    }
+    const starved: Record<string, Starved> = {};
+    for (const [processes, clientsEach] of SKIP_CONTENTION ? [] : [[1, 8], [4, 2]]) {
+      for (const kind of ['lockstep', 'proper-lockfile'] as Contender[]) {
+        const dir = path.join(root, `starve-${processes}-${kind}`);
+        fs.mkdirSync(dir);
+        starved[`${processes}:${kind}`] = await starvation(kind, dir, processes, clientsEach);
+      }
     }
     const none = { ops: 0, seconds: 1, p50: Number.NaN, p99: Number.NaN, violations: 0 };
     for (const kind of CONTENDERS) con[kind] ??= none;
@@ -187,15 +253,41 @@ async function main(): Promise<void> {
     console.log('');
     console.log('proper-lockfile: realpath:false, default stale (10 s) and update; contention retries randomised 5–25 ms.');
     console.log('floor: synchronous open(wx)+close+unlink; under contention it retries after 5–25 ms like Lockstep.');
+    if (!SKIP_CONTENTION) {
+      console.log('');
+      console.log(`starvation: clients loop tryAcquire → one TCP round trip → release for ${STARVE_SECONDS} s`);
+      console.log('| clients | Lockstep acquisitions/s | least per client | proper-lockfile acquisitions/s | least per client | ratio | overlaps |');
+      console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+      for (const processes of [1, 4]) {
+        const l = starved[`${processes}:lockstep`];
+        const p = starved[`${processes}:proper-lockfile`];
+        console.log(`| ${l.clients} in ${processes} process${processes > 1 ? 'es' : ''} | ${fmt(l.perSecond)} | ${l.least} | ${fmt(p.perSecond)} | ${p.least} | ${fmt(l.perSecond / p.perSecond, 2)}× | ${l.violations + p.violations} |`);
+      }
+    }
+    console.log('');
     const target = ratio('lockstep', 'proper-lockfile', seq);
     console.log(`target ≥2× proper-lockfile sequential (aim 3×): ${target >= 3 ? 'met the aim' : target >= 2 ? 'met' : 'NOT met'} (${fmt(target, 2)}×)`);
-    if (CONTENDERS.some(k => con[k].violations > 0)) { console.log('OVERLAP DETECTED'); process.exitCode = 1; }
+    if (!SKIP_CONTENTION) {
+      const contended = ratio('lockstep', 'proper-lockfile', con);
+      console.log(`target ≥10× proper-lockfile with 4 contending processes: ${contended >= 10 ? 'met' : 'NOT met'} (${fmt(contended, 2)}×)`);
+      for (const processes of [1, 4]) {
+        const l = starved[`${processes}:lockstep`];
+        const r = l.perSecond / starved[`${processes}:proper-lockfile`].perSecond;
+        console.log(`target starvation (${l.clients} clients in ${processes}) ≥2× proper-lockfile and every client acquires: ${r >= 2 && l.least > 0 ? 'met' : 'NOT met'} (${fmt(r, 2)}×, least ${l.least})`);
+      }
+    }
+    if (CONTENDERS.some(k => con[k].violations > 0) || Object.values(starved).some(s => s.violations > 0)) { console.log('OVERLAP DETECTED'); process.exitCode = 1; }
   } finally {
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
   }
 }
 
-if (process.argv[2] === '--worker') {
+if (process.argv[2] === '--starve-worker') {
+  void starveWorker(process.argv[3] as Contender, process.argv[4], Number(process.argv[5])).catch(error => {
+    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.exitCode = 1;
+  });
+} else if (process.argv[2] === '--worker') {
   void worker(process.argv[3] as Contender, process.argv[4], Number(process.argv[5])).catch(error => {
     process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
     process.exitCode = 1;

@@ -14,7 +14,7 @@
  *
  *   npm run bench -- gitStore     (or: node --import tsx bench/gitStore.ts)
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -31,6 +31,14 @@ const NETWORK = new Set(['fetch', 'push', 'ls-remote']);
 const PREFIX = 'bench';
 
 interface Row { op: string; p50: number; p99: number; processes: number; roundTrips: number; peer?: number }
+
+/** git's empty tree, for the floor's commits. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+let transitionRatio = Number.NaN;
+
+function gitAsync(dir: string, ...args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => execFile('git', ['-C', dir, ...args], error => (error ? reject(error) : resolve())));
+}
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bench-git-')));
 const spawned: string[] = [];
@@ -152,6 +160,23 @@ async function main(): Promise<void> {
       if (!(await a.extend(leaseKey, owner, 30_000, Date.now()))) throw new Error('extend failed');
     }));
     rows.push(await measure('watch poll (ls-remote, 1 ref)', () => refs.lsRemote([ref])));
+
+    // The floor of one transition: plain git, one fetch and one push --force-with-lease of one ref
+    // (the next commit is made untimed beforehand).
+    const floorRef = 'refs/bench/floor';
+    let floorHead = execFileSync('git', ['-C', dirA, 'commit-tree', '-m', 'floor 0', EMPTY_TREE], { encoding: 'utf8' }).trim();
+    git(dirA, 'push', '--quiet', 'origin', `${floorHead}:${floorRef}`);
+    let nextCommit = '';
+    const floor = await measure('floor: git fetch + git push --force-with-lease, one ref', async () => {
+      await gitAsync(dirA, 'fetch', '--quiet', 'origin', `+${floorRef}:${floorRef}`);
+      await gitAsync(dirA, 'push', '--quiet', `--force-with-lease=${floorRef}:${floorHead}`, 'origin', `${nextCommit}:${floorRef}`);
+      floorHead = nextCommit;
+    }, async () => {
+      nextCommit = execFileSync('git', ['-C', dirA, 'commit-tree', '-p', floorHead, '-m', `floor ${++n}`, EMPTY_TREE], { encoding: 'utf8' }).trim();
+    });
+    rows.push({ ...floor, processes: 2, roundTrips: 2 });
+    const cas = rows.find(r => r.op === 'compareAndSwap (no contention)')!;
+    transitionRatio = cas.p50 / floor.p50;
   } finally {
     await a.close();
     await b.close();
@@ -167,6 +192,7 @@ async function main(): Promise<void> {
     const ratio = r.peer === undefined ? '' : `${(r.p50 / r.peer).toFixed(0)}×`;
     console.log(`| ${r.op} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.processes.toFixed(1)} | ${r.roundTrips.toFixed(1)} | ${peer} | ${ratio} |`);
   }
+  console.log(`target: one transition (the driver's compare-and-swap; a CLI command adds Node's start) ≤ 1.3× the plain-git floor: ${transitionRatio <= 1.3 ? 'met' : 'NOT met'} (${transitionRatio.toFixed(2)}×)`);
 }
 
 /** `git cat-file -e <sha>` (one local process, counted): true when the clone has the object. */

@@ -6,6 +6,11 @@
  *   client   the clone's pre-push hook (`lockstep guard pre-push`)
  *   server   the remote's pre-receive hook (`lockstep guard pre-receive`)
  *   both     client + server: what a team with `hooks install` and `hooks install --server` pays
+ *   node     a pre-push and a pre-receive hook that each only run `node -e 0`: the floor of a guard
+ *            written in Node (target: each guard at most 40 ms above it)
+ *
+ * and, from the "none" and "both" clones, a push of an unprotected branch (target: with both hooks
+ * at most 1.3× the same push without hooks, since no Node process starts for it).
  *
  * Fairness: every variant is the same container (`init --server-guard`), holds the lock and sends
  * the same push options (every remote advertises them), so only the hooks differ. The commit before
@@ -25,13 +30,24 @@ const WARMUP = 2;
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 
-type Variant = 'none' | 'client' | 'server' | 'both';
-const VARIANTS: { name: Variant; label: string; client: boolean; server: boolean }[] = [
-  { name: 'none', label: 'no guards', client: false, server: false },
-  { name: 'client', label: 'pre-push guard only', client: true, server: false },
-  { name: 'server', label: 'pre-receive guard only', client: false, server: true },
-  { name: 'both', label: 'both guards (client + server)', client: true, server: true },
+type Variant = 'none' | 'client' | 'server' | 'both' | 'node' | 'none-feature' | 'both-feature';
+const VARIANTS: { name: Variant; label: string; client: boolean; server: boolean; nodeHooks?: boolean }[] = [
+  { name: 'none', label: 'main: no guards', client: false, server: false },
+  { name: 'node', label: 'main: `node -e 0` pre-push + pre-receive', client: false, server: false, nodeHooks: true },
+  { name: 'client', label: 'main: pre-push guard only', client: true, server: false },
+  { name: 'server', label: 'main: pre-receive guard only', client: false, server: true },
+  { name: 'both', label: 'main: both guards (client + server)', client: true, server: true },
 ];
+/**
+ * Pushes of an unprotected branch to the remote of the variant named, from a second clone with the
+ * same hooks that holds no grant (a coworker: a holder's clone carries a push proof, whose leak
+ * the client guard checks on every push).
+ */
+const FEATURE_PUSHES: { name: Variant; from: Variant; label: string }[] = [
+  { name: 'none-feature', from: 'none', label: 'feature branch: no guards' },
+  { name: 'both-feature', from: 'both', label: 'feature branch: both guards' },
+];
+const NODE_HOOK = `#!/bin/sh\ncat > /dev/null\nexec '${process.execPath.replace(/'/g, `'\\''`)}' -e 0\n`;
 
 interface Ran { code: number | null; stdout: string; stderr: string; ms: number }
 
@@ -74,7 +90,6 @@ async function main(): Promise<void> {
       const clone = path.join(root, v.name);
       await git(root, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
       await git(remote, 'config', 'receive.advertisePushOptions', 'true');
-      if (v.server) await lockstep(remote, 'hooks', 'install', '--server');
       await git(root, 'clone', '--quiet', remote, clone);
       await git(clone, 'config', 'user.email', `${v.name}@example.com`);
       await git(clone, 'config', 'user.name', v.name);
@@ -85,12 +100,27 @@ async function main(): Promise<void> {
       await git(clone, 'add', '.lockstep.json');
       await git(clone, 'commit', '--quiet', '-m', 'container');
       await git(clone, 'push', '--quiet', 'origin', 'main');
+      // The server guard pins the committed .lockstep.json of main, so it is installed after that push.
+      if (v.server) await lockstep(remote, 'hooks', 'install', '--server');
       if (v.client) await lockstep(clone, 'hooks', 'install');
+      if (v.nodeHooks) {
+        fs.writeFileSync(path.join(clone, '.git', 'hooks', 'pre-push'), NODE_HOOK, { mode: 0o755 });
+        fs.writeFileSync(path.join(remote, 'hooks', 'pre-receive'), NODE_HOOK, { mode: 0o755 });
+      }
       await lockstep(clone, 'acquire');
       clones.set(v.name, clone);
     }
+    for (const f of FEATURE_PUSHES) {
+      const from = VARIANTS.find(v => v.name === f.from)!;
+      const clone = path.join(root, f.name);
+      await git(root, 'clone', '--quiet', path.join(root, `${from.name}.git`), clone);
+      await git(clone, 'config', 'user.email', `${f.name}@example.com`);
+      await git(clone, 'config', 'user.name', f.name);
+      if (from.client) await lockstep(clone, 'hooks', 'install');
+      clones.set(f.name, clone);
+    }
 
-    const times = new Map<Variant, number[]>(VARIANTS.map(v => [v.name, []]));
+    const times = new Map<Variant, number[]>([...VARIANTS, ...FEATURE_PUSHES].map(v => [v.name, []]));
     for (let round = 0; round < WARMUP + PUSHES; round++) {
       for (const v of VARIANTS) {
         const clone = clones.get(v.name)!;
@@ -101,6 +131,12 @@ async function main(): Promise<void> {
         if (v.client && !/grant #1 verified/.test(pushed.stderr)) throw new Error(`the ${v.name} push did not run the client guard: ${pushed.stderr}`);
         if (round >= WARMUP) times.get(v.name)!.push(pushed.ms);
       }
+      for (const f of FEATURE_PUSHES) {
+        const clone = clones.get(f.name)!;
+        await git(clone, 'commit', '--quiet', '--allow-empty', '-m', `feature ${round}`);
+        const pushed = await must('git', ['push', '--quiet', 'origin', 'HEAD:refs/heads/feature'], clone, env);
+        if (round >= WARMUP) times.get(f.name)!.push(pushed.ms);
+      }
     }
 
     const gitVersion = (await git(root, '--version')).stdout.trim();
@@ -110,18 +146,24 @@ async function main(): Promise<void> {
     const base = [...times.get('none')!].sort((a, b) => a - b);
     const baseMedian = percentile(base, 50);
     const header = ['variant', 'median ms', 'p90 ms', 'min ms', 'added ms (median)', 'ratio'];
-    const rows = VARIANTS.map(v => {
+    const medianOf = (name: Variant) => percentile([...times.get(name)!].sort((a, b) => a - b), 50);
+    const rows = [...VARIANTS, ...FEATURE_PUSHES].map(v => {
       const sorted = [...times.get(v.name)!].sort((a, b) => a - b);
       const median = percentile(sorted, 50);
+      const floor = v.name === 'both-feature' ? medianOf('none-feature') : baseMedian;
       return [v.label, median.toFixed(1), percentile(sorted, 90).toFixed(1), sorted[0].toFixed(1),
-        v.name === 'none' ? '—' : `+${(median - baseMedian).toFixed(1)}`, `${(median / baseMedian).toFixed(2)}×`];
+        v.name === 'none' || v.name === 'none-feature' ? '—' : `+${(median - floor).toFixed(1)}`, `${(median / floor).toFixed(2)}×`];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
     console.log(line(header));
     for (const row of rows) console.log(line(row));
     console.log('');
-    console.log('Each guard is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.');
+    console.log('Each guard on a protected push is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.');
+    const perGuard = (medianOf('both') - medianOf('node')) / 2;
+    const unprotected = medianOf('both-feature') / medianOf('none-feature');
+    console.log(`target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard)`);
+    console.log(`target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

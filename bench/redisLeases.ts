@@ -179,7 +179,11 @@ async function worker(kind: Contender, url: string): Promise<void> {
   // Connect (and load scripts) before the clock starts.
   for (const lock of locks) { await lock.acquire(); await lock.release(); }
   process.stdout.write('ready\n');
-  await new Promise<void>(resolve => readline.createInterface({ input: process.stdin }).once('line', () => resolve()));
+  await new Promise<void>(resolve => {
+    const input = readline.createInterface({ input: process.stdin });
+    // Stop reading once told to go: an open stdin would keep this worker (and so the bench) alive.
+    input.once('line', () => { input.close(); process.stdin.destroy(); resolve(); });
+  });
   const latencies: number[] = [];
   await Promise.all(locks.map(async lock => {
     for (let i = 0; i < CONTENTION_OPS_PER_CLIENT; i++) {

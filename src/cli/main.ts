@@ -91,9 +91,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
 }
 
-if (require.main === module) {
+/** Runs the command line on this process's arguments (dist/cli.js calls it after enabling the compile cache). */
+export function runCli(): void {
   main(process.argv.slice(2)).then(code => { process.exitCode = code; }, error => {
     process.stderr.write(`lockstep: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   });
 }
+
+if (require.main === module) runCli();

@@ -49,7 +49,10 @@ export class LockHandle {
   readonly #token: string | undefined;
   readonly #control: LeaseControl | undefined;
   readonly #clock: Clock;
-  readonly #controller = new AbortController();
+  /** Made on first use of {@link signal}: a refused acquire, or work that never reads it, pays nothing. */
+  #controller: AbortController | undefined;
+  /** Why this handle holds nothing (any more); the signal carries it. */
+  #lost: keyof typeof LOST_MESSAGES | undefined;
   #expiry: number | undefined;
   #timer: Timer | undefined;
   #released = false;
@@ -63,7 +66,7 @@ export class LockHandle {
     this.#control = lease?.control;
     this.#expiry = lease?.expiresAt;
     if (lease === undefined) {
-      this.#controller.abort(new LockLeaseLostError('This handle did not acquire the lease, so there is nothing to work under. Check `acquired` first.'));
+      this.#lost = 'not-acquired';
     } else {
       this.#armExpiry();
     }
@@ -88,6 +91,10 @@ export class LockHandle {
    * The reason is a {@link LockLeaseLostError}. Pass it to the work done under the lease.
    */
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#lost !== undefined) this.#controller.abort(new LockLeaseLostError(LOST_MESSAGES[this.#lost]));
+    }
     return this.#controller.signal;
   }
 
@@ -99,7 +106,7 @@ export class LockHandle {
    */
   async extend(ttl: number): Promise<boolean> {
     assertTtl(ttl);
-    if (this.#control === undefined || this.#released || this.signal.aborted) return false;
+    if (this.#control === undefined || this.#released || this.#lost !== undefined) return false;
     if (this.#expiry === undefined || this.#clock.now() >= this.#expiry) {
       this.#lose('expired');
       return false;
@@ -109,7 +116,7 @@ export class LockHandle {
       this.#lose('gone');
       return false;
     }
-    if (this.signal.aborted) return false;
+    if (this.#lost !== undefined) return false;
     this.#expiry = expiry;
     this.#armExpiry();
     return true;
@@ -154,12 +161,14 @@ export class LockHandle {
   #lose(why: 'expired' | 'gone' | 'released'): void {
     this.#timer?.cancel();
     this.#timer = undefined;
-    if (this.signal.aborted) return;
-    this.#controller.abort(new LockLeaseLostError(LOST_MESSAGES[why]));
+    if (this.#lost !== undefined) return;
+    this.#lost = why;
+    this.#controller?.abort(new LockLeaseLostError(LOST_MESSAGES[why]));
   }
 }
 
 const LOST_MESSAGES = {
+  'not-acquired': 'This handle did not acquire the lease, so there is nothing to work under. Check `acquired` first.',
   expired: 'The lease passed its expiry before it was extended; stop the work done under it and acquire again (a new fencing token).',
   gone: 'The lease is no longer held by this owner (it expired in the store or another owner took it); stop the work done under it and acquire again.',
   released: 'The lease was released; work done under it must stop.',

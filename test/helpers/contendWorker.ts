@@ -1,7 +1,7 @@
 /**
  * A cross-process contention worker, reusable by every driver's integration test.
  *
- *   node --import tsx test/helpers/contendWorker.ts --name N --iterations 25 --shared DIR --out FILE [--ttl 30] [--wait 60] [--gate FILE]
+ *   node --import tsx test/helpers/contendWorker.ts --name N --iterations 25 --shared DIR --out FILE [--ttl 30] [--wait 60] [--gate FILE] [--between-ms 0]
  *
  * The driver comes ONLY from the LOCKSTEP_* environment (LOCKSTEP_DRIVER, LOCKSTEP_PATH,
  * LOCKSTEP_PREFIX, LOCKSTEP_REDIS_URL, ...), so a Redis or SQL test reuses it by changing the
@@ -43,6 +43,9 @@ async function main(): Promise<number> {
       shared: { type: 'string' }, out: { type: 'string' }, gate: { type: 'string' },
       // Extra turns of the event loop inside the critical section, to widen any overlap window.
       'hold-turns': { type: 'string', default: '3' },
+      // Time between a release and the next acquire (a client doing other work), so that waiting
+      // processes get their turn rather than a fast holder taking the lease straight back.
+      'between-ms': { type: 'string', default: '0' },
     },
   });
   if (!values.name || !values.shared || !values.out) throw new Error('contendWorker: --name, --shared and --out are required');
@@ -50,6 +53,7 @@ async function main(): Promise<number> {
   const ttl = Number(values.ttl);
   const wait = Number(values.wait);
   const holdTurns = Number(values['hold-turns']);
+  const betweenMs = Number(values['between-ms']);
 
   const result: ContendResult = {
     pid: process.pid, driver: process.env.LOCKSTEP_DRIVER, acquisitions: 0, busy: 0, violations: 0, releasedFalse: 0, errors: [], entries: [],
@@ -66,6 +70,7 @@ async function main(): Promise<number> {
         if (violation) result.violations++;
         result.entries.push({ seq, fencingToken: handle.fencingToken! });
         if (!(await handle.release())) result.releasedFalse++;
+        if (betweenMs > 0) await new Promise(resolve => setTimeout(resolve, betweenMs));
       } catch (error) {
         const e = error as Error & { code?: unknown };
         result.errors.push({ name: e.name, code: e.code === undefined ? undefined : String(e.code), message: e.message });

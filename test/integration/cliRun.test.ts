@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createLockManager } from '../../src/core/leases';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { FILE_LEASE_SLOTS } from '../../src/core/stores/file';
+import { slotOf } from '../../src/core/stores/leaseSlots';
 import { childEnv, fileDriverEnv, firstJsonLine, killHard, runTs, spawnTs, type Finished } from '../helpers/children';
 import { useTempDir } from '../helpers/tempDir';
 
@@ -104,8 +106,9 @@ describe('lockstep run (command line, real processes)', function () {
       const manager = createLockManager({ env: fileDriverEnv(store, PREFIX) });
       assert.equal(await (await manager.acquire('damaged-cli')).release(), true);
       await manager.close();
-      const cell = `l${keyDigest(PREFIX, 'damaged-cli')}`;
-      const dir = path.join(store, namespaceDigest(PREFIX), cell.slice(1, 3), cell);
+      // The name's lease slot (src/core/stores/leaseSlots.ts): its current log gets damaged.
+      const slot = slotOf(keyDigest(PREFIX, 'damaged-cli'), FILE_LEASE_SLOTS).toString(16).padStart(2, '0');
+      const dir = path.join(store, namespaceDigest(PREFIX), `s${slot}`);
       const current = fs.readdirSync(dir).sort().pop()!;
       fs.rmSync(path.join(dir, current));
       fs.writeFileSync(path.join(dir, current), 'garbage');

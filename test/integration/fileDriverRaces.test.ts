@@ -24,29 +24,36 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
   const PREFIX = 'races';
   const realLink = fsModule.linkSync;
   const realSymlink = fsModule.symlinkSync;
+  const realWrite = fsModule.writeSync;
   let beforeNextLink: (() => void) | undefined;
   let afterNextLink: (() => void) | undefined;
 
-  /** Runs the hooks around the driver's publication of a revision, whichever call it uses. */
-  function hooked<A extends unknown[]>(real: (...args: A) => void) {
-    return (...args: A): void => {
+  /**
+   * Runs the hooks around the driver's publication of a revision, whichever call it uses: link or
+   * symlink for a record, the append (writeSync) to a lease slot's log.
+   */
+  function hooked<A extends unknown[], R>(real: (...args: A) => R) {
+    return (...args: A): R => {
       const before = beforeNextLink;
       beforeNextLink = undefined;
       before?.();
-      real(...args);
+      const result = real(...args);
       const after = afterNextLink;
       afterNextLink = undefined;
       after?.();
+      return result;
     };
   }
 
   beforeEach(() => {
     fsModule.linkSync = hooked(realLink) as typeof fsModule.linkSync;
     fsModule.symlinkSync = hooked(realSymlink) as typeof fsModule.symlinkSync;
+    fsModule.writeSync = hooked(realWrite) as typeof fsModule.writeSync;
   });
   afterEach(() => {
     fsModule.linkSync = realLink;
     fsModule.symlinkSync = realSymlink;
+    fsModule.writeSync = realWrite;
     beforeNextLink = undefined;
     afterNextLink = undefined;
   });

@@ -28,7 +28,7 @@ exit "\${CHAINED_EXIT:-0}"
 interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null; path: string; pushPid: string | null }[]; chained: string[] }
 
 /** The server hook's paths for a test: the pinned settings file and the PATH of the installing shell. */
-const serverPaths = (paths: HookPaths) => ({ ...paths, settings: '/srv/remote.git/hooks/lockstep-server.json', path: process.env.PATH ?? '' });
+const serverPaths = (paths: HookPaths, settings = '/srv/remote.git/hooks/lockstep-server.json') => ({ ...paths, settings, path: process.env.PATH ?? '', protectedBranches: ['main', 'release/1.x'] });
 
 describe('hook scripts (text and shell behaviour)', () => {
   const tmp = useTempDir('lockstep-hooks');
@@ -42,12 +42,14 @@ describe('hook scripts (text and shell behaviour)', () => {
     const hook = path.join(dir, name);
     fs.writeFileSync(hook, text(cli), { mode: 0o755 });
     if (options.chained) fs.writeFileSync(hook + CHAINED_SUFFIX, CHAINED_HOOK, { mode: 0o755 });
+    // The hooks run in tmp.path: a container whose protected branch is main.
+    fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), JSON.stringify({ container: 'demo', remote: 'origin', protectedBranches: ['main'] }, null, 2));
     return { hook, record: path.join(tmp.path, 'record.jsonl'), cli };
   }
 
-  function run(hook: string, args: string[], input: string, env: Record<string, string>): Ran {
+  function run(hook: string, args: string[], input: string, env: Record<string, string>, cwd = tmp.path): Ran {
     const record = path.join(tmp.path, 'record.jsonl');
-    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd: tmp.path });
+    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd });
     const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
     return { status: done.status, stderr: done.stderr, guard: read(record).map(l => JSON.parse(l)), chained: read(`${record}.chained`) };
   }
@@ -56,7 +58,7 @@ describe('hook scripts (text and shell behaviour)', () => {
   function pathWithoutNode(): string {
     const bin = path.join(tmp.path, 'bin-without-node');
     fs.mkdirSync(bin, { recursive: true });
-    for (const tool of ['sh', 'cat', 'dirname']) {
+    for (const tool of ['sh', 'cat', 'dirname', 'git']) {
       const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
       fs.symlinkSync(found, path.join(bin, tool));
     }
@@ -127,6 +129,86 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(ran.status, 1);
       assert.equal(ran.guard.length, 0);
       assert.match(ran.stderr, /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./);
+    });
+  });
+
+  describe('pre-push: pushes that cannot concern the guard start no node', () => {
+    const FEATURE = 'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n'
+      + 'refs/tags/v1 4444444444444444444444444444444444444444 refs/tags/v1 0000000000000000000000000000000000000000\n';
+    const hookInClone = () => {
+      const set = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
+      fs.mkdirSync(path.join(tmp.path, '.git', 'lockstep'), { recursive: true });
+      return set.hook;
+    };
+
+    it('a push of unprotected branches and tags from a clone without a push proof passes without the guard', () => {
+      const ran = run(hookInClone(), ['origin', 'url'], FEATURE, {});
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.deepEqual(ran.guard, []);
+    });
+
+    it('a folder that is no container passes without the guard, as the guard itself would', () => {
+      const hook = hookInClone();
+      fs.rmSync(path.join(tmp.path, '.lockstep.json'));
+      assert.deepEqual(run(hook, ['origin', 'url'], REFS, {}).guard, []);
+    });
+
+    it('the guard runs when a protected branch is pushed, even under another local name', () => {
+      const ran = run(hookInClone(), ['origin', 'url'], 'refs/heads/topic 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n', {});
+      assert.equal(ran.guard.length, 1);
+    });
+
+    it('the guard runs on any push while the clone holds a push proof (it checks where the proof would go)', () => {
+      const hook = hookInClone();
+      fs.writeFileSync(path.join(tmp.path, '.git', 'lockstep', 'push.config'), '[push]\n');
+      assert.equal(run(hook, ['elsewhere', 'url'], FEATURE, {}).guard.length, 1);
+    });
+
+    it('the guard runs when .lockstep.json holds a JSON escape, which could spell a protected name', () => {
+      const hook = hookInClone();
+      fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), '{"container":"demo","remote":"origin","protectedBranches":["\\u0066eature"]}');
+      assert.equal(run(hook, ['origin', 'url'], FEATURE, {}).guard.length, 1);
+    });
+  });
+
+  describe('pre-receive: pushes that cannot concern the guard start no node', () => {
+    const FEATURE = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/feature\n';
+    /** A bare repository with the hook and (unless told) its pinned settings file. */
+    const bareWithHook = (options: { settings?: boolean } = {}) => {
+      const remote = path.join(tmp.path, 'remote.git');
+      assert.equal(spawnSync('git', ['init', '--quiet', '--bare', remote]).status, 0);
+      const settings = path.join(remote, 'hooks', 'lockstep-server.json');
+      if (options.settings !== false) fs.writeFileSync(settings, '{}');
+      const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli }, settings)));
+      return { remote, hook };
+    };
+
+    it('an update of an unprotected branch passes without the guard', () => {
+      const { remote, hook } = bareWithHook();
+      const ran = run(hook, [], FEATURE, {}, remote);
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.deepEqual(ran.guard, []);
+    });
+
+    for (const ref of ['refs/heads/main', 'refs/heads/release/1.x', 'refs/lockstep/abc/records/def']) {
+      it(`the guard runs for ${ref} (a pinned protected branch or a lock ref)`, () => {
+        const { remote, hook } = bareWithHook();
+        assert.equal(run(hook, [], FEATURE + `2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 ${ref}\n`, {}, remote).guard.length, 1);
+      });
+    }
+
+    it('the guard runs when the repository has a symbolic ref (an alias may lead to a protected branch)', () => {
+      const { remote, hook } = bareWithHook();
+      const git = (...args: string[]) => spawnSync('git', args, { cwd: remote, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+      const tree = git('hash-object', '-w', '-t', 'tree', '/dev/null').stdout.trim();
+      assert.equal(git('update-ref', 'refs/heads/main', git('commit-tree', tree, '-m', 'first').stdout.trim()).status, 0);
+      assert.equal(git('symbolic-ref', 'refs/heads/trunk', 'refs/heads/main').status, 0);
+      assert.equal(run(hook, [], FEATURE, {}, remote).guard.length, 1);
+    });
+
+    it('the guard runs (and so refuses) when the pinned settings are missing', () => {
+      const { remote, hook } = bareWithHook({ settings: false });
+      assert.equal(run(hook, [], FEATURE, {}, remote).guard.length, 1);
     });
   });
 

@@ -27,13 +27,14 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   try {
     const shared = await isSharedRemote(container, remoteName, remoteUrl);
     if (hasPushProof(container.clone)) {
+      const push = await pushSettings(container);
       const leak = checkProofLeak({
         sharedRemote: shared,
         remoteName: remoteName ?? remoteUrl ?? 'this remote',
-        configuredOptions: await configValues(container, 'push.pushOption'),
+        configuredOptions: push.get('push.pushoption') ?? [],
         pushArgs: pushArguments(context.env.LOCKSTEP_GIT_PUSH_PID),
-        gpgSign: (await configValues(container, 'push.gpgSign')).pop() ?? '',
-        recurseSubmodules: (await configValues(container, 'push.recurseSubmodules')).pop() ?? '',
+        gpgSign: push.get('push.gpgsign')?.pop() ?? '',
+        recurseSubmodules: push.get('push.recursesubmodules')?.pop() ?? '',
       });
       if (leak && await proofIsLive(container)) throw new LockRefusedError('proof-would-leak', leak);
     }
@@ -69,10 +70,21 @@ async function isSharedRemote(container: Container, name: string | undefined, ur
   return shared !== '' && shared === url;
 }
 
-/** Every value of a multi-valued setting as git resolves it for this push (`git -c` included). */
-async function configValues(container: Container, key: string): Promise<string[]> {
-  const out = await container.clone.git.raw(['config', '--get-all', key]).catch(() => '');
-  return out === '' ? [] : out.replace(/\n$/, '').split('\n');
+/**
+ * Every value of the push settings the leak check reads, as git resolves them for this push (`git -c`
+ * included), in one git run: lower-cased key → values in git's order.
+ */
+async function pushSettings(container: Container): Promise<Map<string, string[]>> {
+  const out = await container.clone.git.raw(['config', '-z', '--get-regexp', '^push\\.(pushoption|gpgsign|recursesubmodules)$']).catch(() => '');
+  const values = new Map<string, string[]>();
+  for (const entry of out.split('\0')) {
+    if (entry === '') continue;
+    const newline = entry.indexOf('\n');
+    // A key without "=value" (`[push] gpgSign`) is listed without a newline: git reads it as true.
+    const [key, value] = newline < 0 ? [entry, 'true'] : [entry.slice(0, newline), entry.slice(newline + 1)];
+    values.set(key, [...(values.get(key) ?? []), value]);
+  }
+  return values;
 }
 
 /**

@@ -2,11 +2,19 @@
  * The text of the git hooks Lockstep installs. Pure: paths in, script out. Each hook runs a hook
  * that was there before (kept as `<hook>.lockstep-chained`) with the same input first, then the
  * guard. The client hook takes Node from the hook's PATH, else from where it was at install time;
- * the server hook uses only the paths fixed at install time.
+ * the server hook uses only the paths fixed at install time. Both decide in sh, first, whether the
+ * push can concern Lockstep at all; a push that cannot (the common case) starts no Node process.
  */
 
 export const HOOK_MARKER = '# lockstep-managed-hook v1';
+
+/** Reads the hook's standard input into $input with shell built-ins only (as `$(cat)` would, without a process). */
+const READ_INPUT = `input=
+while IFS= read -r line || [ -n "$line" ]; do input="\${input:+$input
+}$line"; done`;
 export const CHAINED_SUFFIX = '.lockstep-chained';
+/** Every lock ref of every driver lives below this root (stores/git/gitRefs.ts). */
+export const LOCK_REF_ROOT = 'refs/lockstep/';
 
 function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
@@ -52,16 +60,44 @@ cli=${shellQuote(paths.cli)}
 ${cliPresent()}`;
 }
 
+/**
+ * Client side, in sh: true (exit 0) only when the Node guard would certainly let the push through
+ * without reading anything — the folder is no container, or no pushed ref names a protected branch
+ * of the committed .lockstep.json and the clone holds no push proof (whose leak the guard checks on
+ * any push). The settings are searched, not parsed: a file with any backslash (a JSON escape could
+ * spell a branch name) always goes to the guard, and otherwise a branch is protected only if its
+ * name appears quoted in the file (protected names never need escaping; an invalid file goes to
+ * the guard whenever a pushed name appears in it). Only shell built-ins, plus one git rev-parse
+ * in a linked worktree.
+ */
+const CLIENT_SKIP = `lockstep_skip() {
+  [ -e .lockstep.json ] || return 0
+  if [ -z "\${GIT_DIR:-}" ] && [ -d .git ]; then git_dir=.git; else git_dir=$(git rev-parse --absolute-git-dir 2>/dev/null) || return 1; fi
+  ! [ -e "$git_dir/lockstep/push.config" ] || return 1
+  settings=
+  while IFS= read -r line || [ -n "$line" ]; do settings="$settings$line "; done < .lockstep.json || return 1
+  case $settings in *\\\\*) return 1 ;; esac
+  while read -r _local _sha remote_ref _rest; do
+    case $remote_ref in refs/heads/*) ;; *) continue ;; esac
+    case $settings in *"\\"\${remote_ref#refs/heads/}\\""*) return 1 ;; esac
+  done <<LOCKSTEP_REFS
+$input
+LOCKSTEP_REFS
+  return 0
+}
+if lockstep_skip; then exit 0; fi`;
+
 export function prePushHook(paths: HookPaths): string {
   return `#!/bin/sh
 ${HOOK_MARKER}
 # Lockstep's fencing guard: refuses a push to a protected branch unless this clone holds the live
 # lease and the current grant. Installed by \`lockstep hooks install\`; a previous pre-push hook
 # runs first from pre-push${CHAINED_SUFFIX}.
-input=$(cat)
+${READ_INPUT}
 if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi
+${CLIENT_SKIP}
 ${findNode(paths)}
 # The guard reads the arguments of the git push that runs this hook (to see --signed and the like).
 LOCKSTEP_GIT_PUSH_PID=$PPID
@@ -75,6 +111,31 @@ export interface ServerHookPaths extends HookPaths {
   readonly settings: string;
   /** PATH at install time: git and whatever it needs, never the pusher's. */
   readonly path: string;
+  /** The pinned protected branches, baked into the script so that other pushes start no Node. */
+  readonly protectedBranches: readonly string[];
+}
+
+/**
+ * Server side, in sh: true (exit 0) only when the guard's rules (src/core/guard/refRules.ts) pass
+ * every pushed ref without reading anything: no ref is a pinned protected branch or under the
+ * lock-ref root, the repository has no symbolic ref (which could make a name an alias of either),
+ * and the pinned settings are there (without them the guard refuses every push). The branches are
+ * the pinned ones, baked in: `hooks install --server` rewrites this script with the settings.
+ */
+function serverSkip(paths: ServerHookPaths): string {
+  const protectedRefs = paths.protectedBranches.map(b => `refs/heads/${shellQuote(b)}`);
+  return `lockstep_skip() {
+  [ -f ${shellQuote(paths.settings)} ] || return 1
+  while read -r _old _new ref _rest; do
+    case $ref in ${[`${LOCK_REF_ROOT}*`, ...protectedRefs].join(' | ')}) return 1 ;; esac
+  done <<LOCKSTEP_REFS
+$input
+LOCKSTEP_REFS
+  symbolic=$(git for-each-ref --format='%(symref)') || return 1
+  case $symbolic in *[![:space:]]*) return 1 ;; esac
+  return 0
+}
+if lockstep_skip; then exit 0; fi`;
 }
 
 export function preReceiveHook(paths: ServerHookPaths): string {
@@ -84,12 +145,13 @@ ${HOOK_MARKER}
 # the current, live grant, and any update of a lock ref that is not one legal transition. It
 # decides with the settings pinned at install time (lockstep-server.json beside this hook) and
 # ignores the pusher's LOCKSTEP_* variables. Installed by \`lockstep hooks install --server\`.
-input=$(cat)
+${READ_INPUT}
 if [ -x "$0${CHAINED_SUFFIX}" ]; then
   printf '%s\\n' "$input" | "$0${CHAINED_SUFFIX}" "$@" || exit $?
 fi
 PATH=${shellQuote(paths.path)}
 export PATH
+${serverSkip(paths)}
 ${pinnedNode(paths)}
 printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive --settings ${shellQuote(paths.settings)}
 `;

@@ -101,7 +101,7 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   fs.renameSync(temp, settingsFile);
   // The environment file of earlier versions held credentials and is read no more.
   fs.rmSync(path.join(dir, 'lockstep.env'), { force: true });
-  const installed = writeHook(dir, 'pre-receive', preReceiveHook({ ...paths, settings: settingsFile, path: options.path }));
+  const installed = writeHook(dir, 'pre-receive', preReceiveHook({ ...paths, settings: settingsFile, path: options.path, protectedBranches: settings.file.protectedBranches }));
   return { ...installed, settings, settingsFile };
 }
 

@@ -1,5 +1,6 @@
 import { LockBackendError, LockStorageError } from '../errors';
 import { claimTransition, extendTransition, isLeaseState, releaseTransition, type LeaseState, type Transition } from './leaseState';
+import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, ReleaseResult, VersionedRecord } from './store';
 
 /**
@@ -23,6 +24,24 @@ export interface CasCells {
 /** How often a lease operation re-reads after losing a compare-and-swap race before giving up. */
 const MAX_CAS_ROUNDS = 1000;
 
+export interface CasDriverOptions {
+  /**
+   * Keep plain leases in this many slot cells (see leaseSlots.ts) rather than one cell per key, so
+   * that the cells a store keeps are bounded whatever the number of distinct names.
+   */
+  readonly leaseSlots?: number;
+  /**
+   * The cells do their I/O synchronously: let the process's pending I/O run before each operation
+   * resolves, so that clients retrying in a loop cannot starve others in the same process.
+   */
+  readonly yieldToIo?: boolean;
+}
+
+/** One turn of the event loop (its poll phase runs pending I/O callbacks). */
+function nextTurn(): Promise<void> {
+  return new Promise(resolve => setImmediate(resolve));
+}
+
 export class CasDriver implements Driver {
   readonly watch?: (key: string, onChange: () => void) => Disposable;
   /** Private, so that printing a driver shows no stored state (owner hashes, paths of leases). */
@@ -32,6 +51,7 @@ export class CasDriver implements Driver {
     readonly name: DriverName,
     readonly distributed: boolean,
     cells: CasCells,
+    private readonly options: CasDriverOptions = {},
   ) {
     this.#cells = cells;
     if (cells.watch) {
@@ -41,23 +61,33 @@ export class CasDriver implements Driver {
   }
 
   claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
-    return this.updateLease(key, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
+    return this.updateLease(key, now, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
   }
 
   extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
-    return this.updateLease(key, state => extendTransition(state, ownerHash, ttlMs, now), undefined);
+    return this.updateLease(key, now, state => extendTransition(state, ownerHash, ttlMs, now), undefined);
   }
 
   release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
-    return this.updateLease(key, state => releaseTransition(state, ownerHash, now), undefined);
+    return this.updateLease(key, now, state => releaseTransition(state, ownerHash, now), undefined);
   }
 
   read(key: string): Promise<VersionedRecord | null> {
-    return this.#cells.get(recordCell(key));
+    return this.settled(this.#cells.get(recordCell(key)));
   }
 
   compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
-    return this.#cells.put(recordCell(key), expectedRevision, next);
+    return this.settled(this.#cells.put(recordCell(key), expectedRevision, next));
+  }
+
+  /** The operation's outcome, after one turn of the event loop when the cells asked for it. */
+  private async settled<T>(operation: Promise<T>): Promise<T> {
+    if (!this.options.yieldToIo) return operation;
+    try {
+      return await operation;
+    } finally {
+      await nextTurn();
+    }
   }
 
   close(): Promise<void> {
@@ -69,22 +99,32 @@ export class CasDriver implements Driver {
    * `onContention` is what a claim answers when others keep winning (the caller's wait loop retries);
    * for extend and release there is no such answer and persistent contention is a backend fault.
    */
-  private async updateLease<R>(key: string, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
-    const cell = leaseCell(key);
+  private updateLease<R>(key: string, now: number, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
+    const slots = this.options.leaseSlots;
+    if (slots === undefined) return this.settled(this.updateCell(leaseCell(key), isLeaseState, transition, onContention));
+    // In a slot: the key's lease is read out of the slot, and the transition's result written back into it.
+    return this.settled(this.updateCell(slotCell(slotOf(key, slots)), isLeaseSlot, (slot: LeaseSlot | null) => {
+      const { next, result } = transition(leaseInSlot(slot, key));
+      return { next: next === undefined ? undefined : slotWithLease(slot, key, next, now), result };
+    }, onContention));
+  }
+
+  private async updateCell<S, R>(cell: string, isState: (value: unknown) => value is S,
+    transition: (s: S | null) => { next: S | undefined; result: R }, onContention: R | undefined): Promise<R> {
     // Speculate on the state this instance saw last (often its own previous write, e.g. a release
     // right after the claim): if the transition writes and the compare-and-swap succeeds, that state
     // was current when the write took effect, so the result is right. Otherwise read for real.
     const known = this.#cells.peek?.(cell);
-    if (known !== undefined && isLeaseState(known.value)) {
+    if (known !== undefined && isState(known.value)) {
       const { next, result } = transition(known.value);
       if (next !== undefined && (await this.#cells.put(cell, known.revision, next)).ok) return result;
     }
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const current = await this.#cells.get(cell);
-      if (current !== null && !isLeaseState(current.value)) {
+      if (current !== null && !isState(current.value)) {
         throw new LockStorageError(this.name, 'A stored lease record is damaged, so the lease cannot be treated as free. Stop the processes using this namespace and remove its storage, or restore it from a backup.');
       }
-      const { next, result } = transition(current === null ? null : current.value as LeaseState);
+      const { next, result } = transition(current === null ? null : current.value as S);
       if (next === undefined) return result;
       const written = await this.#cells.put(cell, current?.revision ?? null, next);
       if (written.ok) return result;
@@ -96,3 +136,4 @@ export class CasDriver implements Driver {
 
 function leaseCell(key: string): string { return `l${key}`; }
 function recordCell(key: string): string { return `r${key}`; }
+function slotCell(slot: number): string { return `s${slot.toString(16).padStart(2, '0')}`; }

@@ -1,15 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { ResolvedConfig } from '../config';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../errors';
+import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
+import { SlotLogs } from './fileSlotLog';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
 import type { CasResult, Disposable, VersionedRecord } from './store';
 
 /**
  * The file driver: correct across processes on one local filesystem, with nothing a dead process
- * can leave held.
+ * can leave held. (Below: the revision folders of container records; leases: fileSlotLog.ts.)
  *
  * Node has no flock(2) without a native addon, and a lock file whose owner was killed is a mutex
  * that has to be broken — which cannot be done without a race. So this driver has no mutex at all.
@@ -39,27 +40,33 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * the writer checks that its base is still on disk (the revision string `<number>:<nonce>` names
  * it), which turns nearly every stale write into a plain failure before anything is published.
  *
- * Layout: `<root>/<sha256(namespace)>/<2 hex>/<cell digest>/<16-digit revision>.json`; folders 0700,
- * files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it private). The 256
- * two-hex-digit fan-out folders are the only shared structure (there are no mutex files). A
- * released lease stays as a small tombstone that keeps its fencing counter.
+ * The revision folders above hold container records: `<root>/<sha256(namespace)>/<2 hex>/r<digest>/`
+ * with `<16-digit revision>.json` files. Plain leases do not use them: they live in 8 slots (one
+ * fencing counter per slot, stores/leaseSlots.ts), each an append-only log in
+ * `<root>/<sha256(namespace)>/s<2 hex>/` (fileSlotLog.ts), so a lease operation costs no directory
+ * operation, a released lease leaves nothing behind, and the store stays bounded however many
+ * distinct names come and go. Folders 0700, files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it
+ * private). There are no mutex files. Every operation does its disk work synchronously and then
+ * lets the process's pending I/O run (one turn of the event loop) before it resolves.
  *
- * Physical clean-up (docs/leases.md#drivers, README "Physical clean-up"): expired records of names never used
- * again stay on disk; lease expiry still permits correct acquisition. To reclaim the space, stop
- * every process using the namespace, confirm the configured root, and remove only that namespace's
- * folder. Never delete revision files while workers are active.
+ * Physical clean-up (README "Physical clean-up"): none is needed for leases. A container record
+ * stays until its namespace's folder is removed, which is safe only with every process using the
+ * namespace stopped.
  */
 
 const REVISION_FILE = /^(\d{16})\.json$/;
-const TEMP_PREFIX = '.tmp-';
 /** How many nonces (own + ancestors) a revision records; see the module comment. */
 const LINEAGE = 32;
 const NONCE = /^[0-9a-f]{12}$/;
 const REVISION = /^(\d{1,16}):([0-9a-f]{12})$/;
 /** Cells whose last seen revision an instance remembers (see `known`). */
 const MAX_REMEMBERED = 1024;
-/** Read once: `process.pid` costs a system call each time. */
-const PID = process.pid;
+/**
+ * Plain leases live in this many slots (stores/leaseSlots.ts), each a log of up to 64 KB
+ * (fileSlotLog.ts): the store stays bounded, and a log's rotation (a few directory operations) comes
+ * once in hundreds of writes.
+ */
+export const FILE_LEASE_SLOTS = 8;
 
 /** What a revision file holds: the lineage (own nonce first) and the stored value. */
 interface Envelope {
@@ -86,6 +93,8 @@ class FileCells implements CasCells {
   private readonly known = new Map<string, { revision: string; envelope: string; lineage: string[]; published: Published }>();
   /** False once this filesystem refused a symbolic link (e.g. Windows without the privilege). */
   private symlinks = true;
+  /** Lease slots: append-only logs (fileSlotLog.ts), not revision folders. */
+  private readonly slots = new SlotLogs(dir => this.ensureDir(dir));
 
   constructor(rootPath: string, prefix: string) {
     this.root = rootPath;
@@ -93,33 +102,36 @@ class FileCells implements CasCells {
   }
 
   async get(cell: string): Promise<VersionedRecord | null> {
+    if (isSlot(cell)) return this.slots.get(this.cellDir(cell));
     return this.readCurrent(this.cellDir(cell));
   }
 
   peek(cell: string): VersionedRecord | undefined {
+    if (isSlot(cell)) return this.slots.peek(this.cellDir(cell));
     const known = this.known.get(this.cellDir(cell));
     return known === undefined ? undefined : { value: (JSON.parse(known.envelope) as Envelope).v, revision: known.revision };
   }
 
   async put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult> {
     const dir = this.cellDir(cell);
+    if (isSlot(cell)) return this.slots.put(dir, expectedRevision, value);
     const base = expectedRevision === null ? { number: 0, lineage: [] } : this.baseLineage(dir, expectedRevision);
     if (base === undefined) return { ok: false }; // the base is gone from disk, so it is no longer current
     const next = base.number + 1;
     const nonce = newNonce();
     const lineage = [nonce, ...base.lineage].slice(0, LINEAGE);
     const text = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
-    const published = this.publish(dir, next, nonce, text);
+    const published = this.publish(dir, next, text);
     if (published === undefined) return { ok: false };
 
     const { verdict, revisions } = this.confirm(dir, next, nonce);
     if (verdict !== 'mine') {
-      this.io(() => unlinkQuietly(revisionPath(dir, next))); // not the highest, so no reader needs it
+      fileIo(() => unlinkQuietly(revisionPath(dir, next))); // not the highest, so no reader needs it
       if (verdict === 'lost') return { ok: false };
       throw new LockBackendError('file', 'A write could not be confirmed because other processes wrote many times meanwhile; try again.');
     }
     // Prune what no reader or writer needs any more: everything below this write's base.
-    this.io(() => {
+    fileIo(() => {
       for (const revision of revisions) if (revision < next - 1) unlinkQuietly(revisionPath(dir, revision));
     });
     const revision = `${next}:${nonce}`;
@@ -133,10 +145,10 @@ class FileCells implements CasCells {
    * step and fails with EEXIST like link(2), with no temporary file. Larger records, or filesystems
    * without symbolic links, use a temporary file published with link(2).
    */
-  private publish(dir: string, next: number, nonce: string, text: string): Published | undefined {
+  private publish(dir: string, next: number, text: string): Published | undefined {
     const target = revisionPath(dir, next);
     if (this.symlinks && Buffer.byteLength(text) <= MAX_LINK_BYTES) {
-      const made = this.io(() => {
+      const made = fileIo(() => {
         for (let attempt = 0; ; attempt++) {
           try {
             fs.symlinkSync(text, target, 'file');
@@ -153,25 +165,12 @@ class FileCells implements CasCells {
       });
       if (made !== undefined) return made ? { kind: 'link' } : undefined;
     }
-    const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${nonce}`);
-    const stat = this.io(() => {
-      let fd: number;
-      try {
-        fd = fs.openSync(temp, 'wx', 0o600);
-      } catch (error) {
-        if (code(error) !== 'ENOENT') throw error;
-        this.ensureDir(dir);
-        fd = fs.openSync(temp, 'wx', 0o600);
-      }
-      try {
-        fs.writeSync(fd, text);
-        return identity(fs.fstatSync(fd));
-      } finally {
-        fs.closeSync(fd);
-      }
+    const { temp, stat } = fileIo(() => {
+      const written = writeTempFile(dir, text, d => this.ensureDir(d));
+      return { temp: written.temp, stat: identity(written.stat) };
     });
     try {
-      return this.io(() => {
+      return fileIo(() => {
         try {
           fs.linkSync(temp, target);
           return { kind: 'file', stat } as const;
@@ -181,7 +180,7 @@ class FileCells implements CasCells {
         }
       });
     } finally {
-      this.io(() => unlinkQuietly(temp));
+      fileIo(() => unlinkQuietly(temp));
     }
   }
 
@@ -191,7 +190,7 @@ class FileCells implements CasCells {
    */
   private confirm(dir: string, next: number, nonce: string): { verdict: 'mine' | 'lost' | 'unknown'; revisions: number[] } {
     for (let attempt = 0; attempt < 100; attempt++) {
-      const revisions = this.io(() => listRevisions(dir));
+      const revisions = fileIo(() => listRevisions(dir));
       const highest = revisions.length > 0 ? revisions[revisions.length - 1] : next;
       if (highest <= next + 1) return { verdict: 'mine', revisions };
       if (highest - next >= LINEAGE) return { verdict: 'unknown', revisions };
@@ -211,7 +210,7 @@ class FileCells implements CasCells {
     if (known?.revision === revision) {
       // One cheap check that the base is still on disk, unchanged: one already pruned means others
       // moved on (do not publish a stale write); one changed means damage, which a full read reports.
-      const unchanged = this.io(() => known.published.kind === 'link'
+      const unchanged = fileIo(() => known.published.kind === 'link'
         ? readLinkQuietly(revisionPath(dir, number)) === known.envelope
         : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat));
       return unchanged ? { number, lineage: known.lineage } : undefined;
@@ -228,7 +227,7 @@ class FileCells implements CasCells {
 
   watch(cell: string, onChange: () => void): Disposable {
     const dir = this.cellDir(cell);
-    this.io(() => this.ensureDir(dir));
+    fileIo(() => this.ensureDir(dir));
     let pending: NodeJS.Timeout | undefined;
     const fire = () => {
       if (pending) return;
@@ -245,17 +244,19 @@ class FileCells implements CasCells {
   }
 
   async close(): Promise<void> {
-    // Nothing is held open between operations.
+    // Only the slots' logs stay open between operations.
+    this.slots.close();
   }
 
   private cellDir(cell: string): string {
     if (!this.prepared) this.prepare();
-    return path.join(this.namespaceDir, cell.slice(1, 3), cell);
+    // Lease slots (few, fixed) sit in the namespace folder; records fan out by their digest.
+    return isSlot(cell) ? path.join(this.namespaceDir, cell) : path.join(this.namespaceDir, cell.slice(1, 3), cell);
   }
 
   /** First use: check the storage root once (absolute, no symbolic link in it or above it). */
   private prepare(): void {
-    this.io(() => {
+    fileIo(() => {
       // Checked before creating anything (so nothing is made through a link) and again after.
       assertNoLink(this.root);
       fs.mkdirSync(this.root, { recursive: true, mode: 0o700 });
@@ -271,7 +272,7 @@ class FileCells implements CasCells {
 
   private readCurrent(dir: string): VersionedRecord | null {
     for (let attempt = 0; attempt < 100; attempt++) {
-      const revisions = this.io(() => listRevisions(dir));
+      const revisions = fileIo(() => listRevisions(dir));
       if (revisions.length === 0) return null;
       const number = revisions[revisions.length - 1];
       const read = this.readEnvelope(dir, number);
@@ -288,7 +289,7 @@ class FileCells implements CasCells {
     let text: string;
     let published: Published;
     try {
-      ({ text, published } = this.io(() => readRevision(revisionPath(dir, revision))));
+      ({ text, published } = fileIo(() => readRevision(revisionPath(dir, revision))));
     } catch (error) {
       if (error instanceof LockBackendError && code(error.cause) === 'ENOENT') return undefined;
       throw error;
@@ -302,31 +303,9 @@ class FileCells implements CasCells {
     if (!isEnvelope(parsed)) throw damaged();
     return { l: parsed.l, v: parsed.v, text, published };
   }
-
-  /** Runs filesystem work, turning unexpected I/O failures into a typed backend error. */
-  private io<T>(work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      if (error instanceof LockConfigurationError || error instanceof LockStorageError || error instanceof LockBackendError) throw error;
-      const errno = code(error);
-      throw new LockBackendError('file',
-        `The lock storage folder could not be used (${errno ?? 'I/O error'}); check that it exists, is writable by this user and is on a local filesystem.`,
-        { cause: withoutPath(error), retryable: errno === 'EMFILE' || errno === 'ENFILE' || errno === 'EAGAIN' || errno === 'ENOENT' });
-    }
-  }
 }
 
-function damaged(cause?: unknown): LockStorageError {
-  return new LockStorageError('file',
-    'A lock record file is damaged, so the lock cannot be treated as free. Stop the processes using this namespace and remove its folder (see the README on clean-up).',
-    cause === undefined ? {} : { cause });
-}
 
-/** A 12-hex nonce: unique among concurrent writers (randomUUID draws from a cached random pool). */
-function newNonce(): string {
-  return randomUUID().slice(0, 8) + randomUUID().slice(9, 13);
-}
 
 /** Reads a revision: the target of a symbolic link, or else a whole file of at most MAX_RECORD_BYTES. */
 function readRevision(file: string): { text: string; published: Published } {
@@ -391,15 +370,6 @@ function assertNoLink(root: string): void {
   }
 }
 
-/**
- * The evidence of a failed system call without its path: paths hold namespace and key digests,
- * which errors never carry (docs/leases.md#errors).
- */
-function withoutPath(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const { code: errno, syscall } = error as NodeJS.ErrnoException;
-  return Object.assign(new Error(`${syscall ?? 'file system call'} failed: ${errno ?? error.name}`), { code: errno, syscall });
-}
 
 function listRevisions(dir: string): number[] {
   let names: string[];
@@ -418,33 +388,18 @@ function listRevisions(dir: string): number[] {
   return revisions.sort((a, b) => a - b);
 }
 
-/** A temporary file left by a process that died between writing and publishing it. */
-function removeOrphanTemp(dir: string, name: string): void {
-  const pid = Number(name.slice(TEMP_PREFIX.length).split('-')[0]);
-  if (!Number.isInteger(pid) || pid === PID) return;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if (code(error) === 'ESRCH') unlinkQuietly(path.join(dir, name));
-  }
+
+/** Lease slot cells (`s<2 hex>`, from CasDriver) live in logs; record cells in revision folders. */
+function isSlot(cell: string): boolean {
+  return cell.startsWith('s');
 }
 
 function revisionPath(dir: string, revision: number): string {
   return path.join(dir, `${String(revision).padStart(16, '0')}.json`);
 }
 
-function unlinkQuietly(file: string): void {
-  try {
-    fs.unlinkSync(file);
-  } catch (error) {
-    if (code(error) !== 'ENOENT') throw error;
-  }
-}
 
-function code(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
-}
 
 export function createFileDriver(config: Pick<ResolvedConfig, 'path' | 'prefix'>): CasDriver {
-  return new CasDriver('file', false, new FileCells(config.path, config.prefix));
+  return new CasDriver('file', false, new FileCells(config.path, config.prefix), { leaseSlots: FILE_LEASE_SLOTS, yieldToIo: true });
 }

@@ -197,13 +197,19 @@ describe('hook scripts (text and shell behaviour)', () => {
       });
     }
 
-    it('the guard runs when the repository has a symbolic ref (an alias may lead to a protected branch)', () => {
+    it('the guard runs for a pushed ref that is a symbolic ref on the server, dangling or not (an alias may lead to a protected branch)', () => {
       const { remote, hook } = bareWithHook();
       const git = (...args: string[]) => spawnSync('git', args, { cwd: remote, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
       const tree = git('hash-object', '-w', '-t', 'tree', '/dev/null').stdout.trim();
       assert.equal(git('update-ref', 'refs/heads/main', git('commit-tree', tree, '-m', 'first').stdout.trim()).status, 0);
       assert.equal(git('symbolic-ref', 'refs/heads/trunk', 'refs/heads/main').status, 0);
-      assert.equal(run(hook, [], FEATURE, {}, remote).guard.length, 1);
+      assert.equal(run(hook, [], FEATURE, {}, remote).guard.length, 0, 'a push that names no alias starts no Node');
+      const toTrunk = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/trunk\n';
+      assert.equal(run(hook, [], toTrunk, {}, remote).guard.length, 1, 'a push to the alias runs the guard');
+      // An alias whose target does not exist yet (git for-each-ref does not list it): a push to it would create the target.
+      assert.equal(git('symbolic-ref', 'refs/heads/rc', 'refs/heads/release/2.x').status, 0);
+      const toRc = '0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 refs/heads/rc\n';
+      assert.equal(run(hook, [], toRc, {}, remote).guard.length, 2, 'a push to a dangling alias runs the guard too (the record keeps every run)');
     });
 
     it('the guard runs (and so refuses) when the pinned settings are missing', () => {

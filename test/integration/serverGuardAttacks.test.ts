@@ -167,6 +167,10 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
         await team.gitOk(bob.dir, 'commit', '--quiet', '-am', 'nothing is protected');
         refusedByServer(await pushRaw(bob, 'HEAD:refs/heads/main'), /carries no proof/, 'main unprotecting itself');
         refusedByServer(await pushRaw(bob, ':refs/heads/main'), /carries no proof/, 'deleting main');
+        // An alias whose target does not exist yet: a push to it would create the protected branch.
+        await team.gitOk(team.remote, 'symbolic-ref', 'refs/heads/rc', 'refs/heads/release');
+        refusedByServer(await pushRaw(bob, 'origin/main:refs/heads/rc'), /refused refs\/heads\/rc: This push carries no proof/, 'creating release through a dangling alias');
+        await team.gitOk(team.remote, 'symbolic-ref', '--delete', 'refs/heads/rc');
       });
       // Control: the holder creates the release branch.
       await team.gitOk(alice.dir, 'fetch', '--quiet', 'origin');

@@ -31,7 +31,6 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
   const input = await readStdin();
   const settings = loadSettings(values.settings);
   const repo = new ServerRepo(context.cwd, context.env);
-  const links = await repo.symbolicRefs();
   const pushed = pushOptionsFromEnv(context.env);
   const now = Date.now();
   let record: LockRecord | undefined;
@@ -41,7 +40,7 @@ export async function guardPreReceive(context: CommandContext): Promise<number> 
   };
 
   for (const raw of parsePreReceive(input)) {
-    const update: RefUpdate = { ...raw, target: resolve(links, raw.ref) };
+    const update: RefUpdate = { ...raw, target: await repo.resolveRef(raw.ref) };
     const rule = ruleFor(settings, update);
     switch (rule.kind) {
       case 'pass':
@@ -91,17 +90,6 @@ function loadSettings(file: string | undefined): ServerSettings {
     throw new LockConfigurationError(`The server guard's pinned settings (${SERVER_SETTINGS_FILE}) could not be read, so every push is refused. Run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
   }
   return parseServerSettings(text);
-}
-
-/** Follows the server's symbolic refs (a few levels, as git does). */
-function resolve(links: ReadonlyMap<string, string>, ref: string): string {
-  let name = ref;
-  for (let depth = 0; depth < 5; depth++) {
-    const next = links.get(name);
-    if (next === undefined) return name;
-    name = next;
-  }
-  return name;
 }
 
 async function readRecord(settings: ServerSettings, repo: string, ref: string, presented: number | undefined): Promise<LockRecord> {

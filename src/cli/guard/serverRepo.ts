@@ -24,15 +24,17 @@ export class ServerRepo {
     this.refs = new GitRefs(this.runner, '.');
   }
 
-  /** Every symbolic ref of the repository and its target (`refs/heads/trunk → refs/heads/main`). */
-  async symbolicRefs(): Promise<Map<string, string>> {
-    const out = await this.ok(['for-each-ref', '--format=%(refname)%00%(symref)']);
-    const links = new Map<string, string>();
-    for (const line of out.split('\n')) {
-      const [name, target] = line.split('\0');
-      if (name && target) links.set(name, target);
-    }
-    return links;
+  /**
+   * Where the server's symbolic refs lead a pushed ref name (`refs/heads/trunk → refs/heads/main`),
+   * also when the target does not exist yet (a push to such an alias creates the target); the name
+   * itself when it is not symbolic. `git for-each-ref` lists no such dangling alias, so each pushed
+   * name is asked on its own.
+   */
+  async resolveRef(ref: string): Promise<string> {
+    const output = await this.runner.run(['symbolic-ref', '-q', ref]);
+    if (output.code === 0) return output.stdout.toString('utf8').trim() || ref;
+    if (output.code === 1) return ref;
+    throw new LockBackendError('git', `The server's guard could not read the repository (git symbolic-ref exited ${output.code}); the push is refused.`);
   }
 
   /** A pushed commit's parents, files and snapshot trailer; undefined when it is not a commit. */

@@ -128,11 +128,11 @@ function serverSkip(paths: ServerHookPaths): string {
   [ -f ${shellQuote(paths.settings)} ] || return 1
   while read -r _old _new ref _rest; do
     case $ref in ${[`${LOCK_REF_ROOT}*`, ...protectedRefs].join(' | ')}) return 1 ;; esac
+    # A symbolic ref may lead to a protected branch, even one that does not exist yet.
+    git symbolic-ref -q "$ref" >/dev/null 2>&1 && return 1
   done <<LOCKSTEP_REFS
 $input
 LOCKSTEP_REFS
-  symbolic=$(git for-each-ref --format='%(symref)') || return 1
-  case $symbolic in *[![:space:]]*) return 1 ;; esac
   return 0
 }
 if lockstep_skip; then exit 0; fi`;

@@ -118,8 +118,8 @@ export interface ServerHookPaths extends HookPaths {
 /**
  * Server side, in sh: true (exit 0) only when the guard's rules (src/core/guard/refRules.ts) pass
  * every pushed ref without reading anything: no ref is a pinned protected branch or under the
- * lock-ref root, the repository has no symbolic ref (which could make a name an alias of either),
- * and the pinned settings are there (without them the guard refuses every push). The branches are
+ * lock-ref root, no pushed ref is a symbolic ref on the server (an alias of either, even of a
+ * branch that does not exist yet), and the pinned settings are there (without them the guard refuses every push). The branches are
  * the pinned ones, baked in: `hooks install --server` rewrites this script with the settings.
  */
 function serverSkip(paths: ServerHookPaths): string {

@@ -5,7 +5,8 @@
  *
  * The driver comes from the LOCKSTEP_* environment only. Each critical section writes an `enter` line
  * (name, fencing token, start, the lease's expiry, pid) before its work and an `exit` line (end) after it,
- * both appended synchronously, so the log keeps everything up to the instant of a SIGKILL. Every error
+ * both appended synchronously, so the log keeps everything up to the instant of a SIGKILL; a `want` line (name,
+ * instant) precedes every attempt, so the checker knows who was waiting for a name. Every error
  * is logged with its class and code (never its message, which may name a backend).
  */
 import * as fs from 'node:fs';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   for (;;) {
     const name = names[Math.floor(Math.random() * names.length)];
     try {
+      write({ kind: 'want', name, at: clock() });
       const handle = await manager.acquire(name, { ttl, wait });
       if (!handle.acquired) { write({ kind: 'busy', name }); continue; }
       const start = clock();

@@ -170,7 +170,7 @@ export function slowPreReceive(bare: string, chained?: string): void {
   fs.writeFileSync(hook, `#!/bin/sh\nsleep "0.$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)"\n${next}\n`, { mode: 0o755 });
 }
 
-interface Row { driver: string; sections: number; kills: number; killedHolders: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
+interface Row { driver: string; sections: number; kills: number; killedHolders: number; overran: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
 
 /** `container-file`, `container-sqlite`, `container-git`: the container protocol (chaos/containerRun.ts). */
 async function runContainer(driver: string, dir: string, prefix: string): Promise<Row> {
@@ -183,7 +183,7 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
     else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite or container-git`);
     const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, ttl: TTL, ...(kind === 'git' ? { slowPreReceive } : {}) });
     console.log(`           ${row.summary}`);
-    return { driver, sections: row.sections, kills: row.kills, killedHolders: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
+    return { driver, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
   } finally {
     for (const o of owned) await o.release();
     if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true });
@@ -235,7 +235,7 @@ async function runDriver(driver: string): Promise<Row> {
     const violations = [...verdict.violations];
     if (verdict.sections === 0) violations.push('no critical section at all: the run proves nothing');
     return {
-      driver, sections: verdict.sections, kills: verdict.kills, killedHolders: verdict.killedHolders, longestBlockMs: verdict.longestBlockMs,
+      driver, sections: verdict.sections, kills: verdict.kills, killedHolders: verdict.killedHolders, overran: verdict.overran, longestBlockMs: verdict.longestBlockMs,
       faults: Object.entries(faults).map(([k, v]) => `${v} ${k}`).join(', ') || '-',
       errors: Object.entries(verdict.errors).map(([k, v]) => `${v} ${k}`).join(', ') || '-', violations,
     };
@@ -253,14 +253,16 @@ async function main(): Promise<number> {
     const row = await runDriver(driver);
     rows.push(row);
     console.log(`  ${row.driver.padEnd(8)} ${String(row.sections).padStart(8)} critical sections ${String(row.kills).padStart(5)} kills ` +
-      `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  faults: ${row.faults}  errors: ${row.errors}  ` +
+      `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  ${row.overran} ran past their lease  faults: ${row.faults}  errors: ${row.errors}  ` +
       `violations: ${row.violations.length}`);
     for (const v of row.violations.slice(0, 10)) console.log(`      VIOLATION: ${v}`);
   }
   const bad = rows.reduce((n, r) => n + r.violations.length, 0);
   if (process.env.LOCKSTEP_TALLY) { // one tally line (scripts/accounting.sh): a driver is a test, passed with 0 violations
     const failed = rows.filter(r => r.violations.length > 0).length;
-    fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0 }) + '\n');
+    // The note names each failed driver and its first violation, so the summary table says what broke.
+    const note = rows.filter(r => r.violations.length > 0).map(r => `${r.driver}: ${r.violations.length} violations, first: ${r.violations[0]}`).join('; ');
+    fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0, ...(note ? { note } : {}) }) + '\n');
   }
   console.log(bad === 0 ? 'chaos: 0 violations' : `chaos: ${bad} violations`);
   return bad === 0 ? 0 : 1;

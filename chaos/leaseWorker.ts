@@ -1,7 +1,8 @@
 /**
  * One chaos worker for plain leases (issue 15): races for random names until it is killed.
  *
- *   node --import tsx chaos/leaseWorker.ts --names a,b,c --log FILE --ttl S --wait S [--git-dir CLONE]
+ *   node leaseWorker.js --names a,b,c   (chaos/run.ts bundles this file once per run)
+ *         --log FILE --ttl S --wait S [--git-dir CLONE]
  *
  * The driver comes from the LOCKSTEP_* environment only. Each critical section writes an `enter` line
  * (name, fencing token, start, the lease's expiry, pid) before its work and an `exit` line (end) after it,
@@ -26,6 +27,7 @@ const hold = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 async function main(): Promise<void> {
   const gitDir = values['git-dir'];
   const manager = createLockManager(gitDir ? { gitDir } : {});
+  process.stdout.write('ready\n'); // the harness kills only workers that are racing
   for (;;) {
     const name = names[Math.floor(Math.random() * names.length)];
     try {

@@ -14,8 +14,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildSync } from 'esbuild';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
@@ -190,6 +190,17 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
   }
 }
 
+/** The worker as one plain script (no TypeScript loader per start: a restart costs a Node start, not a compile). */
+function bundleWorker(dir: string): string {
+  // Beside the project's node_modules, so that the packages left outside the bundle resolve as they do for tsx.
+  const outfile = path.join(ROOT, 'node_modules', '.cache', 'lockstep-chaos', `${path.basename(dir)}.js`);
+  buildSync({
+    entryPoints: [path.join(ROOT, 'chaos/leaseWorker.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning',
+    external: ['better-sqlite3', 'pg-native', 'cpu-features', 'ioredis', 'pg', 'mysql2', 'mysql2/promise', 'simple-git'],
+  });
+  return outfile;
+}
+
 async function runDriver(driver: string): Promise<Row> {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-chaos-${driver}-`)));
   const prefix = `chaos-${Math.random().toString(16).slice(2, 10)}`;
@@ -205,9 +216,15 @@ async function runDriver(driver: string): Promise<Row> {
   const faults: Record<string, number> = {};
   const slackMs = (driver === 'git' ? 5000 : 1500) + MAX_RETRY_SLEEP_MS;
   const workers = new Map<number, ChildProcess>();
+  // Only a worker that has started racing is killed: killing one still loading its code tests nothing, and on a
+  // slow machine a killer faster than start-up leaves a run with no critical section at all.
+  const ready = new Set<ChildProcess>();
+  const workerJs = bundleWorker(dir);
   const startWorker = (slot: number) => {
-    const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), '--import', pathToFileURL(require.resolve('tsx/esm')).href, path.join(ROOT, 'chaos/leaseWorker.ts'), '--names', NAMES.join(','), '--log', log, '--ttl', String(TTL), '--wait', '5', ...(driver === 'git' ? ['--git-dir', store.cwdOf(slot)] : [])],
-      { cwd: store.cwdOf(slot), env: { ...process.env, ...store.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [workerJs, '--names', NAMES.join(','), '--log', log, '--ttl', String(TTL), '--wait', '5', ...(driver === 'git' ? ['--git-dir', store.cwdOf(slot)] : [])],
+      { cwd: store.cwdOf(slot), env: { ...process.env, ...store.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout?.once('data', () => ready.add(child));
+    child.once('exit', () => ready.delete(child));
     workers.set(slot, child);
   };
   try {
@@ -218,7 +235,8 @@ async function runDriver(driver: string): Promise<Row> {
       await sleep(rand(50, 500));
       const slot = Math.floor(Math.random() * WORKERS);
       const child = workers.get(slot);
-      if (child?.pid !== undefined && child.exitCode === null) {
+      if (child === undefined || !ready.has(child)) continue;
+      if (child.pid !== undefined && child.exitCode === null) {
         fs.appendFileSync(log, JSON.stringify({ kind: 'kill', pid: child.pid, at: now() }) + '\n');
         child.kill('SIGKILL');
       }
@@ -243,6 +261,7 @@ async function runDriver(driver: string): Promise<Row> {
     await store.close();
     for (const o of owned) await o.release();
     if (!process.env.CHAOS_KEEP) fs.rmSync(dir, { recursive: true, force: true }); // the folder it made, and only that
+    fs.rmSync(workerJs, { force: true });
   }
 }
 

@@ -28,6 +28,6 @@ fi
 # slot ends, so a run "proves nothing" and fails). The container runs on SQLite and git, and the MariaDB and
 # PostgreSQL runs with connections killed server-side (`bash scripts/suites/sql.sh chaos`), are `npm run chaos`'s.
 rc=0
-npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-60}" --drivers "$drivers" || rc=1
-npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-30}" --drivers container-file || rc=1
+LOCKSTEP_SUITE=chaos-leases npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-60}" --drivers "$drivers" || rc=1
+LOCKSTEP_SUITE=chaos-container npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-30}" --drivers container-file || rc=1
 exit $rc

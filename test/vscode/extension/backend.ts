@@ -106,6 +106,9 @@ export async function badgeBecomes(api: LockstepAPI, state: string, timeoutMs = 
  * badge to say Free.
  */
 export async function resetToFree(api: LockstepAPI): Promise<void> {
+  // A test that failed midway may leave an edit on disk; it would refuse every later release (and fail every
+  // later test in a cascade), so the clones' tracked files go back to their last commit first.
+  for (const clone of [fixture.alice, fixture.bob]) await git(clone, 'checkout', '--', '.');
   for (let round = 0; round < 5; round++) {
     const status = await statusAs(OPS);
     const holder = status.holder;

@@ -37,7 +37,10 @@ suite('editing in the container', () => {
     const badge = await badgeBecomes(api, 'held-by-me');
     const grant = api.activeContainer()!.status!.holder!.grant;
     assert.match(badge.text, new RegExp(`#${grant} `));
-    assert.equal(count(api, new RegExp(`acquired grant #${grant} on first edit`)), 1);
+    // The badge may turn on the store's change event before the acquisition's own log line is written.
+    const acquiredOnEdit = new RegExp(`acquired grant #${grant} on first edit`);
+    await until('the first-edit acquisition to be logged', () => count(api, acquiredOnEdit) > 0);
+    assert.equal(count(api, acquiredOnEdit), 1);
     // Further edits do not acquire again.
     await edit(editor, '// second edit\n');
     assert.equal((await statusAs(OPS)).grant, grant);

@@ -83,6 +83,18 @@ export function createRun(label) {
   };
 }
 
+/**
+ * Turns workspace trust on in the run's user settings, without the start-up prompt: every folder opens untrusted
+ * (restricted mode) and stays so. Pair with startCodeServer's `workspaceTrust`.
+ */
+export function trustWorkspaces(run) {
+  const file = `${run.paths.userData}/User/settings.json`;
+  fs.writeFileSync(file, JSON.stringify({
+    ...JSON.parse(fs.readFileSync(file, 'utf8')),
+    'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never',
+  }, null, 2));
+}
+
 /** code-server's environment: the run's own XDG dirs and TMPDIR, the host's Node first on PATH. */
 export function hostEnvironment(host, run, extra = {}) {
   const env = { ...process.env };
@@ -137,14 +149,15 @@ async function smokeDriverArgs(host, run) {
 /**
  * Starts code-server under processGuard.mjs, so the whole process group goes away with this process, whatever
  * ends it. Resolves once /healthz answers. `testPayload`: accept the extension-test payload (see smokeDriverArgs).
+ * `workspaceTrust`: leave workspace trust on (every other run switches it off; see trustWorkspaces).
  * @returns {Promise<{ port: number, origin: string, authority: string, stop(): Promise<void> }>}
  */
-export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false } = {}) {
+export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false, workspaceTrust = false } = {}) {
   const smoke = testPayload ? await smokeDriverArgs(host, run) : [];
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? await freePort();
     const argv = [...commonArgs(run), '--bind-addr', `127.0.0.1:${chosenPort}`, '--auth', 'none', '--disable-telemetry',
-      '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ...smoke, ...args];
+      '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', ...smoke, ...args];
     const logStart = fs.existsSync(run.paths.log) ? fs.statSync(run.paths.log).size : 0;
     const guard = spawn(process.execPath, [path.join(HARNESS, 'processGuard.mjs'), run.paths.log, '--', host.codeServer, ...argv],
       { env: hostEnvironment(host, run, env), stdio: ['pipe', 'inherit', 'inherit'] });

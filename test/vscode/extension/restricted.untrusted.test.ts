@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { BOB, OPS, as, badgeBecomes, fixture, lockstepApi, statusAs } from './backend';
+import { BOB, OPS, as, badgeBecomes, fixture, git, lockstepApi, statusAs } from './backend';
 import { until } from './until';
 
 // Run only by `runExtensionTests.mjs --untrusted 1`: workspace trust is on and alice's folder is not trusted.
@@ -63,7 +63,9 @@ suite('an untrusted folder (restricted mode)', () => {
       await until('the edit to be delivered', () => seen);
     } finally {
       listener.dispose();
+      // At once, before the host's auto-save (code-server saves after a delay) can write it into the clone.
       await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+      await git(fixture.alice, 'checkout', '--', 'src/greeting.ts');
     }
     // Had the edit started an acquisition, bob would find the lock taken (or alice's attempt would fail and log).
     await as(BOB, c => c.acquire());

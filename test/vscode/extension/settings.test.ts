@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { ALICE, BOB, OPS, as, badgeBecomes, cli, dismissNotifications, fixture, lockstepApi, resetToFree, statusAs } from './backend';
+import { ALICE, BOB, OPS, as, badgeBecomes, cli, dismissNotifications, fixture, git, lockstepApi, resetToFree, statusAs } from './backend';
 import { until } from './until';
 
 const count = (api: LockstepAPI, pattern: RegExp) => api.logLines().filter(line => pattern.test(line)).length;
@@ -63,6 +63,9 @@ suite('the settings in VS Code', () => {
         await until('the edit to be delivered', () => seen);
       } finally {
         listener.dispose();
+        // At once, before the host's auto-save (code-server saves after a delay) can write it into the clone.
+        await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+        await git(fixture.alice, 'checkout', '--', 'src/greeting.ts');
       }
       // Had the edit started an acquisition, bob would find the lock taken (or alice's attempt would fail and log).
       await as(BOB, c => c.acquire());

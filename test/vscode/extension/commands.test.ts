@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Finding } from '../../../src/core/diagnosis';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { ALICE, BOB, OPS, as, badgeBecomes, dismissNotifications, fixture, git, lockstepApi, resetToFree, statusAs } from './backend';
+import {
+  ALICE, BOB, OPS, as, badgeBecomes, closeEditorsAndNotifications, fixture, git, lockstepApi, resetToFree, statusAs,
+} from './backend';
 import { until } from './until';
 
 // The commands that hand out work, leave the queue, install the guard and diagnose, run as the palette runs them
@@ -13,11 +15,7 @@ suite('the work commands in VS Code', () => {
   let api: LockstepAPI;
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
-  teardown(async () => {
-    for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await dismissNotifications();
-  });
+  teardown(closeEditorsAndNotifications);
   suiteTeardown(async () => { if (api) await resetToFree(api); });
 
   test('Withdraw Petition takes alice out of the queue; the badge goes back to Held by bob', async () => {

@@ -3,8 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { BOB, OPS, as, badgeBecomes, fixture, git, lockstepApi, statusAs } from './backend';
-import { until } from './until';
+import { BOB, OPS, as, badgeBecomes, editAndRevert, fixture, lockstepApi, statusAs } from './backend';
 
 // Run only by `runExtensionTests.mjs --untrusted 1`: workspace trust is on and alice's folder is not trusted.
 // package.json declares limited support ("only shows the lock's status: it acquires nothing and installs no git
@@ -55,18 +54,7 @@ suite('an untrusted folder (restricted mode)', () => {
 
   test('editing a file of the container acquires nothing', async () => {
     const before = count(api, /on first edit|acquire on edit/);
-    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(path.join(fixture.alice, 'src', 'greeting.ts')));
-    let seen = false;
-    const listener = vscode.workspace.onDidChangeTextDocument(e => { if (e.document === editor.document && e.contentChanges.length > 0) seen = true; });
-    try {
-      assert.ok(await editor.edit(e => e.insert(new vscode.Position(0, 0), '// untrusted\n')));
-      await until('the edit to be delivered', () => seen);
-    } finally {
-      listener.dispose();
-      // At once, before the host's auto-save (code-server saves after a delay) can write it into the clone.
-      await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
-      await git(fixture.alice, 'checkout', '--', 'src/greeting.ts');
-    }
+    await editAndRevert('src/greeting.ts', '// untrusted\n');
     // Had the edit started an acquisition, bob would find the lock taken (or alice's attempt would fail and log).
     await as(BOB, c => c.acquire());
     await badgeBecomes(api, 'held-by-other');

@@ -4,7 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { ALICE, BOB, OPS, as, badgeBecomes, cli, dismissNotifications, fixture, git, lockstepApi, resetToFree, statusAs } from './backend';
+import {
+  ALICE, BOB, OPS, as, badgeBecomes, cli, closeEditorsAndNotifications, editAndRevert, fixture, lockstepApi, resetToFree, statusAs,
+} from './backend';
 import { until } from './until';
 
 const count = (api: LockstepAPI, pattern: RegExp) => api.logLines().filter(line => pattern.test(line)).length;
@@ -27,11 +29,7 @@ suite('the settings in VS Code', () => {
   let api: LockstepAPI;
   suiteSetup(async () => { api = await lockstepApi(); });
   setup(async () => { await resetToFree(api); });
-  teardown(async () => {
-    for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await dismissNotifications();
-  });
+  teardown(closeEditorsAndNotifications);
   suiteTeardown(async () => { if (api) await resetToFree(api); });
 
   test('lockstep.identity: the window acts as that identity instead of git\'s user.email', async () => {
@@ -54,19 +52,7 @@ suite('the settings in VS Code', () => {
     const before = count(api, attempts);
     await set('acquireOnEdit', false);
     try {
-      const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(path.join(fixture.alice, 'src', 'greeting.ts')));
-      // The extension's listener was registered before this one: once this one has seen the edit, so has it.
-      let seen = false;
-      const listener = vscode.workspace.onDidChangeTextDocument(e => { if (e.document === editor.document && e.contentChanges.length > 0) seen = true; });
-      try {
-        assert.ok(await editor.edit(e => e.insert(new vscode.Position(0, 0), '// not acquiring\n')));
-        await until('the edit to be delivered', () => seen);
-      } finally {
-        listener.dispose();
-        // At once, before the host's auto-save (code-server saves after a delay) can write it into the clone.
-        await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
-        await git(fixture.alice, 'checkout', '--', 'src/greeting.ts');
-      }
+      await editAndRevert('src/greeting.ts', '// not acquiring\n');
       // Had the edit started an acquisition, bob would find the lock taken (or alice's attempt would fail and log).
       await as(BOB, c => c.acquire());
       await badgeBecomes(api, 'held-by-other');

@@ -57,13 +57,15 @@ export function createRun(label) {
   };
   for (const d of [`${paths.userData}/User`, paths.extensions, paths.tmp, `${paths.xdg}/config`, `${paths.xdg}/data`,
     `${paths.xdg}/cache`, paths.chromium]) fs.mkdirSync(d, { recursive: true });
-  // A quiet workbench: no welcome page, telemetry, update checks, AI panels or git scanning of the fixture.
+  // A quiet workbench: no welcome page, telemetry, update checks, AI panels, git scanning of the fixture or auto-save.
   fs.writeFileSync(`${paths.userData}/User/settings.json`, JSON.stringify({
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off',
     'update.mode': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
     'workbench.enableExperiments': false, 'chat.disableAIFeatures': true, 'git.enabled': false,
     'security.workspace.trust.enabled': false, 'window.commandCenter': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    // code-server saves after a delay by default: a test's unsaved edit must stay unsaved (it never reaches the clone).
+    'files.autoSave': 'off',
   }, null, 2));
   return {
     dir, paths, label,

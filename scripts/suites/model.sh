@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Model suite (issue 15): spin checks model/lockstep.pml exhaustively (safety at the stated bounds, liveness
 # under weak fairness), shows that each mutation (no compare-and-swap; an expired holder's heartbeat) yields
-# a counterexample, and replays spin's random simulations against src/core/lockRecord.ts step by step.
+# a counterexample, and replays spin's random simulations against src/core/lockRecord.ts step by step. The
+# property tests of src/core/lockRecord.ts (fast-check, hundreds of random runs) live here too: too slow for the
+# unit suite's 100 ms per test.
 # Installs Debian's spin and gcc when missing (only as root or with password-less sudo). Runs mocha with the
 # tally reporter, which appends exactly one tally line (suite "model").
 #

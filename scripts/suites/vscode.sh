@@ -2,8 +2,9 @@
 # The VS Code suite: the extension's tests inside the real extension host of both pinned hosts (VS Code 1.100 and
 # 1.139, see scripts/vscode-host/setup.sh) and the UI tests through Chromium on the newest. Installs the hosts
 # itself (cached outside the project), packages the .vsix the UI tests install, and appends one tally line per
-# runner: vscode-ext@1.100, vscode-ext@1.139, vscode-ui:<test>@1.139. `npm run test:electron` is separate (it needs a
-# VS Code download these machines cannot make). Env: LOCKSTEP_VSCODE_UI_HOSTS (default "newest").
+# runner: vscode-ext@1.100, vscode-ext@1.139, vscode-ext-untrusted@1.139 (workspace trust on, the folder untrusted),
+# vscode-ui:<test>@1.139. `npm run test:electron` is separate (it needs a VS Code download these machines cannot
+# make). Env: LOCKSTEP_VSCODE_UI_HOSTS (default "newest").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh
@@ -34,6 +35,9 @@ for host in $LOCKSTEP_VSCODE_HOSTS; do
   say "extension tests in VS Code $host"
   run_reported "vscode-ext@$host" node test/vscode/harness/runExtensionTests.mjs --host "$host" || failed=1
 done
+newest=$(printf '%s\n' $LOCKSTEP_VSCODE_HOSTS | sort -t. -k2 -n | tail -1)
+say "extension tests in an untrusted folder (restricted mode) in VS Code $newest"
+run_reported "vscode-ext-untrusted@$newest" node test/vscode/harness/runExtensionTests.mjs --host "$newest" --untrusted 1 || failed=1
 for host in ${LOCKSTEP_VSCODE_UI_HOSTS:-newest}; do
   say "UI tests in VS Code $host"
   for test in test/vscode/ui/*.ui.mjs; do

@@ -173,4 +173,22 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.equal(run.behaviours, 3, 'contract › claims, contract › releases, elsewhere › claims');
     assert.equal(run.code, 0);
   });
+
+  it('fails the unit suite when a unit test takes longer than 100 ms, naming it (test/helpers/unitSpeed.ts)', async () => {
+    const spec = path.join(tmp.path, 'speed.test.js');
+    fs.writeFileSync(spec, [
+      'describe("timing", () => {',
+      '  it("quick", () => {});',
+      // The subject of this test is a slow test: it keeps the CPU busy for 150 ms.
+      '  it("slow", () => { const end = performance.now() + 150; while (performance.now() < end); });',
+      '});',
+    ].join('\n'));
+    const run = await runSuites({
+      mocha: `npx mocha -r tsx/cjs -r ./test/helpers/unitSpeed.ts --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`,
+    });
+    assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
+    assert.match(run.output, /1 unit test\(s\) took longer than 100 ms[^]*timing slow \(\d+ ms\)/);
+    assert.doesNotMatch(run.output, /timing quick \(/);
+    assert.notEqual(run.code, 0);
+  });
 });

@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import {
-  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, petition, release, summarise, turnAt, withdraw, type LockRecord, type Outcome,
+  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, petition, release, summarise, turnAt, withdraw, type AuditLine, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
-  ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith,
+  ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith,
 } from '../helpers/lockRecordFixture';
 
 /** LEAD acquired at hour 0 (2 h lease) and went silent; ANA petitioned. */
@@ -113,16 +113,20 @@ describe('lockRecord: audit', () => {
 
   it('folds one person\'s repeated identical refused clears into one line, so they cannot flush the trail', () => {
     const { record: start } = silent();
-    let record = start;
+    // An audit 5 lines short of its limit, the acquire its oldest line: 20 unfolded refusals would flush it.
+    const history = Array.from({ length: MAX_AUDIT_LINES - 5 - start.audit.length }, (_, i): AuditLine => ({
+      at: at(2, 0) + i, who: CYD, action: i % 2 === 0 ? 'petition' : 'withdraw', grant: start.grant, outcome: 'done',
+    }));
+    let record: LockRecord = { ...start, audit: [...start.audit, ...history] };
     const attempt = (r: LockRecord, who: string, reason: string, minute: number): LockRecord => {
       const outcome = clear(r, SETTINGS, { identity: who, reason }, at(3, minute));
       assert.equal(outcome.ok, false);
       return (outcome as { record: LockRecord }).record;
     };
-    for (let i = 0; i < MAX_AUDIT_LINES + 10; i++) record = attempt(record, BEN, 'let me in', i % 60);
+    for (let i = 0; i < 20; i++) record = attempt(record, BEN, 'let me in', i);
     const refusedLines = record.audit.filter(l => l.outcome === 'refused');
     assert.equal(refusedLines.length, 1);
-    assert.equal(refusedLines[0].count, MAX_AUDIT_LINES + 10);
+    assert.equal(refusedLines[0].count, 20);
     assert.ok(record.audit.some(l => l.action === 'acquire' && l.who === LEAD), 'the real history is still there');
     // A different reason, or another person, starts a new line.
     record = attempt(record, BEN, 'please', 0);

@@ -46,10 +46,12 @@ export async function chooseModel(ctx: CommandContext, placeHolder: string, targ
   return picked?.model;
 }
 
-/** Writes are not allowed in restricted mode: the lock is shown, never changed. */
-export function requireTrust(): boolean {
+/** Writes are not allowed in restricted mode: the lock is shown, never changed. The refusal is logged too. */
+export function requireTrust(ctx: CommandContext): boolean {
   if (vscode.workspace.isTrusted) return true;
-  void vscode.window.showWarningMessage('Lockstep is read-only in an untrusted workspace: trust the folder to acquire, release or install hooks.');
+  const message = 'Lockstep is read-only in an untrusted workspace: trust the folder to acquire, release or install hooks.';
+  ctx.log.warn(message);
+  void vscode.window.showWarningMessage(message);
   return false;
 }
 

@@ -9,7 +9,7 @@ import { activeModel, chooseModel, guarded, requireTrust, type CommandContext } 
 export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[] {
   const acquire = guarded(ctx, 'Acquire', async (target?: unknown) => {
     const model = await chooseModel(ctx, 'Acquire the lock of which container?', target);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const { grant, expiresAt } = await model.act(c => c.acquire());
     void vscode.window.showInformationMessage(`Lockstep: you hold the lock — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeats keep it while this window is open.`);
     return grant;
@@ -17,7 +17,7 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
 
   const pushAndRelease = guarded(ctx, 'Push and release', async () => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     return model.act(async c => {
       await pushProtectedBranch(c);
       const { grant } = await c.release();
@@ -28,7 +28,7 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
 
   const release = guarded(ctx, 'Release', async () => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     try {
       const { grant } = await model.act(c => c.release());
       void vscode.window.showInformationMessage(`Lockstep: released grant #${grant}.`);

@@ -7,7 +7,7 @@ import { activeModel, guarded, requireTrust, type CommandContext } from './conte
 export function registerOperatorCommands(ctx: CommandContext): vscode.Disposable[] {
   const clear = guarded(ctx, 'Clear', async (reason?: string) => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const status = model.status;
     if (status && status.state !== LockState.HolderSilent && typeof reason !== 'string') {
       // Said before asking for a reason; the store refuses (and audits) it anyway.

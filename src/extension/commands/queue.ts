@@ -6,7 +6,7 @@ import { activeModel, guarded, requireTrust, type CommandContext } from './conte
 export function registerQueueCommands(ctx: CommandContext): vscode.Disposable[] {
   const petition = guarded(ctx, 'Petition', async (note?: string) => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const text = typeof note === 'string' ? note : await vscode.window.showInputBox({ prompt: 'A note for the lead (optional)', placeHolder: 'what you need the lock for' });
     if (text === undefined) return undefined;
     const { position } = await model.act(c => c.petition(text.trim() === '' ? undefined : text));
@@ -16,7 +16,7 @@ export function registerQueueCommands(ctx: CommandContext): vscode.Disposable[] 
 
   const withdraw = guarded(ctx, 'Withdraw', async () => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     await model.act(c => c.withdraw());
     void vscode.window.showInformationMessage('Lockstep: you left the queue.');
     return true;

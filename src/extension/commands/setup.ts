@@ -16,7 +16,7 @@ import { activeModel, guarded, requireTrust, type CommandContext } from './conte
 export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] {
   const installHooks = guarded(ctx, 'Install hooks', async () => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const cli = vscode.Uri.joinPath(ctx.extensionUri, 'dist', 'cli.js').fsPath;
     const installed = await installClientHooks(model.root, { node: process.execPath, cli });
     void vscode.window.showInformationMessage(`Lockstep: pre-push guard installed${installed.chained ? ' (your existing hook still runs first)' : ''}.`);
@@ -24,7 +24,7 @@ export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] 
   });
 
   const initialise = guarded(ctx, 'Initialise', async () => {
-    if (!requireTrust()) return undefined;
+    if (!requireTrust(ctx)) return undefined;
     const candidates = (vscode.workspace.workspaceFolders ?? []).filter(f => f.uri.scheme === 'file' && !fs.existsSync(path.join(f.uri.fsPath, CONTAINER_FILE)));
     if (candidates.length === 0) {
       void vscode.window.showInformationMessage('Lockstep: every open folder is a container already (or no folder is open).');

@@ -7,7 +7,7 @@ import { activeModel, confirmIdentity, guarded, pickCoworker, requireTrust, type
 export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
   const leaseIds = guarded(ctx, 'Lease identifiers', async (to?: string, count?: number) => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const who = typeof to === 'string' ? to : await pickCoworker(model, 'Lease identifiers to…');
     if (!who) return undefined;
     const newIdentity = await confirmIdentity(model, who);
@@ -25,7 +25,7 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
   const insertNextId = guarded(ctx, 'Insert next identifier', async () => {
     const model = activeModel(ctx);
     const editor = vscode.window.activeTextEditor;
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     if (!editor) {
       void vscode.window.showInformationMessage('Lockstep: open an editor to insert an identifier at the cursor.');
       return undefined;
@@ -37,7 +37,7 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
 
   const assignBlock = guarded(ctx, 'Assign block', async (to?: string, text?: string) => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const who = typeof to === 'string' ? to : await pickCoworker(model, 'Assign a block of work to…');
     if (!who) return undefined;
     const newIdentity = await confirmIdentity(model, who);
@@ -51,7 +51,7 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
 
   const markBlockDone = guarded(ctx, 'Mark block done', async (id?: number) => {
     const model = activeModel(ctx);
-    if (!model || !requireTrust()) return undefined;
+    if (!model || !requireTrust(ctx)) return undefined;
     const blocks = model.status?.blocks ?? [];
     let block = typeof id === 'number' ? id : undefined;
     if (block === undefined) {

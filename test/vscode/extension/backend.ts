@@ -140,3 +140,29 @@ export async function resetToFree(api: LockstepAPI): Promise<void> {
 export async function dismissNotifications(): Promise<void> {
   await vscode.commands.executeCommand('notifications.clearAll');
 }
+
+/** Closes every editor without saving (an unsaved edit never reaches the clone) and dismisses every notification. */
+export async function closeEditorsAndNotifications(): Promise<void> {
+  for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  await dismissNotifications();
+}
+
+/**
+ * Edits `file` (relative to alice's clone) in an editor and waits until the extension has seen the edit (its
+ * listener was registered before this one: once this one has seen it, so has the extension's), then reverts it
+ * at once, before the host's auto-save (code-server saves after a delay) can write it into the clone.
+ */
+export async function editAndRevert(file: string, text: string): Promise<void> {
+  const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(path.join(fixture.alice, file)));
+  let seen = false;
+  const listener = vscode.workspace.onDidChangeTextDocument(e => { if (e.document === editor.document && e.contentChanges.length > 0) seen = true; });
+  try {
+    assert.ok(await editor.edit(e => e.insert(new vscode.Position(0, 0), text)), 'the edit was applied');
+    await until('the edit to be delivered', () => seen);
+  } finally {
+    listener.dispose();
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    await git(fixture.alice, 'checkout', '--', file);
+  }
+}

@@ -1,5 +1,6 @@
 // Entry point that VS Code's extension host calls (extensionTestsPath): runs every *.test.js bundled beside this
-// file with mocha's tdd interface, and writes the counts to $LOCKSTEP_VSCODE_RESULT for the runner outside.
+// file (or, in the untrusted run, every *.untrusted.test.js) with mocha's tdd interface, and writes the counts to
+// $LOCKSTEP_VSCODE_RESULT for the runner outside.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
@@ -8,7 +9,9 @@ import * as vscode from 'vscode';
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
   if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
-  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js')).sort();
+  // The untrusted run (runExtensionTests.mjs --untrusted 1) runs the *.untrusted.test.js files, and only those.
+  const untrusted = process.env.LOCKSTEP_VSCODE_UNTRUSTED === '1';
+  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted).sort();
   for (const file of files) mocha.addFile(path.join(__dirname, file));
 
   const stats = await new Promise<Mocha.Stats>((resolve, reject) => {

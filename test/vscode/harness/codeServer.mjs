@@ -57,13 +57,15 @@ export function createRun(label) {
   };
   for (const d of [`${paths.userData}/User`, paths.extensions, paths.tmp, `${paths.xdg}/config`, `${paths.xdg}/data`,
     `${paths.xdg}/cache`, paths.chromium]) fs.mkdirSync(d, { recursive: true });
-  // A quiet workbench: no welcome page, telemetry, update checks, AI panels or git scanning of the fixture.
+  // A quiet workbench: no welcome page, telemetry, update checks, AI panels, git scanning of the fixture or auto-save.
   fs.writeFileSync(`${paths.userData}/User/settings.json`, JSON.stringify({
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off',
     'update.mode': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
     'workbench.enableExperiments': false, 'chat.disableAIFeatures': true, 'git.enabled': false,
     'security.workspace.trust.enabled': false, 'window.commandCenter': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    // code-server saves after a delay by default: a test's unsaved edit must stay unsaved (it never reaches the clone).
+    'files.autoSave': 'off',
   }, null, 2));
   return {
     dir, paths, label,
@@ -81,6 +83,18 @@ export function createRun(label) {
       else fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Turns workspace trust on in the run's user settings, without the start-up prompt: every folder opens untrusted
+ * (restricted mode) and stays so. Pair with startCodeServer's `workspaceTrust`.
+ */
+export function trustWorkspaces(run) {
+  const file = `${run.paths.userData}/User/settings.json`;
+  fs.writeFileSync(file, JSON.stringify({
+    ...JSON.parse(fs.readFileSync(file, 'utf8')),
+    'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never',
+  }, null, 2));
 }
 
 /** code-server's environment: the run's own XDG dirs and TMPDIR, the host's Node first on PATH. */
@@ -137,14 +151,15 @@ async function smokeDriverArgs(host, run) {
 /**
  * Starts code-server under processGuard.mjs, so the whole process group goes away with this process, whatever
  * ends it. Resolves once /healthz answers. `testPayload`: accept the extension-test payload (see smokeDriverArgs).
+ * `workspaceTrust`: leave workspace trust on (every other run switches it off; see trustWorkspaces).
  * @returns {Promise<{ port: number, origin: string, authority: string, stop(): Promise<void> }>}
  */
-export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false } = {}) {
+export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false, workspaceTrust = false } = {}) {
   const smoke = testPayload ? await smokeDriverArgs(host, run) : [];
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? await freePort();
     const argv = [...commonArgs(run), '--bind-addr', `127.0.0.1:${chosenPort}`, '--auth', 'none', '--disable-telemetry',
-      '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ...smoke, ...args];
+      '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', ...smoke, ...args];
     const logStart = fs.existsSync(run.paths.log) ? fs.statSync(run.paths.log).size : 0;
     const guard = spawn(process.execPath, [path.join(HARNESS, 'processGuard.mjs'), run.paths.log, '--', host.codeServer, ...argv],
       { env: hostEnvironment(host, run, env), stdio: ['pipe', 'inherit', 'inherit'] });

@@ -2,30 +2,34 @@
 // @vscode/test-web does it: the workbench URL carries a `payload` with extensionDevelopmentPath and
 // extensionTestsPath, and the page reports the end through window.codeAutomationExit(code).
 // The counts come from inside the host (a JSON file named by LOCKSTEP_VSCODE_RESULT); one tally line is appended.
-// usage: node test/vscode/harness/runExtensionTests.mjs [--host 1.100|1.139|oldest|newest] [--suite NAME]
+// usage: node test/vscode/harness/runExtensionTests.mjs [--host 1.100|1.139|oldest|newest] [--suite NAME] [--untrusted 1]
+// --untrusted 1: workspace trust on and the folder untrusted (restricted mode); runs only *.untrusted.test.ts, which
+// every other run leaves out.
 // Needs `npm run build` (dist/extension.js). LOCKSTEP_KEEP_RUN=1 keeps the run folder; LOCKSTEP_VSCODE_DEBUG=1 logs all.
 import fs from 'node:fs';
 import path from 'node:path';
 import util from 'node:util';
 import { bundleExtensionTests } from './bundleTests.mjs';
 import {
-  PROJECT_ROOT, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer,
+  PROJECT_ROOT, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer, trustWorkspaces,
 } from './codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
-const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '' });
+const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '', untrusted: '' });
+const untrusted = options.untrusted === '1';
 const timeoutMs = Number(process.env.LOCKSTEP_VSCODE_TEST_TIMEOUT_MS || 180_000);
 const debug = Boolean(process.env.LOCKSTEP_VSCODE_DEBUG);
 // Workbench chatter that says nothing about the extension under test (shown with LOCKSTEP_VSCODE_DEBUG=1).
 const NOISE = /^(Resolving|Resolved|Creating a socket|\[|Extension host|Updating additional builtin|Ignoring fetching additional builtin|Creation of workbench contribution|ChatSessionStore|Timed out waiting for authentication provider 'github')/;
 
 const host = resolveHost(options.host);
-const suite = options.suite || `vscode-ext@${host.name}`;
+const suite = options.suite || `vscode-ext${untrusted ? '-untrusted' : ''}@${host.name}`;
 let counts = { passed: 0, failed: 1, skipped: 0 };
 let note;
 
-const run = createRun(`ext-${host.name}`);
+const run = createRun(`ext${untrusted ? '-untrusted' : ''}-${host.name}`);
+if (untrusted) trustWorkspaces(run);
 let server, browser, ok = false;
 try {
   if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) throw new Error('dist/extension.js is missing: run npm run build first');
@@ -37,8 +41,9 @@ try {
   // The extension host inherits code-server's environment: this is how tests get their store, the coworker's
   // clone, and a place to report back.
   server = await startCodeServer(host, run, {
-    env: { ...fixtureEnvironment(fixture), LOCKSTEP_VSCODE_RESULT: resultFile },
+    env: { ...fixtureEnvironment(fixture), LOCKSTEP_VSCODE_RESULT: resultFile, ...(untrusted ? { LOCKSTEP_VSCODE_UNTRUSTED: '1' } : {}) },
     testPayload: true,
+    workspaceTrust: untrusted,
   });
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${server.authority}${PROJECT_ROOT}`],

@@ -2,7 +2,7 @@
 // (bare remote, bob's clone, shared file store). The badge reads Free; the palette's "Lockstep: Acquire Lock" turns it
 // to Held by me; "Lockstep: Show Log" opens the log; then the backend (bob and the operator through the CLI, the store
 // taken away, .lockstep.json removed) drives it through HOLDER SILENT, Stale, Offline and Not initialised, with the
-// background colour each must have. A screenshot of every state goes to test-artifacts/screenshots/badge-<state>.png.
+// background colour each must have; lockstep.showBadge off hides it. A screenshot of every state goes to test-artifacts/screenshots/badge-<state>.png.
 // usage: node test/vscode/ui/badge.ui.mjs --vsix FILE [--host 1.100|1.139|oldest|newest] [--suite NAME]
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -138,6 +138,28 @@ const ok = await runUiTests(suite, [
       }
       await badgeShows(p, /^Stale grant/);
       assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: session.fixture.alice, encoding: 'utf8' }), '');
+    },
+  },
+  {
+    name: 'lockstep.showBadge off (its box in the Settings editor) takes the badge out of the status bar; back on, it returns',
+    async run() {
+      const p = await page();
+      await lockstepBadge(p).waitFor({ state: 'visible', timeout: 20_000 });
+      await runCommand(p, 'Preferences: Open User Settings');
+      const editor = p.locator('.settings-editor');
+      await editor.waitFor({ timeout: 20_000 });
+      await p.keyboard.type('lockstep.showBadge', { delay: 10 });
+      // The search filters after a moment: wait for Lockstep's own box, not whichever box comes first.
+      const box = editor.locator('.setting-item-bool', { hasText: 'Show Badge' }).locator('.setting-value-checkbox');
+      await box.waitFor({ timeout: 20_000 });
+      await box.click();
+      await lockstepBadge(p).waitFor({ state: 'hidden', timeout: 20_000 });
+      await box.click();
+      await lockstepBadge(p).waitFor({ state: 'visible', timeout: 20_000 });
+      await badgeShows(p, /^Stale grant/);
+      await p.keyboard.press('Escape');
+      if (await editor.isVisible()) await runCommand(p, 'View: Close Editor');
+      await editor.waitFor({ state: 'hidden', timeout: 20_000 });
     },
   },
   {

@@ -1,25 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
+import { gitIn, type GitCommand } from '../gitCommand';
 import { sessionDir } from './session';
 
 /**
- * The local clone, through simple-git: where it is, who works in it, whether its work landed, and
+ * The local clone, through git: where it is, who works in it, whether its work landed, and
  * the push options that prove its grant to the server's guard.
  */
 export interface Clone {
   readonly root: string;
   readonly gitDir: string;
-  readonly git: SimpleGit;
+  readonly git: GitCommand;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-function gitFor(dir: string): SimpleGit {
-  // No prompts: a remote that wants credentials fails at once instead of hanging a hook or the UI.
-  return simpleGit({ baseDir: dir }).env({ ...process.env, GIT_TERMINAL_PROMPT: '0' });
-}
 
 export async function openClone(cwd: string): Promise<Clone> {
   if (!fs.existsSync(cwd)) {
@@ -27,12 +22,12 @@ export async function openClone(cwd: string): Promise<Clone> {
   }
   let out: string;
   try {
-    out = await gitFor(cwd).revparse(['--show-toplevel', '--absolute-git-dir']);
+    out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
     throw new LockRefusedError('not-initialised', 'This folder is not inside a git repository; Lockstep works on a git clone.', { cause });
   }
   const [root, gitDir] = out.split('\n').map(s => s.trim());
-  return { root, gitDir, git: gitFor(root) };
+  return { root, gitDir, git: gitIn(root) };
 }
 
 /** LOCKSTEP_IDENTITY, else `git config user.email`. */

@@ -31,7 +31,7 @@ export async function openClone(cwd: string): Promise<Clone> {
 }
 
 /** LOCKSTEP_IDENTITY, else `git config user.email`. */
-export async function resolveIdentity(clone: Clone, env: Env, override?: string): Promise<string> {
+export async function resolveIdentity(clone: Pick<Clone, 'git'>, env: Env, override?: string): Promise<string> {
   const fromEnv = env.LOCKSTEP_IDENTITY?.trim() || override?.trim();
   if (fromEnv) return fromEnv;
   const email = (await clone.git.raw(['config', '--get', 'user.email']).catch(() => '')).trim();
@@ -66,18 +66,21 @@ export interface LandingState {
  * remote, not a stale remote-tracking ref.
  */
 export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
-  const status = await clone.git.raw(['status', '--porcelain', '--untracked-files=no']);
-  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing.
-  if (options.fetch !== false) {
-    try {
-      await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
-    } catch (cause) {
+  // The work tree's status and the fetch are independent: they run side by side.
+  const [status] = await Promise.all([
+    clone.git.raw(['status', '--porcelain', '--untracked-files=no']),
+    // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing. The fetch
+    // writes no FETCH_HEAD and starts no background maintenance (git's next own fetch does that).
+    options.fetch === false ? undefined : clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
+      'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(cause => {
       throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
-    }
-  }
-  const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
-  const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
+    }),
+  ]);
+  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
+  const [head, hasRemote] = (await Promise.all([
+    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => ''),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => ''),
+  ])).map(s => s.trim());
   let unpushed = 0;
   if (head) {
     unpushed = hasRemote

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       if (!handle.acquired || !(await handle.release())) throw new Error(`name ${i} was not acquired and released`);
       if (i % TRACK_EVERY === 0) {
         const tracked = await manager.acquire('tracked', { ttl: 30 });
-        if (!tracked.acquired) throw new Error('the tracked name was not acquired');
+        if (!tracked.acquired || tracked.fencingToken === undefined) throw new Error('the tracked name was not acquired');
         tokens.push(tracked.fencingToken);
         await tracked.release();
       }

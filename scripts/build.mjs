@@ -29,6 +29,7 @@ const entries = [
   { entryPoints: ['src/core/index.ts'], outfile: 'dist/index.js' },
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' },
   { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js' },
+  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js' },
 ];
 if (fs.existsSync('src/extension/extension.ts')) entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
 for (const entry of entries) entry.plugins = [vendorPlugin];
@@ -36,7 +37,8 @@ entries.push(...vendorEntries);
 if (fs.existsSync('media/lockPage.ts')) entries.push({ entryPoints: ['media/lockPage.ts'], outfile: 'dist/media/lockPage.js', platform: 'browser', format: 'iife', external: [] });
 
 // dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
-// then loads dist/guard-main.js for `lockstep guard …` and dist/cli-main.js for everything else.
+// then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
+// heartbeat and release, and dist/cli-main.js for everything else.
 fs.mkdirSync('dist', { recursive: true });
 fs.copyFileSync('src/cli/launcher.cjs', 'dist/cli.js');
 fs.chmodSync('dist/cli.js', 0o755);

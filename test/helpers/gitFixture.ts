@@ -92,7 +92,7 @@ let cliBundle: Promise<string> | undefined;
 
 /**
  * The CLI under test: LOCKSTEP_TEST_CLI (e.g. dist/cli.js) when set, else fresh esbuild bundles of
- * src/cli/main.ts and src/cli/guardMain.ts behind src/cli/launcher.cjs, laid out as scripts/build.mjs
+ * src/cli/main.ts, guardMain.ts and holderMain.ts behind src/cli/launcher.cjs, laid out as scripts/build.mjs
  * lays out dist/, so the tests never run stale code and the hooks run the guards' own bundle.
  */
 export function cliPath(): Promise<string> {
@@ -105,7 +105,7 @@ export function cliPath(): Promise<string> {
       entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(dir, outfile), bundle: true, platform: 'node', format: 'cjs',
       target: 'node20', logLevel: 'warning', external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
     });
-    await Promise.all([bundle('src/cli/main.ts', 'cli-main.js'), bundle('src/cli/guardMain.ts', 'guard-main.js')]);
+    await Promise.all([bundle('src/cli/main.ts', 'cli-main.js'), bundle('src/cli/guardMain.ts', 'guard-main.js'), bundle('src/cli/holderMain.ts', 'holder-main.js')]);
     const launcher = path.join(dir, 'cli.js');
     fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/launcher.cjs'), launcher);
     process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));

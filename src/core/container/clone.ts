@@ -77,14 +77,18 @@ export async function landingState(clone: Clone, remote: string, branch: string,
     }),
   ]);
   const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  const [head, hasRemote] = (await Promise.all([
-    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => ''),
-    clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => ''),
-  ])).map(s => s.trim());
+  // Where HEAD and the remote's branch are and, when both exist (the usual case), how far apart:
+  // asked side by side rather than one after another.
+  const tracking = `refs/remotes/${remote}/${branch}`;
+  const [head, hasRemote, ahead] = await Promise.all([
+    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', tracking]).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`]).catch(() => undefined),
+  ]);
   let unpushed = 0;
   if (head) {
     unpushed = hasRemote
-      ? Number((await clone.git.raw(['rev-list', '--count', `refs/remotes/${remote}/${branch}..HEAD`])).trim())
+      ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
   return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };

@@ -108,7 +108,7 @@ export class GitRunner {
 
 function spawnError(error: Error): Error {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    return new LockConfigurationError('The git driver needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
+    return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
   }
   return new LockBackendError('git', 'git could not be started; check the system (process limits, memory).', { cause: error });
 }

@@ -162,7 +162,9 @@ async function main(): Promise<void> {
     console.log('Each guard on a protected push is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.');
     const perGuard = (medianOf('both') - medianOf('node')) / 2;
     const unprotected = medianOf('both-feature') / medianOf('none-feature');
-    console.log(`target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard)`);
+    // On a loaded machine every process start stretches alike: the guard's cost in `node -e 0` hooks is the steadier figure.
+    const perNodeHook = (medianOf('node') - medianOf('none')) / 2;
+    console.log(`target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard; a \`node -e 0\` hook itself adds ${perNodeHook.toFixed(1)} ms, so a guard costs ${(perGuard / perNodeHook).toFixed(2)}× one more Node start)`);
     console.log(`target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

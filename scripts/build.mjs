@@ -28,20 +28,19 @@ const vendorEntries = Object.entries(VENDORED).map(([specifier, file]) => ({
 const entries = [
   { entryPoints: ['src/core/index.ts'], outfile: 'dist/index.js' },
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' },
+  { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js' },
+  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js' },
 ];
 if (fs.existsSync('src/extension/extension.ts')) entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
 for (const entry of entries) entry.plugins = [vendorPlugin];
 entries.push(...vendorEntries);
 if (fs.existsSync('media/lockPage.ts')) entries.push({ entryPoints: ['media/lockPage.ts'], outfile: 'dist/media/lockPage.js', platform: 'browser', format: 'iife', external: [] });
 
-// dist/cli.js (what `bin` and the hooks run) turns on Node's compile cache (Node ≥ 22.1; a no-op
-// before) and only then loads the bundle, so that later runs skip compiling it.
+// dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
+// then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
+// heartbeat and release, and dist/cli-main.js for everything else.
 fs.mkdirSync('dist', { recursive: true });
-fs.writeFileSync('dist/cli.js', `#!/usr/bin/env node
-'use strict';
-try { require('node:module').enableCompileCache?.(); } catch { /* no cache: compile as usual */ }
-require('./cli-main.js').runCli();
-`, { mode: 0o755 });
+fs.copyFileSync('src/cli/launcher.cjs', 'dist/cli.js');
 fs.chmodSync('dist/cli.js', 0o755);
 
 if (process.argv.includes('--watch')) {

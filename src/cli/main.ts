@@ -1,102 +1,14 @@
-import * as path from 'node:path';
-import { LockConfigurationError } from '../core/errors';
-import type { Command } from './command';
 import { commands } from './commands/index';
-import { Output } from './output';
+import { dispatch, runCommandLine } from './dispatch';
 
-/** The package's version (the bundler inlines package.json). */
-const VERSION: string = (require('../../package.json') as { version: string }).version;
-
-const USAGE = `usage: lockstep [--cwd DIR] [--json] COMMAND [ARGS…]
-
-Lock-aware collaboration on a git repository: one lead at a time, fenced at landing.
-
-Commands:
-${'{commands}'}
-
-Global options:
-  --cwd DIR   work in DIR instead of the current folder
-  --json      print exactly one JSON object on stdout (errors included)
-  --help      this text; \`lockstep COMMAND --help\` for one command
-  --version   the version (with --json: {"version"})
-
-Exit codes: 0 done · 1 refused · 2 usage or configuration error · 3 busy ·
-4 backend unavailable · 5 damaged record`;
-
-function usage(): string {
-  const width = Math.max(...commands.map(c => c.name.length));
-  return USAGE.replace('{commands}', commands.map(c => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n'));
+/** The whole command line: every command of `lockstep --help`. */
+export function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return dispatch(commands, argv, env);
 }
 
-/** Longest match first, so that `hooks install` wins over a hypothetical `hooks`. */
-function findCommand(words: readonly string[]): { command: Command; consumed: number } | undefined {
-  let best: { command: Command; consumed: number } | undefined;
-  for (const command of commands) {
-    const parts = command.name.split(' ');
-    if (parts.every((part, i) => words[i] === part) && (!best || parts.length > best.consumed)) {
-      best = { command, consumed: parts.length };
-    }
-  }
-  return best;
-}
-
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let json = false;
-  let cwd = process.cwd();
-  let i = 0;
-  // Global options come before the command word.
-  for (; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--json') json = true;
-    else if (arg === '--cwd') { cwd = path.resolve(argv[++i] ?? ''); }
-    else if (arg.startsWith('--cwd=')) cwd = path.resolve(arg.slice('--cwd='.length));
-    else break;
-  }
-  const rest = argv.slice(i);
-  const out = new Output(json || (rest.includes('--json') && !rest.slice(0, rest.indexOf('--json')).includes('--')));
-  if (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
-    if (rest.length === 0 && !json) { process.stderr.write(usage() + '\n'); return 2; }
-    out.result(usage(), { usage: usage() });
-    return 0;
-  }
-  if (rest[0] === '--version' || rest[0] === '-V' || rest[0] === 'version') {
-    out.result(`lockstep ${VERSION}`, { version: VERSION });
-    return 0;
-  }
-  const found = findCommand(rest);
-  // A command family's first word alone (`hooks`, `guard`), or with --help: the help of every command under it.
-  const family = commands.filter(c => c.name.startsWith(`${rest[0]} `));
-  if (family.length > 0 && (!found || found.command.name.split(' ').length === 1) && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
-    const help = family.map(c => c.help).join('\n\n');
-    if (rest.length === 1 && !json) { process.stderr.write(help + '\n'); return 2; }
-    out.result(help, { usage: help });
-    return 0;
-  }
-  if (!found) {
-    return out.error(new LockConfigurationError(`Unknown command: ${rest[0].slice(0, 40)}. Run lockstep --help for the list.`, { setting: 'command' }));
-  }
-  // `--json` may also follow the command word (before any `--`).
-  const ownArgs = rest.slice(found.consumed);
-  const terminator = ownArgs.indexOf('--');
-  const head = terminator < 0 ? ownArgs : ownArgs.slice(0, terminator);
-  if (head.includes('--help') || head.includes('-h')) {
-    out.result(found.command.help, { usage: found.command.help });
-    return 0;
-  }
-  const args = [...head.filter(a => a !== '--json'), ...(terminator < 0 ? [] : ownArgs.slice(terminator))];
-  try {
-    return await found.command.run({ args, cwd, out, env });
-  } catch (error) {
-    return out.error(error);
-  }
-}
-
-/** Runs the command line on this process's arguments (dist/cli.js calls it after enabling the compile cache). */
+/** Runs the command line on this process's arguments (dist/cli.js calls it for every command but `guard …`). */
 export function runCli(): void {
-  main(process.argv.slice(2)).then(code => { process.exitCode = code; }, error => {
-    process.stderr.write(`lockstep: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+  runCommandLine(commands);
 }
 
 if (require.main === module) runCli();

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { simpleGit } from 'simple-git';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../core/container/containerFile';
+import { gitIn } from '../core/gitCommand';
 import { hasClientHook, readServerSettings } from '../core/hooks/install';
 import { LockState } from '../core/lockStatus';
 import type { ContainerModel } from './containerModel';
@@ -30,7 +30,7 @@ export interface SetupFacts {
 
 /** What of the first day's setup the active container has done; read from git and the hooks folders. */
 export async function readSetupFacts(root: string, remote: string): Promise<SetupFacts> {
-  const git = simpleGit({ baseDir: root });
+  const git = gitIn(root);
   const committed = await git.raw(['cat-file', '-e', `HEAD:${CONTAINER_FILE}`]).then(() => true, () => false);
   const hooks = await hasClientHook(root);
   const url = (await git.raw(['remote', 'get-url', remote]).catch(() => '')).trim();

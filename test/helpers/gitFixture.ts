@@ -91,21 +91,25 @@ export function expectError(result: CliResult, exit: number, code: string, reaso
 let cliBundle: Promise<string> | undefined;
 
 /**
- * The CLI under test: LOCKSTEP_TEST_CLI (e.g. dist/cli.js) when set, else a fresh esbuild bundle of
- * src/cli/main.ts built as scripts/build.mjs builds dist/cli.js, so the tests never run stale code.
+ * The CLI under test: LOCKSTEP_TEST_CLI (e.g. dist/cli.js) when set, else fresh esbuild bundles of
+ * src/cli/main.ts, guardMain.ts and holderMain.ts behind src/cli/launcher.cjs, laid out as scripts/build.mjs
+ * lays out dist/, so the tests never run stale code and the hooks run the guards' own bundle.
  */
 export function cliPath(): Promise<string> {
   cliBundle ??= (async () => {
     const fromEnv = process.env.LOCKSTEP_TEST_CLI;
     if (fromEnv) return path.resolve(REPO_ROOT, fromEnv);
     const esbuild = await import('esbuild');
-    const outfile = path.join(REPO_ROOT, 'node_modules', '.cache', 'lockstep-integration', `cli-${process.pid}.js`);
-    await esbuild.build({
-      entryPoints: [path.join(REPO_ROOT, 'src/cli/main.ts')], outfile, bundle: true, platform: 'node', format: 'cjs',
+    const dir = path.join(REPO_ROOT, 'node_modules', '.cache', 'lockstep-integration', `cli-${process.pid}`);
+    const bundle = (entry: string, outfile: string) => esbuild.build({
+      entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(dir, outfile), bundle: true, platform: 'node', format: 'cjs',
       target: 'node20', logLevel: 'warning', external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
     });
-    process.once('exit', () => fs.rmSync(outfile, { force: true }));
-    return outfile;
+    await Promise.all([bundle('src/cli/main.ts', 'cli-main.js'), bundle('src/cli/guardMain.ts', 'guard-main.js'), bundle('src/cli/holderMain.ts', 'holder-main.js')]);
+    const launcher = path.join(dir, 'cli.js');
+    fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/launcher.cjs'), launcher);
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    return launcher;
   })();
   return cliBundle;
 }

@@ -3,7 +3,8 @@ import { containerSettings } from '../../core/container/containerFile';
 import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../../core/container/pageFromAnywhere';
 import { isBareRepository } from '../../core/hooks/install';
 import { renderStatus, statusJson } from '../renderStatus';
-import { withContainer } from '../containerContext';
+import { Container } from '../../core/container/container';
+import { LockRefusedError } from '../../core/errors';
 import type { Command, CommandContext } from '../command';
 import { parseCommandArgs } from '../args';
 
@@ -26,15 +27,27 @@ error (exit 5), never a free lock.`,
   async run(context) {
     const { values } = parseCommandArgs(context.args, { remote: { type: 'string' } });
     if (values.remote !== undefined) return showWithoutClone(context, await readPageFromRemote(values.remote));
-    if (await isBareRepository(context.cwd)) return showWithoutClone(context, await readPageInBareRepository(context.cwd));
-    return withContainer(context, async container => {
+    let container: Container;
+    try {
+      container = await Container.open({ cwd: context.cwd, env: context.env });
+    } catch (error) {
+      // A bare repository has no work tree, so it opens as no clone: there, the page the server guard reads.
+      // (Asked only then, so that a clone's status spawns no extra git.)
+      if (error instanceof LockRefusedError && error.reason === 'not-initialised' && await isBareRepository(context.cwd)) {
+        return showWithoutClone(context, await readPageInBareRepository(context.cwd));
+      }
+      throw error;
+    }
+    try {
       const status = await container.status();
       const page = await container.page();
       const unpushed = status.lapse ? await container.hasUnpushedWork() : undefined;
       const deployment = await container.deployment();
       context.out.result(renderStatus(status, Date.now(), page, deployment, unpushed), statusJson(status, container.identity, page, deployment));
       return 0;
-    });
+    } finally {
+      await container.close();
+    }
   },
 };
 

@@ -4,6 +4,7 @@ import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
 import { checkProofLeak } from '../../core/guard/proofLeak';
 import { hasPushProof } from '../../core/container/clone';
+import { gitIn, type GitCommand } from '../../core/gitCommand';
 import { parsePrePush, readStdin } from './hookInput';
 import { pushArguments } from './pushArguments';
 
@@ -16,6 +17,8 @@ import { pushArguments } from './pushArguments';
 export async function guardPrePush(context: CommandContext): Promise<number> {
   const [remoteName, remoteUrl] = context.args;
   const pushed = parsePrePush(await readStdin());
+  // The push settings' `git config` runs beside the clone's own git start-up (same repository, from cwd).
+  const pushConfig = pushSettings(gitIn(context.cwd));
   let container: Container;
   try {
     container = await Container.open({ cwd: context.cwd, env: context.env });
@@ -27,7 +30,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   try {
     const shared = await isSharedRemote(container, remoteName, remoteUrl);
     if (hasPushProof(container.clone)) {
-      const push = await pushSettings(container);
+      const push = await pushConfig;
       const leak = checkProofLeak({
         sharedRemote: shared,
         remoteName: remoteName ?? remoteUrl ?? 'this remote',
@@ -74,8 +77,8 @@ async function isSharedRemote(container: Container, name: string | undefined, ur
  * Every value of the push settings the leak check reads, as git resolves them for this push (`git -c`
  * included), in one git run: lower-cased key → values in git's order.
  */
-async function pushSettings(container: Container): Promise<Map<string, string[]>> {
-  const out = await container.clone.git.raw(['config', '-z', '--get-regexp', '^push\\.(pushoption|gpgsign|recursesubmodules)$']).catch(() => '');
+async function pushSettings(git: GitCommand): Promise<Map<string, string[]>> {
+  const out = await git.raw(['config', '-z', '--get-regexp', '^push\\.(pushoption|gpgsign|recursesubmodules)$']).catch(() => '');
   const values = new Map<string, string[]>();
   for (const entry of out.split('\0')) {
     if (entry === '') continue;

@@ -1,25 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { simpleGit, type SimpleGit } from 'simple-git';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
+import { gitIn, type GitCommand } from '../gitCommand';
 import { sessionDir } from './session';
 
 /**
- * The local clone, through simple-git: where it is, who works in it, whether its work landed, and
+ * The local clone, through git: where it is, who works in it, whether its work landed, and
  * the push options that prove its grant to the server's guard.
  */
 export interface Clone {
   readonly root: string;
   readonly gitDir: string;
-  readonly git: SimpleGit;
+  readonly git: GitCommand;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-function gitFor(dir: string): SimpleGit {
-  // No prompts: a remote that wants credentials fails at once instead of hanging a hook or the UI.
-  return simpleGit({ baseDir: dir }).env({ ...process.env, GIT_TERMINAL_PROMPT: '0' });
-}
 
 export async function openClone(cwd: string): Promise<Clone> {
   if (!fs.existsSync(cwd)) {
@@ -27,16 +22,16 @@ export async function openClone(cwd: string): Promise<Clone> {
   }
   let out: string;
   try {
-    out = await gitFor(cwd).revparse(['--show-toplevel', '--absolute-git-dir']);
+    out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
     throw new LockRefusedError('not-initialised', 'This folder is not inside a git repository; Lockstep works on a git clone.', { cause });
   }
   const [root, gitDir] = out.split('\n').map(s => s.trim());
-  return { root, gitDir, git: gitFor(root) };
+  return { root, gitDir, git: gitIn(root) };
 }
 
 /** LOCKSTEP_IDENTITY, else `git config user.email`. */
-export async function resolveIdentity(clone: Clone, env: Env, override?: string): Promise<string> {
+export async function resolveIdentity(clone: Pick<Clone, 'git'>, env: Env, override?: string): Promise<string> {
   const fromEnv = env.LOCKSTEP_IDENTITY?.trim() || override?.trim();
   if (fromEnv) return fromEnv;
   const email = (await clone.git.raw(['config', '--get', 'user.email']).catch(() => '')).trim();
@@ -71,22 +66,29 @@ export interface LandingState {
  * remote, not a stale remote-tracking ref.
  */
 export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
-  const status = await clone.git.raw(['status', '--porcelain', '--untracked-files=no']);
-  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing.
-  if (options.fetch !== false) {
-    try {
-      await clone.git.raw(['fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]);
-    } catch (cause) {
+  // The work tree's status and the fetch are independent: they run side by side.
+  const [status] = await Promise.all([
+    clone.git.raw(['status', '--porcelain', '--untracked-files=no']),
+    // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing. The fetch
+    // writes no FETCH_HEAD and starts no background maintenance (git's next own fetch does that).
+    options.fetch === false ? undefined : clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
+      'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(cause => {
       throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
-    }
-  }
-  const head = (await clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')).trim();
-  const hasRemote = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}`]).catch(() => '')).trim();
+    }),
+  ]);
+  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
+  // Where HEAD and the remote's branch are and, when both exist (the usual case), how far apart:
+  // asked side by side rather than one after another.
+  const tracking = `refs/remotes/${remote}/${branch}`;
+  const [head, hasRemote, ahead] = await Promise.all([
+    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', tracking]).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`]).catch(() => undefined),
+  ]);
   let unpushed = 0;
   if (head) {
     unpushed = hasRemote
-      ? Number((await clone.git.raw(['rev-list', '--count', `refs/remotes/${remote}/${branch}..HEAD`])).trim())
+      ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
   return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };

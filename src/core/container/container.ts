@@ -12,6 +12,7 @@ import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
+import { gitIn } from '../gitCommand';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
@@ -115,9 +116,13 @@ export class Container {
 
   static async open(options: OpenContainerOptions): Promise<Container> {
     const env = options.env ?? process.env;
+    // `git config user.email` runs beside the clone's `git rev-parse` (the same repository from cwd);
+    // its failure counts only after the clone and its .lockstep.json were found, as before.
+    const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
+    identityLookup.catch(() => undefined);
     const clone = await openClone(options.cwd);
     const file = readContainerFile(clone.root);
-    const identity = await resolveIdentity(clone, env, options.overrides?.identity);
+    const identity = await identityLookup;
     const config = resolveConfig({ ...driverOptions(file, clone.root), ...options.overrides?.driver }, env);
     return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);
   }

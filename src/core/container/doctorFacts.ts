@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { simpleGit } from 'simple-git';
 import type { DoctorFacts } from '../diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockStorageError } from '../errors';
+import { gitIn } from '../gitCommand';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
 import { lapseLine } from '../lockStatus';
@@ -67,7 +67,7 @@ async function localRemotePath(container: Container): Promise<string | undefined
 }
 
 async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean }> {
-  const git = simpleGit({ baseDir: repo });
+  const git = gitIn(repo);
   const hooks = path.resolve(repo, (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => 'hooks')).trim());
   let preReceive = false;
   try { preReceive = fs.readFileSync(path.join(hooks, 'pre-receive'), 'utf8').includes(HOOK_MARKER); } catch { preReceive = false; }

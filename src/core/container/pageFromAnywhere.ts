@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { simpleGit } from 'simple-git';
 import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
+import { gitIn } from '../gitCommand';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
@@ -42,7 +42,7 @@ export async function readPageInBareRepository(repo: string): Promise<PageRead> 
 export async function readPageFromRemote(url: string): Promise<PageRead> {
   const temp = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-remote-'));
   try {
-    const git = simpleGit({ baseDir: temp }).env({ ...process.env, GIT_TERMINAL_PROMPT: '0' });
+    const git = gitIn(temp);
     await git.raw(['init', '--quiet', '--bare']);
     try {
       await git.raw(['fetch', '--quiet', '--depth', '1', url, 'HEAD']);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { simpleGit } from 'simple-git';
 import { LockConfigurationError } from '../errors';
+import { gitIn } from '../gitCommand';
 import { CONTAINER_FILE } from '../container/containerFile';
 import { newServerSettings, parseServerSettings, SERVER_SETTINGS_FILE, type ServerSettings } from '../guard/serverSettings';
 import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
@@ -15,7 +15,7 @@ export interface InstalledHook {
 
 /** The hooks folder git uses for this repository (honours core.hooksPath). */
 async function hooksDir(repo: string): Promise<string> {
-  const git = simpleGit({ baseDir: repo });
+  const git = gitIn(repo);
   const relative = (await git.raw(['rev-parse', '--git-path', 'hooks'])).trim();
   const bare = (await git.raw(['rev-parse', '--is-bare-repository'])).trim() === 'true';
   const base = bare ? repo : (await git.raw(['rev-parse', '--show-toplevel'])).trim();
@@ -68,7 +68,7 @@ export interface ServerInstallOptions {
  * unreadable `.lockstep.json` stops the install: the guard never runs on guessed settings.
  */
 export async function installServerHooks(repo: string, paths: HookPaths, options: ServerInstallOptions): Promise<InstalledHook & { settings: ServerSettings; settingsFile: string }> {
-  const git = simpleGit({ baseDir: repo });
+  const git = gitIn(repo);
   if (!(await isBareRepository(repo))) {
     throw new LockConfigurationError('hooks install --server belongs in the shared bare repository (the remote), not in a clone.', { setting: '--server' });
   }
@@ -115,7 +115,7 @@ export async function readServerSettings(repo: string): Promise<ServerSettings |
 
 /** Whether this repository is bare (a shared remote) rather than a clone. */
 export async function isBareRepository(repo: string): Promise<boolean> {
-  return (await simpleGit({ baseDir: repo }).raw(['rev-parse', '--is-bare-repository']).catch(() => '')).trim() === 'true';
+  return (await gitIn(repo).raw(['rev-parse', '--is-bare-repository']).catch(() => '')).trim() === 'true';
 }
 
 /**

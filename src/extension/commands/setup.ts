@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
+import { gitIn } from '../../core/gitCommand';
 import { initContainer } from '../../core/container/init';
 import { gatherDoctorFacts } from '../../core/container/doctorFacts';
 import type { DriverSetting } from '../../core/config';
 import { diagnose as findingsFrom, type Finding } from '../../core/diagnosis';
-import { simpleGit } from 'simple-git';
 import { installClientHooks } from '../../core/hooks/install';
 import { CommandIds } from '../commandIds';
 import { readSettings } from '../settings';
@@ -82,13 +82,13 @@ async function askInitQuestions(root: string, identity: string | undefined): Pro
   ];
   const driver = await vscode.window.showQuickPick(drivers, { title: 'Lockstep: Initialise Container (1/3)', placeHolder: 'Where does the lock page live?' });
   if (!driver) return undefined;
-  const me = identity ?? (await simpleGit({ baseDir: root }).raw(['config', '--get', 'user.email']).catch(() => '')).trim();
+  const me = identity ?? (await gitIn(root).raw(['config', '--get', 'user.email']).catch(() => '')).trim();
   const operators = await vscode.window.showInputBox({
     title: 'Lockstep: Initialise Container (2/3)', prompt: 'Operators (comma-separated identities) — they may clear a lock whose holder went silent',
     value: me, validateInput: v => v.split(',').some(o => o.trim() !== '') ? undefined : 'Name at least one operator',
   });
   if (operators === undefined) return undefined;
-  const current = (await simpleGit({ baseDir: root }).raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
+  const current = (await gitIn(root).raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
   const branch = await vscode.window.showInputBox({
     title: 'Lockstep: Initialise Container (3/3)', prompt: 'Protected branch — pushes to it need the lock', value: current || 'main',
     validateInput: v => /^[A-Za-z0-9._/-]+$/.test(v.trim()) ? undefined : 'A branch name',

@@ -1,5 +1,5 @@
 // Bundles the in-host extension tests (test/vscode/extension/*.ts) for the extension host: one CommonJS file
-// per entry in out/vscode-tests/; `vscode` comes from the host, and packages (mocha, simple-git, the drivers'
+// per entry in out/vscode-tests/; `vscode` comes from the host, and packages (mocha, the drivers'
 // clients) from the project's node_modules, so each file holds only the tests and the project's own sources.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';

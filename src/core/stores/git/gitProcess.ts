@@ -25,8 +25,8 @@ export interface GitRunOptions {
 export interface GitRunnerOptions {
   /** The local clone every command runs in (`git -C`). */
   readonly gitDir: string;
-  /** A command still running after this long is killed and reported as a backend error. */
-  readonly timeoutMs: number;
+  /** A command still running after this long is killed and reported as a backend error (none: no limit). */
+  readonly timeoutMs?: number;
   /** Called once per git process spawned, with its subcommand (benchmark and tests). */
   readonly onSpawn?: (subcommand: string) => void;
   /**
@@ -71,12 +71,12 @@ export class GitRunner {
       const err: Buffer[] = [];
       let timedOut = false;
       // SIGTERM first: git then removes its lock files, which a SIGKILL would leave behind.
-      const timer = setTimeout(() => {
+      const timer = this.options.timeoutMs === undefined ? undefined : setTimeout(() => {
         timedOut = true;
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 2_000).unref();
       }, this.options.timeoutMs);
-      timer.unref();
+      timer?.unref();
       child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
       child.stdin.on('error', () => undefined); // git may exit before reading its input
@@ -108,7 +108,7 @@ export class GitRunner {
 
 function spawnError(error: Error): Error {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    return new LockConfigurationError('The git driver needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
+    return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
   }
   return new LockBackendError('git', 'git could not be started; check the system (process limits, memory).', { cause: error });
 }

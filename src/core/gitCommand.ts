@@ -7,9 +7,10 @@ import { GitRunner } from './stores/git/gitProcess';
  */
 export interface GitCommand {
   /**
-   * Runs `git ARGS…` and resolves with its stdout. As simple-git's `raw` did: rejects with a
-   * {@link GitCommandError} only when git exits non-zero *and* writes to stderr (so `--quiet`
-   * queries that only set the exit code resolve with empty output).
+   * Runs `git ARGS…` and resolves with its stdout; rejects with a {@link GitCommandError} whenever
+   * git exits non-zero, with stderr or without it. (simple-git resolved a silent non-zero exit, so
+   * `merge-base --is-ancestor` answering "no" read as "yes": a `--quiet` query's "no" is a rejection
+   * here, and callers that ask one say what "no" means with `.catch`.)
    */
   raw(args: readonly string[]): Promise<string>;
 }
@@ -27,7 +28,7 @@ export function gitIn(dir: string): GitCommand {
   return {
     async raw(args) {
       const output = await runner.run(args);
-      if (output.code !== 0 && output.stderr.length > 0) throw new GitCommandError(output.code, output.stderr);
+      if (output.code !== 0) throw new GitCommandError(output.code, output.stderr);
       return output.stdout.toString('utf8');
     },
   };

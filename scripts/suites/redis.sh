@@ -13,13 +13,10 @@ cd "$(dirname "$0")/../.."
 source scripts/accounting.sh
 # shellcheck source=scripts/debian-packages.sh
 source scripts/debian-packages.sh
+# shellcheck source=scripts/live-servers.sh
+source scripts/live-servers.sh
 export LOCKSTEP_SUITE=redis
 say() { echo "[redis $(date +%T)] $*"; }
-
-have_redis() {
-  if [ -n "${LOCKSTEP_REDIS_SERVER:-}" ]; then "$LOCKSTEP_REDIS_SERVER" --version >/dev/null 2>&1; return; fi
-  command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || [ -x /usr/sbin/redis-server ]
-}
 
 if ! have_redis && [ -z "${LOCKSTEP_REDIS_SERVER:-}" ]; then apt_install redis redis-server || say "installing redis-server failed"; fi
 if ! have_redis; then

@@ -31,9 +31,12 @@ export class WorkspaceModel implements vscode.Disposable {
         for (const model of this.models.values()) model.updateSettings(readSettings(model.folder.uri));
       }),
     );
-    // A `.lockstep.json` created or deleted later (init, a pull) adds or drops a container.
+    // A `.lockstep.json` created or deleted later (init, a pull) adds or drops a container; one changed in place (a
+    // pull that moves the page, another container) is opened again. A delete and a create close together may
+    // arrive as one change, so a change also syncs.
     const watcher = vscode.workspace.createFileSystemWatcher(`**/${CONTAINER_FILE}`);
-    this.disposables.push(watcher, watcher.onDidCreate(() => this.sync()), watcher.onDidDelete(() => this.sync()));
+    this.disposables.push(watcher, watcher.onDidCreate(() => this.sync()), watcher.onDidDelete(() => this.sync()),
+      watcher.onDidChange(uri => this.reopenFor(uri)));
   }
 
   get active(): ContainerModel | undefined { return this._active; }
@@ -42,6 +45,13 @@ export class WorkspaceModel implements vscode.Disposable {
   forUri(uri: vscode.Uri): ContainerModel | undefined {
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     return folder ? this.models.get(folder.uri.toString()) : undefined;
+  }
+
+  /** Opens the container of the folder whose `.lockstep.json` is `uri` again (its settings may say another page). */
+  private reopenFor(uri: vscode.Uri): void {
+    this.sync();
+    const model = this.forUri(uri);
+    if (model && path.join(model.folder.uri.fsPath, CONTAINER_FILE) === uri.fsPath) void model.reopen();
   }
 
   /** Creates models for folders that have `.lockstep.json`, disposes those whose folder went. */

@@ -1,17 +1,23 @@
-// Entry point that VS Code's extension host calls (extensionTestsPath): runs every *.test.js bundled beside this
-// file (or, in the untrusted run, every *.untrusted.test.js) with mocha's tdd interface, and writes the counts to
-// $LOCKSTEP_VSCODE_RESULT for the runner outside.
+// Entry point that VS Code's extension host calls (extensionTestsPath): runs the *.test.js bundled beside this file
+// with mocha's tdd interface, and writes the counts to $LOCKSTEP_VSCODE_RESULT for the runner outside.
+// LOCKSTEP_VSCODE_TESTS (the runner's --tests) names the files to run; without it, every file but those that need a
+// workspace of their own (ON_REQUEST: a container per driver, a multi-root workspace). The untrusted run
+// (LOCKSTEP_VSCODE_UNTRUSTED=1) runs the *.untrusted.test.js files, and only those; every other run leaves them out.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
 import * as vscode from 'vscode';
 
+const ON_REQUEST = ['drivers', 'multiRoot'];
+
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
   if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
-  // The untrusted run (runExtensionTests.mjs --untrusted 1) runs the *.untrusted.test.js files, and only those.
   const untrusted = process.env.LOCKSTEP_VSCODE_UNTRUSTED === '1';
-  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted).sort();
+  const named = process.env.LOCKSTEP_VSCODE_TESTS?.split(',').map(n => n.trim()).filter(Boolean);
+  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted)
+    .filter(f => untrusted || (named ? named.includes(f.slice(0, -'.test.js'.length)) : !ON_REQUEST.includes(f.slice(0, -'.test.js'.length)))).sort();
+  if (named && !untrusted && files.length !== named.length) throw new Error(`LOCKSTEP_VSCODE_TESTS names ${named.join(', ')}; found ${files.join(', ') || 'none of them'}`);
   for (const file of files) mocha.addFile(path.join(__dirname, file));
 
   const stats = await new Promise<Mocha.Stats>((resolve, reject) => {

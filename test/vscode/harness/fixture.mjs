@@ -37,13 +37,15 @@ function cloneAs(remote, dir, email, name) {
  * Creates, under `parent`: remote.git (bare, branch main), `alice/` (the workspace: git user.email
  * alice@example.com, .lockstep.json committed and pushed, pre-push guard installed), `bob/` (the coworker's clone,
  * bob@example.com, up to date) and `store/` (the file driver's folder, LOCKSTEP_PATH).
- * @param {{ settings?: object, operator?: string, hooks?: boolean, alice?: string, bob?: string, files?: Record<string,string> }} [options]
+ * `driver` (default file) is the one `lockstep init --driver` writes; a SQL or Redis store's URL comes from the
+ * environment (LOCKSTEP_DATABASE_URL, LOCKSTEP_REDIS_URL), as it would for a team. `store` reuses a folder.
+ * @param {{ settings?: object, operator?: string, hooks?: boolean, alice?: string, bob?: string, files?: Record<string,string>, driver?: string, store?: string }} [options]
  */
 export function createContainerFixture(parent, options = {}) {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
   const { settings = FAST_SETTINGS, operator = 'ops@example.com', hooks = true } = options;
   const remote = path.join(parent, 'remote.git');
-  const store = path.join(parent, 'store');
+  const store = options.store ?? path.join(parent, 'store');
   fs.mkdirSync(store, { recursive: true, mode: 0o700 });
   git(parent, 'init', '--quiet', '--bare', '--initial-branch=main', remote);
 
@@ -54,7 +56,7 @@ export function createContainerFixture(parent, options = {}) {
     fs.mkdirSync(path.dirname(path.join(alice, name)), { recursive: true });
     fs.writeFileSync(path.join(alice, name), text);
   }
-  lockstep(alice, ['init', '--operator', operator], { store });
+  lockstep(alice, ['init', '--driver', options.driver ?? 'file', '--operator', operator], { store });
   // Settings beyond init's flags are edited in the file, as the README says.
   const file = path.join(alice, '.lockstep.json');
   fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...settings }, null, 2) + '\n');
@@ -69,9 +71,23 @@ export function createContainerFixture(parent, options = {}) {
   return { remote, alice, bob, store, container };
 }
 
+/**
+ * A multi-root workspace beside `fixture`: a second container (its own remote, alice's and bob's clones, on the
+ * same store) under `parent/second`, and `parent/team.code-workspace` with alice's clones of both as its folders.
+ */
+export function createMultiRootWorkspace(parent, fixture) {
+  const secondParent = path.join(parent, 'second');
+  fs.mkdirSync(secondParent);
+  const second = createContainerFixture(secondParent, { store: fixture.store, files: { 'docs/plan.md': '# Plan\n' } });
+  const file = path.join(parent, 'team.code-workspace');
+  fs.writeFileSync(file, JSON.stringify({ folders: [{ path: fixture.alice }, { path: second.alice, name: 'second' }] }, null, 2) + '\n');
+  return { file, second };
+}
+
 /** What the extension host needs to drive the coworker's side (it inherits code-server's environment). */
-export function fixtureEnvironment(fixture) {
+export function fixtureEnvironment(fixture, workspace) {
   return {
+    ...(workspace ? { LOCKSTEP_TEST_SECOND_CLONE: workspace.second.alice, LOCKSTEP_TEST_SECOND_COWORKER_CLONE: workspace.second.bob } : {}),
     LOCKSTEP_PATH: fixture.store,
     LOCKSTEP_TEST_COWORKER_CLONE: fixture.bob,
     LOCKSTEP_TEST_REMOTE: fixture.remote,

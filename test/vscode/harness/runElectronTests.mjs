@@ -2,12 +2,13 @@
 // @vscode/test-electron, for machines that can download VS Code (or have one: LOCKSTEP_VSCODE_EXECUTABLE).
 // Where VS Code cannot be had it says so loudly, exits 0 and appends NO tally line: a skipped run counts nothing.
 // On a machine without a display run it under xvfb-run. Env: LOCKSTEP_ELECTRON_VSCODE_VERSION (default stable).
+// Options as runExtensionTests.mjs's: --workspace multi-root (two containers' folders) and --tests NAME,….
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bundleExtensionTests } from './bundleTests.mjs';
-import { PROJECT_ROOT, log } from './codeServer.mjs';
-import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
+import { PROJECT_ROOT, log, parseOptions } from './codeServer.mjs';
+import { createContainerFixture, createMultiRootWorkspace, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
 function skip(reason) {
@@ -22,6 +23,7 @@ function skip(reason) {
 const { downloadAndUnzipVSCode, runTests } = await import('@vscode/test-electron').catch(err => skip(`@vscode/test-electron does not load (${err.message})`));
 if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) { console.error('dist/extension.js is missing: run npm run build first'); process.exit(1); }
 
+const options = parseOptions(process.argv.slice(2), { workspace: 'folder', tests: '' });
 const version = process.env.LOCKSTEP_ELECTRON_VSCODE_VERSION || 'stable';
 let vscodeExecutablePath = process.env.LOCKSTEP_VSCODE_EXECUTABLE;
 if (!vscodeExecutablePath) {
@@ -34,19 +36,21 @@ if (!vscodeExecutablePath) {
 
 const run = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-electron-'));
 const resultFile = path.join(run, 'result.json');
-const suite = `vscode-electron@${version}`;
+const suite = `vscode-electron@${version}${options.workspace === 'multi-root' ? ':multi-root' : ''}`;
 let ok = false;
 try {
   const fixture = createContainerFixture(run);
-  const folder = fixture.alice;
+  const workspace = options.workspace === 'multi-root' ? createMultiRootWorkspace(run, fixture) : undefined;
   const extensionTestsPath = await bundleExtensionTests();
   log(`running the extension tests in ${vscodeExecutablePath}`);
   await runTests({
     vscodeExecutablePath,
     extensionDevelopmentPath: PROJECT_ROOT,
     extensionTestsPath,
-    launchArgs: [folder, '--disable-extensions', '--disable-workspace-trust', '--user-data-dir', path.join(run, 'user-data')],
-    extensionTestsEnv: { ...fixtureEnvironment(fixture), LOCKSTEP_VSCODE_RESULT: resultFile },
+    launchArgs: [workspace?.file ?? fixture.alice, '--disable-extensions', '--disable-workspace-trust', '--user-data-dir', path.join(run, 'user-data')],
+    extensionTestsEnv: {
+      ...fixtureEnvironment(fixture, workspace), LOCKSTEP_VSCODE_RESULT: resultFile, ...(options.tests ? { LOCKSTEP_VSCODE_TESTS: options.tests } : {}),
+    },
   });
   ok = true;
 } catch (err) {

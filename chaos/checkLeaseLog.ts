@@ -9,7 +9,7 @@
  */
 
 export interface LogLine {
-  readonly kind: 'want' | 'enter' | 'exit' | 'busy' | 'error' | 'error-detail' | 'kill';
+  readonly kind: 'want' | 'enter' | 'exit' | 'busy' | 'error' | 'error-detail' | 'kill' | 'outage';
   readonly pid: number;
   readonly name?: string;
   readonly token?: number;
@@ -17,6 +17,9 @@ export interface LogLine {
   readonly end?: number;
   readonly expires?: number;
   readonly at?: number;
+  /** An `outage` (the harness restarted or paused the backend): from when to when. */
+  readonly from?: number;
+  readonly to?: number;
   readonly documented?: boolean;
   readonly error?: string;
 }
@@ -47,11 +50,23 @@ interface Wait { pid: number; from: number; to: number }
  * waiting for the name (one attempt, uninterrupted) for more than the slack after the expiry while nobody entered.
  * Counting from a wish alone blamed the killed holder for time when nobody was trying: a waiter whose attempt ended
  * in a backend error (its connection killed by a fault) and who turned to another name, or who was killed itself.
+ * Time inside an `outage` (the harness restarting or pausing the backend) does not count either: then nobody can
+ * enter any name, and that is the backend's unavailability, which a killed holder's lease has no part in.
  */
 export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: number; runEnd: number }): LeaseVerdict {
   const violations: string[] = [];
   const kills = new Map<number, number>();
-  for (const l of lines) if (l.kind === 'kill' && l.at !== undefined) kills.set(l.pid, l.at);
+  const outages: { from: number; to: number }[] = [];
+  for (const l of lines) {
+    if (l.kind === 'kill' && l.at !== undefined) kills.set(l.pid, l.at);
+    if (l.kind === 'outage' && l.from !== undefined && l.to !== undefined) outages.push({ from: l.from, to: l.to });
+  }
+  /** The length of [from, to) outside every outage. */
+  const served = (from: number, to: number) => {
+    let t = Math.max(0, to - from);
+    for (const o of outages) t -= Math.max(0, Math.min(to, o.to) - Math.max(from, o.from));
+    return t;
+  };
   const open = new Map<string, Section>();
   const sections: Section[] = [];
   const errors: Record<string, number> = {};
@@ -118,7 +133,7 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
         // The longest a single attempt waited for the name after the expiry, until it or the next holder got in.
         let longestWait = 0;
         for (const w of waits.get(name) ?? []) {
-          if (w.pid !== s.pid) longestWait = Math.max(longestWait, Math.min(w.to, nextStart) - Math.max(w.from, s.expires));
+          if (w.pid !== s.pid) longestWait = Math.max(longestWait, served(Math.max(w.from, s.expires), Math.min(w.to, nextStart)));
         }
         if (longestWait > options.slackMs) {
           violations.push(`a killed holder of ${name} (token ${s.token}) blocked it ${(nextStart - s.expires).toFixed(0)} ms past its expiry (a worker waited ${longestWait.toFixed(0)} ms of it)`);

@@ -58,8 +58,11 @@ const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const now = () => performance.timeOrigin + performance.now();
 
-/** `faults` runs until `until()` (the slot's end, which moves when the slot is extended). */
-interface Store { env: Record<string, string>; cwdOf(i: number): string; faults?(until: () => number, note: (what: string) => void): Promise<void>; close(): Promise<void> }
+/**
+ * `faults` runs until `until()` (the slot's end, which moves when the slot is extended) and notes each fault; one
+ * that takes the backend away for a while (a restart, a pause) gives its window, which goes into the log.
+ */
+interface Store { env: Record<string, string>; cwdOf(i: number): string; faults?(until: () => number, note: (what: string, outage?: { from: number; to: number }) => void): Promise<void>; close(): Promise<void> }
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -145,8 +148,9 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
         async faults(until, note) {
           while (now() < until() - 1500) {
             await sleep(rand(800, 1500));
-            if (Math.random() < 0.5) { await stop(); await start(); note('restarts'); }
-            else { proc?.kill('SIGSTOP'); await sleep(rand(100, 400)); proc?.kill('SIGCONT'); note('pauses'); }
+            const from = now();
+            if (Math.random() < 0.5) { await stop(); await start(); note('restarts', { from, to: now() }); }
+            else { proc?.kill('SIGSTOP'); await sleep(rand(100, 400)); proc?.kill('SIGCONT'); note('pauses', { from, to: now() }); }
           }
         },
         close: stop,
@@ -241,7 +245,10 @@ async function runDriver(driver: string): Promise<Row> {
     for (let i = 0; i < WORKERS; i++) startWorker(i);
     const began = now();
     let deadline = began + perDriverMs;
-    const faulting = store.faults?.(() => deadline, what => { faults[what] = (faults[what] ?? 0) + 1; });
+    const faulting = store.faults?.(() => deadline, (what, outage) => {
+      faults[what] = (faults[what] ?? 0) + 1;
+      if (outage) fs.appendFileSync(log, JSON.stringify({ kind: 'outage', pid: 0, ...outage }) + '\n');
+    });
     for (;;) {
       if (now() >= deadline) { // a starved slot (a loaded machine: workers still starting) runs on, up to EXTEND times its length
         if (now() >= began + EXTEND * perDriverMs || sectionsSoFar(log) >= MIN_SECTIONS) break;

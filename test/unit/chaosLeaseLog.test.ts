@@ -65,4 +65,11 @@ describe('chaos: the plain-lease invariants of a run log', () => {
     // Busy after its whole wait while nobody ever entered again: blocked up to the end of the run.
     assert.match(checkLeaseLog([...killed, want(2, 900), { kind: 'busy', pid: 2, name: 'n', at: 5900 }], OPTIONS).violations.join('\n'), /waited 4900 ms/);
   });
+
+  it('does not count the time the harness had the backend down (a restart or a pause) as the killed holder\'s block', () => {
+    const killed = [enter(1, 1, 0), { kind: 'kill', pid: 1, at: 5 } as LogLine, { kind: 'want', pid: 2, name: 'n', at: 900 } as LogLine];
+    const after = [enter(2, 2, 1250), exit(2, 2, 1260)];
+    assert.match(checkLeaseLog([...killed, ...after], OPTIONS).violations.join('\n'), /waited 250 ms/);
+    assert.deepEqual(checkLeaseLog([...killed, { kind: 'outage', pid: 0, from: 1050, to: 1200 }, ...after], OPTIONS).violations, []);
+  });
 });

@@ -177,7 +177,7 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
   }
 }
 
-/** Backend fault for git: the remote's pre-receive sleeps 0–0.2 s before every push it accepts. */
+/** Backend fault for git: the remote's pre-receive sleeps 0–0.9 s (mostly 0.1–0.2 s: a random byte's first digit) before every push it accepts. */
 export function slowPreReceive(bare: string, chained?: string): void {
   const hook = path.join(bare, 'hooks', 'pre-receive');
   const next = chained ? `exec ${JSON.stringify(chained)} "$@"` : 'cat >/dev/null';

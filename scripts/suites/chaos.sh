@@ -27,7 +27,8 @@ else echo; echo "!!!!!!!! SKIPPED: redis-server not installed — the Redis chao
 fi
 # Plain leases on file, SQLite, Redis and git (60 s: 15 s each), the container protocol on file, SQLite and git
 # (75 s: 25 s each), MariaDB and PostgreSQL (30 s: 15 s each); each run adds its tally line. Shorter slots starve
-# under load (workers still starting when the slot ends, so a run "proves nothing" and fails). About 3 minutes in all.
+# under load (workers still starting when the slot ends, so a run "proves nothing"); a starved slot runs on, up to 3
+# times its length (chaos/run.ts). 3 min 16 s in all here at load average 20; about 9 minutes at most.
 rc=0
 LOCKSTEP_SUITE=chaos-leases npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-60}" --drivers "$drivers" || rc=1
 LOCKSTEP_SUITE=chaos-container npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-75}" --drivers container-file,container-sqlite,container-git || rc=1

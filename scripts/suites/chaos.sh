@@ -5,8 +5,7 @@
 # MariaDB and PostgreSQL (15 s each, `sql.sh chaos`: its own servers) have connections killed from the server side.
 # The harness starts its own redis-server (free loopback port, appendonly yes, throwaway folder) and removes only
 # what it created. Appends one tally line per chaos run (suites chaos-leases, chaos-container, chaos-sql): each driver
-# is one test, failed on any
-# violation.
+# is one test, failed on any violation.
 #
 # A missing redis-server is installed from Debian's packages when possible; if it is still missing, the Redis run
 # is SKIPPED loudly (counted as skipped) outside CI and fails in CI (in_ci).
@@ -28,7 +27,7 @@ fi
 # Plain leases on file, SQLite, Redis and git (60 s: 15 s each), the container protocol on file, SQLite and git
 # (75 s: 25 s each), MariaDB and PostgreSQL (30 s: 15 s each); each run adds its tally line. Shorter slots starve
 # under load (workers still starting when the slot ends, so a run "proves nothing"); a starved slot runs on, up to 3
-# times its length (chaos/run.ts). 3 min 16 s in all here at load average 20; about 9 minutes at most.
+# times its length (chaos/run.ts). 3 min 1–16 s in all here at load average 6–20; about 9 minutes at most.
 rc=0
 LOCKSTEP_SUITE=chaos-leases npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-60}" --drivers "$drivers" || rc=1
 LOCKSTEP_SUITE=chaos-container npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-75}" --drivers container-file,container-sqlite,container-git || rc=1

@@ -9,7 +9,7 @@
  */
 
 export interface LogLine {
-  readonly kind: 'want' | 'enter' | 'exit' | 'busy' | 'error' | 'error-detail' | 'kill';
+  readonly kind: 'want' | 'enter' | 'exit' | 'busy' | 'error' | 'error-detail' | 'kill' | 'outage';
   readonly pid: number;
   readonly name?: string;
   readonly token?: number;
@@ -17,6 +17,9 @@ export interface LogLine {
   readonly end?: number;
   readonly expires?: number;
   readonly at?: number;
+  /** An `outage` (the harness restarted or paused the backend): from when to when. */
+  readonly from?: number;
+  readonly to?: number;
   readonly documented?: boolean;
   readonly error?: string;
 }
@@ -36,23 +39,54 @@ export interface LeaseVerdict {
 
 interface Section { pid: number; name: string; token: number; start: number; end: number; expires: number; killedAt?: number }
 
+/** One worker's attempt at a name: from its `want` to its outcome (entered, busy, an error, or its kill). */
+interface Wait { pid: number; from: number; to: number }
+
 /**
- * `slackMs`: how much later than the killed holder's expiry (or than the first wish for its name after that
- * expiry, when nobody was waiting) the next holder may enter: retry sleep, process start-up, the backend's work.
+ * `slackMs`: how long a worker may wait for a killed holder's name past that holder's expiry before someone enters:
+ * retry sleep, the backend's work (a reconnect after a killed connection included).
+ *
+ * The bound is checked against waits, not against the first wish for the name: a violation is a worker that kept
+ * waiting for the name (one attempt, uninterrupted) for more than the slack after the expiry while nobody entered.
+ * Counting from a wish alone blamed the killed holder for time when nobody was trying: a waiter whose attempt ended
+ * in a backend error (its connection killed by a fault) and who turned to another name, or who was killed itself.
+ * Time inside an `outage` (the harness restarting or pausing the backend) does not count either: then nobody can
+ * enter any name, and that is the backend's unavailability, which a killed holder's lease has no part in.
  */
 export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: number; runEnd: number }): LeaseVerdict {
   const violations: string[] = [];
   const kills = new Map<number, number>();
-  for (const l of lines) if (l.kind === 'kill' && l.at !== undefined) kills.set(l.pid, l.at);
+  const outages: { from: number; to: number }[] = [];
+  for (const l of lines) {
+    if (l.kind === 'kill' && l.at !== undefined) kills.set(l.pid, l.at);
+    if (l.kind === 'outage' && l.from !== undefined && l.to !== undefined) outages.push({ from: l.from, to: l.to });
+  }
+  /** The length of [from, to) outside every outage. */
+  const served = (from: number, to: number) => {
+    let t = Math.max(0, to - from);
+    for (const o of outages) t -= Math.max(0, Math.min(to, o.to) - Math.max(from, o.from));
+    return t;
+  };
   const open = new Map<string, Section>();
   const sections: Section[] = [];
   const errors: Record<string, number> = {};
-  const wants = new Map<string, { pid: number; at: number }[]>();
+  const waits = new Map<string, Wait[]>();
+  const waiting = new Map<number, { name: string; wait: Wait }>(); // each worker's attempt in progress
+  const endWait = (pid: number, at: number) => {
+    const w = waiting.get(pid);
+    if (w) { w.wait.to = at; waiting.delete(pid); }
+  };
   for (const l of lines) {
+    if (l.kind === 'kill' && l.at !== undefined) endWait(l.pid, l.at);
+    if ((l.kind === 'busy' || l.kind === 'error') && l.at !== undefined) endWait(l.pid, l.at);
+    if (l.kind === 'enter' && l.start !== undefined) endWait(l.pid, l.start);
     if (l.kind === 'want' && l.name !== undefined && l.at !== undefined) {
-      const list = wants.get(l.name) ?? [];
-      list.push({ pid: l.pid, at: l.at });
-      wants.set(l.name, list);
+      endWait(l.pid, l.at);
+      const wait: Wait = { pid: l.pid, from: l.at, to: kills.get(l.pid) ?? options.runEnd };
+      const list = waits.get(l.name) ?? [];
+      list.push(wait);
+      waits.set(l.name, list);
+      waiting.set(l.pid, { name: l.name, wait });
     }
     const key = `${l.pid}\0${l.name}\0${l.token}`;
     if (l.kind === 'enter') {
@@ -93,14 +127,16 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
       // A holder killed inside its lease: once it expires, a worker waiting for the name enters within the slack.
       const killedAt = kills.get(s.pid);
       if (killedAt !== undefined && s.end === killedAt) killedHolders++;
-      if (killedAt !== undefined && killedAt >= s.start && killedAt < s.expires && i + 1 < list.length) {
-        const next = list[i + 1];
-        longestBlockMs = Math.max(longestBlockMs, next.start - killedAt);
-        // Waiting starts at the expiry, or later if nobody (still alive) wanted the name by then.
-        const waiter = (wants.get(name) ?? []).find(w => w.pid !== s.pid && w.at >= s.start && w.at <= next.start && !((kills.get(w.pid) ?? Infinity) < next.start));
-        const waitFrom = Math.max(s.expires, waiter?.at ?? next.start);
-        if (next.start > waitFrom + options.slackMs) {
-          violations.push(`a killed holder of ${name} (token ${s.token}) blocked it ${(next.start - s.expires).toFixed(0)} ms past its expiry`);
+      if (killedAt !== undefined && killedAt >= s.start && killedAt < s.expires) {
+        const nextStart = i + 1 < list.length ? list[i + 1].start : options.runEnd;
+        if (i + 1 < list.length) longestBlockMs = Math.max(longestBlockMs, nextStart - killedAt);
+        // The longest a single attempt waited for the name after the expiry, until it or the next holder got in.
+        let longestWait = 0;
+        for (const w of waits.get(name) ?? []) {
+          if (w.pid !== s.pid) longestWait = Math.max(longestWait, served(Math.max(w.from, s.expires), Math.min(w.to, nextStart)));
+        }
+        if (longestWait > options.slackMs) {
+          violations.push(`a killed holder of ${name} (token ${s.token}) blocked it ${(nextStart - s.expires).toFixed(0)} ms past its expiry (a worker waited ${longestWait.toFixed(0)} ms of it)`);
         }
       }
     }

@@ -20,7 +20,7 @@ const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
 
-export interface ContainerRow { sections: number; kills: number; faults: string; errors: string; violations: string[]; summary: string }
+export interface ContainerRow { seconds: number; sections: number; kills: number; faults: string; errors: string; violations: string[]; summary: string }
 
 const POST_RECEIVE = (log: string) => `#!/bin/sh
 grant=null; i=0
@@ -35,8 +35,28 @@ done
 exit 0
 `;
 
-export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | 'git'; dir: string; env: Record<string, string>; clones: number; ms: number; ttl: number; slowPreReceive?: (bare: string, chained: string) => void }): Promise<ContainerRow> {
+/**
+ * How fast the run goes on each driver: the lease an acquire asks for (`--ttl`, times this) and the killer's pause
+ * between SIGKILLs (ms). On git every lockstep command fetches from and pushes to the remote (0.5–2 s each on a
+ * loaded 2-core machine, the slowed pre-receive included), and landing is pull + commit + push + release: at the
+ * file driver's pace (a kill every 0.1–0.6 s among 5 clones, a 1 s lease) nearly every git command was killed
+ * before it finished and every push came after its 1 s lease lapsed, so a 30 s run landed nothing (0 landings,
+ * "proves little"). The git run therefore asks for 10× the lease (at 5×, 30 s still landed 1 commit: a holder's
+ * next-id, heartbeat and land took longer than 5 s) and kills about 5× less often; the invariants are the same.
+ * On file and SQLite a landing (pull, commit, a push through the client and the server guard, each a Node process,
+ * then release) took 1–3 s under load: with a 1 s lease 8 in 9 pushes came after the lease lapsed and were refused
+ * (which the guards must do), and a 25 s run landed 1 commit. They ask for 3× the lease (3 s: still short).
+ */
+const PACE: Record<'file' | 'sqlite' | 'git', { ttlTimes: number; killMs: readonly [number, number] }> = {
+  file: { ttlTimes: 3, killMs: [100, 600] },
+  sqlite: { ttlTimes: 3, killMs: [100, 600] },
+  git: { ttlTimes: 10, killMs: [500, 3000] },
+};
+
+export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | 'git'; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; ttl: number; slowPreReceive?: (bare: string, chained: string) => void }): Promise<ContainerRow> {
   const { dir } = options;
+  const pace = PACE[options.driver];
+  const ttl = options.ttl * pace.ttlTimes;
   if (!fs.existsSync(CLI)) {
     const built = spawnSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`scripts/build.mjs failed: ${built.stderr}`);
@@ -97,7 +117,8 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
   const acquired: number[] = []; const minted: number[] = []; const cleared: number[] = []; const pushes: PushStart[] = [];
   const codes: Record<string, number> = {};
   const audit = new Map<string, AuditLine>(); const holders = new Map<number, ObservedHolder>();
-  const deadline = performance.now() + options.ms;
+  const began = performance.now();
+  let deadline = began + options.ms; // moved on while nothing landed yet, up to EXTEND times (see run.ts)
   let kills = 0; let ops = 0;
 
   const container = await Container.open({ cwd: seed, env: env as Record<string, string> });
@@ -115,7 +136,7 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
   const monitor = (async () => { while (performance.now() < deadline) { try { await observe(); } catch { /* the next read */ } await sleep(150); } })();
   const killer = (async () => {
     while (performance.now() < deadline) {
-      await sleep(rand(100, 600));
+      await sleep(rand(...pace.killMs));
       const victims = [...running];
       if (victims.length > 0) { pick(victims).kill('SIGKILL'); kills++; }
     }
@@ -126,10 +147,11 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
     let holding = false;
     while (performance.now() < deadline) {
       ops++;
-      const action: string = holding ? pick(['heartbeat', 'lease-ids', 'next-id', 'next-id', 'land', 'land', 'land']) : pick(['acquire', 'acquire', 'acquire', 'petition', 'withdraw', 'clear', 'next-id']);
+      // A holder mostly lands (2 in 3): on a loaded machine its short lease lapses after a few other steps.
+      const action: string = holding ? pick(['heartbeat', 'lease-ids', 'next-id', 'land', 'land', 'land', 'land', 'land', 'land']) : pick(['acquire', 'acquire', 'acquire', 'petition', 'withdraw', 'clear', 'next-id']);
       let r: { code: number | null; json: any };
       if (action === 'acquire') {
-        r = await lockstep(me.dir, ['acquire', '--ttl', String(options.ttl)]);
+        r = await lockstep(me.dir, ['acquire', '--ttl', String(ttl)]);
         if (r.code === 0) { holding = true; acquired.push(r.json.grant); }
       } else if (action === 'heartbeat') r = await lockstep(me.dir, ['heartbeat']);
       else if (action === 'petition') r = await lockstep(me.dir, ['petition']);
@@ -154,17 +176,26 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
       await sleep(rand(0, 50));
     }
   };
-  await Promise.all([...clones.map(worker), monitor, killer]);
+  const extender = (async () => {
+    while (performance.now() < deadline) {
+      await sleep(250);
+      const starved = acquired.length === 0 || !fs.existsSync(landingsLog);
+      // Kept 2 s ahead while starved, so that no loop sees the old end first.
+      if (starved && performance.now() > deadline - 2000) deadline = Math.max(deadline, Math.min(began + options.extend * options.ms, performance.now() + 2000));
+    }
+  })();
+  await Promise.all([...clones.map(worker), monitor, killer, extender]);
+  const seconds = (performance.now() - began) / 1000;
   await observe();
   await container.close();
   const landings: Landing[] = fs.existsSync(landingsLog) ? fs.readFileSync(landingsLog, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as Landing) : [];
-  const verdict = checkContainerLog({ audit: [...audit.values()].sort((a, b) => a.at - b.at), holders: [...holders.values()], acquireTtlMs: options.ttl * 1000, heartbeatTtlMs, acquired, minted, cleared, pushes, landings });
+  const verdict = checkContainerLog({ audit: [...audit.values()].sort((a, b) => a.at - b.at), holders: [...holders.values()], acquireTtlMs: ttl * 1000, heartbeatTtlMs, acquired, minted, cleared, pushes, landings });
   const violations = [...verdict.violations];
   if (verdict.grants === 0 || verdict.landings === 0) violations.push(`the run proves little: ${verdict.grants} grants, ${verdict.landings} landings`);
   const undocumented = Object.entries(codes).filter(([k]) => /:(2|5|null)$/.test(k) && !k.endsWith('killed'));
   for (const [k, n] of undocumented) violations.push(`${n} × ${k}: a usage or internal error`);
   return {
-    sections: verdict.grants, kills, faults: options.slowPreReceive ? 'pre-receive slowed' : '-',
+    seconds, sections: verdict.grants, kills, faults: options.slowPreReceive ? 'pre-receive slowed' : '-',
     errors: Object.entries(codes).sort().map(([k, v]) => `${v} ${k}`).join(', '), violations,
     summary: `${ops} operations, ${verdict.grants} grants, ${verdict.landings} landings, ${verdict.minted} identifiers, ${verdict.clears} clears`,
   };

@@ -52,4 +52,24 @@ describe('chaos: the plain-lease invariants of a run log', () => {
     const gone = [want(3, 500), { kind: 'kill', pid: 3, at: 600 } as LogLine];
     assert.deepEqual(checkLeaseLog([...killed, ...gone, want(2, 3000), enter(2, 2, 3050), exit(2, 2, 3060)], OPTIONS).violations, []);
   });
+
+  it('judges the killed-holder bound by attempts: an interrupted one does not count, a long one does even without a next holder', () => {
+    const want = (pid: number, at: number, name = 'n'): LogLine => ({ kind: 'want', pid, name, at });
+    const killed = [enter(1, 1, 0), { kind: 'kill', pid: 1, at: 5 } as LogLine];
+    // Its connection killed at 1050, the waiter turns to another name: nobody waited for n until 2900.
+    const interrupted = [want(2, 900), { kind: 'error', pid: 2, name: 'n', at: 1050, documented: true, error: 'LockBackendError/backend' } as LogLine, want(2, 1100, 'm'), want(3, 2900)];
+    assert.deepEqual(checkLeaseLog([...killed, ...interrupted, enter(3, 2, 2950), exit(3, 2, 2960)], OPTIONS).violations, []);
+    // A waiter killed before anyone entered still waited: 400 ms past the expiry, more than the slack.
+    assert.match(checkLeaseLog([...killed, want(2, 900), { kind: 'kill', pid: 2, at: 1400 }, want(3, 2900), enter(3, 2, 2950), exit(3, 2, 2960)], OPTIONS).violations.join('\n'),
+      /blocked it 1950 ms past its expiry \(a worker waited 400 ms of it\)/);
+    // Busy after its whole wait while nobody ever entered again: blocked up to the end of the run.
+    assert.match(checkLeaseLog([...killed, want(2, 900), { kind: 'busy', pid: 2, name: 'n', at: 5900 }], OPTIONS).violations.join('\n'), /waited 4900 ms/);
+  });
+
+  it('does not count the time the harness had the backend down (a restart or a pause) as the killed holder\'s block', () => {
+    const killed = [enter(1, 1, 0), { kind: 'kill', pid: 1, at: 5 } as LogLine, { kind: 'want', pid: 2, name: 'n', at: 900 } as LogLine];
+    const after = [enter(2, 2, 1250), exit(2, 2, 1260)];
+    assert.match(checkLeaseLog([...killed, ...after], OPTIONS).violations.join('\n'), /waited 250 ms/);
+    assert.deepEqual(checkLeaseLog([...killed, { kind: 'outage', pid: 0, from: 1050, to: 1200 }, ...after], OPTIONS).violations, []);
+  });
 });

@@ -62,23 +62,32 @@ export interface LandingState {
 }
 
 /**
- * Has this clone's work landed? Fetches the protected branch first so the answer reflects the
- * remote, not a stale remote-tracking ref.
+ * Has this clone's work landed? Asks the remote (its branch's tip, and a fetch when that tip is not
+ * HEAD) so the answer reflects the remote, not a stale remote-tracking ref.
  */
 export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
-  // The work tree's status and the fetch are independent: they run side by side.
-  const [status] = await Promise.all([
+  const unreachable = (cause: unknown) => {
+    throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+  };
+  // The work tree's status, HEAD and the remote's tip are independent: asked side by side. Right after a push
+  // (the usual release) the remote's tip is HEAD itself, and one `ls-remote` settles it without a fetch.
+  const [status, headNow, remoteTip] = await Promise.all([
     clone.git.raw(['status', '--porcelain', '--untracked-files=no']),
-    // `fetch: false` (status): judge by the remote-tracking ref as it is, touching nothing. The fetch
-    // writes no FETCH_HEAD and starts no background maintenance (git's next own fetch does that).
-    options.fetch === false ? undefined : clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(cause => {
-      throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
-    }),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
+    options.fetch === false ? undefined : clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).then(
+      out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', unreachable),
   ]);
   const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  // Where HEAD and the remote's branch are and, when both exist (the usual case), how far apart:
-  // asked side by side rather than one after another.
+  const dirty = { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, branch };
+  if (headNow && remoteTip === headNow) return { ...dirty, unpushed: 0, landed: headNow.slice(0, 12) };
+  // Otherwise count what the remote lacks against a fresh copy of its branch. `fetch: false` (status): judge by
+  // the remote-tracking ref as it is, touching nothing. The fetch writes no FETCH_HEAD and starts no background
+  // maintenance (git's next own fetch does that).
+  if (options.fetch !== false) {
+    await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
+      'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
+  }
+  // Where HEAD and the remote's branch are and, when both exist, how far apart: asked side by side.
   const tracking = `refs/remotes/${remote}/${branch}`;
   const [head, hasRemote, ahead] = await Promise.all([
     clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
@@ -91,7 +100,7 @@ export async function landingState(clone: Clone, remote: string, branch: string,
       ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
-  return { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, unpushed, branch, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };
+  return { ...dirty, unpushed, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -258,11 +258,14 @@ export class Container {
   /** Valid only after the clone's work has landed on the protected branch (docs/protocol.md#transitions). */
   async release(): Promise<{ grant: number; reclaimed: number; landed: string | null }> {
     const proof = await this.holderProof();
+    // Whether the work landed (a fetch and a few git queries) is asked while the page is read, not after.
+    const landing = this.checkLanded();
+    landing.catch(() => undefined); // judged below, after the lease; never an unhandled rejection
     // A clone that does not hold the live grant is told that first: pushing would not help it.
     const { record } = await this.read();
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
-    const landed = await this.checkLanded();
+    const landed = await landing;
     const result = await this.apply(r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }));
     clearSession(this.clone.gitDir);
     removePushProof(this.clone);

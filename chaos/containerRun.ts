@@ -114,7 +114,7 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
     clones.push({ dir: c, identity });
   }
 
-  const acquired: number[] = []; const minted: number[] = []; const cleared: number[] = []; const pushes: PushStart[] = [];
+  const acquired: number[] = []; const claimed: number[] = []; const minted: number[] = []; const cleared: number[] = []; const pushes: PushStart[] = [];
   const codes: Record<string, number> = {};
   const audit = new Map<string, AuditLine>(); const holders = new Map<number, ObservedHolder>();
   const began = performance.now();
@@ -145,6 +145,7 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
   let commitNo = 0;
   const worker = async (me: { dir: string; identity: string }) => {
     let holding = false;
+    const mine = new Set<number | 'unknown'>(); // the grants this clone was told it acquired
     while (performance.now() < deadline) {
       ops++;
       // A holder mostly lands (2 in 3): on a loaded machine its short lease lapses after a few other steps.
@@ -152,7 +153,14 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
       let r: { code: number | null; json: any };
       if (action === 'acquire') {
         r = await lockstep(me.dir, ['acquire', '--ttl', String(ttl)]);
-        if (r.code === 0) { holding = true; acquired.push(r.json.grant); }
+        if (r.code === null) mine.add('unknown'); // killed: it may have written its grant, which a later acquire finds
+        if (r.code === 0) {
+          holding = true;
+          // "already": this clone still holds a grant it took before (the worker gave up on it after a refused
+          // release or heartbeat). Not a new acquisition; but it must be one of this clone's own.
+          if (r.json.already === true) { if (!mine.has(r.json.grant) && !mine.has('unknown')) claimed.push(r.json.grant); }
+          else { acquired.push(r.json.grant); mine.add(r.json.grant); }
+        }
       } else if (action === 'heartbeat') r = await lockstep(me.dir, ['heartbeat']);
       else if (action === 'petition') r = await lockstep(me.dir, ['petition']);
       else if (action === 'withdraw') r = await lockstep(me.dir, ['withdraw']);
@@ -191,6 +199,7 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
   const landings: Landing[] = fs.existsSync(landingsLog) ? fs.readFileSync(landingsLog, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as Landing) : [];
   const verdict = checkContainerLog({ audit: [...audit.values()].sort((a, b) => a.at - b.at), holders: [...holders.values()], acquireTtlMs: ttl * 1000, heartbeatTtlMs, acquired, minted, cleared, pushes, landings });
   const violations = [...verdict.violations];
+  for (const g of claimed) violations.push(`a clone was told it already holds grant #${g}, which it never acquired`);
   if (verdict.grants === 0 || verdict.landings === 0) violations.push(`the run proves little: ${verdict.grants} grants, ${verdict.landings} landings`);
   const undocumented = Object.entries(codes).filter(([k]) => /:(2|5|null)$/.test(k) && !k.endsWith('killed'));
   for (const [k, n] of undocumented) violations.push(`${n} × ${k}: a usage or internal error`);

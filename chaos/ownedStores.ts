@@ -8,6 +8,12 @@ import * as path from 'node:path';
 import Redis from 'ioredis';
 import { TABLE } from '../src/core/stores/sql/migration';
 
+/**
+ * How the harness removes what it made. A SIGKILLed worker's git children outlive it for a moment and may still
+ * be writing objects into the folder, so a removal that meets ENOTEMPTY tries again rather than lose the run.
+ */
+export const REMOVE: fs.RmOptions = { recursive: true, force: true, maxRetries: 20, retryDelay: 100 };
+
 /** The harness refused a store: it holds something the harness did not create. Never names a credential. */
 export class ForeignStoreError extends Error {}
 
@@ -25,9 +31,9 @@ export function claimFolder(dir: string): Owned {
   } else fs.mkdirSync(dir, { recursive: true });
   return {
     async release() {
-      if (!existed) { fs.rmSync(dir, { recursive: true, force: true }); return; }
+      if (!existed) { fs.rmSync(dir, REMOVE); return; }
       // It was empty: everything in it now is the harness's.
-      for (const entry of fs.readdirSync(dir)) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+      for (const entry of fs.readdirSync(dir)) fs.rmSync(path.join(dir, entry), REMOVE);
     },
   };
 }

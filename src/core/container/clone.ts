@@ -62,6 +62,29 @@ export interface LandingState {
 }
 
 /**
+ * `git status --porcelain=v2 --branch` read: HEAD's commit ('' before the first commit) and the tracked files
+ * with changes (as git prints their paths; a rename names its new path).
+ */
+export function parseStatus(text: string): { head: string; changed: string[] } {
+  let head = '';
+  const changed: string[] = [];
+  // Fields before the path: 8 for an ordinary change, 9 for a rename or copy, 10 for an unmerged entry.
+  const fieldsBeforePath: Record<string, number> = { '1': 8, '2': 9, u: 10 };
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# branch.oid ')) {
+      const oid = line.slice('# branch.oid '.length).trim();
+      head = /^[0-9a-f]{40,64}$/.test(oid) ? oid : '';
+      continue;
+    }
+    const skip = fieldsBeforePath[line.slice(0, line.indexOf(' '))];
+    if (skip === undefined) continue;
+    const path = line.split(' ').slice(skip).join(' ');
+    changed.push(path.split('\t')[0]);
+  }
+  return { head, changed };
+}
+
+/**
  * Has this clone's work landed? Asks the remote (its branch's tip, and a fetch when that tip is not
  * HEAD) so the answer reflects the remote, not a stale remote-tracking ref.
  */
@@ -69,17 +92,15 @@ export async function landingState(clone: Clone, remote: string, branch: string,
   const unreachable = (cause: unknown) => {
     throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
   };
-  // The work tree's status, HEAD and the remote's tip are independent: asked side by side. Right after a push
-  // (the usual release) the remote's tip is HEAD itself, and one `ls-remote` settles it without a fetch.
-  const [status, headNow, remoteTip] = await Promise.all([
-    clone.git.raw(['status', '--porcelain', '--untracked-files=no']),
-    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
+  // The work tree's status (with HEAD's commit) and the remote's tip are independent: asked side by side. Right
+  // after a push (the usual release) the remote's tip is HEAD itself, and one `ls-remote` settles it, no fetch.
+  const [status, remoteTip] = await Promise.all([
+    clone.git.raw(['status', '--porcelain=v2', '--branch', '--untracked-files=no']).then(parseStatus),
     options.fetch === false ? undefined : clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).then(
       out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', unreachable),
   ]);
-  const dirtyLines = status.split('\n').filter(Boolean).map(l => l.slice(3));
-  const dirty = { dirty: dirtyLines.slice(0, 5), dirtyCount: dirtyLines.length, branch };
-  if (headNow && remoteTip === headNow) return { ...dirty, unpushed: 0, landed: headNow.slice(0, 12) };
+  const dirty = { dirty: status.changed.slice(0, 5), dirtyCount: status.changed.length, branch };
+  if (status.head && remoteTip === status.head) return { ...dirty, unpushed: 0, landed: status.head.slice(0, 12) };
   // Otherwise count what the remote lacks against a fresh copy of its branch. `fetch: false` (status): judge by
   // the remote-tracking ref as it is, touching nothing. The fetch writes no FETCH_HEAD and starts no background
   // maintenance (git's next own fetch does that).

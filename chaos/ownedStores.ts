@@ -9,10 +9,20 @@ import Redis from 'ioredis';
 import { TABLE } from '../src/core/stores/sql/migration';
 
 /**
- * How the harness removes what it made. A SIGKILLed worker's git children outlive it for a moment and may still
- * be writing objects into the folder, so a removal that meets ENOTEMPTY tries again rather than lose the run.
+ * Removes a folder the harness made. A SIGKILLed worker's git children outlive it for a moment and may still be
+ * writing objects into it (fs.rmSync's own retries re-try only the last rmdir, not the entries created since), so
+ * the whole removal is tried again until it succeeds or 30 s pass; then it says what it left, and never throws:
+ * a run's verdict is not lost to its clean-up.
  */
-export const REMOVE: fs.RmOptions = { recursive: true, force: true, maxRetries: 20, retryDelay: 100 };
+export function removeMade(target: string): void {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try { fs.rmSync(target, { recursive: true, force: true }); return; } catch (error) {
+      if (Date.now() > deadline) { console.error(`chaos: could not remove ${target} (${(error as NodeJS.ErrnoException).code}); remove it by hand`); return; }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // a synchronous pause: the callers are in finally blocks
+    }
+  }
+}
 
 /** The harness refused a store: it holds something the harness did not create. Never names a credential. */
 export class ForeignStoreError extends Error {}
@@ -31,9 +41,9 @@ export function claimFolder(dir: string): Owned {
   } else fs.mkdirSync(dir, { recursive: true });
   return {
     async release() {
-      if (!existed) { fs.rmSync(dir, REMOVE); return; }
+      if (!existed) { removeMade(dir); return; }
       // It was empty: everything in it now is the harness's.
-      for (const entry of fs.readdirSync(dir)) fs.rmSync(path.join(dir, entry), REMOVE);
+      for (const entry of fs.readdirSync(dir)) removeMade(path.join(dir, entry));
     },
   };
 }

@@ -20,7 +20,7 @@ import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
 import { runContainerChaos } from './containerRun';
-import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, REMOVE, sqlAdmin, type Owned } from './ownedStores';
+import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
 
 const { values } = parseArgs({
   options: {
@@ -200,7 +200,7 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
     return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
   } finally {
     for (const o of owned) await o.release();
-    if (!process.env.CHAOS_KEEP) fs.rmSync(dir, REMOVE);
+    if (!process.env.CHAOS_KEEP) removeMade(dir);
   }
 }
 
@@ -224,7 +224,7 @@ async function runDriver(driver: string): Promise<Row> {
   let store: Store;
   try { store = await openStore(driver, dir, prefix, owned); } catch (error) {
     for (const o of owned) await o.release();
-    fs.rmSync(dir, REMOVE);
+    removeMade(dir);
     throw error;
   }
   const faults: Record<string, number> = {};
@@ -282,7 +282,7 @@ async function runDriver(driver: string): Promise<Row> {
   } finally {
     await store.close();
     for (const o of owned) await o.release();
-    if (!process.env.CHAOS_KEEP) fs.rmSync(dir, REMOVE); // the folder it made, and only that
+    if (!process.env.CHAOS_KEEP) removeMade(dir); // the folder it made, and only that
     fs.rmSync(workerJs, { force: true });
   }
 }

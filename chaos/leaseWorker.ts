@@ -26,7 +26,10 @@ const names = (values.names ?? '').split(',').filter(Boolean);
 const log = values.log as string;
 const ttl = Number(values.ttl);
 const wait = Number(values.wait);
-const clock = () => performance.timeOrigin + performance.now();
+// The log's instants come from the clock the leases use (Date.now, the manager's system clock), the same kernel clock
+// in every process. performance.timeOrigin + performance.now() is finer but each process maps it to wall time on its
+// own at start-up, so two processes' instants can disagree by a millisecond under load: a false overlap.
+const clock = () => Date.now();
 const write = (entry: object) => fs.appendFileSync(log, JSON.stringify({ pid: process.pid, ...entry }) + '\n');
 const hold = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 

@@ -56,7 +56,7 @@ const MIN_SECTIONS = 16;
 const sectionsSoFar = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('"kind":"enter"').length - 1 : 0);
 const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
-const now = () => performance.timeOrigin + performance.now();
+const now = () => Date.now(); // the workers' and the leases' clock (see chaos/leaseWorker.ts)
 
 /**
  * `faults` runs until `until()` (the slot's end, which moves when the slot is extended) and notes each fault; one

@@ -108,10 +108,10 @@ export async function landingState(clone: Clone, remote: string, branch: string,
     await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
       'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
   }
-  // Where HEAD and the remote's branch are and, when both exist, how far apart: asked side by side.
+  // Where the remote's branch is and, when it exists, how far HEAD (known from the status) is ahead of it.
   const tracking = `refs/remotes/${remote}/${branch}`;
-  const [head, hasRemote, ahead] = await Promise.all([
-    clone.git.raw(['rev-parse', '--verify', '--quiet', 'HEAD']).then(s => s.trim(), () => ''),
+  const head = status.head;
+  const [hasRemote, ahead] = await Promise.all([
     clone.git.raw(['rev-parse', '--verify', '--quiet', tracking]).then(s => s.trim(), () => ''),
     clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`]).catch(() => undefined),
   ]);

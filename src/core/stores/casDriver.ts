@@ -1,5 +1,6 @@
 import { LockBackendError, LockStorageError } from '../errors';
 import { claimTransition, extendTransition, isLeaseState, releaseTransition, type LeaseState, type Transition } from './leaseState';
+import { RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, ReleaseResult, VersionedRecord } from './store';
 
@@ -32,9 +33,12 @@ export interface CasDriverOptions {
   readonly leaseSlots?: number;
   /**
    * The cells do their I/O synchronously: let the process's pending I/O run before each operation
-   * resolves, so that clients retrying in a loop cannot starve others in the same process.
+   * resolves, and pace clients that retry a refused claim in a tight loop (refusalPacing.ts), so
+   * that they cannot starve others in the same process.
    */
   readonly yieldToIo?: boolean;
+  /** The pacing's clock and durations (tests inject them). */
+  readonly pacing?: PacingOptions;
 }
 
 /** One turn of the event loop (its poll phase runs pending I/O callbacks). */
@@ -46,6 +50,8 @@ export class CasDriver implements Driver {
   readonly watch?: (key: string, onChange: () => void) => Disposable;
   /** Private, so that printing a driver shows no stored state (owner hashes, paths of leases). */
   readonly #cells: CasCells;
+  /** Set for cells with synchronous I/O (options.yieldToIo). */
+  readonly #pacing: RefusalPacing | undefined;
 
   constructor(
     readonly name: DriverName,
@@ -54,22 +60,46 @@ export class CasDriver implements Driver {
     private readonly options: CasDriverOptions = {},
   ) {
     this.#cells = cells;
+    this.#pacing = options.yieldToIo ? new RefusalPacing(options.pacing) : undefined;
     if (cells.watch) {
       const watchCell = cells.watch.bind(cells);
       this.watch = (key, onChange) => watchCell(recordCell(key), onChange);
     }
   }
 
-  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
-    return this.updateLease(key, now, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
+  async claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
+    const pacing = this.#pacing;
+    if (pacing === undefined) return this.updateLease(key, now, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
+    let result: ClaimResult;
+    try {
+      result = await this.unsettledLease(key, now, state => claimTransition(state, ownerHash, ttlMs, now), { claimed: false });
+    } catch (error) {
+      await nextTurn();
+      throw error;
+    }
+    if (result.claimed) {
+      pacing.claimed(key);
+      await nextTurn();
+    } else {
+      await pacing.refused(key);
+    }
+    return result;
   }
 
   extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
     return this.updateLease(key, now, state => extendTransition(state, ownerHash, ttlMs, now), undefined);
   }
 
-  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
-    return this.updateLease(key, now, state => releaseTransition(state, ownerHash, now), undefined);
+  async release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
+    const pacing = this.#pacing;
+    if (pacing === undefined) return this.updateLease(key, now, state => releaseTransition(state, ownerHash, now), undefined);
+    try {
+      const result = await this.unsettledLease(key, now, state => releaseTransition(state, ownerHash, now), undefined);
+      if (result === 'released') pacing.released(key);
+      return result;
+    } finally {
+      await nextTurn();
+    }
   }
 
   read(key: string): Promise<VersionedRecord | null> {
@@ -100,13 +130,18 @@ export class CasDriver implements Driver {
    * for extend and release there is no such answer and persistent contention is a backend fault.
    */
   private updateLease<R>(key: string, now: number, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
+    return this.settled(this.unsettledLease(key, now, transition, onContention));
+  }
+
+  /** {@link updateLease} without the turn of the event loop after it. */
+  private unsettledLease<R>(key: string, now: number, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
     const slots = this.options.leaseSlots;
-    if (slots === undefined) return this.settled(this.updateCell(leaseCell(key), isLeaseState, transition, onContention));
+    if (slots === undefined) return this.updateCell(leaseCell(key), isLeaseState, transition, onContention);
     // In a slot: the key's lease is read out of the slot, and the transition's result written back into it.
-    return this.settled(this.updateCell(slotCell(slotOf(key, slots)), isLeaseSlot, (slot: LeaseSlot | null) => {
+    return this.updateCell(slotCell(slotOf(key, slots)), isLeaseSlot, (slot: LeaseSlot | null) => {
       const { next, result } = transition(leaseInSlot(slot, key));
       return { next: next === undefined ? undefined : slotWithLease(slot, key, next, now), result };
-    }, onContention));
+    }, onContention);
   }
 
   private async updateCell<S, R>(cell: string, isState: (value: unknown) => value is S,

@@ -47,7 +47,8 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * operation, a released lease leaves nothing behind, and the store stays bounded however many
  * distinct names come and go. Folders 0700, files 0600 (a symbolic link has no mode of its own; the 0700 folders keep it
  * private). There are no mutex files. Every operation does its disk work synchronously and then
- * lets the process's pending I/O run (one turn of the event loop) before it resolves.
+ * lets the process's pending I/O run (one turn of the event loop) before it resolves; a client
+ * refused the same name in a tight loop is paced (refusalPacing.ts).
  *
  * Physical clean-up (README "Physical clean-up"): none is needed for leases. A container record
  * stays until its namespace's folder is removed, which is safe only with every process using the

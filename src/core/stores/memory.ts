@@ -5,7 +5,7 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * The `memory` driver (docs/leases.md#drivers): one process, no persistence. For tests and single-process programs.
  * Values are stored as JSON text so that callers can never alias stored state.
  */
-class MemoryCells implements CasCells {
+export class MemoryCells implements CasCells {
   private readonly cells = new Map<string, { text: string; revision: number }>();
   private readonly listeners = new Map<string, Set<() => void>>();
 

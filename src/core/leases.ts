@@ -65,11 +65,9 @@ export class LockHandle {
     this.#token = lease?.token;
     this.#control = lease?.control;
     this.#expiry = lease?.expiresAt;
-    if (lease === undefined) {
-      this.#lost = 'not-acquired';
-    } else {
-      this.#armExpiry();
-    }
+    // The expiry timer is armed only once someone reads `signal`: a lease whose signal nobody
+    // watches costs no timer (extend checks the expiry against the clock itself).
+    if (lease === undefined) this.#lost = 'not-acquired';
   }
 
   /** The 64-hex-character owner token. Throws when the lease was not acquired. */
@@ -93,7 +91,9 @@ export class LockHandle {
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
+      if (this.#lost === undefined && this.#clock.now() >= this.#expiry!) this.#lose('expired');
       if (this.#lost !== undefined) this.#controller.abort(new LockLeaseLostError(LOST_MESSAGES[this.#lost]));
+      else this.#armExpiry();
     }
     return this.#controller.signal;
   }
@@ -118,7 +118,7 @@ export class LockHandle {
     }
     if (this.#lost !== undefined) return false;
     this.#expiry = expiry;
-    this.#armExpiry();
+    if (this.#controller !== undefined) this.#armExpiry();
     return true;
   }
 

@@ -99,10 +99,22 @@ describe('leases: handle.signal', () => {
   it('aborts on release and leaves no timer behind', async () => {
     const { clock, a } = setUp();
     const handle = await a.acquire('signal:release', { ttl: 10 });
-    assert.equal(clock.pendingTimers, 1);
+    assert.equal(handle.signal.aborted, false);
+    assert.equal(clock.pendingTimers, 1, 'reading the signal arms the expiry timer');
     assert.equal(await handle.release(), true);
     assert.equal(handle.signal.aborted, true);
     assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('costs no timer while nobody reads it, and read after the expiry is already aborted', async () => {
+    const { clock, a } = setUp();
+    const handle = await a.acquire('signal:unread', { ttl: 10 });
+    assert.equal(clock.pendingTimers, 0);
+    clock.advance(10_000);
+    assert.equal(handle.signal.aborted, true);
+    assert.ok(handle.signal.reason instanceof LockLeaseLostError);
+    assert.equal(clock.pendingTimers, 0);
+    assert.equal(await handle.extend(10), false, 'an expired lease is not revived');
   });
 
   it('aborts when release finds the lease taken by another owner', async () => {

@@ -1,5 +1,7 @@
 /**
- * `npm run chaos [-- --minutes M] [--workers N] [--names K] [--drivers file,sqlite,redis,git]` (issue 15).
+ * `npm run chaos [-- --minutes M] [--sections S] [--workers N] [--names K] [--drivers file,sqlite,redis,git]` (issue 15).
+ * With `--sections S`, a plain-lease driver's run ends as soon as its log holds S critical sections, or at its share
+ * of the minutes, whichever comes first (a long run sized by its proof rather than by the clock).
  *
  * Plain leases under chaos: N worker processes (chaos/leaseWorker.ts) race for K names on each driver while a
  * killer SIGKILLs a random worker every 50–500 ms (and restarts it); on Redis the server is also restarted
@@ -24,7 +26,7 @@ import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMad
 
 const { values } = parseArgs({
   options: {
-    minutes: { type: 'string' }, seconds: { type: 'string' }, workers: { type: 'string', default: '16' },
+    minutes: { type: 'string' }, seconds: { type: 'string' }, sections: { type: 'string' }, workers: { type: 'string', default: '16' },
     names: { type: 'string', default: '3' }, drivers: { type: 'string', default: 'file,sqlite,redis,git' }, ttl: { type: 'string', default: '1' },
     // Existing stores to run against (each must hold nothing: see ownedStores.ts).
     clones: { type: 'string', default: '5' }, path: { type: 'string' }, 'redis-url': { type: 'string' }, 'database-url': { type: 'string', multiple: true },
@@ -41,6 +43,12 @@ const DRIVERS = (values.drivers as string).split(',');
 const seconds = values.seconds !== undefined ? Number(values.seconds) : Number(values.minutes ?? '0.5') * 60;
 const perDriverMs = (seconds * 1000) / DRIVERS.length;
 const WORKERS = Number(values.workers);
+/** `--sections`: end a plain-lease run once its log holds this many critical sections. */
+const SECTIONS = values.sections === undefined ? undefined : Number(values.sections);
+if (SECTIONS !== undefined && !(Number.isSafeInteger(SECTIONS) && SECTIONS > 0)) {
+  console.error(`chaos: --sections must be a whole number above 0, not "${values.sections}"`);
+  process.exit(2);
+}
 const NAMES = Array.from({ length: Number(values.names) }, (_, i) => `chaos-name-${i}`);
 const TTL = Number(values.ttl);
 const CLONES = Number(values.clones);
@@ -249,7 +257,12 @@ async function runDriver(driver: string): Promise<Row> {
       faults[what] = (faults[what] ?? 0) + 1;
       if (outage) fs.appendFileSync(log, JSON.stringify({ kind: 'outage', pid: 0, ...outage }) + '\n');
     });
+    let counted = began;
     for (;;) {
+      if (SECTIONS !== undefined && now() >= counted + 2000) { // the log is read whole: every 2 s is enough
+        counted = now();
+        if (sectionsSoFar(log) >= SECTIONS) break;
+      }
       if (now() >= deadline) { // a starved slot (a loaded machine: workers still starting) runs on, up to EXTEND times its length
         if (now() >= began + EXTEND * perDriverMs || sectionsSoFar(log) >= MIN_SECTIONS) break;
         deadline += 1000;
@@ -288,7 +301,7 @@ async function runDriver(driver: string): Promise<Row> {
 }
 
 async function main(): Promise<number> {
-  console.log(`chaos: plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s, ${(perDriverMs / 1000).toFixed(0)} s per driver: ${DRIVERS.join(', ')}`);
+  console.log(`chaos: plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s, ${(perDriverMs / 1000).toFixed(0)} s per driver${SECTIONS === undefined ? '' : ` or ${SECTIONS} critical sections, whichever comes first`}: ${DRIVERS.join(', ')}`);
   const rows: Row[] = [];
   for (const driver of DRIVERS) {
     const row = await runDriver(driver);

@@ -261,7 +261,7 @@ async function runDriver(driver: string): Promise<Row> {
     for (;;) {
       if (SECTIONS !== undefined && now() >= counted + 2000) { // the log is read whole: every 2 s is enough
         counted = now();
-        if (sectionsSoFar(log) >= SECTIONS) break;
+        if (sectionsSoFar(log) >= SECTIONS) { deadline = now(); break; } // the faults end with the slot
       }
       if (now() >= deadline) { // a starved slot (a loaded machine: workers still starting) runs on, up to EXTEND times its length
         if (now() >= began + EXTEND * perDriverMs || sectionsSoFar(log) >= MIN_SECTIONS) break;

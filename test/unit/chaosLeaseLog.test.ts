@@ -30,6 +30,14 @@ describe('chaos: the plain-lease invariants of a run log', () => {
     assert.match(v.violations.join('\n'), /undocumented error: TypeError/);
   });
 
+  it('still counts one long attempt that began long before the expiry among many short ones (waits are read by start)', () => {
+    const lines: LogLine[] = [enter(1, 1, 0), { kind: 'kill', pid: 1, at: 5 }, { kind: 'want', pid: 9, name: 'n', at: 10 }];
+    // Short attempts of other workers, each refused at once, all before the killed holder's expiry at 1000.
+    for (let i = 0; i < 200; i++) lines.push({ kind: 'want', pid: 100 + i, name: 'n', at: 20 + i * 4 }, { kind: 'busy', pid: 100 + i, name: 'n', at: 21 + i * 4 });
+    lines.push(enter(9, 2, 3000), exit(9, 2, 3010));
+    assert.match(checkLeaseLog(lines, OPTIONS).violations.join('\n'), /blocked it 2000 ms past its expiry \(a worker waited 2000 ms of it\)/);
+  });
+
   it('counts a holder still working after its own lease expired as an overrun, not an overlap, and still checks its token', () => {
     const v = checkLeaseLog([enter(1, 1, 0), enter(2, 2, 1001), exit(1, 1, 1500), exit(2, 2, 1510)], OPTIONS);
     assert.deepEqual(v.violations, []);

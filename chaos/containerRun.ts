@@ -47,13 +47,20 @@ exit 0
  * then release) took 1–3 s under load: with a 1 s lease 8 in 9 pushes came after the lease lapsed and were refused
  * (which the guards must do), and a 25 s run landed 1 commit. They ask for 3× the lease (3 s: still short).
  */
-const PACE: Record<'file' | 'sqlite' | 'git', { ttlTimes: number; killMs: readonly [number, number] }> = {
+const PACE: Record<ContainerDriver, { ttlTimes: number; killMs: readonly [number, number] }> = {
   file: { ttlTimes: 3, killMs: [100, 600] },
   sqlite: { ttlTimes: 3, killMs: [100, 600] },
   git: { ttlTimes: 10, killMs: [500, 3000] },
+  // Redis, MariaDB and PostgreSQL answer as fast as file and SQLite: their pace.
+  redis: { ttlTimes: 3, killMs: [100, 600] },
+  mariadb: { ttlTimes: 3, killMs: [100, 600] },
+  postgres: { ttlTimes: 3, killMs: [100, 600] },
 };
 
-export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | 'git'; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; ttl: number; slowPreReceive?: (bare: string, chained: string) => void }): Promise<ContainerRow> {
+/** The store a container runs on (`init --driver`: the three SQL ones are `sql`). */
+export type ContainerDriver = 'file' | 'sqlite' | 'git' | 'redis' | 'mariadb' | 'postgres';
+
+export async function runContainerChaos(options: { driver: ContainerDriver; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; ttl: number; slowPreReceive?: (bare: string, chained: string) => void }): Promise<ContainerRow> {
   const { dir } = options;
   const pace = PACE[options.driver];
   const ttl = options.ttl * pace.ttlTimes;
@@ -92,7 +99,7 @@ export async function runContainerChaos(options: { driver: 'file' | 'sqlite' | '
   await gitOk(seed, 'symbolic-ref', 'HEAD', 'refs/heads/main');
   fs.writeFileSync(path.join(seed, 'README.md'), 'chaos\n');
   await gitOk(seed, 'add', '.'); await gitOk(seed, 'commit', '-qm', 'first'); await gitOk(seed, 'push', '-q', '-u', 'origin', 'main');
-  const init = await lockstep(seed, ['init', '--server-guard', '--driver', options.driver === 'sqlite' ? 'sql' : options.driver, '--operator', OPERATOR]);
+  const init = await lockstep(seed, ['init', '--server-guard', '--driver', ['sqlite', 'mariadb', 'postgres'].includes(options.driver) ? 'sql' : options.driver, '--operator', OPERATOR]);
   if (init.code !== 0) throw new Error(`lockstep init failed (${init.code})`);
   await gitOk(seed, 'add', '.lockstep.json'); await gitOk(seed, 'commit', '-qm', 'lockstep container'); await gitOk(seed, 'push', '-q', 'origin', 'main');
   const installed = await lockstep(remote, ['hooks', 'install', '--server']);

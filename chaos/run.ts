@@ -21,7 +21,7 @@ import { buildSync } from 'esbuild';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
-import { runContainerChaos } from './containerRun';
+import { runContainerChaos, type ContainerDriver } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
 
 const { values } = parseArgs({
@@ -194,19 +194,29 @@ export function slowPreReceive(bare: string, chained?: string): void {
 
 interface Row { driver: string; seconds: number; sections: number; kills: number; killedHolders: number; overran: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
 
-/** `container-file`, `container-sqlite`, `container-git`: the container protocol (chaos/containerRun.ts). */
+/**
+ * `container-file`, `container-sqlite`, `container-git`, `container-redis`, `container-mariadb`, `container-postgres`:
+ * the container protocol (chaos/containerRun.ts). Redis runs on a redis-server the harness starts (or `--redis-url`),
+ * MariaDB and PostgreSQL on `--database-url`; the clones get only the store's address, the driver comes from the
+ * container's .lockstep.json.
+ */
 async function runContainer(driver: string, dir: string, prefix: string): Promise<Row> {
-  const kind = driver.slice('container-'.length) as 'file' | 'sqlite' | 'git';
+  const kind = driver.slice('container-'.length) as ContainerDriver;
   const owned: Owned[] = [];
+  let store: Store | undefined;
   try {
     const env: Record<string, string> = { LOCKSTEP_PREFIX: prefix };
     if (kind === 'file') env.LOCKSTEP_PATH = storeFolder(dir, owned);
     else if (kind === 'sqlite') { const f = storeFolder(dir, owned); fs.mkdirSync(f, { recursive: true }); env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`; }
-    else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite or container-git`);
+    else if (kind === 'redis' || kind === 'mariadb' || kind === 'postgres') {
+      store = await openStore(kind, dir, prefix, owned);
+      for (const name of ['LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL']) if (store.env[name] !== undefined) env[name] = store.env[name];
+    } else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`);
     const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ttl: TTL, ...(kind === 'git' ? { slowPreReceive } : {}) });
     console.log(`           ${row.summary}`);
     return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
   } finally {
+    await store?.close();
     for (const o of owned) await o.release();
     if (!process.env.CHAOS_KEEP) removeMade(dir);
   }

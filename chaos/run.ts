@@ -311,7 +311,12 @@ async function runDriver(driver: string): Promise<Row> {
 }
 
 async function main(): Promise<number> {
-  console.log(`chaos: plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s, ${(perDriverMs / 1000).toFixed(0)} s per driver${SECTIONS === undefined ? '' : ` or ${SECTIONS} critical sections, whichever comes first`}: ${DRIVERS.join(', ')}`);
+  const containers = DRIVERS.filter(d => d.startsWith('container-')).length;
+  const what = [
+    ...(containers < DRIVERS.length ? [`plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s`] : []),
+    ...(containers > 0 ? [`the container protocol, ${CLONES} clones`] : []),
+  ].join('; ');
+  console.log(`chaos: ${what}, ${(perDriverMs / 1000).toFixed(0)} s per driver${SECTIONS === undefined ? '' : ` or ${SECTIONS} critical sections, whichever comes first`}: ${DRIVERS.join(', ')}`);
   const rows: Row[] = [];
   for (const driver of DRIVERS) {
     const row = await runDriver(driver);

@@ -1,6 +1,6 @@
 import { LockBackendError, LockStorageError } from '../errors';
 import { claimTransition, extendTransition, isLeaseState, releaseTransition, type LeaseState, type Transition } from './leaseState';
-import { RefusalPacing, type PacingOptions } from './refusalPacing';
+import { nextTurn, RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, ReleaseResult, VersionedRecord } from './store';
 
@@ -39,11 +39,6 @@ export interface CasDriverOptions {
   readonly yieldToIo?: boolean;
   /** The pacing's clock and durations (tests inject them). */
   readonly pacing?: PacingOptions;
-}
-
-/** One turn of the event loop (its poll phase runs pending I/O callbacks). */
-function nextTurn(): Promise<void> {
-  return new Promise(resolve => setImmediate(resolve));
 }
 
 export class CasDriver implements Driver {

@@ -8,8 +8,8 @@
  * holder's own I/O, several times slower. A client refused the same key again within
  * {@link HOT_MS} of its last refusal is spinning, so its refusal answers after a short pause
  * ({@link PAUSE_MS}) instead of one turn: the classic backoff of a spin lock. A release of the key
- * in this process ends the pauses on it at once, so the clients of one process take over a
- * released lease without waiting out a pause, in the order the event loop runs them. A refusal
+ * in this process ends the pause of the client that has waited longest, so a released lease passes
+ * to a client of the same process without waiting out a pause, first come first served. A refusal
  * that follows no recent one (a scan of many names, a waiting acquire's own retries, which
  * sleep 5–25 ms) still answers after one turn.
  *
@@ -27,7 +27,8 @@ const paused = new Map<string, Set<() => void>>();
 /** A client remembers the last refusal of at most this many keys. */
 const MAX_REMEMBERED = 1024;
 
-function nextTurn(): Promise<void> {
+/** One turn of the event loop (its poll phase runs pending I/O callbacks). */
+export function nextTurn(): Promise<void> {
   return new Promise(resolve => setImmediate(resolve));
 }
 

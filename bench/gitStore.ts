@@ -56,7 +56,7 @@ function clone(name: string): string {
 }
 
 function openGit(dir: string, count: boolean): ReturnType<typeof createGitDriver> {
-  return createGitDriver({ gitDir: dir, gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 30_000 },
+  return createGitDriver({ gitDir: dir, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 30_000 },
     count ? { onGitSpawn: s => spawned.push(s) } : {});
 }
 

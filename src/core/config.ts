@@ -30,6 +30,8 @@ export interface LockManagerOptions {
   /** Git driver: the repository whose remote holds the lock ref, and that remote's name. */
   gitDir?: string;
   gitRemote?: string;
+  /** Git driver: how long one git command (a push of the record) may run before it is stopped. Default: commandTimeoutMs. */
+  gitTimeoutMs?: number;
 }
 
 export interface ResolvedConfig {
@@ -47,6 +49,8 @@ export interface ResolvedConfig {
   readonly commandTimeoutMs: number;
   readonly gitDir: string | undefined;
   readonly gitRemote: string;
+  /** Git driver: per-command timeout (LOCKSTEP_GIT_TIMEOUT_SECONDS > gitTimeoutMs > commandTimeoutMs). */
+  readonly gitTimeoutMs: number;
 }
 
 export const DEFAULT_PREFIX = 'lockstep';
@@ -103,6 +107,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     commandTimeoutMs: positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'),
     gitDir: options.gitDir,
     gitRemote: pick(env.LOCKSTEP_GIT_REMOTE, options.gitRemote, 'origin'),
+    gitTimeoutMs: gitTimeout(env.LOCKSTEP_GIT_TIMEOUT_SECONDS, options.gitTimeoutMs, options.commandTimeoutMs),
   });
 }
 
@@ -124,6 +129,7 @@ class Settings implements ResolvedConfig {
   readonly commandTimeoutMs: number;
   readonly gitDir: string | undefined;
   readonly gitRemote: string;
+  readonly gitTimeoutMs: number;
 
   constructor(fields: ResolvedConfig) {
     this.driver = fields.driver;
@@ -138,6 +144,7 @@ class Settings implements ResolvedConfig {
     this.commandTimeoutMs = fields.commandTimeoutMs;
     this.gitDir = fields.gitDir;
     this.gitRemote = fields.gitRemote;
+    this.gitTimeoutMs = fields.gitTimeoutMs;
   }
 
   get redisUrl(): string | undefined { return this.#redisUrl; }
@@ -173,6 +180,21 @@ function minReplicas(fromEnv: string | undefined, fromOptions: number | undefine
     throw new LockConfigurationError(`${setting} must be a whole number of replicas from 0 to 100.`, { setting });
   }
   return value;
+}
+
+/** The longest git command timeout a setting may ask for (10 minutes). */
+export const MAX_GIT_TIMEOUT_SECONDS = 600;
+
+/** LOCKSTEP_GIT_TIMEOUT_SECONDS (whole seconds, 1–600) wins over the gitTimeoutMs option, then commandTimeoutMs. */
+function gitTimeout(fromEnv: string | undefined, fromOptions: number | undefined, commandTimeoutMs: number | undefined): number {
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const seconds = /^\s*\d+\s*$/.test(fromEnv) ? Number(fromEnv) : NaN;
+    if (!(seconds >= 1 && seconds <= MAX_GIT_TIMEOUT_SECONDS)) {
+      throw new LockConfigurationError(`LOCKSTEP_GIT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to ${MAX_GIT_TIMEOUT_SECONDS}.`, { setting: 'LOCKSTEP_GIT_TIMEOUT_SECONDS' });
+    }
+    return seconds * 1000;
+  }
+  return positive(fromOptions, positive(commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'), 'gitTimeoutMs');
 }
 
 function positive(value: number | undefined, fallback: number, setting: string): number {

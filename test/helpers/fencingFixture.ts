@@ -135,6 +135,10 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
         if (token) secrets.add(token);
       } catch { /* no session */ }
       try {
+        const pending = (JSON.parse(fs.readFileSync(path.join(lockstepDir, 'pending.json'), 'utf8')) as { token?: string }).token;
+        if (pending) secrets.add(pending);
+      } catch { /* no acquire pending */ }
+      try {
         for (const m of fs.readFileSync(path.join(lockstepDir, 'push.config'), 'utf8').matchAll(PROOF_LINE)) secrets.add(m[1]);
       } catch { /* no proof */ }
     }

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   });
   const { mode, clone, key, id } = values;
   if (!clone || !key || !id) throw new Error('gitDriverWorker: --clone, --key and --id are required');
-  const driver = createGitDriver({ gitDir: clone, gitRemote: 'origin', prefix: values.prefix!, commandTimeoutMs: 60_000 });
+  const driver = createGitDriver({ gitDir: clone, gitRemote: 'origin', prefix: values.prefix!, gitTimeoutMs: 60_000 });
   try {
     if (mode === 'counter') await counter(driver, key, id);
     else if (mode === 'lease') await lease(driver, key, id, Number(values.rounds), values.shared!);

@@ -38,7 +38,7 @@ export function makeGitWorld(root: string, clones: number): GitWorld {
 export function openGitDriver(clone: string, options: GitDriverOptions & { prefix?: string; remote?: string; timeoutMs?: number } = {}): GitDriver {
   return createGitDriver({
     gitDir: clone, gitRemote: options.remote ?? 'origin', prefix: options.prefix ?? 'lockstep-test',
-    commandTimeoutMs: options.timeoutMs ?? 30_000,
+    gitTimeoutMs: options.timeoutMs ?? 30_000,
   }, options);
 }
 

@@ -304,12 +304,12 @@ describe('git driver', function () {
     });
 
     it('rejects configuration errors with the setting named (exit 2)', async () => {
-      assert.throws(() => createGitDriver({ gitDir: undefined, gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 }),
+      assert.throws(() => createGitDriver({ gitDir: undefined, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
         (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
-      assert.throws(() => createGitDriver({ gitDir: 'relative/clone', gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 }),
+      assert.throws(() => createGitDriver({ gitDir: 'relative/clone', gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
         (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
       await assert.rejects(openDriver(resolveConfig({ driver: 'git' }, {})), LockConfigurationError);
-      const notAClone = createGitDriver({ gitDir: path.join(tmp.path, 'missing'), gitRemote: 'origin', prefix: PREFIX, commandTimeoutMs: 5000 });
+      const notAClone = createGitDriver({ gitDir: path.join(tmp.path, 'missing'), gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 });
       open.push(notAClone);
       const error = await notAClone.read(randomKey()).then(() => undefined, (e: unknown) => e);
       assert.ok(error instanceof LockConfigurationError && error.setting === 'gitDir', String(error));

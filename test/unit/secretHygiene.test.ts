@@ -86,7 +86,7 @@ describe('secret hygiene: managers, handles, settings and drivers print no crede
       ['redis', () => openDriver(resolveConfig({ driver: 'redis', prefix: 'p', redisUrl: REDIS_URL }, {}))],
       ['sql (postgres)', () => openDriver(resolveConfig({ driver: 'sql', prefix: 'p', databaseUrl: PG_URL }, {}))],
       ['sql (mysql)', () => openDriver(resolveConfig({ driver: 'sql', prefix: 'p', databaseUrl: MYSQL_URL }, {}))],
-      ['git (https remote with credentials)', async () => createGitDriver({ gitDir: dir.path, gitRemote: GIT_URL, prefix: 'p', commandTimeoutMs: 1_000 })],
+      ['git (https remote with credentials)', async () => createGitDriver({ gitDir: dir.path, gitRemote: GIT_URL, prefix: 'p', gitTimeoutMs: 1_000 })],
     ];
     // Each driver's client library loads once, here, so that a test's time is its own (the unit limit is 100 ms).
     before(async () => { for (const [, open] of drivers) opened.push(await open()); });

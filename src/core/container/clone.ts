@@ -57,8 +57,10 @@ export interface LandingState {
   /** Commits on HEAD that the remote's protected branch does not have. */
   readonly unpushed: number;
   readonly branch: string;
-  /** The protected branch's commit on the remote (12 hex digits), when it exists. */
-  readonly landed: string | undefined;
+  /** HEAD's commit (full), '' before the first commit. */
+  readonly head: string;
+  /** Whether HEAD is on the remote's protected branch (its tip or below it). */
+  readonly onRemote: boolean;
 }
 
 /**
@@ -99,8 +101,8 @@ export async function landingState(clone: Clone, remote: string, branch: string,
     options.fetch === false ? undefined : clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).then(
       out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', unreachable),
   ]);
-  const dirty = { dirty: status.changed.slice(0, 5), dirtyCount: status.changed.length, branch };
-  if (status.head && remoteTip === status.head) return { ...dirty, unpushed: 0, landed: status.head.slice(0, 12) };
+  const dirty = { dirty: status.changed.slice(0, 5), dirtyCount: status.changed.length, branch, head: status.head };
+  if (status.head && remoteTip === status.head) return { ...dirty, unpushed: 0, onRemote: true };
   // Otherwise count what the remote lacks against a fresh copy of its branch. `fetch: false` (status): judge by
   // the remote-tracking ref as it is, touching nothing. The fetch writes no FETCH_HEAD and starts no background
   // maintenance (git's next own fetch does that).
@@ -121,7 +123,43 @@ export async function landingState(clone: Clone, remote: string, branch: string,
       ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
-  return { ...dirty, unpushed, landed: hasRemote ? hasRemote.slice(0, 12) : undefined };
+  return { ...dirty, unpushed, onRemote: head !== '' && hasRemote !== '' && unpushed === 0 };
+}
+
+/**
+ * The remote's commit of `branch` as the remote answers now (`fresh`), or, when it does not answer within
+ * `withinMs`, as the clone last fetched it; undefined when neither is known.
+ */
+export async function remoteBranchTip(clone: Clone, remote: string, branch: string, withinMs: number): Promise<{ commit: string; fresh: boolean } | undefined> {
+  const isCommit = (text: string) => /^[0-9a-f]{40,64}$/.test(text);
+  const asked = clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`])
+    .then(out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>(resolve => { timer = setTimeout(resolve, withinMs, undefined); timer.unref(); });
+  const tip = await Promise.race([asked, late]);
+  clearTimeout(timer);
+  if (tip !== undefined) return isCommit(tip) ? { commit: tip, fresh: true } : undefined;
+  const tracking = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}^{commit}`]).catch(() => '')).trim();
+  return isCommit(tracking) ? { commit: tracking, fresh: false } : undefined;
+}
+
+/**
+ * Whether `head`, already on the remote's branch, landed under a grant: it was not on the branch when the
+ * grant began (`base`, as the remote answered at acquire). While a grant is live no one else lands, so that
+ * is the grant's own landing. When the base is only the clone's last fetch (the remote did not answer at
+ * acquire, or the session predates this check) the branch may have moved since, so the commit must also be
+ * the holder's own (its committer or author email is the identity): a clone that pulled a teammate's work
+ * and pushed nothing never names that work as its landing.
+ */
+export async function landedUnderGrant(clone: Clone, head: string, base: { commit: string; fresh: boolean } | undefined, identity: string): Promise<boolean> {
+  if (base !== undefined) {
+    if (head === base.commit) return false;
+    const inBase = await clone.git.raw(['merge-base', '--is-ancestor', head, base.commit]).then(() => true, () => false);
+    if (inBase) return false;
+    if (base.fresh) return true;
+  }
+  const emails = (await clone.git.raw(['log', '-1', '--format=%ce%x00%ae', head]).catch(() => '')).trim().toLowerCase().split('\0');
+  return emails.includes(identity.toLowerCase());
 }
 
 // ---------------------------------------------------------------------------------------------

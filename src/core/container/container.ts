@@ -4,7 +4,7 @@ import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../
 import { openDriver } from '../drivers';
 import {
   describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError,
-  LockReplicationError, type PageLocation,
+  type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from '../lockRecord';
@@ -14,10 +14,10 @@ import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
 import { gitIn } from '../gitCommand';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
-import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
+import { hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
-import { clearSession, readSession, writeSession, type Session } from './session';
+import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -103,6 +103,8 @@ const MAX_CAS_ATTEMPTS = 25;
  */
 export class Container {
   private driverPromise: Promise<Driver> | undefined;
+  /** The grant whose unconfirmed release {@link settle} found on the page (the session is gone). */
+  private finishedRelease: number | undefined;
 
   private constructor(
     readonly clone: Clone,
@@ -141,7 +143,51 @@ export class Container {
     const driver = await this.driver();
     const stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
-    return { record: parseRecord(stored.value, driver.name, this.file.container), revision: stored.revision };
+    const record = parseRecord(stored.value, driver.name, this.file.container);
+    await this.settle(record);
+    return { record, revision: stored.revision };
+  }
+
+  /**
+   * Finishes or undoes what an interrupted command of this clone left, judged by the page just read
+   * (docs/protocol.md#unknown-outcomes). An acquire whose write was sent but never confirmed left its
+   * token in `pending.json`: when the page names that token the acquire is finished (session and push
+   * proof written); when the page shows its grant number went to someone else, it is dropped; otherwise
+   * (the write may still be on its way) it is kept, and the next acquire reuses its token. A release
+   * whose write landed unconfirmed is finished (the session goes). A live session without its push proof
+   * gets it back. Costs nothing when there is nothing to settle.
+   */
+  private async settle(record: LockRecord): Promise<void> {
+    const gitDir = this.clone.gitDir;
+    const pending = readPending(gitDir, this.file.container);
+    if (pending) {
+      const h = record.holder;
+      if (h !== null && h.tokenHash === hashToken(pending.token)) await this.promote({ ...pending, grant: h.grant }, pending);
+      else if (record.grant >= pending.grant) clearPending(gitDir, pending);
+    }
+    const session = this.session();
+    if (!session) return;
+    const tokenHash = hashToken(session.token);
+    if (protocol.holds(record, tokenHash, session.grant, this.clock.now())) {
+      if (this.file.serverGuard && !hasPushProof(this.clone)) {
+        await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant));
+      }
+      return;
+    }
+    // Only the token's holder can release its grant: a release line for it is this clone's own release.
+    const released = record.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === session.grant);
+    if (released && record.holder?.tokenHash !== tokenHash) {
+      clearSession(gitDir);
+      removePushProof(this.clone);
+      this.finishedRelease = session.grant;
+    }
+  }
+
+  /** The acquire's write is on the page: the clone's session, then its push proof, and only then the pending file goes. */
+  private async promote(session: Session, pending?: Session): Promise<void> {
+    writeSession(this.clone.gitDir, session);
+    if (this.file.serverGuard) await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant));
+    if (pending) clearPending(this.clone.gitDir, pending);
   }
 
   /** Which page this container reads: driver (as opened, so what `auto` chose), location, prefix, container. */
@@ -193,24 +239,31 @@ export class Container {
   }
 
   /**
-   * Acquires the container lock. The session (with the new owner token) is written before the
-   * record, so a crash in between never leaves a lock held whose token is lost.
+   * Acquires the container lock. The new owner token is written to `pending.json` before the record,
+   * so a write whose outcome is unknown (a timeout, a kill, a dropped connection) never leaves a grant
+   * whose token is lost: the next command in this clone finishes or drops it ({@link settle}), and an
+   * acquire again reuses that token, so its first write and its retry can never be two holders.
    */
   async acquire(options: { wait?: number; ttl?: number; signal?: AbortSignal } = {}): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
+    const branch = this.file.protectedBranches[0] ?? 'main';
+    // Where the protected branch was when the grant began, asked beside the page's read: a release names as
+    // landed only a commit that was not there yet (see checkLanded).
+    const base = remoteBranchTip(this.clone, this.file.remote, branch, this.config.gitTimeoutMs);
+    base.catch(() => undefined);
     // Acquiring again in the clone that holds the lock changes nothing: say so, and keep the lease.
+    const { record: first } = await this.read();
     const held = this.sessionProof();
-    if (held) {
-      const { record } = await this.read();
-      if (protocol.holds(record, held.tokenHash, held.grant, this.clock.now())) {
-        return { grant: held.grant, expiresAt: (record.holder as protocol.Holder).expiresAt, already: true };
-      }
+    if (held && protocol.holds(first, held.tokenHash, held.grant, this.clock.now())) {
+      return { grant: held.grant, expiresAt: (first.holder as protocol.Holder).expiresAt, already: true };
     }
-    const token = newOwnerToken();
+    const unsettled = readPending(this.clone.gitDir, this.file.container);
+    const token = unsettled?.token ?? newOwnerToken();
     const tokenHash = hashToken(token);
-    const previous = this.session();
     const settings = options.ttl === undefined ? this.settings : { ...this.settings, leaseTtlMs: options.ttl * SECOND };
     const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
+    const baseCommit = await base.catch(() => undefined);
     if (this.file.serverGuard) await includePushConfig(this.clone);
+    let attempt: Session | undefined;
     for (;;) {
       let result: { grant: number; expiresAt: number };
       try {
@@ -219,15 +272,22 @@ export class Container {
           const proofHash = hashProof(pushProof(token, this.file.container, grant));
           const outcome = protocol.acquire(record, settings, { identity: this.identity, tokenHash, proofHash }, this.clock.now());
           if (outcome.ok) {
-            writeSession(this.clone.gitDir, { container: this.file.container, grant, token, identity: this.identity, acquiredAt: this.clock.now() });
+            attempt = { container: this.file.container, grant, token, identity: this.identity, acquiredAt: this.clock.now(), ...(baseCommit ? { base: baseCommit } : {}) };
+            writePending(this.clone.gitDir, attempt);
           }
           return outcome;
         });
       } catch (error) {
-        // A write too few replicas confirmed stayed on the master: the grant may be ours, so the
-        // clone keeps its token (status and release can then act on it). Anything else wrote nothing.
-        if (!(error instanceof LockReplicationError)) this.restoreSession(previous, token);
-        const busy = error instanceof LockRefusedError && (error.reason === 'held-by-other' || error.reason === 'not-your-turn');
+        if (!(error instanceof LockRefusedError)) {
+          // The write may have reached the store: the token stays in pending.json for the next command to settle.
+          if (attempt !== undefined && error instanceof Error) {
+            error.message += ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
+          }
+          throw error;
+        }
+        // A refusal follows only answers the store gave: every write of this call was refused, none is in flight.
+        if (attempt !== undefined && unsettled === undefined) clearPending(this.clone.gitDir, attempt);
+        const busy = error.reason === 'held-by-other' || error.reason === 'not-your-turn';
         if (!busy) throw error;
         const remaining = deadline - this.clock.monotonic();
         if (remaining <= 0 || options.signal?.aborted) {
@@ -237,8 +297,7 @@ export class Container {
         await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
         continue;
       }
-      // Held from here on: a failure below must not restore the previous session (the token would be lost).
-      if (this.file.serverGuard) await writePushProof(this.clone, result.grant, pushProof(token, this.file.container, result.grant));
+      await this.promote({ ...attempt!, grant: result.grant }, attempt);
       return result;
     }
   }
@@ -255,14 +314,22 @@ export class Container {
     }
   }
 
-  /** Valid only after the clone's work has landed on the protected branch (docs/protocol.md#transitions). */
-  async release(): Promise<{ grant: number; reclaimed: number; landed: string | null }> {
-    const proof = await this.holderProof();
+  /**
+   * Valid only after the clone's work has pushed (docs/protocol.md#transitions). `landed` names the
+   * commit that landed under this grant, or null when nothing did (the page then says so).
+   */
+  async release(): Promise<{ grant: number; reclaimed: number; landed: string | null; already?: boolean }> {
     // Whether the work landed (a fetch and a few git queries) is asked while the page is read, not after.
-    const landing = this.checkLanded();
+    const session = this.session();
+    const landing = this.checkLanded(session);
     landing.catch(() => undefined); // judged below, after the lease; never an unhandled rejection
     // A clone that does not hold the live grant is told that first: pushing would not help it.
     const { record } = await this.read();
+    // An earlier release whose answer was lost did land: it is finished now, and said so.
+    if (this.finishedRelease !== undefined && this.session() === undefined) {
+      return { grant: this.finishedRelease, reclaimed: 0, landed: null, already: true };
+    }
+    const proof = await this.holderProof();
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
     const landed = await landing;
@@ -310,8 +377,13 @@ export class Container {
     await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(() => undefined);
   }
 
-  /** What stops a release: uncommitted tracked changes or commits the remote lacks. Throws 'not-landed'; returns the landed commit. */
-  async checkLanded(): Promise<string | undefined> {
+  /**
+   * What stops a release: uncommitted tracked changes or commits the remote lacks (throws 'not-landed').
+   * Returns the commit that landed under the session's grant: HEAD, when it is on the remote's branch,
+   * was not there when the grant began, and was committed by this person or during the grant; undefined
+   * when nothing of this grant landed (docs/protocol.md#landings-and-caution).
+   */
+  async checkLanded(session: Session | undefined = this.session()): Promise<string | undefined> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     const landing = await landingState(this.clone, this.file.remote, branch);
     const problems: string[] = [];
@@ -323,7 +395,9 @@ export class Container {
     if (problems.length > 0) {
       throw new LockRefusedError('not-landed', `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release (or: lockstep release --push).`);
     }
-    return landing.landed;
+    if (!landing.head || !landing.onRemote || !session) return undefined;
+    const ours = await landedUnderGrant(this.clone, landing.head, session.base, this.identity);
+    return ours ? landing.head.slice(0, 12) : undefined;
   }
 
   petition(note?: string): Promise<{ position: number }> {
@@ -391,6 +465,10 @@ export class Container {
   }
 
   private async holderProof(): Promise<HolderProof> {
+    // An interrupted acquire, or a live session without its push proof, is settled against the page first.
+    if (readPending(this.clone.gitDir, this.file.container) || (this.file.serverGuard && this.session() && !hasPushProof(this.clone))) {
+      await this.read();
+    }
     const proof = this.sessionProof();
     if (!proof) {
       const { record } = await this.read();
@@ -404,13 +482,6 @@ export class Container {
   private sessionProof(): HolderProof | undefined {
     const session = this.session();
     return session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
-  }
-
-  private restoreSession(previous: Session | undefined, attemptedToken: string): void {
-    const current = this.session();
-    if (current?.token !== attemptedToken) return;
-    if (previous) writeSession(this.clone.gitDir, previous);
-    else clearSession(this.clone.gitDir);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DRIVER_SETTINGS, type DriverSetting, type LockManagerOptions } from '../config';
+import { DRIVER_SETTINGS, MAX_GIT_TIMEOUT_SECONDS, type DriverSetting, type LockManagerOptions } from '../config';
 import { SECOND } from '../clock';
 import { LockConfigurationError, LockRefusedError } from '../errors';
 import { MAX_HOLD_MS, type ContainerSettings } from '../lockRecord';
@@ -22,6 +22,8 @@ export interface ContainerFile {
   databaseUrl?: string;
   /** Git driver: the remote that holds the lock ref (default origin). */
   gitRemote?: string;
+  /** Git driver: how long one git command may run, in whole seconds (default 5; LOCKSTEP_GIT_TIMEOUT_SECONDS wins). */
+  gitTimeoutSeconds?: number;
   /** Branches whose landing is fenced (default: the remote's default branch). */
   protectedBranches: string[];
   /** The remote that is the register (default origin). */
@@ -112,6 +114,9 @@ function validate(value: ContainerFile): ContainerFile {
   seconds(value.windowSeconds, 1, 24 * 60 * 60, 'windowSeconds');
   if (!Array.isArray(value.operators) || !value.operators.every(o => typeof o === 'string' && o.length > 0)) bad('operators', 'must be a list of identities');
   if (typeof value.serverGuard !== 'boolean') bad('serverGuard', 'must be true or false');
+  if (value.gitTimeoutSeconds !== undefined && !(Number.isInteger(value.gitTimeoutSeconds) && value.gitTimeoutSeconds >= 1 && value.gitTimeoutSeconds <= MAX_GIT_TIMEOUT_SECONDS)) {
+    bad('gitTimeoutSeconds', `must be a whole number of seconds from 1 to ${MAX_GIT_TIMEOUT_SECONDS}`);
+  }
   for (const key of ['redisUrl', 'databaseUrl'] as const) {
     const url = value[key];
     if (url !== undefined && /\/\/[^/@]*:[^/@]*@/.test(url)) {
@@ -146,6 +151,7 @@ export function driverOptions(file: ContainerFile, root: string): LockManagerOpt
     ...(file.databaseUrl !== undefined ? { databaseUrl: file.databaseUrl } : {}),
     gitDir: root,
     gitRemote: file.gitRemote ?? file.remote,
+    ...(file.gitTimeoutSeconds !== undefined ? { gitTimeoutMs: file.gitTimeoutSeconds * SECOND } : {}),
   };
 }
 

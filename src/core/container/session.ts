@@ -4,6 +4,11 @@ import * as path from 'node:path';
 /**
  * The clone's local session: the owner token of the grant it acquired, kept in
  * `.git/lockstep/session.json` (folder 0700, file 0600). It is never printed or logged.
+ *
+ * Beside it, `pending.json` holds the token of an acquire whose write was sent but whose outcome
+ * is not known yet (a timeout, a kill, a dropped connection): written before the compare-and-swap,
+ * it is how the next command in the clone finds out whether the page names this token, and then
+ * finishes the acquire, or discards it once the page shows that grant went to someone else.
  */
 export interface Session {
   readonly container: string;
@@ -11,37 +16,70 @@ export interface Session {
   readonly token: string;
   readonly identity: string;
   readonly acquiredAt: number;
+  /** The protected branch's commit when the grant began (a release's landing check); `fresh` when the remote itself said so. */
+  readonly base?: { readonly commit: string; readonly fresh: boolean };
 }
+
+const SESSION = 'session.json';
+const PENDING = 'pending.json';
 
 export function sessionDir(gitDir: string): string {
   return path.join(gitDir, 'lockstep');
 }
 
 export function readSession(gitDir: string, container: string): Session | undefined {
+  return readTokenFile(gitDir, SESSION, container);
+}
+
+/** Written atomically so that a crash leaves the old session or the new one, never half of one. */
+export function writeSession(gitDir: string, session: Session): void {
+  writeTokenFile(gitDir, SESSION, session);
+}
+
+export function clearSession(gitDir: string): void {
+  fs.rmSync(path.join(sessionDir(gitDir), SESSION), { force: true });
+}
+
+/** The acquire in flight or interrupted: `grant` is the grant its last write asked for. */
+export function readPending(gitDir: string, container: string): Session | undefined {
+  return readTokenFile(gitDir, PENDING, container);
+}
+
+export function writePending(gitDir: string, pending: Session): void {
+  writeTokenFile(gitDir, PENDING, pending);
+}
+
+/**
+ * Removes the pending acquire, only if it is still the one the caller judged (another process of the
+ * clone may have started a new attempt meanwhile: its file stays).
+ */
+export function clearPending(gitDir: string, judged: Pick<Session, 'token' | 'grant'>): void {
+  const file = path.join(sessionDir(gitDir), PENDING);
+  const now = readTokenFile(gitDir, PENDING, undefined);
+  if (now !== undefined && (now.token !== judged.token || now.grant !== judged.grant)) return;
+  fs.rmSync(file, { force: true });
+}
+
+function readTokenFile(gitDir: string, name: string, container: string | undefined): Session | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(path.join(sessionDir(gitDir), 'session.json'), 'utf8');
+    text = fs.readFileSync(path.join(sessionDir(gitDir), name), 'utf8');
   } catch {
     return undefined;
   }
   try {
     const s = JSON.parse(text) as Session;
-    if (s.container !== container || !Number.isSafeInteger(s.grant) || !/^[0-9a-f]{64}$/.test(s.token)) return undefined;
+    if ((container !== undefined && s.container !== container) || !Number.isSafeInteger(s.grant) || !/^[0-9a-f]{64}$/.test(s.token)) return undefined;
     return s;
   } catch {
     return undefined; // a damaged session is no session: the clone simply does not hold the lock
   }
 }
 
-/** Written atomically so that a crash leaves the old session or the new one, never half of one. */
-export function writeSession(gitDir: string, session: Session): void {
+function writeTokenFile(gitDir: string, name: string, value: Session): void {
   const dir = sessionDir(gitDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temp = path.join(dir, `.session-${process.pid}.tmp`);
-  fs.writeFileSync(temp, JSON.stringify(session), { mode: 0o600 });
-  fs.renameSync(temp, path.join(dir, 'session.json'));
-}
-
-export function clearSession(gitDir: string): void {
-  fs.rmSync(path.join(sessionDir(gitDir), 'session.json'), { force: true });
+  const temp = path.join(dir, `.${path.basename(name, '.json')}-${process.pid}.tmp`);
+  fs.writeFileSync(temp, JSON.stringify(value), { mode: 0o600 });
+  fs.renameSync(temp, path.join(dir, name));
 }

@@ -86,7 +86,7 @@ function recordCell(key: string): string { return `r${key}`; }
 
 /** Opens the `git` driver. Runs nothing until the first operation. */
 export function createGitDriver(
-  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'commandTimeoutMs'>,
+  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'gitTimeoutMs'>,
   options: GitDriverOptions = {},
 ): GitDriver {
   if (config.gitDir === undefined || config.gitDir === '' || !path.isAbsolute(config.gitDir)) {
@@ -100,7 +100,7 @@ export function createGitDriver(
   if (!Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
     throw new LockConfigurationError('The git poll interval must be a positive number of milliseconds.', { setting: 'pollIntervalMs' });
   }
-  const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.commandTimeoutMs, onSpawn: options.onGitSpawn });
+  const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.gitTimeoutMs, onSpawn: options.onGitSpawn });
   const refs = new GitRefs(runner, config.gitRemote);
   const poller = new RemotePoller(heads => refs.lsRemote(heads), pollIntervalMs);
   const cells = new GitRefCells(refs, config.prefix, poller);

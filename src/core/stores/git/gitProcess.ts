@@ -84,16 +84,28 @@ export class GitRunner {
         clearTimeout(timer);
         reject(spawnError(error));
       });
-      child.on('close', code => {
+      let settled = false;
+      const finish = (code: number | null) => {
         clearTimeout(timer);
+        if (settled) return;
+        settled = true;
         if (timedOut) {
           reject(new LockBackendError('git',
-            `A git command did not finish within ${this.options.timeoutMs} ms; check that the remote is reachable, or raise commandTimeoutMs.`,
+            `A git command did not finish within ${formatLimit(this.options.timeoutMs ?? 0)}; check that the remote is reachable, or give a slow remote longer with gitTimeoutSeconds in .lockstep.json (or LOCKSTEP_GIT_TIMEOUT_SECONDS).`,
             { cause: new Error(redact(Buffer.concat(err).toString('utf8'))) }));
           return;
         }
         resolve({ code: code ?? 128, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') });
+      };
+      // A timed-out git is answered as soon as it exits: what it started (a local remote's receive-pack and
+      // its hooks) may hold its output open much longer, and 'close' waits for that.
+      child.on('exit', code => {
+        if (!timedOut) return;
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code);
       });
+      child.on('close', finish);
       child.stdin.end(options.input ?? '');
     });
   }
@@ -104,6 +116,10 @@ export class GitRunner {
     if (output.code !== 0) throw failure(output);
     return output.stdout.toString('utf8');
   }
+}
+
+function formatLimit(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 function spawnError(error: Error): Error {

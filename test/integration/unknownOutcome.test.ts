@@ -1,0 +1,208 @@
+/**
+ * Writes whose outcome is unknown (docs/protocol.md#unknown-outcomes): a store that applied an acquire or a
+ * release but whose answer never came back (a dropped connection, a killed push, a timeout) must leave
+ * nothing that no clone can use. The next command in the same clone finds out from the page and finishes or
+ * drops what the last one started. Real git clones, the real file store; the answer is lost by a wrapper
+ * around the real driver (the write happens, then the call fails), and on the git driver by a real
+ * pre-receive hook held longer than the clone's git timeout.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Container } from '../../src/core/container/container';
+import { openDriver } from '../../src/core/drivers';
+import { LockBackendError } from '../../src/core/errors';
+import type { Driver } from '../../src/core/stores/store';
+import { behaviourGroup } from '../helpers/behaviours';
+import { createFencingTeam, type FencingTeam } from '../helpers/fencingFixture';
+import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { waitFor } from '../helpers/waitFor';
+
+type Loss = 'after-write' | 'before-write' | undefined;
+
+/** The real driver, except that the next compare-and-swap may lose its answer (after writing) or fail before writing. */
+function losingAnswers(real: Driver): { driver: Driver; lose(next: Loss): void } {
+  let pending: Loss;
+  const compareAndSwap = async (...args: Parameters<Driver['compareAndSwap']>) => {
+    const loss = pending;
+    pending = undefined;
+    if (loss === 'before-write') throw new LockBackendError(real.name, 'The connection dropped before the write was sent.');
+    const result = await real.compareAndSwap(...args);
+    if (loss === 'after-write') throw new LockBackendError(real.name, 'The connection dropped before the answer came back.');
+    return result;
+  };
+  const driver = new Proxy(real, {
+    get(target, property) {
+      if (property === 'compareAndSwap') return compareAndSwap;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { driver, lose: next => { pending = next; } };
+}
+
+const lockstepDir = (who: TeamMember) => path.join(who.dir, '.git', 'lockstep');
+
+describe('writes whose outcome is unknown: the next command finishes or drops them', function () {
+  behaviourGroup(this, 'unknown outcomes');
+  this.timeout(120_000);
+  let team: GitFixture;
+  let real: Driver;
+  let alice: TeamMember, bob: TeamMember;
+  const env = () => ({ ...process.env, LOCKSTEP_PATH: team.store });
+  const open = (who: TeamMember, driver?: Driver) => Container.open({ cwd: who.dir, env: env(), ...(driver ? { driverInstance: driver } : {}) });
+
+  beforeEach(async () => {
+    team = await createGitFixture({ members: ['alice', 'bob'], operators: [], settings: { serverGuard: true } });
+    alice = team.member('alice');
+    bob = team.member('bob');
+    const probe = await open(alice);
+    real = await openDriver(probe.config);
+    await probe.close();
+  });
+  afterEach(async () => {
+    await real?.close();
+    team?.dispose();
+  });
+
+  it('an acquire the store applied but never confirmed is finished by the next status: held, with its push proof', async () => {
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('after-write');
+    const error = await container.acquire().then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof LockBackendError, String(error));
+    assert.match(error.message, /not known yet.*lockstep status/);
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false, 'no session before the page is read');
+    const status = expectOk(await team.cli(alice, ['status']), 'status');
+    assert.deepEqual([status.state, status.grant], ['held-by-me', 1]);
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false, 'the pending acquire is settled');
+    assert.ok(fs.existsSync(path.join(lockstepDir(alice), 'push.config')), 'the push proof is written');
+    expectOk(await team.cli(alice, ['heartbeat']), 'heartbeat under the finished grant');
+    expectError(await team.cli(bob, ['acquire']), 3, 'busy');
+    team.assertNoTokenLeaked();
+  });
+
+  it('an acquire that never reached the store keeps its token, and acquiring again reuses it: one holder, one grant', async () => {
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('before-write');
+    await assert.rejects(container.acquire(), LockBackendError);
+    const pending = JSON.parse(fs.readFileSync(path.join(lockstepDir(alice), 'pending.json'), 'utf8')) as { token: string; grant: number };
+    assert.equal(pending.grant, 1);
+    assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'the page does not show it: nothing is claimed');
+    assert.ok(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), 'kept while its write could still arrive');
+    assert.equal(expectOk(await team.cli(alice, ['acquire']), 'acquire again').grant, 1);
+    assert.equal(team.sessionToken(alice), pending.token, 'the retry is the same attempt');
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false);
+  });
+
+  it('an unconfirmed acquire whose grant went to someone else is dropped by the next command, and says nothing false', async () => {
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('before-write');
+    await assert.rejects(container.acquire(), LockBackendError);
+    assert.equal(expectOk(await team.cli(bob, ['acquire']), 'bob acquires').grant, 1);
+    const status = expectOk(await team.cli(alice, ['status']), 'alice status');
+    assert.deepEqual([status.state, status.holder.identity], ['held-by-other', bob.identity]);
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false, 'dropped: grant #1 is bob\'s');
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false);
+  });
+
+  it('a release the store applied but never confirmed is finished by the next release, which says so', async () => {
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('after-write');
+    await assert.rejects(container.release(), LockBackendError);
+    const again = expectOk(await team.cli(alice, ['release']), 'release again');
+    assert.equal(again.grant, 1);
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false, 'the session is finished');
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'push.config')), false);
+    assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'not stale: the release happened');
+  });
+
+  it('a live session whose push proof was lost (a kill between the two writes) gets it back from the next command', async () => {
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    fs.rmSync(path.join(lockstepDir(alice), 'push.config'));
+    expectOk(await team.cli(alice, ['heartbeat']), 'heartbeat');
+    assert.ok(fs.existsSync(path.join(lockstepDir(alice), 'push.config')));
+  });
+});
+
+describe('landings are facts: a release names only what landed under its grant', function () {
+  behaviourGroup(this, 'landings');
+  this.timeout(120_000);
+  let team: GitFixture;
+  before(async () => { team = await createGitFixture({ members: ['alice', 'bob'], operators: [] }); });
+  after(() => team?.dispose());
+
+  it('a release with nothing pushed names no landing, even when the remote moved before the grant', async () => {
+    const alice = team.member('alice');
+    const bob = team.member('bob');
+    // bob lands a commit under his grant and releases: that landing is his.
+    expectOk(await team.cli(bob, ['acquire']), 'bob acquires');
+    fs.writeFileSync(path.join(bob.dir, 'bob.txt'), 'bob\n');
+    team.git(bob, 'add', 'bob.txt');
+    team.git(bob, 'commit', '--quiet', '-m', 'bob');
+    team.git(bob, 'push', '--quiet', 'origin', 'main');
+    const his = team.git(bob, 'rev-parse', 'HEAD').trim();
+    assert.equal(expectOk(await team.cli(bob, ['release']), 'bob releases').landed, his.slice(0, 12));
+    // alice acquires with a stale view of the remote, then pulls bob's work and pushes nothing.
+    expectOk(await team.cli(alice, ['acquire']), 'alice acquires');
+    team.git(alice, 'pull', '--quiet', '--ff-only', 'origin', 'main');
+    const released = expectOk(await team.cli(alice, ['release']), 'alice releases');
+    assert.equal(released.landed, null, 'bob\'s commit is not alice\'s landing');
+    // A third grant with nothing at all: the remote's tip is named by nobody.
+    expectOk(await team.cli(bob, ['acquire']), 'bob acquires again');
+    team.git(bob, 'pull', '--quiet', '--ff-only', 'origin', 'main');
+    assert.equal(expectOk(await team.cli(bob, ['release']), 'bob releases again').landed, null);
+  });
+
+  it('a commit made before the grant and pushed under it is the grant\'s landing', async () => {
+    const alice = team.member('alice');
+    team.git(alice, 'pull', '--quiet', '--ff-only', 'origin', 'main');
+    fs.writeFileSync(path.join(alice.dir, 'early.txt'), 'early\n');
+    team.git(alice, 'add', 'early.txt');
+    team.git(alice, 'commit', '--quiet', '-m', 'committed before acquiring');
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    team.git(alice, 'push', '--quiet', 'origin', 'main');
+    const mine = team.git(alice, 'rev-parse', 'HEAD').trim();
+    assert.equal(expectOk(await team.cli(alice, ['release']), 'release').landed, mine.slice(0, 12));
+  });
+});
+
+describe('git driver: an acquire whose push outlasts the git timeout', function () {
+  behaviourGroup(this, 'unknown outcomes');
+  this.timeout(180_000);
+  let team: FencingTeam;
+  before(async () => { team = await createFencingTeam({ members: ['alice'], driver: 'git', initArgs: ['--driver', 'git'], transport: 'daemon' }); });
+  after(() => team?.dispose());
+
+  it('is finished by the next status once the server completes it: alice holds, her proof lands her work', async () => {
+    const [alice] = team.members;
+    const hook = path.join(team.remote, 'hooks', 'pre-receive');
+    const guard = path.join(team.remote, 'hooks', 'pre-receive.guard');
+    const gate = path.join(team.root, 'gate');
+    const entered = path.join(team.root, 'entered');
+    fs.renameSync(hook, guard);
+    // The server holds the push until the test opens the gate: a server slower than the client's timeout.
+    fs.writeFileSync(hook, `#!/bin/sh\n: > '${entered}'\nwhile [ -e '${gate}' ]; do sleep 0.05; done\nexec '${guard}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(gate, '');
+    const lockRefs = () => team.gitOk(team.remote, 'for-each-ref', '--format=%(objectname)', 'refs/lockstep/');
+    const before = await lockRefs();
+    const acquire = await team.lockstep(alice.dir, ['acquire'], { env: { LOCKSTEP_GIT_TIMEOUT_SECONDS: '3' } });
+    assert.equal(acquire.code, 4, acquire.stdout + acquire.stderr);
+    assert.ok(fs.existsSync(entered), 'the push reached the server');
+    assert.match(acquire.json.error.message, /within 3 s.*gitTimeoutSeconds.*LOCKSTEP_GIT_TIMEOUT_SECONDS.*not known yet/s);
+    fs.rmSync(gate);
+    await waitFor(async () => (await lockRefs()) !== before, { timeoutMs: 60_000, description: 'the server applied the held push' });
+    const status = expectOk(await team.lockstep(alice.dir, ['status']), 'status');
+    assert.deepEqual([status.state, status.grant], ['held-by-me', 1]);
+    const mine = await team.commit(alice, 'alice.txt');
+    const pushed = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
+    assert.equal(pushed.code, 0, pushed.stderr);
+    assert.equal(team.remoteSha(), mine);
+    assert.equal(expectOk(await team.lockstep(alice.dir, ['release']), 'release').landed, mine.slice(0, 12));
+    team.assertNoSecretLeaked();
+  });
+});

@@ -298,10 +298,10 @@ class FileCells implements CasCells {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
-    } catch (cause) {
-      throw damaged(cause);
+    } catch {
+      throw damaged('a container record revision that is not JSON'); // no cause: its message would quote the record
     }
-    if (!isEnvelope(parsed)) throw damaged();
+    if (!isEnvelope(parsed)) throw damaged('a container record revision of the wrong shape');
     return { l: parsed.l, v: parsed.v, text, published };
   }
 }
@@ -318,7 +318,8 @@ function readRevision(file: string): { text: string; published: Published } {
   const fd = fs.openSync(file, 'r');
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile() || stat.size > MAX_RECORD_BYTES) throw damaged();
+    if (!stat.isFile()) throw damaged('a container record revision that is not a file');
+    if (stat.size > MAX_RECORD_BYTES) throw damaged('a container record revision larger than any this driver writes');
     const buffer = Buffer.allocUnsafe(stat.size);
     let filled = 0;
     while (filled < stat.size) {

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { crc32Hex } from '../../src/core/stores/crc32';
+import { frameRevision, unframeRevision } from '../../src/core/stores/revisionFraming';
 import { encodeRecord, logFormat, nextLegacyRecord, nextRecord, type Framed } from '../../src/core/stores/slotLogFraming';
 
 /**
@@ -89,5 +90,19 @@ describe('file driver record framing', () => {
     // A record that does not end where the next starts, or a header that is no header: damage.
     assert.equal(readLog(parts[0] + parts[1].replace(`@${bodies[1].length}:`, `@${bodies[1].length - 1}:`) + parts[2], nextLegacyRecord).ended, 'damaged');
     assert.equal(readLog(parts[0] + '\n@1x:{}' + parts[2], nextLegacyRecord).ended, 'damaged');
+  });
+
+  it('container record revisions: framed with a checksum; any changed byte fails; bare JSON of the earlier framing still reads', () => {
+    const json = '{"l":["0123456789ab"],"v":{"grant":3,"holder":"ana"}}';
+    const framed = frameRevision(json);
+    assert.equal(unframeRevision(framed), json);
+    for (let at = 0; at < framed.length; at++) {
+      const damaged = framed.slice(0, at) + String.fromCharCode(framed.charCodeAt(at) ^ 0x01) + framed.slice(at + 1);
+      const read = unframeRevision(damaged);
+      // Either refused outright, or (a byte of the prefix turned into `{`) not JSON.
+      assert.ok(read === undefined || (() => { try { JSON.parse(read); return false; } catch { return true; } })(), `byte ${at}`);
+    }
+    assert.equal(unframeRevision(json), json);
+    assert.equal(unframeRevision('3:00000000:{}'), undefined);
   });
 });

@@ -256,6 +256,54 @@ describe('file driver (separate processes, real filesystem)', function () {
       });
     }
 
+    it('one changed byte anywhere in a container record\'s revision (symbolic link or file) raises LockStorageError for a reader that has not read it before', async () => {
+      const store = path.join(tmp.path, 'store');
+      const writer = createFileDriver({ path: store, prefix: 'damage' });
+      const small = keyDigest('damage', 'small-record');
+      const large = keyDigest('damage', 'large-record');
+      assert.ok((await writer.compareAndSwap(small, null, { grant: 3, holder: 'ana', queue: [] }, { summary: 'small' })).ok);
+      assert.ok((await writer.compareAndSwap(large, null, { grant: 7, pad: 'x'.repeat(3000) }, { summary: 'large' })).ok);
+      await writer.close();
+      const revisionOf = (key: string) => {
+        const dir = path.join(store, namespaceDigest('damage'), key.slice(0, 2), `r${key}`);
+        return path.join(dir, fs.readdirSync(dir).filter(f => /^\d{16}\.json$/.test(f)).sort().pop()!);
+      };
+      const flip = (text: string, at: number) => text.slice(0, at) + String.fromCharCode(text.charCodeAt(at) ^ 0x01) + text.slice(at + 1);
+      const assertDamaged = async (key: string, where: string) => {
+        const reader = createFileDriver({ path: store, prefix: 'damage' });
+        try {
+          await assert.rejects(reader.read(key), (e: unknown) => {
+            assert.ok(e instanceof LockStorageError, `${where}: ${String(e)}`);
+            assertHygienic(e, [key, store, 'ana'], where);
+            return true;
+          });
+        } finally {
+          await reader.close();
+        }
+      };
+      // A small record is a symbolic link's target: every byte of it.
+      const link = revisionOf(small);
+      assert.ok(fs.lstatSync(link).isSymbolicLink());
+      const target = fs.readlinkSync(link);
+      for (let at = 0; at < target.length; at++) {
+        fs.rmSync(link);
+        fs.symlinkSync(flip(target, at), link);
+        await assertDamaged(small, `byte ${at} of a record in a symbolic link`);
+      }
+      // A large record is a file: its first bytes, a byte of its value, its last byte.
+      const file = revisionOf(large);
+      assert.ok(fs.lstatSync(file).isFile());
+      const text = fs.readFileSync(file, 'utf8');
+      for (const at of [0, 1, 2, 5, 10, 11, text.indexOf('"grant":7') + 8, text.length >> 1, text.length - 1]) {
+        fs.writeFileSync(file, flip(text, at));
+        await assertDamaged(large, `byte ${at} of a record in a file`);
+      }
+      fs.writeFileSync(file, text);
+      const reader = createFileDriver({ path: store, prefix: 'damage' });
+      assert.deepEqual((await reader.read(large))?.value, { grant: 7, pad: 'x'.repeat(3000) }, 'undamaged, it reads again');
+      await reader.close();
+    });
+
     it('makes the holder\'s release fail loudly instead of pretending', async () => {
       const store = path.join(tmp.path, 'store');
       const m = manager(store, 'damage');

@@ -4,6 +4,7 @@ import type { ResolvedConfig } from '../config';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../errors';
 import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
 import { SlotLogs } from './fileSlotLog';
+import { frameRevision, unframeRevision } from './revisionFraming';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
 import type { CasResult, Disposable, VersionedRecord } from './store';
@@ -39,6 +40,10 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * the writer withdraws and reports a retryable backend error rather than guess. Before publishing,
  * the writer checks that its base is still on disk (the revision string `<number>:<nonce>` names
  * it), which turns nearly every stale write into a plain failure before anything is published.
+ *
+ * A revision's text is `2:<CRC-32 of the JSON>:<JSON>` (revisionFraming.ts). A revision is published
+ * whole, so a reader never meets a half-written one: one that does not verify, parse, or hold an
+ * envelope is damage and raises LockStorageError, never a missing or free record.
  *
  * The revision folders above hold container records: `<root>/<sha256(namespace)>/<2 hex>/r<digest>/`
  * with `<16-digit revision>.json` files. Plain leases do not use them: they live in 8 slots (one
@@ -88,10 +93,11 @@ class FileCells implements CasCells {
   private readonly namespaceDir: string;
   private prepared = false;
   /**
-   * The last revision this instance read or wrote per cell folder, with its lineage and its text:
-   * a write after a read needs no second read, and `peek` can offer it for speculation.
+   * The last revision this instance read or wrote per cell folder, with its lineage, its text on
+   * disk and its envelope's JSON: a write after a read needs no second read, and `peek` can offer it
+   * for speculation.
    */
-  private readonly known = new Map<string, { revision: string; envelope: string; lineage: string[]; published: Published }>();
+  private readonly known = new Map<string, { revision: string; text: string; json: string; lineage: string[]; published: Published }>();
   /** False once this filesystem refused a symbolic link (e.g. Windows without the privilege). */
   private symlinks = true;
   /** Lease slots: append-only logs (fileSlotLog.ts), not revision folders. */
@@ -110,7 +116,7 @@ class FileCells implements CasCells {
   peek(cell: string): VersionedRecord | undefined {
     if (isSlot(cell)) return this.slots.peek(this.cellDir(cell));
     const known = this.known.get(this.cellDir(cell));
-    return known === undefined ? undefined : { value: (JSON.parse(known.envelope) as Envelope).v, revision: known.revision };
+    return known === undefined ? undefined : { value: (JSON.parse(known.json) as Envelope).v, revision: known.revision };
   }
 
   async put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult> {
@@ -121,7 +127,8 @@ class FileCells implements CasCells {
     const next = base.number + 1;
     const nonce = newNonce();
     const lineage = [nonce, ...base.lineage].slice(0, LINEAGE);
-    const text = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
+    const json = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
+    const text = frameRevision(json);
     const published = this.publish(dir, next, text);
     if (published === undefined) return { ok: false };
 
@@ -136,7 +143,7 @@ class FileCells implements CasCells {
       for (const revision of revisions) if (revision < next - 1) unlinkQuietly(revisionPath(dir, revision));
     });
     const revision = `${next}:${nonce}`;
-    this.remember(dir, revision, text, lineage, published);
+    this.remember(dir, revision, text, json, lineage, published);
     return { ok: true, revision };
   }
 
@@ -212,7 +219,7 @@ class FileCells implements CasCells {
       // One cheap check that the base is still on disk, unchanged: one already pruned means others
       // moved on (do not publish a stale write); one changed means damage, which a full read reports.
       const unchanged = fileIo(() => known.published.kind === 'link'
-        ? readLinkQuietly(revisionPath(dir, number)) === known.envelope
+        ? readLinkQuietly(revisionPath(dir, number)) === known.text
         : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat));
       return unchanged ? { number, lineage: known.lineage } : undefined;
     }
@@ -221,9 +228,9 @@ class FileCells implements CasCells {
     return { number, lineage: envelope.l };
   }
 
-  private remember(dir: string, revision: string, envelope: string, lineage: string[], published: Published): void {
+  private remember(dir: string, revision: string, text: string, json: string, lineage: string[], published: Published): void {
     if (this.known.size >= MAX_REMEMBERED && !this.known.has(dir)) this.known.clear();
-    this.known.set(dir, { revision, envelope, lineage, published });
+    this.known.set(dir, { revision, text, json, lineage, published });
   }
 
   watch(cell: string, onChange: () => void): Disposable {
@@ -279,14 +286,17 @@ class FileCells implements CasCells {
       const read = this.readEnvelope(dir, number);
       if (read === undefined) continue; // pruned under us: list again
       const revision = `${number}:${read.l[0]}`;
-      this.remember(dir, revision, read.text, read.l, read.published);
+      this.remember(dir, revision, read.text, read.json, read.l, read.published);
       return { value: read.v, revision };
     }
     throw new LockBackendError('file', 'The record kept changing while being read; try again.');
   }
 
-  /** Reads one revision (link or file); undefined when it does not exist (any more). Damage throws. */
-  private readEnvelope(dir: string, revision: number): (Envelope & { text: string; published: Published }) | undefined {
+  /**
+   * Reads one revision (link or file); undefined when it does not exist (any more). Damage throws:
+   * a revision that does not verify (revisionFraming.ts), parse or hold an envelope is never skipped.
+   */
+  private readEnvelope(dir: string, revision: number): (Envelope & { text: string; json: string; published: Published }) | undefined {
     let text: string;
     let published: Published;
     try {
@@ -295,14 +305,16 @@ class FileCells implements CasCells {
       if (error instanceof LockBackendError && code(error.cause) === 'ENOENT') return undefined;
       throw error;
     }
+    const json = unframeRevision(text);
+    if (json === undefined) throw damaged('a container record revision whose checksum does not match');
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch (cause) {
-      throw damaged(cause);
+      parsed = JSON.parse(json);
+    } catch {
+      throw damaged('a container record revision that is not JSON'); // no cause: its message would quote the record
     }
-    if (!isEnvelope(parsed)) throw damaged();
-    return { l: parsed.l, v: parsed.v, text, published };
+    if (!isEnvelope(parsed)) throw damaged('a container record revision of the wrong shape');
+    return { l: parsed.l, v: parsed.v, text, json, published };
   }
 }
 
@@ -318,7 +330,8 @@ function readRevision(file: string): { text: string; published: Published } {
   const fd = fs.openSync(file, 'r');
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile() || stat.size > MAX_RECORD_BYTES) throw damaged();
+    if (!stat.isFile()) throw damaged('a container record revision that is not a file');
+    if (stat.size > MAX_RECORD_BYTES) throw damaged('a container record revision larger than any this driver writes');
     const buffer = Buffer.allocUnsafe(stat.size);
     let filled = 0;
     while (filled < stat.size) {

@@ -23,10 +23,14 @@ export function fileIo<T>(work: () => T): T {
   }
 }
 
-export function damaged(cause?: unknown): LockStorageError {
+/**
+ * A stored file that does not read as this driver wrote it. `what` says what was wrong, in words
+ * that hold no record content (a parse error's message would quote the file: names, owner hashes).
+ */
+export function damaged(what = 'a record that does not read as this driver wrote it'): LockStorageError {
   return new LockStorageError('file',
-    'A lock record file is damaged, so the lock cannot be treated as free. Stop the processes using this namespace and remove its folder (see the README on clean-up).',
-    cause === undefined ? {} : { cause });
+    `A lock record file is damaged (${what}), so the lock cannot be treated as free. Stop the processes using this namespace,`
+    + ' then restore its folder from a backup or remove it (see the README on damaged records and clean-up).');
 }
 
 /** A 12-hex nonce: unique among concurrent writers (randomUUID draws from a cached random pool). */

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError } from '../errors';
 import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
+import { encodeRecord, HEADER_BYTES, logFormat, MAX_RECORD_BYTES, nextLegacyRecord, nextRecord } from './slotLogFraming';
 import type { CasResult, VersionedRecord } from './store';
 
 /**
@@ -18,11 +19,21 @@ import type { CasResult, VersionedRecord } from './store';
  * be accepted on top of that very state: this is the compare-and-swap. A writer appends, then reads
  * the log up to its own record (found by its nonce) to learn whether it was accepted.
  *
- * Framing: each record is `\n@<length>:<JSON>`, in ASCII (other characters are written as JSON
- * escapes, so lengths count both bytes and characters); JSON never holds a raw newline, so a record whose
- * declared length does not end exactly at the next `\n@` (or at the end of the file) is torn — a
- * writer killed in the middle of its append — and is skipped. A record cut off at the end of the
- * file is not read yet (it may still be arriving) and is judged once something follows it.
+ * Framing (slotLogFraming.ts): each record carries its length and a CRC-32 of its body, in a header
+ * with a CRC-32 of its own, in ASCII (other characters are written as JSON escapes, so lengths count
+ * both bytes and characters). A record cut off at the end of the file is not read yet (it may still
+ * be arriving, or be an append torn by a crash) and is judged once something follows it: a record
+ * cut short with a verified record starting inside it is torn and skipped; anything else that does
+ * not verify — a complete record whose checksum fails, bytes that are no record — is damage and
+ * raises LockStorageError, so a damaged log is never read as a free lease.
+ *
+ * Logs of the earlier framing (`\n@<length>:<JSON>`, no checksum; never in a release, but in the
+ * stores of development builds) are not refused, since removing a slot restarts its fencing tokens:
+ * the first process that opens one reads it as strictly as that framing allows (a complete record
+ * must parse; only a record overrun by the next one is torn), seals it with a record of that
+ * framing — so a process of the earlier build that has it open sees the seal and moves on, then
+ * fails loudly on the new log, whose records it cannot read — and carries its state into a new
+ * generation in the checksummed framing, as a rotation does. From then on only checksummed logs exist.
  *
  * Generations keep the log small. When a log passes ROTATE_BYTES, a writer appends a seal (itself
  * a compare-and-swap, so the sealed state is one state); records after an accepted seal are
@@ -39,8 +50,6 @@ import type { CasResult, VersionedRecord } from './store';
 const LOG_FILE = /^(\d{10})\.log$/;
 /** Past this size a log is sealed and a new generation starts (8 slots stay under 1 MB). */
 const ROTATE_BYTES = 64 * 1024;
-/** A record larger than this is treated as damage. */
-const MAX_RECORD_BYTES = 1024 * 1024;
 const READ_CHUNK = 64 * 1024;
 /** One read buffer for the process: every use is synchronous, from read to decode. */
 const readBuffer = Buffer.allocUnsafe(READ_CHUNK);
@@ -53,6 +62,8 @@ interface LogRecord { readonly s: number; readonly k: Kind; readonly n?: string;
 /** What this process knows of one slot's current log. */
 interface SlotView {
   generation: number;
+  /** The log's framing, known once its first bytes are read (slotLogFraming.ts). */
+  format: 'v2' | 'legacy' | undefined;
   fd: number;
   /** Bytes (= ASCII characters) read and judged so far. */
   offset: number;
@@ -82,7 +93,7 @@ export class SlotLogs {
 
   put(dir: string, expectedRevision: string | null, value: unknown): CasResult {
     const expected = expectedRevision === null ? 0 : Number(expectedRevision);
-    if (!Number.isSafeInteger(expected)) throw damaged();
+    if (!Number.isSafeInteger(expected)) throw damaged('a lease slot revision that is not one this driver wrote');
     const view = this.current(dir);
     if (view.seq !== expected) return { ok: false };
     const accepted = this.append(view, { s: expected + 1, k: 'write', v: value });
@@ -105,6 +116,11 @@ export class SlotLogs {
         this.views.set(dir, view);
       }
       this.catchUp(view);
+      if (view.format === 'legacy' && !view.sealed) {
+        // A log of the earlier framing: seal it and carry its state into a checksummed generation.
+        this.append(view, { s: view.seq + 1, k: 'seal' });
+        if (!view.sealed) continue; // another write came first: read it, then seal again
+      }
       if (!view.sealed) {
         // A log that left the folder without a seal was removed by hand or replaced: open what is there now.
         if (fileIo(() => fs.fstatSync(view!.fd).nlink) > 0) return view;
@@ -123,7 +139,7 @@ export class SlotLogs {
   private append(view: SlotView, record: Omit<LogRecord, 'n'>): boolean {
     const nonce = newNonce();
     const json = asciiJson({ ...record, n: nonce });
-    const bytes = Buffer.from(`\n@${json.length}:${json}`, 'latin1');
+    const bytes = Buffer.from(view.format === 'legacy' ? `\n@${json.length}:${json}` : encodeRecord(json), 'latin1');
     fileIo(() => {
       const written = fs.writeSync(view.fd, bytes);
       if (written !== bytes.length) throw new LockBackendError('file', 'A lease record was written only in part (disk full?); try again.', { retryable: true });
@@ -147,15 +163,24 @@ export class SlotLogs {
       if (n === 0) break;
       view.pending += readBuffer.toString('latin1', 0, n);
       for (;;) {
-        const framed = nextRecord(view.pending);
-        if (framed === undefined) break;
+        if (view.format === undefined) {
+          const format = logFormat(view.pending);
+          if (format === 'damaged') throw damaged('a lease slot log that does not start with a record');
+          if (format === undefined) break;
+          view.format = format;
+        }
+        if (view.pending.length === 0) break;
+        const framed = view.format === 'v2' ? nextRecord(view.pending) : nextLegacyRecord(view.pending);
+        if (framed.kind === 'incomplete') break;
+        if (framed.kind === 'damaged') throw damaged(`${framed.what} in a lease slot log`);
         view.offset += framed.end;
         view.pending = view.pending.slice(framed.end);
-        if (framed.record === undefined) continue; // torn: skipped
-        const accepted = apply(view, framed.record);
-        if (nonce !== undefined && framed.record.n === nonce) outcome = accepted;
+        if (framed.kind === 'torn') continue; // cut short by a crash, then appended after: never applied by anyone
+        const record = parseRecord(framed.json);
+        const accepted = apply(view, record);
+        if (nonce !== undefined && record.n === nonce) outcome = accepted;
       }
-      if (view.pending.length > MAX_RECORD_BYTES + 32) throw damaged();
+      if (view.pending.length > MAX_RECORD_BYTES + HEADER_BYTES) throw damaged('a lease slot log record longer than any this driver writes');
       if (n < READ_CHUNK) break;
     }
     return outcome;
@@ -176,7 +201,7 @@ export class SlotLogs {
       } catch (error) {
         const errno = code(error);
         if (errno === 'ENOENT') continue; // removed by a rotation meanwhile: look again
-        if (errno === 'ELOOP' || errno === 'EISDIR') throw damaged();
+        if (errno === 'ELOOP' || errno === 'EISDIR') throw damaged('a lease slot log that is not a file');
         return fileIo(() => { throw error; });
       }
       const confirmed = this.generations(dir).pop();
@@ -185,12 +210,12 @@ export class SlotLogs {
         if (confirmed !== undefined && confirmed > newest) unlinkQuietly(file); // a stale re-creation
         continue;
       }
-      const view: SlotView = { generation: newest, fd, offset: 0, pending: '', seq: -1, value: null, sealed: false };
+      const view: SlotView = { generation: newest, format: undefined, fd, offset: 0, pending: '', seq: -1, value: null, sealed: false };
       this.catchUp(view);
       if (view.seq < 0) {
         // No snapshot at the start: damage, unless the file is still being created (never: link publishes it whole).
         fileIo(() => fs.closeSync(fd));
-        throw damaged();
+        throw damaged('a lease slot log without its first record');
       }
       return view;
     }
@@ -223,7 +248,7 @@ export class SlotLogs {
   private create(dir: string, generation: number, snapshot: LogRecord): void {
     const json = asciiJson(snapshot);
     fileIo(() => {
-      const { temp } = writeTempFile(dir, `\n@${json.length}:${json}`, this.ensureDir);
+      const { temp } = writeTempFile(dir, encodeRecord(json), this.ensureDir);
       try {
         fs.linkSync(temp, logPath(dir, generation));
       } catch (error) {
@@ -242,7 +267,7 @@ export class SlotLogs {
         names = fs.readdirSync(dir);
       } catch (error) {
         if (code(error) === 'ENOENT') return [];
-        if (code(error) === 'ENOTDIR') throw damaged();
+        if (code(error) === 'ENOTDIR') throw damaged('a lease slot folder that is not a folder');
         throw error;
       }
       const found: number[] = [];
@@ -260,33 +285,16 @@ function logPath(dir: string, generation: number): string {
   return path.join(dir, `${String(generation).padStart(10, '0')}.log`);
 }
 
-/**
- * The next framed record at the start of `text`: its end, and the record (undefined when torn).
- * Undefined when the text ends inside the record (it may still be arriving).
- */
-function nextRecord(text: string): { end: number; record: LogRecord | undefined } | undefined {
-  if (text.length === 0) return undefined;
-  const torn = () => {
-    const resume = text.indexOf('\n@', 1);
-    return resume < 0 ? undefined : { end: resume, record: undefined };
-  };
-  if (!text.startsWith('\n@')) return torn();
-  const colon = text.indexOf(':', 2);
-  if (colon < 0) return text.length > 20 ? torn() : undefined;
-  const length = Number(text.slice(2, colon));
-  if (!/^\d{1,8}$/.test(text.slice(2, colon)) || length > MAX_RECORD_BYTES) return torn();
-  const end = colon + 1 + length;
-  if (end > text.length) return text.indexOf('\n@', 1) < 0 ? undefined : torn();
-  if (end < text.length && !text.startsWith('\n@', end)) return torn();
-  const body = text.slice(colon + 1, end);
-  if (body.includes('\n')) return torn();
+/** A verified record's body as a log record: one that does not parse as one is damage, not skipped. */
+function parseRecord(json: string): LogRecord {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(json);
   } catch {
-    return torn();
+    throw damaged('a lease slot log record that is not JSON');
   }
-  return { end, record: isLogRecord(parsed) ? parsed : undefined };
+  if (!isLogRecord(parsed)) throw damaged('a lease slot log record of the wrong shape');
+  return parsed;
 }
 
 /** JSON in ASCII: any other character as a \\u escape (still valid JSON, same value). */
@@ -304,7 +312,7 @@ function isLogRecord(value: unknown): value is LogRecord {
 function apply(view: SlotView, record: LogRecord): boolean {
   if (view.seq < 0) {
     // The first record of a generation must be its snapshot.
-    if (record.k !== 'snap') throw damaged();
+    if (record.k !== 'snap') throw damaged('a lease slot log that does not start with its snapshot');
     view.seq = record.s;
     view.value = record.v ?? null;
     return true;

@@ -17,6 +17,8 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
       break;
     case LockState.HeldByOther:
       lines.push(`Held by ${h!.identity} — grant #${h!.grant} since ${formatClock(h!.grantedAt)}, ${formatDuration(h!.expiresAt - now)} left`);
+      // The page names this person, but this clone has no token for the grant: the one fix, in words.
+      if (status.heldElsewhere) lines.push(`This clone has no token for it. Next: ${status.next}; \`lockstep doctor\` says what else can be done.`);
       break;
     case LockState.Queued:
       lines.push(`Queued — position ${status.position} of ${status.queue.length}${h ? `; held by ${h.identity} (grant #${h.grant})` : ''}`);

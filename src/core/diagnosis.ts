@@ -1,4 +1,4 @@
-import { formatDuration } from './format';
+import { formatClock, formatDuration } from './format';
 
 /**
  * `lockstep doctor` and VS Code's "Lockstep: Diagnose": what was found about a clone's Lockstep
@@ -26,6 +26,10 @@ export interface DoctorFacts {
   readonly identity?: string;
   /** This clone's session: its grant and the state it sees (with the lapse line, when lapsed). */
   readonly session?: { readonly grant: number; readonly state: string; readonly lapse?: string } | null;
+  /** The page names this identity as live holder, and this clone has no token for that grant. */
+  readonly heldWithoutToken?: { readonly grant: number; readonly expiresAt: number };
+  /** An acquire of this clone whose write has not reached the page (yet): its grant. */
+  readonly pendingAcquire?: { readonly grant: number };
   /** The pre-push hook: ours, none, or someone else's (ours not installed). */
   readonly clientHook?: 'installed' | 'missing' | 'foreign';
   /** For a local-path remote: the server guard found in it. */
@@ -70,6 +74,16 @@ export function diagnose(facts: DoctorFacts): Finding[] {
     } else {
       out.push({ check: 'session', level: 'ok', found: `this clone's session is grant #${s.grant} (state ${s.state})` });
     }
+  }
+
+  if (facts.pendingAcquire) {
+    out.push({ check: 'session', level: 'warning', found: `an acquire of this clone (grant #${facts.pendingAcquire.grant}) was interrupted before the store answered, and the page does not show it (yet)`,
+      fix: 'lockstep acquire finishes it (it is the same attempt); it is dropped by itself once that grant goes to someone else.' });
+  }
+  if (facts.heldWithoutToken) {
+    const h = facts.heldWithoutToken;
+    out.push({ check: 'session', level: 'warning', found: `the page names you the holder of grant #${h.grant} (until ${formatClock(h.expiresAt)}), but this clone has no token for it`,
+      fix: `Work and release in the clone or window that acquired it. If that clone is gone, nobody can use grant #${h.grant}: it ends at ${formatClock(h.expiresAt)} (then the queue head, or anyone, may acquire), or an operator clears it once it is silent.` });
   }
 
   if (facts.clientHook === 'installed') out.push({ check: 'client-hook', level: 'ok', found: 'the pre-push guard is installed in this clone' });

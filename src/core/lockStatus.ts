@@ -64,6 +64,8 @@ export interface LockStatus {
   readonly pool: readonly IdSpan[];
   /** Set after HOLDER SILENT (a clear or a takeover) until the next holder's release after a push. */
   readonly caution: Caution | null;
+  /** The live holder is the viewer's identity, but not this clone's session (another clone, or a lost token). */
+  readonly heldElsewhere: boolean;
 }
 
 export function describe(record: LockRecord, settings: ContainerSettings, viewer: Viewer, now: number): LockStatus {
@@ -107,6 +109,7 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
     nextId: record.nextId,
     pool: record.pool,
     caution: record.caution,
+    heldElsewhere: live && !mine && h?.identity === viewer.identity,
   };
 }
 

@@ -91,6 +91,10 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     assert.equal(pending.grant, 1);
     assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'the page does not show it: nothing is claimed');
     assert.ok(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), 'kept while its write could still arrive');
+    const doctor = await team.cli(alice, ['doctor']);
+    const finding = (doctor.json.findings as { check: string; found: string; fix?: string }[]).find(f => /interrupted/.test(f.found));
+    assert.ok(finding, JSON.stringify(doctor.json));
+    assert.match(finding.fix ?? '', /lockstep acquire finishes it/);
     assert.equal(expectOk(await team.cli(alice, ['acquire']), 'acquire again').grant, 1);
     assert.equal(team.sessionToken(alice), pending.token, 'the retry is the same attempt');
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false);
@@ -119,6 +123,17 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false, 'the session is finished');
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'push.config')), false);
     assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'not stale: the release happened');
+  });
+
+  it('a clone the page names holder without a token for it hears the one fix from doctor', async () => {
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    fs.rmSync(path.join(lockstepDir(alice), 'session.json'));
+    const doctor = await team.cli(alice, ['doctor']);
+    const finding = (doctor.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(f => /no token for it/.test(f.found));
+    assert.ok(finding, JSON.stringify(doctor.json));
+    assert.equal(finding.level, 'warning');
+    assert.match(finding.fix ?? '', /clone or window that acquired it.*operator clears it/s);
+    assert.match((await team.cli(alice, ['status'], { json: false })).stdout, /in another clone or session: work there/);
   });
 
   it('a live session whose push proof was lost (a kill between the two writes) gets it back from the next command', async () => {

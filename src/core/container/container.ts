@@ -138,6 +138,12 @@ export class Container {
     return readSession(this.clone.gitDir, this.file.container);
   }
 
+  /** An acquire of this clone whose outcome is not known yet (after a read of the page settled what it could). */
+  pendingAcquire(): Pick<Session, 'grant'> | undefined {
+    const pending = readPending(this.clone.gitDir, this.file.container);
+    return pending ? { grant: pending.grant } : undefined;
+  }
+
   /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
   async read(): Promise<{ record: LockRecord; revision: string }> {
     const driver = await this.driver();

@@ -36,6 +36,10 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
       const status = container.describe(record);
       facts.session = session === undefined ? null
         : { grant: session.grant, state: status.state, ...(status.lapse ? { lapse: lapseLine(status.lapse) } : {}) };
+      const pending = container.pendingAcquire();
+      if (pending) facts.pendingAcquire = { grant: pending.grant };
+      const h = record.holder;
+      if (status.heldElsewhere && h !== null) facts.heldWithoutToken = { grant: h.grant, expiresAt: h.expiresAt };
     } catch (error) {
       const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };

@@ -14,8 +14,8 @@ import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
 import { gitIn } from '../gitCommand';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
-import { includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
-import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
+import { containerFileOnRemote, includePushConfig, landingState, openClone, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
+import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
 import { clearSession, readSession, writeSession, type Session } from './session';
 
@@ -133,6 +133,24 @@ function containerKey(prefix: string, container: string): string {
 const MAX_CAS_ATTEMPTS = 25;
 
 /**
+ * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
+ * (a teammate initialised and pushed; this clone fetched but has not pulled) is told to pull, not to
+ * run `init`. Asks no remote: only what the clone has fetched.
+ */
+async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
+  try {
+    return readContainerFile(clone.root);
+  } catch (error) {
+    if (!(error instanceof LockRefusedError && error.reason === 'not-initialised')) throw error;
+    const branch = await containerFileOnRemote(clone, CONTAINER_DEFAULTS.remote, CONTAINER_FILE, { fetch: false }).catch(() => undefined);
+    if (branch === undefined) throw error;
+    throw new LockRefusedError('not-initialised',
+      `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).`
+      + ' Pull it (`git pull`) and run the command again; do not run lockstep init.', { cause: error });
+  }
+}
+
+/**
  * One container as seen from one clone: reads and writes the lock record through the driver's
  * compare-and-swap, keeps the clone's session and push proof in step with it. Every rule lives in
  * `lockRecord.ts`; this class only does I/O around it.
@@ -157,7 +175,7 @@ export class Container {
     const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
     identityLookup.catch(() => undefined);
     const clone = await openClone(options.cwd);
-    const file = readContainerFile(clone.root);
+    const file = await readCommittedFile(clone);
     const identity = await identityLookup;
     const config = containerConfig(file, clone.root, env, options.overrides?.driver);
     return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);

@@ -60,6 +60,8 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const human = await team.cli(ben, ['audit', '--limit', '1'], { json: false });
       assert.equal(human.code, 0);
       assert.equal(human.stdout.trim().split('\n').length, 1, human.stdout);
+      // As its help says: a whole number from 1, else a usage error (it used to show one line).
+      for (const bad of ['abc', '0', '-3']) assert.equal(expectError(await team.cli(ben, ['audit', `--limit=${bad}`]), 2, 'configuration').setting, '--limit');
     });
 
     it('audit --history is refused on the file driver, saying to drop --history (exit 2)', async () => {

@@ -12,7 +12,11 @@ export enum LockErrorCode {
   Configuration = 'configuration',
   /** The backend is unreachable, timed out, or is not migrated. Exit code 4. Retryable. */
   Backend = 'backend',
-  /** A stored record is damaged; it is never read as free. Exit code 5. */
+  /**
+   * A stored record is damaged, or the container's page is not there (LockNoPageError: the store
+   * holds none, or the settings point at another page than the committed one); never read as free.
+   * Exit code 5.
+   */
   Storage = 'storage',
   /** Another live owner holds the lease this handle tried to release. Exit code 1. */
   Ownership = 'ownership',

@@ -31,6 +31,10 @@ export interface InitOptions {
  * creates the container's lock page there — the one page every clone reads (seed 001). Defaults:
  * you as the operator, the remote's default branch as the protected branch. The caller tells the
  * user to commit the file. Nothing is left behind when the page cannot be created.
+ *
+ * Refused (configuration errors, nothing written): a repository inside another container's work
+ * tree, one without the shared remote, and a clone whose remote's default branch already has a
+ * committed `.lockstep.json` (that teammate pulls it instead).
  */
 export async function initContainer(cwd: string, options: InitOptions = {}): Promise<{ root: string; file: ContainerFile; path: string; page: PageLocation }> {
   const env = options.env ?? process.env;

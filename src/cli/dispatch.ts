@@ -20,7 +20,8 @@ Global options:
   --version   the version (with --json: {"version"})
 
 Exit codes: 0 done · 1 refused · 2 usage or configuration error · 3 busy ·
-4 backend unavailable · 5 damaged record`;
+4 backend unavailable · 5 damaged record, or not the container's lock page (the store holds
+none, or LOCKSTEP_* points at another one than .lockstep.json)`;
 
 function usage(commands: readonly Command[]): string {
   const width = Math.max(...commands.map(c => c.name.length));

@@ -20,7 +20,7 @@ export interface Finding {
 export interface DoctorFacts {
   readonly container:
     | { readonly ok: true; readonly id: string; readonly driver: string; readonly prefix: string; readonly location: string; readonly serverGuard: boolean; readonly remote: string }
-    | { readonly ok: false; readonly why: string };
+    | { readonly ok: false; readonly why: string; readonly kind?: 'not-initialised' | 'page-mismatch' | 'other' };
   /** Whether the store holds the container's page; `why` says what the read said otherwise. */
   readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'other'; readonly why: string };
   readonly identity?: string;
@@ -47,7 +47,11 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   const out: Finding[] = [];
   const c = facts.container;
   if (!c.ok) {
-    out.push({ check: 'container', level: 'error', found: c.why, fix: 'Run lockstep init in the repository (then commit .lockstep.json), or open a clone of an initialised container.' });
+    const fix = c.kind === 'page-mismatch'
+      ? 'Unset the settings the message names (or make them match .lockstep.json): which lock page a container uses is committed, the environment supplies credentials only.'
+      : c.kind === 'other' ? 'Read the message, fix the setting it names, and run lockstep doctor again.'
+        : 'If a teammate has made this repository a container, pull it (git pull); otherwise run lockstep init in the repository (then commit .lockstep.json).';
+    out.push({ check: 'container', level: 'error', found: c.why, fix });
     return out;
   }
   out.push({ check: 'container', level: 'ok', found: `container ${c.id}` });

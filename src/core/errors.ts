@@ -12,7 +12,11 @@ export enum LockErrorCode {
   Configuration = 'configuration',
   /** The backend is unreachable, timed out, or is not migrated. Exit code 4. Retryable. */
   Backend = 'backend',
-  /** A stored record is damaged; it is never read as free. Exit code 5. */
+  /**
+   * A stored record is damaged, or the container's page is not there (LockNoPageError: the store
+   * holds none, or the settings point at another page than the committed one); never read as free.
+   * Exit code 5.
+   */
   Storage = 'storage',
   /** Another live owner holds the lease this handle tried to release. Exit code 1. */
   Ownership = 'ownership',
@@ -101,26 +105,45 @@ export function describePage(page: Omit<PageLocation, 'container'>): string {
 }
 
 /**
- * The store holds no lock page for the container. Never read as a free lock (seed 001: one lock
- * page per container): a clone pointed at another store, prefix or driver would otherwise issue
- * its own grant #1. Exit code 5, like a damaged record; JSON `reason: "no-page"`.
+ * The store holds no lock page for the container, or this process was pointed at another page than
+ * the committed one. Never read as a free lock (seed 001: one lock page per container): a clone
+ * pointed at another store, prefix or driver would otherwise issue its own grant #1, and an `adopt`
+ * there would create a second page. Exit code 5, like a damaged record; JSON `reason: "no-page"`.
  */
 export class LockNoPageError extends LockStorageError {
   readonly reason = 'no-page' as const;
-  /** The page this process looked for. */
+  /** The page this process looked for (or, on a mismatch, was pointed at). */
   readonly page: PageLocation;
   /** Where `.lockstep.json` says the page is, when it says (undefined in stores opened without it). */
   readonly committed: Omit<PageLocation, 'container'> | undefined;
-  constructor(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined, options: LockErrorOptions = {}) {
-    const said = committed === undefined ? '' : `; the committed settings say ${describePage(committed)}`;
-    super(page.driver,
-      `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}`
-      + ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).'
-      + ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.', options);
+  /**
+   * The settings (`LOCKSTEP_*` variables, editor settings) that point away from the committed page;
+   * empty when the committed store itself was read and held no page. Nothing was opened when not empty.
+   */
+  readonly mismatch: readonly string[];
+  constructor(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined, options: LockErrorOptions & { mismatch?: readonly string[] } = {}) {
+    const mismatch = options.mismatch ?? [];
+    super(page.driver, mismatch.length > 0 && committed !== undefined ? mismatchMessage(page, committed, mismatch) : noPageMessage(page, committed), options);
     this.name = 'LockNoPageError';
     this.page = page;
     this.committed = committed;
+    this.mismatch = mismatch;
   }
+}
+
+function noPageMessage(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined): string {
+  const said = committed === undefined ? '' : `; the committed settings say ${describePage(committed)}`;
+  return `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}`
+    + ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).'
+    + ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.';
+}
+
+function mismatchMessage(page: PageLocation, committed: Omit<PageLocation, 'container'>, mismatch: readonly string[]): string {
+  const names = mismatch.join(' and ');
+  return `${names} point${mismatch.length === 1 ? 's' : ''} at another lock page (${describePage(page)}) than the one .lockstep.json commits for`
+    + ` container ${page.container.slice(0, 8)}… (${describePage(committed)}). Which page a container uses is committed; the environment`
+    + ` supplies only credentials and machine-local details. Unset ${names} (or make ${mismatch.length === 1 ? 'it' : 'them'} match .lockstep.json)`
+    + ' and run the command again; nothing was read or written.';
 }
 
 export class LockOwnershipError extends LockError {

@@ -60,6 +60,8 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const human = await team.cli(ben, ['audit', '--limit', '1'], { json: false });
       assert.equal(human.code, 0);
       assert.equal(human.stdout.trim().split('\n').length, 1, human.stdout);
+      // As its help says: a whole number from 1, else a usage error (it used to show one line).
+      for (const bad of ['abc', '0', '-3']) assert.equal(expectError(await team.cli(ben, ['audit', `--limit=${bad}`]), 2, 'configuration').setting, '--limit');
     });
 
     it('audit --history is refused on the file driver, saying to drop --history (exit 2)', async () => {
@@ -173,9 +175,17 @@ describe('CLI commands beyond the container story (real processes, real git)', f
 
     it('without migrate, a command on a fresh database fails and says to run `lockstep migrate`', async () => {
       const fresh = path.join(path.dirname(database), 'fresh.db');
-      const result = await team.cli(lead, ['status'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${fresh}` } });
-      assert.notEqual(result.code, 0, result.stdout);
-      assert.match(result.json.error.message, /lockstep migrate/);
+      // The database is the page's location, so it is committed: this clone's .lockstep.json names the fresh one.
+      const file = path.join(lead.dir, '.lockstep.json');
+      const committed = fs.readFileSync(file, 'utf8');
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(committed), databaseUrl: `sqlite://${fresh}` }));
+      try {
+        const result = await team.cli(lead, ['status'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${fresh}` } });
+        assert.notEqual(result.code, 0, result.stdout);
+        assert.match(result.json.error.message, /lockstep migrate/);
+      } finally {
+        fs.writeFileSync(file, committed);
+      }
     });
   });
 

@@ -327,12 +327,21 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     ok(await push(), 'the same push once the record is repaired');
   });
 
-  it('an unreachable backend refuses at both hooks (LOCKSTEP_PATH is a regular file)', async () => {
+  it('an unreachable backend refuses at both hooks (the store\'s path is a regular file)', async () => {
     const notAFolder = path.join(team.root, 'not-a-folder');
     fs.writeFileSync(notAFolder, 'x');
     const landed = team.remoteSha();
     await team.commit(alice, 'b.txt');
-    const client = refusedByClient(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }), 'client with a broken backend');
+    // The page's location is committed (LOCKSTEP_PATH alone may not move it): alice's working copy of .lockstep.json points at the broken folder too.
+    const containerFile = path.join(alice.dir, '.lockstep.json');
+    const committed = fs.readFileSync(containerFile, 'utf8');
+    fs.writeFileSync(containerFile, JSON.stringify({ ...JSON.parse(committed), path: notAFolder }));
+    let client: string;
+    try {
+      client = refusedByClient(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }), 'client with a broken backend');
+    } finally {
+      fs.writeFileSync(containerFile, committed);
+    }
     assert.match(client, /lockstep: The push is refused because the lock could not be checked — The lock storage folder could not be used/);
 
     // The server's store is what was pinned at install: point it at the broken folder there.

@@ -7,8 +7,8 @@ import { walk } from '../helpers/tempDir';
 /**
  * Seed 001's first rule, through real `lockstep` processes on real clones: one lock page per
  * container. `init` creates the page and commits where it is; a clone whose environment points at
- * another store, prefix or driver finds no page there and stops (exit 5) — it never reads an empty
- * store as Free and never issues its own grant #1.
+ * another store, prefix or driver is refused before it opens anything (exit 5) — it never reads an
+ * empty store as Free, never issues its own grant #1 and never adopts a second page.
  */
 
 function ok(result: CliResult, what: string): any {
@@ -16,16 +16,21 @@ function ok(result: CliResult, what: string): any {
   return result.json;
 }
 
-/** Exit 5, `reason: "no-page"`, and the message the issue asks for. */
-function noPage(result: CliResult, page: { driver: string; location: string; prefix: string }, committed: RegExp): void {
+/**
+ * Exit 5, `reason: "no-page"`, for a clone whose environment points at another page than the
+ * committed one: the message names the variable and both pages, and nothing was opened.
+ */
+function pointedAway(result: CliResult, page: { driver: string; location: string; prefix: string }, committed: RegExp, variable: string): void {
   assert.equal(result.code, 5, `expected exit 5, got ${result.code}\n${result.stdout}${result.stderr}`);
   const { error } = result.json;
   assert.equal(error.code, 'storage');
   assert.equal(error.reason, 'no-page');
   assert.deepEqual({ driver: error.page.driver, location: error.page.location, prefix: error.page.prefix }, page);
-  assert.match(error.message, new RegExp(`^This store \\(${page.driver} driver at .*, prefix ${page.prefix}\\) holds no lock page for container [0-9a-f]{8}…; the committed settings say `));
+  assert.deepEqual(error.mismatch, [variable]);
+  assert.ok(error.message.startsWith(`${variable} points at another lock page (${page.driver} driver at `), error.message);
+  assert.match(error.message, /than the one \.lockstep\.json commits for container [0-9a-f]{8}… \(/);
   assert.match(error.message, committed);
-  assert.match(error.message, /check LOCKSTEP_PATH \/ LOCKSTEP_PREFIX \/ LOCKSTEP_DRIVER/);
+  assert.match(error.message, new RegExp(`Unset ${variable} \\(or make it match \\.lockstep\\.json\\)`));
 }
 
 describe('one lock page per container: file driver (real processes, real git)', function () {
@@ -62,14 +67,16 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.equal(ok(await team.cli(ana, ['status']), 'status').holder.identity, lead.identity);
   });
 
-  it('another LOCKSTEP_PATH, another prefix or LOCKSTEP_DRIVER=memory: no page, exit 5, and never a grant', async () => {
+  it('another LOCKSTEP_PATH, another prefix or LOCKSTEP_DRIVER=memory: exit 5, naming the variable, and never a grant', async () => {
     const elsewhere = path.join(team.root, 'elsewhere');
-    const committed = new RegExp(`committed settings say file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep`);
+    const committed = new RegExp(`\\(file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep\\)`);
     for (const args of [['status'], ['acquire'], ['petition'], ['clear', '--reason', 'x']]) {
-      noPage(await team.cli(ana, args, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed);
+      pointedAway(await team.cli(ana, args, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed, 'LOCKSTEP_PATH');
     }
-    noPage(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'file', location: team.store, prefix: 'other' }, committed);
-    noPage(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_DRIVER: 'memory' } }), { driver: 'memory', location: 'this process\'s memory', prefix: 'lockstep' }, committed);
+    pointedAway(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'file', location: team.store, prefix: 'other' }, committed, 'LOCKSTEP_PREFIX');
+    pointedAway(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_DRIVER: 'memory' } }), { driver: 'memory', location: 'this process\'s memory', prefix: 'lockstep' }, committed, 'LOCKSTEP_DRIVER');
+    // The environment may repeat the committed location: that is no mismatch.
+    assert.equal(ok(await team.cli(ana, ['status'], { env: { LOCKSTEP_PREFIX: 'lockstep', LOCKSTEP_PATH: team.store } }), 'status').grant, 1);
     // Nothing was written anywhere else, and the real page still has one grant, held by the lead.
     assert.deepEqual(fs.existsSync(elsewhere) ? walk(elsewhere).files : [], [], 'no record was written in the wrong store');
     const status = ok(await team.cli(ana, ['status']), 'status');
@@ -77,7 +84,26 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.deepEqual(ok(await team.cli(op, ['audit']), 'audit').audit.map((l: { action: string }) => l.action), ['init', 'acquire']);
     const human = await team.cli(ana, ['status'], { json: false, env: { LOCKSTEP_PATH: elsewhere } });
     assert.equal(human.code, 5);
-    assert.match(human.stderr, /holds no lock page for container/);
+    assert.match(human.stderr, /LOCKSTEP_PATH points at another lock page/);
+  });
+
+  it('adopt with a stray LOCKSTEP_PREFIX or LOCKSTEP_PATH creates no second page: exit 5 while the lead holds #1 on the real one', async () => {
+    const elsewhere = path.join(team.root, 'adopt-elsewhere');
+    const storeBefore = walk(team.store).files.sort();
+    const committed = new RegExp(`\\(file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep\\)`);
+    const adopt = ['adopt', '--reason', 'the page looked lost', '--grant', '0', '--next-id', '1'];
+    pointedAway(await team.cli(op, adopt, { env: { LOCKSTEP_PREFIX: 'stray' } }), { driver: 'file', location: team.store, prefix: 'stray' }, committed, 'LOCKSTEP_PREFIX');
+    pointedAway(await team.cli(op, adopt, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed, 'LOCKSTEP_PATH');
+    // Both at once: both named.
+    const both = await team.cli(op, adopt, { env: { LOCKSTEP_PREFIX: 'stray', LOCKSTEP_PATH: elsewhere } });
+    assert.equal(both.code, 5);
+    assert.deepEqual(both.json.error.mismatch, ['LOCKSTEP_PREFIX', 'LOCKSTEP_PATH']);
+    // No page anywhere else, nothing new in the store, and no grant #1 for the operator under the stray prefix.
+    assert.equal(fs.existsSync(elsewhere), false, 'no store was created at the stray path');
+    assert.deepEqual(walk(team.store).files.sort(), storeBefore, 'no second page in the store');
+    pointedAway(await team.cli(op, ['acquire'], { env: { LOCKSTEP_PREFIX: 'stray' } }), { driver: 'file', location: team.store, prefix: 'stray' }, committed, 'LOCKSTEP_PREFIX');
+    const status = ok(await team.cli(op, ['status']), 'status');
+    assert.deepEqual([status.grant, status.holder.identity], [1, lead.identity]);
   });
 
   it('a container file that leaves the path out, on a machine without LOCKSTEP_PATH: no page (never Free)', async () => {
@@ -184,9 +210,11 @@ describe('one lock page per container: git driver (real processes, real git)', f
 
   it('a clone on the file driver or another prefix finds no page and issues no grant', async () => {
     const ben = team.member('ben');
-    const committed = /committed settings say git driver at remote origin, prefix lockstep/;
-    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }), { driver: 'file', location: team.store, prefix: 'lockstep' }, committed);
-    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'git', location: 'remote origin', prefix: 'other' }, committed);
+    const committed = /\(git driver at remote origin, prefix lockstep\)/;
+    pointedAway(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }), { driver: 'file', location: team.store, prefix: 'lockstep' }, committed, 'LOCKSTEP_DRIVER');
+    pointedAway(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'git', location: 'remote origin', prefix: 'other' }, committed, 'LOCKSTEP_PREFIX');
+    pointedAway(await team.cli(ben, ['adopt', '--reason', 'x', '--grant', '0', '--next-id', '1'], { env: { LOCKSTEP_GIT_REMOTE: 'upstream' } }),
+      { driver: 'git', location: 'remote upstream', prefix: 'lockstep' }, committed, 'LOCKSTEP_GIT_REMOTE');
     const status = ok(await team.cli(ben, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, ana.identity]);
   });
@@ -212,13 +240,15 @@ describe('one lock page per container: sql driver on SQLite (real processes, a r
     assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 1);
   });
 
-  it('a clone pointed at another database file finds no page and issues no grant', async () => {
+  it('a clone pointed at another database file is refused (exit 5) by migrate and every command, and nothing is created there', async () => {
     const ben = team.member('ben');
     const other = path.join(team.root, 'other.sqlite');
-    const result = await team.cli(ben, ['migrate'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } });
-    ok(result, 'migrate the other database');
-    noPage(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
-      { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' }, /committed settings say sql driver at sqlite:\/\//);
+    const committed = /\(sql driver at sqlite:\/\//;
+    for (const args of [['migrate'], ['acquire'], ['adopt', '--reason', 'x', '--grant', '0', '--next-id', '1']]) {
+      pointedAway(await team.cli(ben, args, { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
+        { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' }, committed, 'LOCKSTEP_DATABASE_URL');
+    }
+    assert.equal(fs.existsSync(other), false, 'no database was created at the stray URL');
     const status = ok(await team.cli(ben, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, 'ana@example.com']);
   });

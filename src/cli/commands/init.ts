@@ -13,15 +13,21 @@ export const initCommand: Command = {
 Writes .lockstep.json at the repository root with a new container UUID and its settings, and
 creates the container's lock page in the store. Commit the file: it fixes which page every clone
 reads — the driver, the prefix and the store's location (path for the file driver, the URL without
-credentials for redis and sql, the remote for git), taken from LOCKSTEP_* where set. Credentials
-stay in each machine's environment.
+credentials for redis and sql, the remote for git), taken from LOCKSTEP_* where set. From then on
+LOCKSTEP_* may add only credentials; pointing elsewhere is exit 5. Credentials stay in each
+machine's environment.
 
   --driver D        file (default, or LOCKSTEP_DRIVER), redis, sql, git; auto is decided now and
                     the driver it picks is written
   --operator WHO    an identity allowed to clear a silent lock (repeatable; default: you)
   --protect BRANCH  a branch whose landing is fenced (repeatable; default: the remote's default branch)
   --remote NAME     the shared remote (default origin)
-  --server-guard    the remote runs \`lockstep guard pre-receive\`: pushes carry a proof of grant`,
+  --server-guard    the remote runs \`lockstep guard pre-receive\`: pushes carry a proof of grant
+
+Refused (exit 2, nothing written): a repository inside another container's work tree; one
+without the shared remote (add it: git remote add origin URL); and a clone whose remote's default
+branch already has ${CONTAINER_FILE} — a teammate made it a container: pull it (git pull) instead.
+init fetches that branch to know (exit 4 when the remote cannot be reached).`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, {

@@ -34,12 +34,18 @@ export const adoptCommand: Command = {
   summary: 'operator: recreate a lost lock page (audited)',
   help: `usage: lockstep adopt --reason TEXT --grant N --next-id N
 
-Recreates the lock page of this container where the committed settings point, when that store
-holds none (a lost or wiped store). Only an operator may, with a reason; the page's first audit
-line says so. Grants continue after #N and identifiers from --next-id, so that no fence accepts an
-old clone's grant and no identifier minted on the lost page is handed out again: give the highest
-grant and identifier anyone has seen (old audit output, clones' \`lockstep status\`). An existing
-page is never overwritten.`,
+Recreates the lock page of this container where .lockstep.json points (driver, prefix, store
+location), when that store holds none (a lost or wiped store). A LOCKSTEP_* variable that points
+at another page is refused (exit 5) and nothing is created: the environment supplies credentials
+only. Only an operator may (exit 1 otherwise), with a reason; the page's first audit line says so.
+An existing page — a damaged one too — is never overwritten (exit 2).
+
+  --reason TEXT  why, for the audit trail
+  --grant N      the highest grant anyone has seen (old audit output, clones' \`lockstep status\`):
+                 the next grant is #N+1, so that no fence accepts an old clone's grant. A clone
+                 that holds a session raises N to its own grant by itself.
+  --next-id N    the first identifier the new page hands out: above every identifier minted on
+                 the lost page, so that none is handed out again (a whole number from 1)`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { reason: { type: 'string' }, grant: { type: 'string' }, 'next-id': { type: 'string' } });
@@ -69,13 +75,17 @@ export const auditCommand: Command = {
   help: `usage: lockstep audit [--limit N] [--history]
 
 Prints the audit trail of the lock record, oldest first, in local time with the zone (JSON: epoch
-milliseconds). Refused pushes that reached a guard are there too (action push, folded when repeated). The record keeps every clear line and the
-last 500 other lines (less when they would pass 256 KiB).
-With --history and the git driver: the full history of the lock ref, one commit per transition.`,
+milliseconds). The record keeps every clear line and the last 500 other lines (fewer when they
+would pass 256 KiB). Refused pushes that reached a guard are there too (action push, folded when
+repeated).
+  --limit N    only the newest N lines (a whole number from 1)
+  --history    git driver only (exit 2 on the others): every transition, from the lock ref's commits
+               (a compacted history keeps its audit lines), up to the newest 10,000 or N`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { limit: { type: 'string' }, history: { type: 'boolean' } });
-    const limit = values.limit === undefined ? Infinity : Math.max(1, Number(values.limit) || 1);
+    const limit = values.limit === undefined ? Infinity : wholeNumber(values.limit, '--limit');
+    if (limit < 1) throw new LockConfigurationError('--limit must be a whole number from 1.', { setting: '--limit' });
     return withContainer(context, async container => {
       if (values.history) {
         const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);

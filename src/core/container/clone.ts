@@ -50,6 +50,32 @@ export async function defaultBranch(clone: Clone, remote: string): Promise<strin
   return current || 'main';
 }
 
+/**
+ * The branch of `remote` that already has a committed `.lockstep.json` — its default branch, where
+ * a teammate's `lockstep init` lands — or undefined. Without `fetch`, as far as this clone's
+ * remote-tracking refs know (no network); with it, the branch is fetched into its remote-tracking
+ * ref first (as `git fetch` would), and a remote that cannot be reached is a backend error.
+ */
+export async function containerFileOnRemote(clone: Clone, remote: string, file: string, options: { fetch: boolean }): Promise<string | undefined> {
+  // Without a fetch, only what the clone knows: the remote's HEAD as the clone recorded it.
+  const branch = options.fetch ? await defaultBranch(clone, remote)
+    : (await clone.git.raw(['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`]).catch(() => '')).trim().slice(remote.length + 1);
+  if (branch === '') return undefined;
+  if (!/^[A-Za-z0-9._/-]+$/.test(branch) || branch.startsWith('-')) return undefined;
+  const tracking = `refs/remotes/${remote}/${branch}`;
+  if (options.fetch) {
+    const listed = await clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).catch(cause => {
+      throw new LockBackendError('git', `The remote ${remote} could not be reached to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
+    });
+    if (!listed.includes(`\trefs/heads/${branch}`)) return undefined; // an empty remote: nobody has pushed anything
+    await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
+      'fetch', '--quiet', remote, `+refs/heads/${branch}:${tracking}`]).catch(cause => {
+      throw new LockBackendError('git', `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
+    });
+  }
+  return await clone.git.raw(['cat-file', '-e', `${tracking}:${file}`]).then(() => branch, () => undefined);
+}
+
 export interface LandingState {
   /** Tracked files with changes not committed (first few). */
   readonly dirty: readonly string[];

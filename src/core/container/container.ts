@@ -14,8 +14,8 @@ import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
 import { gitIn } from '../gitCommand';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
-import { hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
-import { containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
+import { containerFileOnRemote, hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
+import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
 import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
@@ -89,12 +89,66 @@ export function committedPage(file: ContainerFile, root: string, overrides: Lock
   return where;
 }
 
+/**
+ * The store settings a clone opens its container's page with. `.lockstep.json` says which page it
+ * is — driver, prefix, store location (file folder, Redis or database URL without credentials, git
+ * remote); the environment and editor settings (`overrides`) supply credentials and machine-local
+ * details only. One that points elsewhere is refused with {@link LockNoPageError} (exit 5) before
+ * any store is opened: followed, it would read — or, with `adopt`, create — a second page.
+ */
+export function containerConfig(file: ContainerFile, root: string, env: Env, overrides: LockManagerOptions = {}): ResolvedConfig {
+  const options = driverOptions(file, root);
+  const config = resolveConfig({ ...options, ...overrides }, env);
+  const committedConfig = resolveConfig(options, {});
+  const page = pageLocation(config, file.container);
+  const { container: _, ...committed } = pageLocation(committedConfig, file.container);
+  const mismatch = pointingAway(committed, page, env);
+  if (mismatch.length > 0) throw new LockNoPageError(page, committed, { mismatch });
+  return config;
+}
+
+/** Which settings move the page away from the committed one: a variable's name, else the option's. */
+function pointingAway(committed: Omit<PageLocation, 'container'>, page: PageLocation, env: Env): string[] {
+  const named = (variable: string, option: string) => (env[variable] ?? '') !== '' ? variable : `the ${option} setting`;
+  const away: string[] = [];
+  if (page.driver !== committed.driver) return [named('LOCKSTEP_DRIVER', 'driver')];
+  if (page.prefix !== committed.prefix) away.push(named('LOCKSTEP_PREFIX', 'prefix'));
+  if (page.location !== committed.location) {
+    switch (page.driver) {
+      case 'file': away.push(named('LOCKSTEP_PATH', 'path')); break;
+      case 'redis': away.push(named('LOCKSTEP_REDIS_URL', 'redisUrl')); break;
+      case 'sql': away.push((env.LOCKSTEP_DATABASE_URL ?? '') === '' && (env.LOCKSTEP_PATH ?? '') !== '' ? 'LOCKSTEP_PATH' : named('LOCKSTEP_DATABASE_URL', 'databaseUrl')); break;
+      case 'git': away.push(named('LOCKSTEP_GIT_REMOTE', 'gitRemote')); break;
+      default: away.push('the environment');
+    }
+  }
+  return away;
+}
+
 function containerKey(prefix: string, container: string): string {
   return keyDigest(prefix, `container:${container}`);
 }
 
 /** How often a transition re-reads after losing a compare-and-swap race. */
 const MAX_CAS_ATTEMPTS = 25;
+
+/**
+ * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
+ * (a teammate initialised and pushed; this clone fetched but has not pulled) is told to pull, not to
+ * run `init`. Asks no remote: only what the clone has fetched.
+ */
+async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
+  try {
+    return readContainerFile(clone.root);
+  } catch (error) {
+    if (!(error instanceof LockRefusedError && error.reason === 'not-initialised')) throw error;
+    const branch = await containerFileOnRemote(clone, CONTAINER_DEFAULTS.remote, CONTAINER_FILE, { fetch: false }).catch(() => undefined);
+    if (branch === undefined) throw error;
+    throw new LockRefusedError('not-initialised',
+      `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).`
+      + ' Pull it (`git pull`) and run the command again; do not run lockstep init.', { cause: error });
+  }
+}
 
 /**
  * One container as seen from one clone: reads and writes the lock record through the driver's
@@ -123,9 +177,9 @@ export class Container {
     const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
     identityLookup.catch(() => undefined);
     const clone = await openClone(options.cwd);
-    const file = readContainerFile(clone.root);
+    const file = await readCommittedFile(clone);
     const identity = await identityLookup;
-    const config = resolveConfig({ ...driverOptions(file, clone.root), ...options.overrides?.driver }, env);
+    const config = containerConfig(file, clone.root, env, options.overrides?.driver);
     return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);
   }
 

@@ -15,7 +15,7 @@ export interface ContainerFile {
   container: string;
   driver: DriverSetting;
   prefix?: string;
-  /** File driver folder (absolute); usually left to LOCKSTEP_PATH or the default. */
+  /** File driver folder (absolute), written by `init`; left out, the default folder (~/.lockstep/store). */
   path?: string;
   /** Never a URL with credentials: those belong in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL. */
   redisUrl?: string;
@@ -64,7 +64,8 @@ export function readContainerFile(root: string): ContainerFile {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LockRefusedError('not-initialised', 'This repository is not a Lockstep container yet: run `lockstep init` and commit .lockstep.json.');
+      throw new LockRefusedError('not-initialised', `This repository has no ${CONTAINER_FILE}, so it is not a Lockstep container here. If a teammate`
+        + ' has made it one, pull the committed file (`git pull`); otherwise run `lockstep init` and commit .lockstep.json.');
     }
     throw new LockConfigurationError(`${CONTAINER_FILE} could not be read; check its permissions.`, { setting: CONTAINER_FILE, cause: error });
   }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
-import { LockBackendError, LockError, LockNoPageError, LockStorageError } from '../errors';
+import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError } from '../errors';
 import { gitIn } from '../gitCommand';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
@@ -17,7 +17,9 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
   try {
     container = await Container.open(options);
   } catch (error) {
-    return { container: { ok: false, why: error instanceof LockError ? error.message : 'The container could not be opened.' } };
+    const kind = error instanceof LockNoPageError ? 'page-mismatch'
+      : error instanceof LockRefusedError && error.reason === 'not-initialised' ? 'not-initialised' : 'other';
+    return { container: { ok: false, kind, why: error instanceof LockError ? error.message : 'The container could not be opened.' } };
   }
   try {
     const page = await container.page().catch(() => undefined);

@@ -4,7 +4,8 @@ import { resolveConfig, type DriverSetting, type LockManagerOptions, type Resolv
 import { openDriver } from '../drivers';
 import { LockConfigurationError, type PageLocation } from '../errors';
 import type { DriverName } from '../stores/store';
-import { defaultBranch, openClone, resolveIdentity } from './clone';
+import { gitIn } from '../gitCommand';
+import { containerFileOnRemote, defaultBranch, openClone, resolveIdentity, type Clone } from './clone';
 import { Container } from './container';
 import { CONTAINER_FILE, newContainerFile, writeContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation, withoutCredentials } from './pageLocation';
@@ -30,6 +31,10 @@ export interface InitOptions {
  * creates the container's lock page there — the one page every clone reads (seed 001). Defaults:
  * you as the operator, the remote's default branch as the protected branch. The caller tells the
  * user to commit the file. Nothing is left behind when the page cannot be created.
+ *
+ * Refused (configuration errors, nothing written): a repository inside another container's work
+ * tree, one without the shared remote, and a clone whose remote's default branch already has a
+ * committed `.lockstep.json` (that teammate pulls it instead).
  */
 export async function initContainer(cwd: string, options: InitOptions = {}): Promise<{ root: string; file: ContainerFile; path: string; page: PageLocation }> {
   const env = options.env ?? process.env;
@@ -39,9 +44,22 @@ export async function initContainer(cwd: string, options: InitOptions = {}): Pro
     throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
   }
   const remote = options.remote ?? 'origin';
+  if (!/^[A-Za-z0-9._-]+$/.test(remote) || remote.startsWith('-')) {
+    throw new LockConfigurationError('The remote must be a remote name such as origin.', { setting: 'remote' });
+  }
   // An explicit --driver wins over LOCKSTEP_DRIVER here: it is what the user asked to commit.
   const pageEnv: Env = options.driver === undefined ? env : { ...env, LOCKSTEP_DRIVER: options.driver };
   const config = resolveConfig({ gitRemote: remote, ...options.driverOptions, gitDir: clone.root }, pageEnv);
+  await refuseNested(clone);
+  await requireRemote(clone, remote);
+  // A teammate made this repository a container and pushed it: this clone pulls the file, it does not make a second container.
+  const initialised = await containerFileOnRemote(clone, remote, CONTAINER_FILE, { fetch: true });
+  if (initialised !== undefined) {
+    throw new LockConfigurationError(
+      `${remote}/${initialised} already has a committed ${CONTAINER_FILE}: a teammate has made this repository a container, and this clone has not pulled it yet.`
+      + ` Pull it (\`git pull\`) instead of running lockstep init, which would make a second container with a second lock page.`,
+      { setting: CONTAINER_FILE });
+  }
   const driver = await decideDriver(config);
   const operators = options.operators?.length ? [...options.operators] : [await resolveIdentity(clone, env, options.identity)];
   const branches = options.protectedBranches?.length ? [...options.protectedBranches] : [await defaultBranch(clone, remote)];
@@ -60,6 +78,45 @@ export async function initContainer(cwd: string, options: InitOptions = {}): Pro
     fs.rmSync(target, { force: true });
     throw error;
   }
+}
+
+/**
+ * A repository inside another container's work tree (a clone or submodule within it) is no
+ * container of its own: its files would be under two locks, on two pages. Walks up through
+ * enclosing repositories to the outermost.
+ */
+async function refuseNested(clone: Clone): Promise<void> {
+  let inner = clone.root;
+  for (;;) {
+    const parent = path.dirname(inner);
+    if (parent === inner) return;
+    const outer = (await gitIn(parent).raw(['rev-parse', '--show-toplevel']).catch(() => '')).trim();
+    if (outer === '' || outer === inner) return;
+    if (fs.existsSync(path.join(outer, CONTAINER_FILE))) {
+      throw new LockConfigurationError(
+        `This repository lies inside the work tree of the container at ${outer} (it has ${CONTAINER_FILE}); a container inside another`
+        + ' would put the same files under two locks, on two lock pages. Work under the enclosing container (run lockstep there),'
+        + ' or move this repository out of its folder and run lockstep init there.',
+        { setting: 'cwd' });
+    }
+    inner = outer;
+  }
+}
+
+/** The shared remote is the register every landing goes to (seed 001): a container without it has nothing to fence. */
+async function requireRemote(clone: Clone, remote: string): Promise<void> {
+  const remotes = (await clone.git.raw(['remote'])).split('\n').map(r => r.trim()).filter(r => r !== '');
+  if (remotes.includes(remote)) return;
+  if (remotes.length === 0) {
+    throw new LockConfigurationError(
+      `This repository has no remote. A container is shared through its remote (every landing is a push to it): add it with \`git remote add ${remote} URL\`,`
+      + ' push your branch, then run lockstep init again.',
+      { setting: 'remote' });
+  }
+  throw new LockConfigurationError(
+    `This repository has no remote named ${remote} (it has ${remotes.join(', ')}). Name the shared remote with --remote NAME,`
+    + ` or add it with \`git remote add ${remote} URL\`.`,
+    { setting: 'remote' });
 }
 
 /** `auto` is not a container driver: init decides it once, here, and commits what it chose. */

@@ -125,7 +125,11 @@ export interface LockRecord {
   readonly ranges: readonly IdRange[];
   /** The next identifier never handed out. Only grows: no identifier is ever issued twice. */
   readonly nextId: number;
-  /** Identifiers below `nextId` that were leased, never minted, and returned on release; sorted, disjoint. */
+  /**
+   * Identifiers below `nextId` that were leased, never minted, and came back when their grant ended
+   * (release, clear, or takeover of a silent holder); sorted, disjoint, never adjacent, and disjoint
+   * from every range.
+   */
   readonly pool: readonly IdSpan[];
   /** Blocks of work, kept across grants until marked done. */
   readonly blocks: readonly Block[];
@@ -315,19 +319,23 @@ export function acquire(
   }
   const grant = record.grant + 1;
   const expiresAt = now + Math.min(settings.leaseTtlMs, MAX_HOLD_MS);
+  const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
     ...record,
     grant,
     holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt },
     releasedAt: null,
     queue: record.queue.filter(p => p.identity !== identity),
-    // Ranges belong to a grant; a new grant starts without any (release returned their unused
-    // identifiers to the pool; a silent holder's are retired). Blocks stay until marked done.
-    ranges: [],
+    // Ranges belong to a grant; a new grant starts without any. A silent holder's grant ends here:
+    // the identifiers its ranges leased and nobody minted go back to the pool, as on a release
+    // (after a release or a clear there are none left). Blocks stay until marked done.
+    ...ended,
     // Taking over from a silent holder marks the copy for caution (seed 001, TPS 5.10).
     caution: h !== null ? { silentGrant: h.grant, since: now, by: identity } : record.caution,
   };
-  const detail = h !== null ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})` : undefined;
+  const detail = h !== null
+    ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})${reclaimed > 0 ? `; ${reclaimedText(reclaimed)}` : ''}`
+    : undefined;
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
 }
 
@@ -470,7 +478,7 @@ export function markDone(record: LockRecord, request: { identity: string; block:
 }
 
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
-export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number }> {
+export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number }> {
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;
   const line = { at: now, who: request.identity, action: 'clear' as const, grant };
@@ -487,10 +495,12 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
       h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${formatClock(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
       { ...line, detail: reason });
   }
+  // The silent grant ends: its never-minted identifiers go back to the pool, as on a release.
+  const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
-    ...record, holder: null, releasedAt: now, ranges: [], caution: { silentGrant: h.grant, since: now, by: request.identity },
+    ...record, holder: null, releasedAt: now, ...ended, caution: { silentGrant: h.grant, since: now, by: request.identity },
   };
-  return done(next, { clearedGrant: h.grant }, { ...line, detail: `cleared ${h.identity}: ${reason}` });
+  return done(next, { clearedGrant: h.grant, reclaimed }, { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` });
 }
 
 /**
@@ -569,6 +579,31 @@ function checkKnown(record: LockRecord, to: string, newIdentity: boolean | undef
 /** The identifiers of `ranges` that were never minted. */
 function unmintedSpans(ranges: readonly IdRange[]): IdSpan[] {
   return ranges.filter(r => r.next <= r.end).map(r => ({ start: r.next, end: r.end }));
+}
+
+/**
+ * A grant ends (release, clear, or takeover of its silent holder): its ranges go, and the
+ * identifiers they leased that nobody minted go back to the pool. Minting is a write to the page,
+ * so an identifier past a range's `next` was never handed out; one below it never comes back.
+ */
+function endRanges(record: LockRecord): { ranges: IdRange[]; pool: IdSpan[]; reclaimed: number } {
+  const returned = unmintedSpans(record.ranges);
+  const reclaimed = unusedIdentifiers(record);
+  return { ranges: [], pool: reclaimed > 0 ? mergeSpans([...record.pool, ...returned]) : [...record.pool], reclaimed };
+}
+
+/** How many identifiers the record's ranges leased that nobody minted: what ending the grant returns to the pool. */
+export function unusedIdentifiers(record: LockRecord): number {
+  return unmintedSpans(record.ranges).reduce((sum, r) => sum + r.end - r.start + 1, 0);
+}
+
+function reclaimedText(reclaimed: number): string {
+  return `reclaimed ${reclaimed} unused identifier${reclaimed === 1 ? '' : 's'}`;
+}
+
+/** How a clear's audit line starts, before the reason: `cleared <holder>: ` (and what came back to the pool). */
+export function clearedPrefix(holder: string, reclaimed: number): string {
+  return `cleared ${holder}${reclaimed > 0 ? ` (${reclaimedText(reclaimed)})` : ''}: `;
 }
 
 /** Sorted, disjoint, adjacent spans joined. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, petition, release, summarise, turnAt, withdraw, type AuditLine, type LockRecord, type Outcome,
+  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, nextId, petition, release, summarise, turnAt, withdraw, type AuditLine, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
@@ -17,7 +17,7 @@ describe('lockRecord: operator clear', () => {
   it('clears a HOLDER SILENT lock: holder gone, grant counter kept, audit says when, who, why, whose grant', () => {
     const { record: before } = silent();
     const { record, value, summary } = ok(clear(before, SETTINGS, { identity: OP, reason: 'lead\'s laptop died' }, at(3)));
-    assert.deepEqual(value, { clearedGrant: 1 });
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 0 });
     assert.equal(record.holder, null);
     assert.equal(record.grant, 1);
     assert.equal(record.releasedAt, at(3));
@@ -34,12 +34,22 @@ describe('lockRecord: operator clear', () => {
     assert.equal(next.record.grant, 2);
   });
 
-  it('reclaims the silent grant\'s ranges without lowering nextId', () => {
+  it('reclaims the silent grant\'s ranges without lowering nextId: their never-minted identifiers go back to the pool', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 4 }, at(0, 1))).record;
-    const { record } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
+    let leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 4 }, at(0, 1))).record; // 1-4
+    leased = ok(leaseIds(leased, held.proof, { newIdentity: true, to: BEN, count: 2 }, at(0, 2))).record; // 5-6
+    leased = ok(nextId(leased, { identity: ANA }, at(0, 3))).record; // ANA minted 1
+    leased = ok(nextId(leased, { identity: BEN }, at(0, 3))).record; // BEN minted 5
+    const { record, value } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 4 });
     assert.deepEqual(record.ranges, []);
-    assert.equal(record.nextId, 5);
+    assert.deepEqual(record.pool, [{ start: 2, end: 4 }, { start: 6, end: 6 }]);
+    assert.equal(record.nextId, 7);
+    assert.equal(lastAudit(record).detail, `cleared ${LEAD} (reclaimed 4 unused identifiers): gone`);
+    // The next lead leases them again before new ones; 1 and 5 (minted) never come back.
+    const next = acquireAs(record, ANA, at(3, 1));
+    const again = ok(leaseIds(next.record, next.proof, { to: BEN, count: 5 }, at(3, 2)));
+    assert.deepEqual(again.value.spans, [{ start: 2, end: 4 }, { start: 6, end: 6 }, { start: 7, end: 7 }]);
   });
 
   const refusals: { title: string; record: () => LockRecord; who: string; reason: string; now: number; code: RefusalReason; detail?: string }[] = [

@@ -149,10 +149,15 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'adopt':
       return 'the lock page exists already; it is created once.';
     case 'clear': {
+      // A refused attempt's line holds the reason as given; a clear's holds it after `cleared <holder>: `
+      // (or `cleared <holder> (reclaimed N unused identifiers): ` when its ranges gave identifiers back).
       const detail = line.detail ?? '';
       const silent = before.holder?.identity;
       const reasons = new Set<string>([detail, '']);
-      if (silent !== undefined && detail.startsWith(`cleared ${silent}: `)) reasons.add(detail.slice(`cleared ${silent}: `.length));
+      if (silent !== undefined) {
+        const prefix = protocol.clearedPrefix(silent, protocol.unusedIdentifiers(before));
+        if (detail.startsWith(prefix)) reasons.add(detail.slice(prefix.length));
+      }
       return [...reasons].map(reason => () => protocol.clear(before, settings, { identity: line.who, reason }, at));
     }
     default:

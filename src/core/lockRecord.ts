@@ -14,13 +14,14 @@ import {
 export const MAX_HOLD_MS = 24 * HOUR;
 /**
  * The record keeps this many audit lines besides the operator's clear lines (which it always
- * keeps); older ones stay in the git driver's history only.
+ * keeps, see {@link keptForever}); older ones stay in the git driver's history only.
  */
 export const MAX_AUDIT_LINES = 500;
 /**
- * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit, so
- * a record stays writable whatever its audit would hold. Past it the oldest lines other than clear
- * lines go first; clear lines go only when they alone exceed it (the oldest first).
+ * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit.
+ * Past it the oldest lines other than clear lines go. Clear lines never go: were they alone past
+ * it (hundreds of clears; a clear line is at most about 1 KiB), the record would grow past it
+ * rather than lose one (docs/protocol.md#the-record).
  */
 export const MAX_AUDIT_BYTES = 256 * 1024;
 const UTF8 = new TextEncoder();
@@ -83,7 +84,11 @@ export interface AuditLine {
   readonly at: number;
   readonly who: string;
   readonly action: AuditAction;
-  /** The grant the line is about (the holder's grant for clears). */
+  /**
+   * The grant the line is about (the holder's grant for clears). A `clear` line with outcome
+   * `done` is an operator's clear and is kept forever; a refused `clear` line is a refused attempt,
+   * folded and bounded like every other line.
+   */
   readonly grant: number;
   readonly outcome: 'done' | 'refused';
   readonly detail?: string;
@@ -177,27 +182,50 @@ function withAudit(record: LockRecord, line: AuditLine): LockRecord {
 }
 
 /**
- * Seed 001: every clear carries its audit line, so clear lines are never dropped to make room for
- * others. The other lines keep the newest {@link MAX_AUDIT_LINES}; then the byte budget.
+ * Seed 001: every clear by the operator carries its audit line. An operator's clear (a `clear` line
+ * with outcome `done`) is never dropped from the page, however many other lines come after it.
+ * Refused clear attempts are not clears: anyone can make them, so they are bounded like any other
+ * line (and folded when one person repeats one).
+ */
+export function keptForever(line: AuditLine): boolean {
+  return line.action === 'clear' && line.outcome === 'done';
+}
+
+/**
+ * The lines kept forever ({@link keptForever}) all stay; the others keep the newest
+ * {@link MAX_AUDIT_LINES}, then the oldest of them go until the trail fits {@link MAX_AUDIT_BYTES}.
+ * Were the kept-forever lines alone past the budget, the trail stays past it: no clear line is
+ * ever dropped to make room (the docs say so). The newest line always stays.
  */
 export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
-  const others = audit.reduce((n, l) => n + (l.action === 'clear' ? 0 : 1), 0);
+  const others = audit.reduce((n, l) => n + (keptForever(l) ? 0 : 1), 0);
   let dropOthers = Math.max(0, others - MAX_AUDIT_LINES);
-  const sizes = audit.map(l => UTF8.encode(JSON.stringify(l)).length + 1);
+  const sizes = audit.map(lineBytes);
   let bytes = sizes.reduce((a, b) => a + b, 0);
   const keep = audit.map(() => true);
-  for (let i = 0; i < audit.length; i++) {
-    if (audit[i].action === 'clear') continue;
+  // The newest line is the transition's own (the server guard reads it): it always stays.
+  for (let i = 0; i < audit.length - 1; i++) {
+    if (keptForever(audit[i])) continue;
     if (dropOthers === 0 && bytes <= MAX_AUDIT_BYTES) break;
     keep[i] = false;
     bytes -= sizes[i];
     if (dropOthers > 0) dropOthers--;
   }
-  // Only clear lines left and still over the budget: the oldest of them go (the git history keeps them).
-  for (let i = 0; i < audit.length - 1 && bytes > MAX_AUDIT_BYTES; i++) {
-    if (keep[i]) { keep[i] = false; bytes -= sizes[i]; }
-  }
   return audit.filter((_, i) => keep[i]);
+}
+
+/**
+ * A line's share of the budget: its JSON in UTF-8 and a separator. Lines are immutable and carried
+ * from record to record, so each is measured once (a cache with no effect on any result).
+ */
+const measured = new WeakMap<AuditLine, number>();
+function lineBytes(line: AuditLine): number {
+  let bytes = measured.get(line);
+  if (bytes === undefined) {
+    bytes = UTF8.encode(JSON.stringify(line)).length + 1;
+    measured.set(line, bytes);
+  }
+  return bytes;
 }
 
 /** One line, for the git driver's commit messages and logs. Identities only, never tokens. */

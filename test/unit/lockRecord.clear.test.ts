@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import {
-  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, nextId, petition, release, summarise, turnAt, withdraw, type AuditLine, type LockRecord, type Outcome,
+  clear, heartbeat, keptForever, leaseIds, MAX_AUDIT_BYTES, MAX_AUDIT_LINES, MAX_NOTE_LENGTH, nextId, petition, release, summarise, turnAt, withdraw,
+  type AuditLine, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
@@ -164,11 +165,36 @@ describe('lockRecord: audit', () => {
     assert.equal(record.audit.length, MAX_AUDIT_LINES);
     assert.equal(record.audit[0].who, who(20));
     assert.equal(lastAudit(record).who, who(MAX_AUDIT_LINES + 19));
-    // A refused clear's line is kept on top of the others (seed 001: every clear keeps its line).
+    // A refused clear attempt is no clear: its line counts among the others, and the oldest goes.
     const refused = clear(record, SETTINGS, { identity: ANA, reason: 'x' }, at(1));
     assert.ok(!refused.ok && refused.record);
-    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES + 1);
-    assert.equal(lastAudit(refused.record).action, 'clear');
+    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES);
+    assert.equal(refused.record.audit[0].who, who(21));
+    assert.deepEqual([lastAudit(refused.record).action, lastAudit(refused.record).outcome], ['clear', 'refused']);
+  });
+
+  it('900 refused clear attempts with distinct reasons after a real clear leave the real clear line on the page', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const cleared = ok(clear(held.record, SETTINGS, { identity: OP, reason: 'lead gone' }, at(3))).record;
+    const real = lastAudit(cleared);
+    assert.ok(keptForever(real));
+    const who = (i: number) => (i % 2 === 0 ? ANA : BEN);
+    const reason = (i: number) => `${i} ${'x'.repeat(MAX_NOTE_LENGTH)}`;
+    const attempt = (r: LockRecord, i: number): LockRecord => {
+      const { record: next } = refusedWith(clear(r, SETTINGS, { identity: who(i), reason: reason(i) }, at(4) + i), 'not-operator');
+      assert.ok(next, 'a refused attempt is audited');
+      return next;
+    };
+    // The first 880 attempts' lines as clear() writes them, appended at once (the unit suite's 100 ms
+    // does not fit 900 transitions), then 20 more through the transition itself.
+    const line = (i: number): AuditLine => ({ at: at(4) + i, who: who(i), action: 'clear', grant: 1, outcome: 'refused', detail: reason(i).slice(0, MAX_NOTE_LENGTH) });
+    assert.deepEqual(lastAudit(attempt(cleared, 7)), line(7));
+    let record: LockRecord = { ...cleared, audit: [...cleared.audit, ...Array.from({ length: 880 }, (_, i) => line(i))] };
+    for (let i = 880; i < 900; i++) record = attempt(record, i);
+    assert.ok(record.audit.includes(real), 'the operator\'s clear line is still on the page');
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, MAX_AUDIT_LINES, 'the refused attempts are bounded like other lines');
+    assert.equal(lastAudit(record).detail, `899 ${'x'.repeat(MAX_NOTE_LENGTH - 4)}`);
+    assert.ok(Buffer.byteLength(JSON.stringify(record.audit)) <= MAX_AUDIT_BYTES);
   });
 
   it('summaries name people and grants, never token or proof hashes', () => {

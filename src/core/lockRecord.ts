@@ -106,7 +106,9 @@ export interface IdSpan {
 
 /**
  * Seed 001: after HOLDER SILENT (a clear, or a takeover of an expired holder) readers treat the
- * copy with caution until the next holder's release after a push.
+ * copy with caution "until a push and release restore it": the mark ends at the first release with
+ * a landing by a holder of a grant later than `silentGrant` ({@link liftsCaution}); a release with
+ * nothing landed keeps it.
  */
 export interface Caution {
   /** The grant whose holder went silent. */
@@ -378,24 +380,42 @@ export function heartbeat(record: LockRecord, settings: ContainerSettings, proof
 }
 
 /**
- * The caller has already checked that the clone's work landed (release is valid only after a push);
- * `landed` is the commit it found on the protected branch, kept in the audit line.
+ * Ends the holder's grant. Release is valid only after a push: the caller has checked that the
+ * clone has nothing unpushed, and `landed` is the commit it found landed on the protected branch
+ * (undefined: nothing landed under this grant). The audit line says `landed <commit>` or
+ * `nothing landed`. The identifiers leased under the grant and never minted go back to the pool.
+ * A caution mark ends only when something landed ({@link liftsCaution}); otherwise it stays.
  */
 export function release(
   record: LockRecord, proof: HolderProof, now: number, request: { landed?: string; settings?: ContainerSettings } = {},
-): Outcome<{ grant: number; reclaimed: number }> {
+): Outcome<{ grant: number; reclaimed: number; caution: Caution | null }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, request.settings, proof.identity, proof.grant, now), proof.grant) };
   }
+  const { landed } = request;
+  if (landed !== undefined && !LANDED_COMMIT.test(landed)) {
+    return refused('invalid-request', 'The landed commit must be 7 to 64 lower-case hexadecimal digits.');
+  }
   const h = record.holder as Holder;
-  const returned = unmintedSpans(record.ranges);
-  const reclaimed = returned.reduce((sum, r) => sum + r.end - r.start + 1, 0);
-  // Release comes after a push (the caller checked): the copy is restored, the caution ends, and
-  // the identifiers leased under the grant but never minted go back to the pool.
-  const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], pool: mergeSpans([...record.pool, ...returned]), caution: null };
-  const landed = request.landed !== undefined && /^[0-9a-f]{7,64}$/.test(request.landed) ? `landed ${request.landed}` : undefined;
-  const detail = [landed, reclaimed > 0 ? `reclaimed ${reclaimed} unused identifiers` : undefined].filter(Boolean).join('; ');
-  return done(next, { grant: h.grant, reclaimed }, { at: now, who: h.identity, action: 'release', grant: h.grant, ...(detail ? { detail } : {}) });
+  const { reclaimed, ...ended } = endRanges(record);
+  const caution = liftsCaution(record, landed) ? null : record.caution;
+  const next: LockRecord = { ...record, holder: null, releasedAt: now, ...ended, caution };
+  const detail = [landed !== undefined ? `landed ${landed}` : 'nothing landed', reclaimed > 0 ? reclaimedText(reclaimed) : undefined].filter(Boolean).join('; ');
+  return done(next, { grant: h.grant, reclaimed, caution }, { at: now, who: h.identity, action: 'release', grant: h.grant, detail });
+}
+
+/** The form of a landed commit in a release (and in its audit line, `landed <commit>`). */
+export const LANDED_COMMIT = /^[0-9a-f]{7,64}$/;
+
+/**
+ * Whether the live holder's release with `landed` (undefined: nothing landed) ends the caution
+ * mark: only a release with a landing, by a holder whose grant is later than the silent grant,
+ * restores the copy (seed 001: "until a push and release restore it"). False when there is no mark.
+ */
+export function liftsCaution(record: LockRecord, landed: string | undefined): boolean {
+  const c = record.caution;
+  const h = record.holder;
+  return c !== null && h !== null && landed !== undefined && h.grant > c.silentGrant;
 }
 
 export function petition(record: LockRecord, request: { identity: string; note?: string }, now: number, settings?: ContainerSettings): Outcome<{ position: number }> {

@@ -91,7 +91,7 @@ describe('lockRecord: leased ranges reclaimed on landing', () => {
     const released = ok(release(record, lead.proof, at(1)));
     assert.deepEqual(released.record.pool, [{ start: 17, end: 19 }, { start: 21, end: 22 }]);
     assert.equal(released.value.reclaimed, 5);
-    assert.equal(lastAudit(released.record).detail, 'reclaimed 5 unused identifiers');
+    assert.equal(lastAudit(released.record).detail, 'nothing landed; reclaimed 5 unused identifiers');
 
     // The next lead leases them again, lowest first, before anything new.
     const next = acquireAs(released.record, BEN, at(2));

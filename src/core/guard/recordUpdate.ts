@@ -104,7 +104,8 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       });
     case 'release':
       return asHolder(proof => {
-        // The release names the commit it found landed (`landed abc1234`); older clients named none.
+        // The release names the commit it found landed (`landed abc1234`) or says `nothing landed`; only
+        // the first may end a caution mark, so a release that ends one without naming a landing is refused.
         const landed = /(?:^|; )landed ([0-9a-f]{7,64})(?:;|$)/.exec(line.detail ?? '')?.[1];
         return [() => protocol.release(before, proof, at, landed !== undefined ? { landed } : {})];
       });

@@ -21,6 +21,7 @@
  * Mutations (the suite shows spin finds a counterexample for each):
  *   -DNOCAS        the write does not compare: a clone writes what it decided on a stale snapshot
  *   -DHB_EXPIRED   heartbeat accepts the holder's own grant after its expiry (revives a lapsed lease)
+ *   -DRETIRE_IDS   a grant's end drops its ranges without returning their unminted identifiers (lost)
  *
  * Properties: assertions (safety) and the LTL claim `waiting` (liveness under weak fairness).
  */
@@ -158,17 +159,34 @@ inline dequeue(r, c) {
   sa = 0; pa = 0
 }
 
+/* Identifier i is not lost: never handed out (at or above nextId), minted, back in the pool, or leased and
+   not yet minted under the current grant. A grant's end (release, clear, takeover) returns its unminted ones. */
+#define inRange(i) ((rec.rid[1] == i && rec.rleft[1]) || (rec.rid[2] == i && rec.rleft[2]) || (rec.rid[3] == i && rec.rleft[3]))
+#define accounted(i) (i >= rec.nextId || (minted & (1 << i)) != 0 || (rec.pool & (1 << i)) != 0 || inRange(i))
+
 /* The properties that must hold in every state. */
 inline check() {
   assert(rec.holder == 0 || rec.hgrant == rec.grant);                 /* the holder's grant is the current one */
   assert(rec.holder == 0 || rec.exp <= rec.gat + CAP);               /* never past the 24 h cap */
   assert(!live || (lapsed & (1 << rec.hgrant)) == 0);                /* a lapsed lease is never live again */
   assert(believes(1) + believes(2) + believes(3) <= 1);              /* never two live holders */
+  assert(accounted(1) && accounted(2) && accounted(3));             /* no identifier lost */
   if :: rec.holder != 0 && rec.exp <= NOW -> lapsed = lapsed | (1 << rec.hgrant) :: else -> skip fi;
   mayAcquire(rec, 1); may1 = ok; ok = false
 }
 
 inline clearRanges(r) { r.rid[1] = 0; r.rid[2] = 0; r.rid[3] = 0; r.rleft[1] = 0; r.rleft[2] = 0; r.rleft[3] = 0 }
+
+/* A grant ends (release, clear, takeover of a silent holder): the identifiers its ranges leased and nobody
+   minted go back to the pool, then the ranges go. */
+inline endRanges(r) {
+#ifndef RETIRE_IDS
+  if :: r.rid[1] != 0 && r.rleft[1] -> r.pool = r.pool | (1 << r.rid[1]) :: else -> skip fi;
+  if :: r.rid[2] != 0 && r.rleft[2] -> r.pool = r.pool | (1 << r.rid[2]) :: else -> skip fi;
+  if :: r.rid[3] != 0 && r.rleft[3] -> r.pool = r.pool | (1 << r.rid[3]) :: else -> skip fi;
+#endif
+  clearRanges(r)
+}
 
 /* holds(): clone c presenting grant g is the live holder */
 #define holds(r, c, g) (r.holder == c && r.hgrant == g && r.grant == g && r.exp > NOW)
@@ -190,7 +208,7 @@ inline transition(c, op, arg, res) {
      :: ok && rec.grant < MAXG ->
         rec.grant++; assert((issued & (1 << rec.grant)) == 0); issued = issued | (1 << rec.grant);
         rec.holder = c; rec.hgrant = rec.grant; rec.gat = NOW; rec.exp = NOW + TTL; rec.rel = NONE;
-        dequeue(rec, c); clearRanges(rec); res = rec.grant
+        dequeue(rec, c); endRanges(rec); res = rec.grant
      :: ok && rec.grant >= MAXG -> ok = false  /* the bound of the check, not a refusal of the protocol */
      :: else -> skip
      fi
@@ -251,16 +269,13 @@ inline transition(c, op, arg, res) {
      if
      :: ok ->
         res = rec.hgrant;
-        if :: rec.rid[1] != 0 && rec.rleft[1] -> rec.pool = rec.pool | (1 << rec.rid[1]) :: else -> skip fi;
-        if :: rec.rid[2] != 0 && rec.rleft[2] -> rec.pool = rec.pool | (1 << rec.rid[2]) :: else -> skip fi;
-        if :: rec.rid[3] != 0 && rec.rleft[3] -> rec.pool = rec.pool | (1 << rec.rid[3]) :: else -> skip fi;
-        rec.holder = 0; rec.hgrant = 0; rec.gat = 0; rec.exp = 0; rec.rel = NOW; clearRanges(rec)
+        rec.holder = 0; rec.hgrant = 0; rec.gat = 0; rec.exp = 0; rec.rel = NOW; endRanges(rec)
      :: else -> skip
      fi
   :: op == CLR ->
      ok = rec.holder != 0 && rec.exp <= NOW;
      if
-     :: ok -> res = rec.hgrant; rec.holder = 0; rec.hgrant = 0; rec.gat = 0; rec.exp = 0; rec.rel = NOW; clearRanges(rec)
+     :: ok -> res = rec.hgrant; rec.holder = 0; rec.hgrant = 0; rec.gat = 0; rec.exp = 0; rec.rel = NOW; endRanges(rec)
      :: else -> skip
      fi
   fi

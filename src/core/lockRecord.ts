@@ -14,13 +14,14 @@ import {
 export const MAX_HOLD_MS = 24 * HOUR;
 /**
  * The record keeps this many audit lines besides the operator's clear lines (which it always
- * keeps); older ones stay in the git driver's history only.
+ * keeps, see {@link keptForever}); older ones stay in the git driver's history only.
  */
 export const MAX_AUDIT_LINES = 500;
 /**
- * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit, so
- * a record stays writable whatever its audit would hold. Past it the oldest lines other than clear
- * lines go first; clear lines go only when they alone exceed it (the oldest first).
+ * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit.
+ * Past it the oldest lines other than clear lines go. Clear lines never go: were they alone past
+ * it (hundreds of clears; a clear line is at most about 1 KiB), the record would grow past it
+ * rather than lose one (docs/protocol.md#the-record).
  */
 export const MAX_AUDIT_BYTES = 256 * 1024;
 const UTF8 = new TextEncoder();
@@ -83,7 +84,11 @@ export interface AuditLine {
   readonly at: number;
   readonly who: string;
   readonly action: AuditAction;
-  /** The grant the line is about (the holder's grant for clears). */
+  /**
+   * The grant the line is about (the holder's grant for clears). A `clear` line with outcome
+   * `done` is an operator's clear and is kept forever; a refused `clear` line is a refused attempt,
+   * folded and bounded like every other line.
+   */
   readonly grant: number;
   readonly outcome: 'done' | 'refused';
   readonly detail?: string;
@@ -101,7 +106,9 @@ export interface IdSpan {
 
 /**
  * Seed 001: after HOLDER SILENT (a clear, or a takeover of an expired holder) readers treat the
- * copy with caution until the next holder's release after a push.
+ * copy with caution "until a push and release restore it": the mark ends at the first release with
+ * a landing by a holder of a grant later than `silentGrant` ({@link liftsCaution}); a release with
+ * nothing landed keeps it.
  */
 export interface Caution {
   /** The grant whose holder went silent. */
@@ -125,7 +132,11 @@ export interface LockRecord {
   readonly ranges: readonly IdRange[];
   /** The next identifier never handed out. Only grows: no identifier is ever issued twice. */
   readonly nextId: number;
-  /** Identifiers below `nextId` that were leased, never minted, and returned on release; sorted, disjoint. */
+  /**
+   * Identifiers below `nextId` that were leased, never minted, and came back when their grant ended
+   * (release, clear, or takeover of a silent holder); sorted, disjoint, never adjacent, and disjoint
+   * from every range.
+   */
   readonly pool: readonly IdSpan[];
   /** Blocks of work, kept across grants until marked done. */
   readonly blocks: readonly Block[];
@@ -173,27 +184,50 @@ function withAudit(record: LockRecord, line: AuditLine): LockRecord {
 }
 
 /**
- * Seed 001: every clear carries its audit line, so clear lines are never dropped to make room for
- * others. The other lines keep the newest {@link MAX_AUDIT_LINES}; then the byte budget.
+ * Seed 001: every clear by the operator carries its audit line. An operator's clear (a `clear` line
+ * with outcome `done`) is never dropped from the page, however many other lines come after it.
+ * Refused clear attempts are not clears: anyone can make them, so they are bounded like any other
+ * line (and folded when one person repeats one).
+ */
+export function keptForever(line: AuditLine): boolean {
+  return line.action === 'clear' && line.outcome === 'done';
+}
+
+/**
+ * The lines kept forever ({@link keptForever}) all stay; the others keep the newest
+ * {@link MAX_AUDIT_LINES}, then the oldest of them go until the trail fits {@link MAX_AUDIT_BYTES}.
+ * Were the kept-forever lines alone past the budget, the trail stays past it: no clear line is
+ * ever dropped to make room (the docs say so). The newest line always stays.
  */
 export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
-  const others = audit.reduce((n, l) => n + (l.action === 'clear' ? 0 : 1), 0);
+  const others = audit.reduce((n, l) => n + (keptForever(l) ? 0 : 1), 0);
   let dropOthers = Math.max(0, others - MAX_AUDIT_LINES);
-  const sizes = audit.map(l => UTF8.encode(JSON.stringify(l)).length + 1);
+  const sizes = audit.map(lineBytes);
   let bytes = sizes.reduce((a, b) => a + b, 0);
   const keep = audit.map(() => true);
-  for (let i = 0; i < audit.length; i++) {
-    if (audit[i].action === 'clear') continue;
+  // The newest line is the transition's own (the server guard reads it): it always stays.
+  for (let i = 0; i < audit.length - 1; i++) {
+    if (keptForever(audit[i])) continue;
     if (dropOthers === 0 && bytes <= MAX_AUDIT_BYTES) break;
     keep[i] = false;
     bytes -= sizes[i];
     if (dropOthers > 0) dropOthers--;
   }
-  // Only clear lines left and still over the budget: the oldest of them go (the git history keeps them).
-  for (let i = 0; i < audit.length - 1 && bytes > MAX_AUDIT_BYTES; i++) {
-    if (keep[i]) { keep[i] = false; bytes -= sizes[i]; }
-  }
   return audit.filter((_, i) => keep[i]);
+}
+
+/**
+ * A line's share of the budget: its JSON in UTF-8 and a separator. Lines are immutable and carried
+ * from record to record, so each is measured once (a cache with no effect on any result).
+ */
+const measured = new WeakMap<AuditLine, number>();
+function lineBytes(line: AuditLine): number {
+  let bytes = measured.get(line);
+  if (bytes === undefined) {
+    bytes = UTF8.encode(JSON.stringify(line)).length + 1;
+    measured.set(line, bytes);
+  }
+  return bytes;
 }
 
 /** One line, for the git driver's commit messages and logs. Identities only, never tokens. */
@@ -315,19 +349,23 @@ export function acquire(
   }
   const grant = record.grant + 1;
   const expiresAt = now + Math.min(settings.leaseTtlMs, MAX_HOLD_MS);
+  const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
     ...record,
     grant,
     holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt },
     releasedAt: null,
     queue: record.queue.filter(p => p.identity !== identity),
-    // Ranges belong to a grant; a new grant starts without any (release returned their unused
-    // identifiers to the pool; a silent holder's are retired). Blocks stay until marked done.
-    ranges: [],
+    // Ranges belong to a grant; a new grant starts without any. A silent holder's grant ends here:
+    // the identifiers its ranges leased and nobody minted go back to the pool, as on a release
+    // (after a release or a clear there are none left). Blocks stay until marked done.
+    ...ended,
     // Taking over from a silent holder marks the copy for caution (seed 001, TPS 5.10).
     caution: h !== null ? { silentGrant: h.grant, since: now, by: identity } : record.caution,
   };
-  const detail = h !== null ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})` : undefined;
+  const detail = h !== null
+    ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})${reclaimed > 0 ? `; ${reclaimedText(reclaimed)}` : ''}`
+    : undefined;
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
 }
 
@@ -342,24 +380,42 @@ export function heartbeat(record: LockRecord, settings: ContainerSettings, proof
 }
 
 /**
- * The caller has already checked that the clone's work landed (release is valid only after a push);
- * `landed` is the commit it found on the protected branch, kept in the audit line.
+ * Ends the holder's grant. Release is valid only after a push: the caller has checked that the
+ * clone has nothing unpushed, and `landed` is the commit it found landed on the protected branch
+ * (undefined: nothing landed under this grant). The audit line says `landed <commit>` or
+ * `nothing landed`. The identifiers leased under the grant and never minted go back to the pool.
+ * A caution mark ends only when something landed ({@link liftsCaution}); otherwise it stays.
  */
 export function release(
   record: LockRecord, proof: HolderProof, now: number, request: { landed?: string; settings?: ContainerSettings } = {},
-): Outcome<{ grant: number; reclaimed: number }> {
+): Outcome<{ grant: number; reclaimed: number; caution: Caution | null }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, request.settings, proof.identity, proof.grant, now), proof.grant) };
   }
+  const { landed } = request;
+  if (landed !== undefined && !LANDED_COMMIT.test(landed)) {
+    return refused('invalid-request', 'The landed commit must be 7 to 64 lower-case hexadecimal digits.');
+  }
   const h = record.holder as Holder;
-  const returned = unmintedSpans(record.ranges);
-  const reclaimed = returned.reduce((sum, r) => sum + r.end - r.start + 1, 0);
-  // Release comes after a push (the caller checked): the copy is restored, the caution ends, and
-  // the identifiers leased under the grant but never minted go back to the pool.
-  const next: LockRecord = { ...record, holder: null, releasedAt: now, ranges: [], pool: mergeSpans([...record.pool, ...returned]), caution: null };
-  const landed = request.landed !== undefined && /^[0-9a-f]{7,64}$/.test(request.landed) ? `landed ${request.landed}` : undefined;
-  const detail = [landed, reclaimed > 0 ? `reclaimed ${reclaimed} unused identifiers` : undefined].filter(Boolean).join('; ');
-  return done(next, { grant: h.grant, reclaimed }, { at: now, who: h.identity, action: 'release', grant: h.grant, ...(detail ? { detail } : {}) });
+  const { reclaimed, ...ended } = endRanges(record);
+  const caution = liftsCaution(record, landed) ? null : record.caution;
+  const next: LockRecord = { ...record, holder: null, releasedAt: now, ...ended, caution };
+  const detail = [landed !== undefined ? `landed ${landed}` : 'nothing landed', reclaimed > 0 ? reclaimedText(reclaimed) : undefined].filter(Boolean).join('; ');
+  return done(next, { grant: h.grant, reclaimed, caution }, { at: now, who: h.identity, action: 'release', grant: h.grant, detail });
+}
+
+/** The form of a landed commit in a release (and in its audit line, `landed <commit>`). */
+export const LANDED_COMMIT = /^[0-9a-f]{7,64}$/;
+
+/**
+ * Whether the live holder's release with `landed` (undefined: nothing landed) ends the caution
+ * mark: only a release with a landing, by a holder whose grant is later than the silent grant,
+ * restores the copy (seed 001: "until a push and release restore it"). False when there is no mark.
+ */
+export function liftsCaution(record: LockRecord, landed: string | undefined): boolean {
+  const c = record.caution;
+  const h = record.holder;
+  return c !== null && h !== null && landed !== undefined && h.grant > c.silentGrant;
 }
 
 export function petition(record: LockRecord, request: { identity: string; note?: string }, now: number, settings?: ContainerSettings): Outcome<{ position: number }> {
@@ -470,7 +526,7 @@ export function markDone(record: LockRecord, request: { identity: string; block:
 }
 
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
-export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number }> {
+export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number }> {
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;
   const line = { at: now, who: request.identity, action: 'clear' as const, grant };
@@ -487,10 +543,12 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
       h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${formatClock(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
       { ...line, detail: reason });
   }
+  // The silent grant ends: its never-minted identifiers go back to the pool, as on a release.
+  const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
-    ...record, holder: null, releasedAt: now, ranges: [], caution: { silentGrant: h.grant, since: now, by: request.identity },
+    ...record, holder: null, releasedAt: now, ...ended, caution: { silentGrant: h.grant, since: now, by: request.identity },
   };
-  return done(next, { clearedGrant: h.grant }, { ...line, detail: `cleared ${h.identity}: ${reason}` });
+  return done(next, { clearedGrant: h.grant, reclaimed }, { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` });
 }
 
 /**
@@ -569,6 +627,31 @@ function checkKnown(record: LockRecord, to: string, newIdentity: boolean | undef
 /** The identifiers of `ranges` that were never minted. */
 function unmintedSpans(ranges: readonly IdRange[]): IdSpan[] {
   return ranges.filter(r => r.next <= r.end).map(r => ({ start: r.next, end: r.end }));
+}
+
+/**
+ * A grant ends (release, clear, or takeover of its silent holder): its ranges go, and the
+ * identifiers they leased that nobody minted go back to the pool. Minting is a write to the page,
+ * so an identifier past a range's `next` was never handed out; one below it never comes back.
+ */
+function endRanges(record: LockRecord): { ranges: IdRange[]; pool: IdSpan[]; reclaimed: number } {
+  const returned = unmintedSpans(record.ranges);
+  const reclaimed = unusedIdentifiers(record);
+  return { ranges: [], pool: reclaimed > 0 ? mergeSpans([...record.pool, ...returned]) : [...record.pool], reclaimed };
+}
+
+/** How many identifiers the record's ranges leased that nobody minted: what ending the grant returns to the pool. */
+export function unusedIdentifiers(record: LockRecord): number {
+  return unmintedSpans(record.ranges).reduce((sum, r) => sum + r.end - r.start + 1, 0);
+}
+
+function reclaimedText(reclaimed: number): string {
+  return `reclaimed ${reclaimed} unused identifier${reclaimed === 1 ? '' : 's'}`;
+}
+
+/** How a clear's audit line starts, before the reason: `cleared <holder>: ` (and what came back to the pool). */
+export function clearedPrefix(holder: string, reclaimed: number): string {
+  return `cleared ${holder}${reclaimed > 0 ? ` (${reclaimedText(reclaimed)})` : ''}: `;
 }
 
 /** Sorted, disjoint, adjacent spans joined. */

@@ -33,12 +33,18 @@ export function parseRecord(value: unknown, driver: string, container: string): 
   if (!Array.isArray(pool) || !pool.every((r, i) => isObject(r) && isCount(r.start) && isCount(r.end) && (r.start as number) >= 1
     && (r.start as number) <= (r.end as number) && (r.end as number) < (value.nextId as number)
     && (i === 0 || (r.start as number) > ((pool[i - 1] as { end: number }).end + 1)))) return fail('identifier pool');
+  // No identifier in two places: the ranges and the pool are pairwise disjoint, or one could be issued twice.
+  const spans = [...(value.ranges as { start: number; end: number }[]), ...(pool as { start: number; end: number }[])]
+    .map(r => ({ start: r.start, end: r.end })).sort((a, b) => a.start - b.start);
+  if (spans.some((r, i) => i > 0 && r.start <= spans[i - 1].end)) return fail('identifier ranges overlapping each other or the pool');
   const caution = value.caution ?? null;
-  if (!(caution === null || isObject(caution) && isCount(caution.silentGrant) && isTime(caution.since) && isText(caution.by))) return fail('caution mark');
+  if (!(caution === null || isObject(caution) && isCount(caution.silentGrant) && (caution.silentGrant as number) <= (value.grant as number)
+    && isTime(caution.since) && isText(caution.by))) return fail('caution mark');
   // Blocks written before blocks had numbers get theirs from their place on the page.
   const blocks = (value.blocks as Record<string, unknown>[]).map((b, i) => (b.id === undefined ? { ...b, id: i + 1 } : b));
   const lastBlock = value.lastBlock ?? Math.max(0, ...blocks.map(b => b.id as number));
-  if (!isCount(lastBlock) || blocks.some(b => (b.id as number) > (lastBlock as number))) return fail('block numbers');
+  if (!isCount(lastBlock) || blocks.some(b => (b.id as number) < 1 || (b.id as number) > (lastBlock as number))
+    || new Set(blocks.map(b => b.id)).size !== blocks.length) return fail('block numbers');
   return { ...value, pool, caution, blocks, lastBlock } as unknown as LockRecord;
 }
 

@@ -9,9 +9,11 @@ import { parseRecord } from '../../src/core/recordCodec';
 import { ANA, BEN, CONTAINER, LEAD, OP, T0, fresh, hex, settings } from '../helpers/lockRecordFixture';
 
 /**
- * Random interleavings of the protocol by several people with random time steps. Whatever
- * happens, no identifier is handed out twice, grants never go down or repeat, and every record
- * written passes the codec.
+ * Random interleavings of the protocol by several people with random time steps, releases with and
+ * without a landing, clears and takeovers of silent holders. Whatever happens, no identifier is
+ * handed out twice, none is lost (every identifier below nextId is minted, back in the pool, or the
+ * unused part of a live range), grants never go down or repeat, the caution mark ends only at a
+ * release with a landing, and every record written passes the codec.
  */
 const PEOPLE = [LEAD, ANA, BEN, OP] as const;
 const S = settings({ leaseTtlMs: 2 * HOUR, windowMs: 15 * MINUTE, operators: [OP] });
@@ -20,7 +22,7 @@ const who = fc.constantFrom(...PEOPLE);
 const actionWith = (maxWaitMs: number) => fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('acquire' as const), who, ttlMinutes: fc.constantFrom(1, 30, 120, 24 * 60 + 1) }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('heartbeat' as const), who }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('release' as const), who }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('release' as const), who, landed: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('clear' as const), who, reason: fc.constantFrom('', 'gone') }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('lease-ids' as const), who, to: who, count: fc.integer({ min: 1, max: 5 }) }), weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('next-id' as const), who }), weight: 5 },
@@ -37,6 +39,10 @@ type Action = typeof action extends fc.Arbitrary<infer A> ? A : never;
 
 /** How often an identifier came back from the pool (counted across runs, to show the property reaches it). */
 let reissuedFromPool = 0;
+/** How many identifiers a clear or a takeover returned to the pool (counted across runs, likewise). */
+let returnedBySilentEnd = 0;
+/** Releases that kept a caution mark (nothing landed) and that ended one (a landing), likewise. */
+const caution = { kept: 0, lifted: 0 };
 
 function run(actions: readonly Action[]): void {
   let record: LockRecord = fresh();
@@ -46,11 +52,23 @@ function run(actions: readonly Action[]): void {
   const grants: number[] = [];
   let tokens = 0;
 
-  const apply = <T>(outcome: Outcome<T>): T | undefined => {
+  const unused = (r: LockRecord) => r.ranges.reduce((n, x) => n + x.end - x.next + 1, 0);
+  const apply = <T>(outcome: Outcome<T>, landing?: boolean): T | undefined => {
     const next = outcome.ok ? outcome.record : outcome.record;
     if (next) {
       assert.ok(next.grant >= record.grant, 'grant never lowers');
       assert.ok(next.nextId >= record.nextId, 'nextId never lowers');
+      if (record.caution !== null && next.caution === null) {
+        assert.ok(landing === true, 'only a release with a landing ends the caution mark');
+        assert.ok(record.holder !== null && record.holder.grant > record.caution.silentGrant, 'by a later grant than the silent one');
+        caution.lifted++;
+      }
+      if (landing !== undefined && outcome.ok && record.caution !== null) {
+        if (landing) assert.equal(next.caution, null, 'a release with a landing ends the mark');
+        else { assert.deepEqual(next.caution, record.caution, 'a release with nothing landed keeps the mark'); caution.kept++; }
+      }
+      const line = next.audit[next.audit.length - 1];
+      if (outcome.ok && (line.action === 'clear' || line.action === 'acquire' && record.holder !== null)) returnedBySilentEnd += unused(record);
       // What a store would hold: JSON, read back through the codec.
       record = parseRecord(JSON.parse(JSON.stringify(next)), 'memory', CONTAINER);
     }
@@ -76,7 +94,11 @@ function run(actions: readonly Action[]): void {
         break;
       }
       case 'heartbeat': { const p = sessions.get(a.who); if (p) apply(heartbeat(record, S, p, now)); break; }
-      case 'release': { const p = sessions.get(a.who); if (p && apply(release(record, p, now))) sessions.delete(a.who); break; }
+      case 'release': {
+        const p = sessions.get(a.who);
+        if (p && apply(release(record, p, now, a.landed ? { landed: hex(`commit-${now}`).slice(0, 12) } : {}), a.landed)) sessions.delete(a.who);
+        break;
+      }
       case 'clear': apply(clear(record, S, { identity: a.who, reason: a.reason }, now)); break;
       case 'lease-ids': {
         const p = sessions.get(a.who);
@@ -109,6 +131,13 @@ function run(actions: readonly Action[]): void {
       for (let id = r.start; id < r.next; id++) assert.ok(issued.has(id), 'a range\'s used part was really minted');
       for (let id = r.next; id <= r.end; id++) assert.ok(!issued.has(id), 'a range\'s unused part was never minted');
     }
+    // None lost: every identifier ever handed out (below nextId) is minted, back in the pool, or the
+    // unused part of a live range (a leased, never-minted identifier whose grant ended is in the pool).
+    for (let id = 1; id < record.nextId; id++) {
+      const places = Number(issued.has(id)) + Number(record.pool.some(p => p.start <= id && id <= p.end))
+        + Number(record.ranges.some(r => r.next <= id && id <= r.end));
+      assert.equal(places, 1, `identifier ${id} is in ${places} places (minted, pool, unused in a range)`);
+    }
     const h = record.holder;
     if (h) {
       assert.equal(h.grant, record.grant);
@@ -123,10 +152,15 @@ describe('identifiers and grants under random interleavings (property)', () => {
     fc.assert(fc.property(fc.array(action, { minLength: 1, maxLength: 80 }), actions => run(actions)), { numRuns: 200 });
   });
 
-  it('the same with busy leads: identifiers returned on release are leased and minted again, never one minted twice', () => {
+  it('the same with busy leads: identifiers returned on release, clear and takeover are leased and minted again, never one minted twice', () => {
     reissuedFromPool = 0;
+    returnedBySilentEnd = 0;
+    caution.kept = 0;
+    caution.lifted = 0;
     fc.assert(fc.property(fc.array(busyAction, { minLength: 20, maxLength: 120 }), actions => run(actions)), { numRuns: 300, seed: 12 });
     assert.ok(reissuedFromPool > 0, `identifiers came back from the pool ${reissuedFromPool} times`);
+    assert.ok(returnedBySilentEnd > 0, `clears and takeovers returned ${returnedBySilentEnd} identifiers`);
+    assert.ok(caution.kept > 0 && caution.lifted > 0, `releases kept the caution mark ${caution.kept} times and ended it ${caution.lifted} times`);
   });
 
   it('the generator reaches the interesting states (handovers, clears, ranges, mints)', () => {

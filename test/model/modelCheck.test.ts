@@ -46,6 +46,12 @@ describe('model: spin checks the container protocol', function () {
     assert.match(r.violated ?? '', /issued/);
   });
 
+  it('mutation: when an ending grant retires its unminted identifiers, spin finds an identifier lost', function () {
+    const r = verify(spin, ['MAXG=2', 'MAXCRASH=1', 'MAXID=2', 'RETIRE_IDS'], SAFETY, []);
+    assert.ok(r.errors > 0, 'spin found no counterexample');
+    assert.match(r.violated ?? '', /minted/);
+  });
+
   it('mutation: when an expired holder may heartbeat, spin finds a lapsed lease live again', function () {
     const r = verify(spin, ['NOIDS', 'HB_EXPIRED'], SAFETY, []);
     assert.ok(r.errors > 0, 'spin found no counterexample');

@@ -119,16 +119,19 @@ describe('model: spin simulations replayed against lockRecord.ts', function () {
     }
   });
 
-  it('agrees step by step on 12 random runs of 60,000 spin steps (every transition exercised)', function () {
-    this.timeout(120_000);
+  it('agrees step by step on 12 or more random runs of 60,000 spin steps (every transition exercised)', function () {
+    this.timeout(300_000);
+    const OPS = ['acquire', 'heartbeat', 'petition', 'withdraw', 'lease-ids', 'next-id', 'landing', 'release', 'clear'];
     const total = new Map<string, number>();
     let steps = 0;
-    for (let seed = 1; seed <= 12; seed++) {
+    // A successful release needs a landing first and is rare in a random run (about one run in twelve):
+    // past the 12th run, more seeds until every transition was done once, at most 48.
+    for (let seed = 1; seed <= 48 && (seed <= 12 || OPS.some(op => !total.get(op))); seed++) {
       const result = replay(simulate(spin as string, seed, 60_000));
       steps += result.steps;
       for (const [op, count] of result.done) total.set(op, (total.get(op) ?? 0) + count);
     }
-    for (const op of ['acquire', 'heartbeat', 'petition', 'withdraw', 'lease-ids', 'next-id', 'landing', 'release', 'clear']) {
+    for (const op of OPS) {
       assert.ok((total.get(op) ?? 0) > 0, `no simulation did a successful ${op}: ${JSON.stringify([...total])}`);
     }
     assert.ok(steps > 12 * 1000, `only ${steps} steps replayed`);

@@ -92,6 +92,32 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(held, refused.record!, context(late)), undefined);
     });
 
+    it('a clear and a takeover that return the silent grant\'s never-minted identifiers to the pool', () => {
+      const proof = holderProof(held);
+      let leased = ok(protocol.leaseIds(held, proof, { to: ANA, count: 5, newIdentity: true }, t)).record;
+      leased = ok(protocol.nextId(leased, { identity: ANA }, t)).record;
+      const late = at(5);
+      const cleared = ok(protocol.clear(leased, SETTINGS, { identity: OP, reason: 'laptop died' }, late)).record;
+      assert.deepEqual(cleared.pool, [{ start: 2, end: 5 }]);
+      assert.equal(checkRecordUpdate(leased, cleared, context(late)), undefined);
+      const takeover = acquired(leased, BEN, late);
+      assert.deepEqual(takeover.pool, [{ start: 2, end: 5 }]);
+      assert.equal(checkRecordUpdate(leased, takeover, context(late)), undefined);
+    });
+
+    it('a release with nothing landed, which keeps the caution mark; the next with a landing ends it', () => {
+      const late = at(5);
+      const marked = acquired(held, BEN, late); // a takeover: caution on grant #1
+      const ctx = context(late, withProof(BEN, 2));
+      const empty = ok(protocol.release(marked, holderProof(marked), late)).record;
+      assert.deepEqual(empty.caution, marked.caution);
+      assert.equal(empty.audit[empty.audit.length - 1].detail, 'nothing landed');
+      assert.equal(checkRecordUpdate(marked, empty, ctx), undefined);
+      const landed = ok(protocol.release(marked, holderProof(marked), late, { landed: 'abc1234def56' })).record;
+      assert.equal(landed.caution, null);
+      assert.equal(checkRecordUpdate(marked, landed, ctx), undefined);
+    });
+
     it('folded heartbeats (one audit line with a count) are still one transition each', () => {
       const proof = holderProof(held);
       const once = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;
@@ -169,6 +195,34 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.ok(checkRecordUpdate(held, byBen, context(late)));
       const early = { ...done, audit: done.audit.map((l, i) => (i === done.audit.length - 1 ? { ...l, at: t } : l)) };
       assert.ok(checkRecordUpdate(held, early, context(t)), 'the holder was live at hour 1');
+    });
+
+    it('a clear or a takeover that drops the silent grant\'s never-minted identifiers instead of returning them', () => {
+      let leased = ok(protocol.leaseIds(held, holderProof(held), { to: ANA, count: 5, newIdentity: true }, t)).record;
+      leased = ok(protocol.nextId(leased, { identity: ANA }, t)).record;
+      const late = at(5);
+      const cleared = ok(protocol.clear(leased, SETTINGS, { identity: OP, reason: 'laptop died' }, late)).record;
+      const retired: LockRecord = { ...cleared, pool: [] };
+      assert.match(checkRecordUpdate(leased, retired, context(late)) ?? '', /not what clear by operator@example\.com/);
+      // The old clear line (no word of the identifiers) with the old effect: refused too.
+      const oldLine = { ...retired, audit: retired.audit.map((l, i) => (i === retired.audit.length - 1 ? { ...l, detail: `cleared ${LEAD}: laptop died` } : l)) };
+      assert.ok(checkRecordUpdate(leased, oldLine, context(late)));
+      const takeover = acquired(leased, BEN, late);
+      assert.match(checkRecordUpdate(leased, { ...takeover, pool: [] }, context(late)) ?? '', /not what acquire by ben/);
+    });
+
+    it('a release that ends the caution mark without a landing, or claims nothing landed yet ends it', () => {
+      const late = at(5);
+      const marked = acquired(held, BEN, late);
+      const ctx = context(late, withProof(BEN, 2));
+      const empty = ok(protocol.release(marked, holderProof(marked), late)).record;
+      assert.match(checkRecordUpdate(marked, { ...empty, caution: null }, ctx) ?? '', /not what release by ben/);
+      // Dropping the words "nothing landed" (as an older client wrote it) does not make it a landing.
+      const silentLine = { ...empty, caution: null, audit: empty.audit.map((l, i) => (i === empty.audit.length - 1 ? { ...l, detail: undefined } : l)) };
+      assert.ok(checkRecordUpdate(marked, silentLine, ctx));
+      // A release that names a landing yet keeps the mark is not what release writes either.
+      const landed = ok(protocol.release(marked, holderProof(marked), late, { landed: 'abc1234def56' })).record;
+      assert.ok(checkRecordUpdate(marked, { ...landed, caution: marked.caution }, ctx));
     });
 
     it('a transition dated outside the allowed skew of the server\'s clock', () => {

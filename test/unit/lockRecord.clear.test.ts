@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import {
-  clear, heartbeat, leaseIds, MAX_AUDIT_LINES, petition, release, summarise, turnAt, withdraw, type AuditLine, type LockRecord, type Outcome,
+  clear, heartbeat, keptForever, leaseIds, MAX_AUDIT_BYTES, MAX_AUDIT_LINES, MAX_NOTE_LENGTH, nextId, petition, release, summarise, turnAt, withdraw,
+  type AuditLine, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
@@ -17,7 +18,7 @@ describe('lockRecord: operator clear', () => {
   it('clears a HOLDER SILENT lock: holder gone, grant counter kept, audit says when, who, why, whose grant', () => {
     const { record: before } = silent();
     const { record, value, summary } = ok(clear(before, SETTINGS, { identity: OP, reason: 'lead\'s laptop died' }, at(3)));
-    assert.deepEqual(value, { clearedGrant: 1 });
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 0 });
     assert.equal(record.holder, null);
     assert.equal(record.grant, 1);
     assert.equal(record.releasedAt, at(3));
@@ -34,12 +35,22 @@ describe('lockRecord: operator clear', () => {
     assert.equal(next.record.grant, 2);
   });
 
-  it('reclaims the silent grant\'s ranges without lowering nextId', () => {
+  it('reclaims the silent grant\'s ranges without lowering nextId: their never-minted identifiers go back to the pool', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    const leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 4 }, at(0, 1))).record;
-    const { record } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
+    let leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 4 }, at(0, 1))).record; // 1-4
+    leased = ok(leaseIds(leased, held.proof, { newIdentity: true, to: BEN, count: 2 }, at(0, 2))).record; // 5-6
+    leased = ok(nextId(leased, { identity: ANA }, at(0, 3))).record; // ANA minted 1
+    leased = ok(nextId(leased, { identity: BEN }, at(0, 3))).record; // BEN minted 5
+    const { record, value } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 4 });
     assert.deepEqual(record.ranges, []);
-    assert.equal(record.nextId, 5);
+    assert.deepEqual(record.pool, [{ start: 2, end: 4 }, { start: 6, end: 6 }]);
+    assert.equal(record.nextId, 7);
+    assert.equal(lastAudit(record).detail, `cleared ${LEAD} (reclaimed 4 unused identifiers): gone`);
+    // The next lead leases them again before new ones; 1 and 5 (minted) never come back.
+    const next = acquireAs(record, ANA, at(3, 1));
+    const again = ok(leaseIds(next.record, next.proof, { to: BEN, count: 5 }, at(3, 2)));
+    assert.deepEqual(again.value.spans, [{ start: 2, end: 4 }, { start: 6, end: 6 }, { start: 7, end: 7 }]);
   });
 
   const refusals: { title: string; record: () => LockRecord; who: string; reason: string; now: number; code: RefusalReason; detail?: string }[] = [
@@ -154,11 +165,36 @@ describe('lockRecord: audit', () => {
     assert.equal(record.audit.length, MAX_AUDIT_LINES);
     assert.equal(record.audit[0].who, who(20));
     assert.equal(lastAudit(record).who, who(MAX_AUDIT_LINES + 19));
-    // A refused clear's line is kept on top of the others (seed 001: every clear keeps its line).
+    // A refused clear attempt is no clear: its line counts among the others, and the oldest goes.
     const refused = clear(record, SETTINGS, { identity: ANA, reason: 'x' }, at(1));
     assert.ok(!refused.ok && refused.record);
-    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES + 1);
-    assert.equal(lastAudit(refused.record).action, 'clear');
+    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES);
+    assert.equal(refused.record.audit[0].who, who(21));
+    assert.deepEqual([lastAudit(refused.record).action, lastAudit(refused.record).outcome], ['clear', 'refused']);
+  });
+
+  it('900 refused clear attempts with distinct reasons after a real clear leave the real clear line on the page', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const cleared = ok(clear(held.record, SETTINGS, { identity: OP, reason: 'lead gone' }, at(3))).record;
+    const real = lastAudit(cleared);
+    assert.ok(keptForever(real));
+    const who = (i: number) => (i % 2 === 0 ? ANA : BEN);
+    const reason = (i: number) => `${i} ${'x'.repeat(MAX_NOTE_LENGTH)}`;
+    const attempt = (r: LockRecord, i: number): LockRecord => {
+      const { record: next } = refusedWith(clear(r, SETTINGS, { identity: who(i), reason: reason(i) }, at(4) + i), 'not-operator');
+      assert.ok(next, 'a refused attempt is audited');
+      return next;
+    };
+    // The first 880 attempts' lines as clear() writes them, appended at once (the unit suite's 100 ms
+    // does not fit 900 transitions), then 20 more through the transition itself.
+    const line = (i: number): AuditLine => ({ at: at(4) + i, who: who(i), action: 'clear', grant: 1, outcome: 'refused', detail: reason(i).slice(0, MAX_NOTE_LENGTH) });
+    assert.deepEqual(lastAudit(attempt(cleared, 7)), line(7));
+    let record: LockRecord = { ...cleared, audit: [...cleared.audit, ...Array.from({ length: 880 }, (_, i) => line(i))] };
+    for (let i = 880; i < 900; i++) record = attempt(record, i);
+    assert.ok(record.audit.includes(real), 'the operator\'s clear line is still on the page');
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, MAX_AUDIT_LINES, 'the refused attempts are bounded like other lines');
+    assert.equal(lastAudit(record).detail, `899 ${'x'.repeat(MAX_NOTE_LENGTH - 4)}`);
+    assert.ok(Buffer.byteLength(JSON.stringify(record.audit)) <= MAX_AUDIT_BYTES);
   });
 
   it('summaries name people and grants, never token or proof hashes', () => {

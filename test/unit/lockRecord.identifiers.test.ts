@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { leaseIds, MAX_IDS_PER_LEASE, nextId, type LockRecord } from '../../src/core/lockRecord';
+import { leaseIds, MAX_IDS_PER_LEASE, nextId, release, type LockRecord } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
   ANA, BEN, LEAD, T0, acquireAs, at, fresh, lastAudit, ok, proofOf, refusedWith,
@@ -81,6 +81,36 @@ describe('lockRecord: next-id', () => {
     const next = acquireAs(record, BEN, at(2)).record;
     refusedWith(nextId(next, { identity: ANA }, at(2, 1)), 'no-range');
     assert.equal(next.nextId, 4);
+  });
+
+  it('a takeover of a silent holder returns its ranges\' never-minted identifiers to the pool; minted ones never come back', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record; // 1-3
+    record = ok(nextId(record, { identity: ANA }, at(0, 2))).record; // 1
+    record = ok(nextId(record, { identity: LEAD, holder: held.proof }, at(0, 3))).record; // 4
+    const next = acquireAs(record, BEN, at(3)); // LEAD's 2 h lease ended at hour 2
+    assert.deepEqual(next.record.ranges, []);
+    assert.deepEqual(next.record.pool, [{ start: 2, end: 3 }]);
+    assert.equal(next.record.nextId, 5);
+    assert.match(lastAudit(next.record).detail ?? '', /^took over from lead@example\.com \(grant #1, silent since .*\); reclaimed 2 unused identifiers$/);
+    // BEN mints them first, then new ones: 1 and 4 are never issued again.
+    const minted: number[] = [];
+    let r = next.record;
+    for (let i = 0; i < 3; i++) {
+      const out = ok(nextId(r, { identity: BEN, holder: next.proof }, at(3, 1)));
+      minted.push(out.value.id);
+      r = out.record;
+    }
+    assert.deepEqual(minted, [2, 3, 5]);
+  });
+
+  it('an acquire after a release takes nothing back (the release did): no detail, pool unchanged', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record;
+    const released = ok(release(leased, held.proof, at(1), { landed: 'abc1234' })).record;
+    const next = acquireAs(released, BEN, at(1, 30));
+    assert.deepEqual(next.record.pool, [{ start: 1, end: 3 }]);
+    assert.equal(lastAudit(next.record).detail, undefined);
   });
 
   it('an outdated holder proof mints nothing from the pool', () => {

@@ -31,7 +31,7 @@ describe('lockRecord: the page itself', () => {
 });
 
 describe('lockRecord: every clear keeps its audit line', () => {
-  it('petition/withdraw cycles on an audit already at its limit after a clear leave the clear line (and the refused attempt before it)', () => {
+  it('petition/withdraw cycles on an audit already at its limit after a clear leave the clear line (the refused attempt before it goes)', () => {
     const held = acquireAs(ok(createPage(CONTAINER, { identity: LEAD }, T0)).record, LEAD, T0);
     const refusedAttempt = clear(held.record, SETTINGS, { identity: OP, reason: '' }, at(3));
     assert.ok(!refusedAttempt.ok && refusedAttempt.record, 'a clear without a reason is refused and audited');
@@ -47,22 +47,31 @@ describe('lockRecord: every clear keeps its audit line', () => {
       record = ok(withdraw(record, { identity: ANA }, at(4) + i)).record;
     }
     const clears = record.audit.filter(l => l.action === 'clear');
-    assert.deepEqual(clears.map(l => [l.outcome, l.detail]), [['refused', undefined], ['done', `cleared ${LEAD}: lead gone`]]);
-    assert.equal(record.audit.length, MAX_AUDIT_LINES + 2, 'the other lines keep their limit');
+    assert.deepEqual(clears.map(l => [l.outcome, l.detail]), [['done', `cleared ${LEAD}: lead gone`]]);
+    assert.equal(record.audit.length, MAX_AUDIT_LINES + 1, 'the other lines keep their limit');
     assert.equal(record.audit.some(l => l.action === 'init'), false, 'older lines other than clears went');
     parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER);
   });
 
-  it('an audit that would pass the byte budget stays writable: the oldest non-clear lines go first', () => {
-    const big = (i: number, action: AuditLine['action']): AuditLine => ({ at: T0 + i, who: `${'p'.repeat(190)}${i}@x`, action, grant: 1, outcome: 'refused', detail: 'd'.repeat(200) });
-    const lines = Array.from({ length: 1200 }, (_, i) => big(i, i % 100 === 0 ? 'clear' : 'petition'));
+  const big = (i: number, action: AuditLine['action'], outcome: AuditLine['outcome'] = 'refused'): AuditLine => (
+    { at: T0 + i, who: `${'p'.repeat(190)}${i}@x`, action, grant: 1, outcome, detail: 'd'.repeat(200) });
+
+  it('an audit that would pass the byte budget stays writable: the oldest lines other than clears go first', () => {
+    const lines = Array.from({ length: 1200 }, (_, i) => (i % 100 === 0 ? big(i, 'clear', 'done') : big(i, i % 2 ? 'clear' : 'petition')));
     const bounded = boundAudit(lines);
     assert.ok(Buffer.byteLength(JSON.stringify(bounded)) <= MAX_AUDIT_BYTES + bounded.length);
-    assert.equal(bounded.filter(l => l.action === 'clear').length, 12, 'every clear line kept');
+    assert.equal(bounded.filter(l => l.action === 'clear' && l.outcome === 'done').length, 12, 'every clear line kept');
+    assert.ok(bounded.some(l => l.action === 'clear' && l.outcome === 'refused'), 'refused attempts are among the others');
+    assert.ok(lines.slice(0, 600).every(l => l.outcome === 'done' || !bounded.includes(l)), 'the oldest refused attempts went');
     assert.equal(bounded[bounded.length - 1], lines[lines.length - 1], 'the newest line kept');
-    // Clear lines alone past the budget: the oldest of them go, so the record stays writable.
-    const clears = boundAudit(Array.from({ length: 1200 }, (_, i) => big(i, 'clear')));
-    assert.ok(clears.length < 1200 && Buffer.byteLength(JSON.stringify(clears)) <= MAX_AUDIT_BYTES + clears.length);
+  });
+
+  it('clear lines alone past the byte budget are all kept (never dropped silently), with the newest line', () => {
+    const clears = Array.from({ length: 700 }, (_, i) => big(i, 'clear', 'done'));
+    const last = big(1202, 'petition');
+    const bounded = boundAudit([big(1201, 'petition'), ...clears, last]);
+    assert.deepEqual(bounded, [...clears, last]);
+    assert.ok(Buffer.byteLength(JSON.stringify(bounded)) > MAX_AUDIT_BYTES, 'past the budget: the docs say so');
   });
 });
 
@@ -82,7 +91,7 @@ describe('lockRecord: leased ranges reclaimed on landing', () => {
     const released = ok(release(record, lead.proof, at(1)));
     assert.deepEqual(released.record.pool, [{ start: 17, end: 19 }, { start: 21, end: 22 }]);
     assert.equal(released.value.reclaimed, 5);
-    assert.equal(lastAudit(released.record).detail, 'reclaimed 5 unused identifiers');
+    assert.equal(lastAudit(released.record).detail, 'nothing landed; reclaimed 5 unused identifiers');
 
     // The next lead leases them again, lowest first, before anything new.
     const next = acquireAs(released.record, BEN, at(2));

@@ -92,13 +92,14 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
     assert.deepEqual(describeLock(record, s, bystander, at(26)).caution, caution);
     record = ok(heartbeat(record, s, ana.proof, at(26))).record;
     assert.deepEqual(record.caution, caution, 'a heartbeat does not lift it');
-    // ANA pushes and releases (the container checks the push before this transition): the mark ends.
-    record = ok(release(record, ana.proof, at(27))).record;
+    // ANA pushes and releases (the container checks the push before this transition, and names the
+    // commit that landed): the mark ends.
+    record = ok(release(record, ana.proof, at(27), { landed: 'abc1234def56' })).record;
     assert.equal(record.caution, null);
     assert.equal(describeLock(record, s, bystander, at(27)).caution, null);
   });
 
-  it('an operator\'s clear marks the page too, and the mark lasts through the next grant until its release', () => {
+  it('an operator\'s clear marks the page too, and the mark lasts through the next grant until a release with a landing', () => {
     const held = acquireAs(fresh(), LEAD, T0, s);
     const silent = at(5);
     const cleared = ok(clear(held.record, settings({ operators: [CYD] }), { identity: CYD, reason: 'laptop died' }, silent)).record;
@@ -106,7 +107,8 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
     assert.deepEqual(cleared.caution, caution);
     const next = acquireAs(cleared, ANA, at(6), s);
     assert.deepEqual(next.record.caution, caution, 'an acquisition after a clear is no release: the mark stays');
-    assert.equal(ok(release(next.record, next.proof, at(7))).record.caution, null);
+    assert.deepEqual(ok(release(next.record, next.proof, at(7))).record.caution, caution, 'nothing landed: the mark stays');
+    assert.equal(ok(release(next.record, next.proof, at(7), { landed: 'abc1234def56' })).record.caution, null);
   });
 
   it('with a 2 h TTL the same death at hour 20 shows HOLDER SILENT from hour 22', () => {

@@ -1,16 +1,23 @@
 import * as assert from 'node:assert/strict';
 import { exitCodeFor, LockErrorCode, LockStorageError } from '../../src/core/errors';
-import { leaseIds, nextId, petition, type LockRecord } from '../../src/core/lockRecord';
+import { clear, leaseIds, nextId, petition, type LockRecord } from '../../src/core/lockRecord';
 import { parseRecord } from '../../src/core/recordCodec';
-import { ANA, CONTAINER, LEAD, T0, acquireAs, at, fresh, hex, ok } from '../helpers/lockRecordFixture';
+import { ANA, BEN, CONTAINER, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, ok } from '../helpers/lockRecordFixture';
 
-/** A record with every part filled: holder, queue, a half-used range, a block, audit lines. */
+/**
+ * A record with every part filled: holder, queue, a half-used range (1-2, 1 minted), the pool (3),
+ * nextId 4, a caution mark (grant #1 was cleared), blocks, audit lines.
+ */
 function fullRecord(): Record<string, unknown> {
-  const held = acquireAs(fresh(), LEAD, T0);
-  let record: LockRecord = ok(petition(held.record, { identity: ANA, note: 'n' }, at(0, 1))).record;
-  record = ok(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 5 }, at(0, 2))).record;
-  record = ok(nextId(record, { identity: ANA }, at(0, 3))).record;
-  record = { ...record, blocks: [{ id: 1, to: ANA, text: 'b', grant: 1, at: at(0, 4) }], lastBlock: 1 };
+  const first = acquireAs(fresh(), BEN, T0);
+  const leased = ok(leaseIds(first.record, first.proof, { newIdentity: true, to: BEN, count: 3 }, at(0, 1))).record;
+  const cleared = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record;
+  const held = acquireAs(cleared, LEAD, at(3, 1));
+  let record: LockRecord = ok(petition(held.record, { identity: ANA, note: 'n' }, at(3, 2))).record;
+  record = ok(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 2 }, at(3, 3))).record;
+  record = ok(nextId(record, { identity: ANA }, at(3, 4))).record;
+  record = { ...record, blocks: [{ id: 1, to: ANA, text: 'b', grant: 2, at: at(3, 5) }, { id: 3, to: BEN, text: 'c', grant: 2, at: at(3, 5) }], lastBlock: 3 };
+  assert.deepEqual([record.ranges.map(r => [r.start, r.end, r.next]), record.pool, record.nextId, record.caution?.silentGrant], [[[1, 2, 2]], [{ start: 3, end: 3 }], 4, 1]);
   return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
 }
 
@@ -42,7 +49,29 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a range whose next is past end + 1', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], next: 7 }] }) },
   { what: 'a range reaching nextId (would be reissued)', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], end: r.nextId }] }) },
   { what: 'a range without lessee', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], to: '' }] }) },
+  { what: 'a pool reaching nextId (would be reissued)', damage: r => ({ ...r, pool: [{ start: 3, end: r.nextId }] }) },
+  { what: 'a pool past nextId', damage: r => ({ ...r, pool: [{ start: r.nextId + 1, end: r.nextId + 2 }] }) },
+  { what: 'overlapping pool spans', damage: r => ({ ...r, nextId: 10, pool: [{ start: 3, end: 6 }, { start: 5, end: 8 }] }) },
+  { what: 'pool spans out of order', damage: r => ({ ...r, nextId: 10, pool: [{ start: 7, end: 8 }, { start: 3, end: 4 }] }) },
+  { what: 'a pool span ending before it starts', damage: r => ({ ...r, pool: [{ start: 3, end: 2 }] }) },
+  { what: 'a pool of identifier 0', damage: r => ({ ...r, pool: [{ start: 0, end: 0 }] }) },
+  { what: 'a range overlapping the pool (its unused part)', damage: r => ({ ...r, pool: [{ start: 2, end: 3 }] }) },
+  { what: 'a range overlapping the pool (its minted part)', damage: r => ({ ...r, pool: [{ start: 1, end: 1 }, { start: 3, end: 3 }] }) },
+  { what: 'two ranges overlapping', damage: r => ({ ...r, ranges: [r.ranges[0], { ...r.ranges[0], to: BEN, start: 2, next: 2 }] }) },
+  { what: 'a negative caution grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: -1 } }) },
+  { what: 'a fractional caution grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: 1.5 } }) },
+  { what: 'a caution grant past the record\'s grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: r.grant + 1 } }) },
+  { what: 'a caution time as text', damage: r => ({ ...r, caution: { ...r.caution, since: 'now' } }) },
+  { what: 'a negative caution time', damage: r => ({ ...r, caution: { ...r.caution, since: -1 } }) },
+  { what: 'a caution mark by no one', damage: r => ({ ...r, caution: { ...r.caution, by: '' } }) },
+  { what: 'a caution mark that is not an object', damage: r => ({ ...r, caution: 1 }) },
   { what: 'blocks missing', damage: r => { delete r.blocks; return r; } },
+  { what: 'a negative block number', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: -1 }] }) },
+  { what: 'a fractional block number', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: 1.5 }] }) },
+  { what: 'block number 0', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: 0 }] }) },
+  { what: 'two blocks with one number', damage: r => ({ ...r, blocks: [r.blocks[0], { ...r.blocks[1], id: 1 }] }) },
+  { what: 'a block numbered past the last block number', damage: r => ({ ...r, lastBlock: 2 }) },
+  { what: 'a negative last block number', damage: r => ({ ...r, lastBlock: -1 }) },
   { what: 'a block without text', damage: r => ({ ...r, blocks: [{ to: ANA, grant: 1, at: T0 }] }) },
   { what: 'an audit line without time', damage: r => ({ ...r, audit: [{ who: LEAD, action: 'acquire' }] }) },
   { what: 'audit as text', damage: r => ({ ...r, audit: 'lost' }) },

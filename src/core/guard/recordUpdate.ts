@@ -104,7 +104,8 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       });
     case 'release':
       return asHolder(proof => {
-        // The release names the commit it found landed (`landed abc1234`); older clients named none.
+        // The release names the commit it found landed (`landed abc1234`) or says `nothing landed`; only
+        // the first may end a caution mark, so a release that ends one without naming a landing is refused.
         const landed = /(?:^|; )landed ([0-9a-f]{7,64})(?:;|$)/.exec(line.detail ?? '')?.[1];
         return [() => protocol.release(before, proof, at, landed !== undefined ? { landed } : {})];
       });
@@ -149,10 +150,15 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'adopt':
       return 'the lock page exists already; it is created once.';
     case 'clear': {
+      // A refused attempt's line holds the reason as given; a clear's holds it after `cleared <holder>: `
+      // (or `cleared <holder> (reclaimed N unused identifiers): ` when its ranges gave identifiers back).
       const detail = line.detail ?? '';
       const silent = before.holder?.identity;
       const reasons = new Set<string>([detail, '']);
-      if (silent !== undefined && detail.startsWith(`cleared ${silent}: `)) reasons.add(detail.slice(`cleared ${silent}: `.length));
+      if (silent !== undefined) {
+        const prefix = protocol.clearedPrefix(silent, protocol.unusedIdentifiers(before));
+        if (detail.startsWith(prefix)) reasons.add(detail.slice(prefix.length));
+      }
       return [...reasons].map(reason => () => protocol.clear(before, settings, { identity: line.who, reason }, at));
     }
     default:

@@ -94,11 +94,15 @@ the landed commit into the audit line.
         const { branch, remote } = await pushProtectedBranch(container);
         context.out.note(`lockstep: pushed ${branch} to ${remote}.`);
       }
-      const { grant, reclaimed, landed } = await container.release();
+      const { grant, reclaimed, landed, already } = await container.release();
       const status = await container.status();
       const next = status.turn ? ` ${status.turn.identity} may acquire now.` : '';
-      context.out.result(`Released grant #${grant}${landed ? ` (landed ${landed})` : ''}.${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${next}`,
-        { grant, reclaimed, next: status.turn?.identity ?? null, landed, pushed: values.push === true });
+      const what = already ? `Grant #${grant} was already released (an earlier release reached the page; its answer was lost).`
+        : `Released grant #${grant} (${landed ? `landed ${landed}` : 'nothing landed'}).`;
+      // Caution ends only at a release with a landing (docs/protocol.md#landings-and-caution): say when it stays.
+      const caution = status.caution && !already ? ` Caution stays (grant #${status.caution.silentGrant} went silent) until a holder lands and releases.` : '';
+      context.out.result(`${what}${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${caution}${next}`,
+        { grant, reclaimed, next: status.turn?.identity ?? null, landed, pushed: values.push === true, ...(already ? { already: true } : {}) });
       return 0;
     });
   },

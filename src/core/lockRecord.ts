@@ -397,10 +397,16 @@ export function release(
     return refused('invalid-request', 'The landed commit must be 7 to 64 lower-case hexadecimal digits.');
   }
   const h = record.holder as Holder;
+  // A landing records which leased identifiers its grant's lessees minted (the ones the landed work may use).
+  const used = landed === undefined ? [] : mergeSpans(record.ranges.filter(r => r.next > r.start).map(r => ({ start: r.start, end: r.next - 1 })));
   const { reclaimed, ...ended } = endRanges(record);
   const caution = liftsCaution(record, landed) ? null : record.caution;
   const next: LockRecord = { ...record, holder: null, releasedAt: now, ...ended, caution };
-  const detail = [landed !== undefined ? `landed ${landed}` : 'nothing landed', reclaimed > 0 ? reclaimedText(reclaimed) : undefined].filter(Boolean).join('; ');
+  const detail = [
+    landed !== undefined ? `landed ${landed}` : 'nothing landed',
+    used.length > 0 ? `used leased identifiers ${spansText(used)}` : undefined,
+    reclaimed > 0 ? reclaimedText(reclaimed) : undefined,
+  ].filter(Boolean).join('; ');
   return done(next, { grant: h.grant, reclaimed, caution }, { at: now, who: h.identity, action: 'release', grant: h.grant, detail });
 }
 

@@ -105,6 +105,19 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(leased, takeover, context(late)), undefined);
     });
 
+    it('a release with a landing that records the leased identifiers used; the same line with other identifiers is refused', () => {
+      const proof = holderProof(held);
+      let leased = ok(protocol.leaseIds(held, proof, { to: ANA, count: 5, newIdentity: true }, t)).record;
+      leased = ok(protocol.nextId(leased, { identity: ANA }, t)).record;
+      const ctx = context(t, withProof(LEAD, 1));
+      const landed = ok(protocol.release(leased, proof, t, { landed: 'abc1234def56' })).record;
+      const line = landed.audit[landed.audit.length - 1];
+      assert.equal(line.detail, 'landed abc1234def56; used leased identifiers 1; reclaimed 4 unused identifiers');
+      assert.equal(checkRecordUpdate(leased, landed, ctx), undefined);
+      const forged = { ...landed, audit: [...landed.audit.slice(0, -1), { ...line, detail: 'landed abc1234def56; used leased identifiers 1-2; reclaimed 4 unused identifiers' }] };
+      assert.notEqual(checkRecordUpdate(leased, forged, ctx), undefined);
+    });
+
     it('a release with nothing landed, which keeps the caution mark; the next with a landing ends it', () => {
       const late = at(5);
       const marked = acquired(held, BEN, late); // a takeover: caution on grant #1

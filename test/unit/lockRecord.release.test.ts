@@ -45,6 +45,16 @@ describe('lockRecord: release', () => {
     assert.equal(lastAudit(released).detail, 'nothing landed; reclaimed 12 unused identifiers');
   });
 
+  it('with a landing, records which leased identifiers its lessees minted', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 10 }, at(0, 1))).record; // 1-10
+    record = ok(leaseIds(record, held.proof, { newIdentity: true, to: BEN, count: 5 }, at(0, 2))).record; // 11-15
+    for (let i = 0; i < 3; i++) record = ok(nextId(record, { identity: ANA }, at(0, 3))).record; // ANA used 1-3
+    record = ok(nextId(record, { identity: BEN }, at(0, 4))).record; // BEN used 11
+    const { record: released } = ok(release(record, held.proof, at(1), { landed: 'abc1234' }));
+    assert.equal(lastAudit(released).detail, 'landed abc1234; used leased identifiers 1-3, 11; reclaimed 11 unused identifiers');
+  });
+
   const refusals: { title: string; build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> }; now: number }[] = [
     { title: 'by someone who never held it', now: at(1), build: () => ({ record: acquireAs(fresh(), LEAD, T0).record, proof: proofOf(ANA, 1) }) },
     { title: 'after the lease expired', now: at(2), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; } },

@@ -1,0 +1,62 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+
+/**
+ * The command line's edges (issue #23): input bounds that are usage errors (exit 2) in every command
+ * that takes them. Real `lockstep` processes in clones of a real git repository, one shared file store.
+ */
+describe('CLI edges: input bounds (real processes, real git)', function () {
+  this.timeout(180_000);
+  let team: GitFixture;
+  let lead: TeamMember, ben: TeamMember;
+  const status = async (who: TeamMember) => expectOk(await team.cli(who, ['status']), `status of ${who.name}`);
+
+  before(async () => {
+    team = await createGitFixture({ members: ['lead', 'ana', 'ben'], operators: [] });
+    [lead, , ben] = team.members;
+  });
+  after(() => team?.dispose());
+
+  describe('input bounds', () => {
+    it('acquire --ttl: a fraction, 0 or past a day is a usage error (exit 2) naming ttl, and the lock stays free', async () => {
+      for (const ttl of ['1.5', '0.5', '30.25', '0', '86401']) {
+        const error = expectError(await team.cli(lead, ['acquire', '--ttl', ttl]), 2, 'configuration');
+        assert.equal(error.setting, 'ttl', `--ttl ${ttl}`);
+        assert.match(error.message, /whole number of seconds from 1 to 86400/);
+      }
+      const human = await team.cli(lead, ['acquire', '--ttl', '1.5'], { json: false });
+      assert.equal(human.code, 2);
+      assert.match(human.stderr, /^lockstep: The ttl must be a whole number of seconds/m);
+      assert.equal((await status(lead)).state, 'free', 'no bad TTL acquired anything');
+    });
+
+    it('heartbeat --every: below 1 s or past a day is a usage error (exit 2) naming every, also while holding', async () => {
+      expectOk(await team.cli(lead, ['acquire']), 'acquire');
+      // Without the check these would start a heartbeat loop that never ends: the deadline fails the test then.
+      for (const every of ['0', '0.5', '86401']) {
+        const error = expectError(await team.cli(lead, ['heartbeat', '--every', every], { timeoutMs: 30_000 }), 2, 'configuration');
+        assert.equal(error.setting, 'every', `--every ${every}`);
+      }
+      assert.equal((await status(lead)).state, 'held-by-me');
+    });
+
+    it('.lockstep.json: leaseTtlSeconds outside 60 s to 24 h makes every command a usage error (exit 2) naming it', async () => {
+      const file = path.join(ben.dir, '.lockstep.json');
+      const committed = fs.readFileSync(file, 'utf8');
+      try {
+        for (const leaseTtlSeconds of [59, 0, 86_401, '7200']) {
+          fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(committed), leaseTtlSeconds }, null, 2));
+          for (const args of [['status'], ['acquire']]) {
+            const error = expectError(await team.cli(ben, args), 2, 'configuration');
+            assert.equal(error.setting, 'leaseTtlSeconds', `${args[0]} with leaseTtlSeconds ${JSON.stringify(leaseTtlSeconds)}`);
+          }
+        }
+      } finally {
+        fs.writeFileSync(file, committed);
+      }
+      assert.equal((await status(ben)).state, 'held-by-other', 'the committed file works again');
+    });
+  });
+});

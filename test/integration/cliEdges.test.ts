@@ -5,17 +5,18 @@ import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMemb
 
 /**
  * The command line's edges (issue #23): input bounds that are usage errors (exit 2) in every command
- * that takes them. Real `lockstep` processes in clones of a real git repository, one shared file store.
+ * that takes them, and `lease-ids --json` across a gap. Real `lockstep` processes in clones of a real
+ * git repository, one shared file store.
  */
-describe('CLI edges: input bounds (real processes, real git)', function () {
+describe('CLI edges: input bounds, lease-ids across a gap (real processes, real git)', function () {
   this.timeout(180_000);
   let team: GitFixture;
-  let lead: TeamMember, ben: TeamMember;
+  let lead: TeamMember, ana: TeamMember, ben: TeamMember;
   const status = async (who: TeamMember) => expectOk(await team.cli(who, ['status']), `status of ${who.name}`);
 
   before(async () => {
     team = await createGitFixture({ members: ['lead', 'ana', 'ben'], operators: [] });
-    [lead, , ben] = team.members;
+    [lead, ana, ben] = team.members;
   });
   after(() => team?.dispose());
 
@@ -57,6 +58,30 @@ describe('CLI edges: input bounds (real processes, real git)', function () {
         fs.writeFileSync(file, committed);
       }
       assert.equal((await status(ben)).state, 'held-by-other', 'the committed file works again');
+    });
+  });
+
+  describe('lease-ids --json', () => {
+    it('one run: spans, contiguous, start and end; across a gap: spans and contiguous false, never a start/end that spans the gap', async () => {
+      if ((await status(lead)).state !== 'held-by-me') expectOk(await team.cli(lead, ['acquire']), 'acquire');
+      // ana gets 1-3, ben 4-6 (both new to the page); ben mints 4 and 5.
+      const first = expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3', '--new-identity']), 'lease-ids');
+      assert.deepEqual(first, { ok: true, to: ana.identity, count: 3, spans: [{ start: 1, end: 3 }], contiguous: true, start: 1, end: 3 });
+      expectOk(await team.cli(lead, ['lease-ids', '--to', ben.identity, '--count', '3', '--new-identity']), 'lease-ids');
+      for (const id of [4, 5]) assert.equal(expectOk(await team.cli(ben, ['next-id']), 'next-id').id, id);
+      // The release returns 1-3 and 6 to the pool; 4 and 5 were minted and are never issued again.
+      expectOk(await team.cli(lead, ['release']), 'release');
+      assert.deepEqual((await status(lead)).pool, [{ start: 1, end: 3 }, { start: 6, end: 6 }]);
+      expectOk(await team.cli(lead, ['acquire']), 'acquire again');
+
+      // Five: the pool's 1-3 and 6, then 7 (new): 6 and 7 join; 4-5 is a gap.
+      const gap = expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '5']), 'lease-ids across a gap');
+      assert.deepEqual(gap, { ok: true, to: ana.identity, count: 5, spans: [{ start: 1, end: 3 }, { start: 6, end: 7 }], contiguous: false });
+      assert.equal('start' in gap || 'end' in gap, false, 'no start/end that would take in 4 and 5');
+      const human = await team.cli(lead, ['lease-ids', '--to', ben.identity, '--count', '1'], { json: false });
+      assert.match(human.stdout, /^Leased identifiers 8 to ben@example\.com\.$/m);
+      const help = await team.cli(lead, ['lease-ids', '--help'], { json: false });
+      assert.match(help.stdout, /start and end\s+are given only when contiguous is true/);
     });
   });
 });

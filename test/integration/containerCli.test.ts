@@ -70,7 +70,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
 
   it('the lead leases identifiers; ana mints from her range, the lead from the pool', async () => {
     assert.deepEqual(expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3']), 'lease-ids'),
-      { ok: true, to: ana.identity, start: 1, end: 3, spans: [{ start: 1, end: 3 }] });
+      { ok: true, to: ana.identity, count: 3, spans: [{ start: 1, end: 3 }], contiguous: true, start: 1, end: 3 });
     expectError(await team.cli(ana, ['lease-ids', '--to', ben.identity, '--count', '3']), 1, 'refused', 'not-holder');
     assert.equal(expectOk(await team.cli(ana, ['next-id']), 'next-id').id, 1);
     assert.equal(expectOk(await team.cli(lead, ['next-id']), 'next-id').id, 4);

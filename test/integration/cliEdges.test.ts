@@ -5,10 +5,10 @@ import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMemb
 
 /**
  * The command line's edges (issue #23): input bounds that are usage errors (exit 2) in every command
- * that takes them, and `lease-ids --json` across a gap. Real `lockstep` processes in clones of a real
- * git repository, one shared file store.
+ * that takes them, `lease-ids --json` across a gap, and a reader that goes away (`lockstep status |
+ * head -1`). Real `lockstep` processes in clones of a real git repository, one shared file store.
  */
-describe('CLI edges: input bounds, lease-ids across a gap (real processes, real git)', function () {
+describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real processes, real git)', function () {
   this.timeout(180_000);
   let team: GitFixture;
   let lead: TeamMember, ana: TeamMember, ben: TeamMember;
@@ -82,6 +82,39 @@ describe('CLI edges: input bounds, lease-ids across a gap (real processes, real 
       assert.match(human.stdout, /^Leased identifiers 8 to ben@example\.com\.$/m);
       const help = await team.cli(lead, ['lease-ids', '--help'], { json: false });
       assert.match(help.stdout, /start and end\s+are given only when contiguous is true/);
+    });
+  });
+
+  describe('a reader that goes away', () => {
+    /**
+     * `lockstep status | head -1`: the built CLI with stdout a pipe whose read end this test destroys after the
+     * first line. Whether a later write finds it closed (EPIPE) is a race, run twenty times to meet it.
+     */
+    function statusReadOnce(who: TeamMember): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; first: string }> {
+      return new Promise((resolve, reject) => {
+        const child = team.spawnCli(who, ['status']);
+        let first = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          if (first.includes('\n')) return;
+          first += chunk;
+          if (first.includes('\n')) child.stdout.destroy(); // like head -1: the first line, then the read end closes
+        });
+        child.stdout.on('error', () => undefined);
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+        const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`status did not end within 30 s; stderr ${stderr}`)); }, 30_000);
+        child.on('error', error => { clearTimeout(timer); reject(error); });
+        child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stderr, first: first.split('\n')[0] }); });
+      });
+    }
+
+    it('status | head -1, twenty times: every run ends with exit 0 and nothing on stderr (no EPIPE stack trace)', async () => {
+      for (let i = 0; i < 20; i++) {
+        const run = await statusReadOnce(ana);
+        assert.match(run.first, /^Held by lead@example\.com — grant #\d+/, `run ${i + 1}: the first line`);
+        assert.equal(run.stderr, '', `run ${i + 1}: stderr`);
+        assert.deepEqual([run.code, run.signal], [0, null], `run ${i + 1}: exit`);
+      }
     });
   });
 });

@@ -92,8 +92,24 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   }
 }
 
+/**
+ * A reader that goes away (`lockstep status | head -1`) closes the pipe under stdout or stderr, and the
+ * next write fails with EPIPE. That is no failure of the command: what it would still print is dropped,
+ * quietly — never an unhandled 'error' event with its stack trace — and the process ends with the
+ * command's own exit code (0 for a status that was read). So `lockstep status | head -1` exits 0, and a
+ * guard that refuses still exits non-zero: a closed pipe never turns a refusal into an accepted push.
+ */
+export function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+    throw error;
+  });
+}
+
 /** Runs `commands` on this process's arguments and sets the exit code (dist/cli.js calls it after enabling the compile cache). */
 export function runCommandLine(commands: readonly Command[]): void {
+  endQuietlyOnClosedPipe(process.stdout);
+  endQuietlyOnClosedPipe(process.stderr);
   dispatch(commands, process.argv.slice(2)).then(code => { process.exitCode = code; }, error => {
     process.stderr.write(`lockstep: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;

@@ -1,7 +1,7 @@
 import { describePage, type PageLocation } from '../core/errors';
 import { formatClock, formatDuration } from '../core/format';
 import { spansText } from '../core/lockRecord';
-import { lapseLine, LockState, type LockStatus } from '../core/lockStatus';
+import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStatus';
 import type { DeploymentInfo } from '../core/stores/store';
 
 /** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
@@ -27,7 +27,9 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
       lines.push(`Your turn — acquire within ${formatDuration((status.turn?.endsAt ?? now) - now)}`);
       break;
     case LockState.HolderSilent:
-      lines.push(`HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${status.canAcquire ? '; you may acquire' : ''}`);
+      lines.push(`HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${
+        hasTurn(status) ? `; your turn: you may take over — acquire within ${formatDuration(status.turn!.endsAt - now)} (lockstep acquire)`
+          : status.canAcquire ? '; you may acquire' : ''}`);
       break;
     case LockState.Stale:
       lines.push(`Stale grant — ${lapseLine(status.lapse!, unpushed)}. Pushes from this clone are blocked${h && h.expiresAt > now ? `; ${h.identity} holds grant #${h.grant}` : ''}.`);

@@ -23,6 +23,20 @@ export function assertWait(wait: unknown, setting = 'wait'): asserts wait is num
   }
 }
 
+/**
+ * Parses a command-line TTL: a whole number of seconds within the bounds (seed 003's `int $ttl`,
+ * 1–86,400). A fraction ("1.5") is a usage error, never rounded.
+ */
+export function parseTtlSeconds(text: string, setting = 'ttl'): number {
+  const ttl = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!(ttl >= TTL_MIN_SECONDS && ttl <= TTL_MAX_SECONDS)) {
+    throw new LockConfigurationError(
+      `The ${setting} must be a whole number of seconds from ${TTL_MIN_SECONDS} to ${TTL_MAX_SECONDS}, e.g. 30; split longer work or renew the lease.`,
+      { setting });
+  }
+  return ttl;
+}
+
 /** Parses a command-line or environment number of seconds; throws a configuration error naming the setting. */
 export function parseSeconds(text: string, setting: string): number {
   const trimmed = text.trim();

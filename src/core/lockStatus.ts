@@ -80,16 +80,24 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   const lapsed = viewer.session !== undefined && !(mine && live) && viewer.session.grant <= record.grant
     && (viewer.session.grant < record.grant || h === null || (h.grant === viewer.session.grant && !live));
 
+  // HOLDER SILENT is what everyone sees while a holder's lease has run out unreleased (seed 001's worked
+  // example: "the badge shows HOLDER SILENT"), the queue head included: whether the viewer may take over
+  // is in canAcquire and turn (hasTurn), not in the state.
+  const silent = h !== null && !live;
   let state: LockState;
   if (live && mine) state = LockState.HeldByMe;
   else if (live) state = position > 0 ? LockState.Queued : LockState.HeldByOther;
+  else if (silent) state = LockState.HolderSilent;
   else if (position > 0 && canAcquire && turn !== null) state = LockState.YourTurn;
-  else if (h !== null) state = LockState.HolderSilent;
   else if (position > 0 && !canAcquire) state = LockState.Queued;
   else state = LockState.Free;
-  // The state says what the person can do next: a lapsed clone that waits in the queue, or whose turn
-  // it is, sees that like anyone else (the lapse is the secondary line); otherwise it is stale.
-  if (lapsed) state = position > 0 && !canAcquire ? LockState.Queued : position > 0 && turn !== null ? LockState.YourTurn : LockState.Stale;
+  // A lapsed clone that waits in the queue, or whose turn it is, sees that like anyone else (the lapse
+  // is the secondary line); otherwise it is stale.
+  if (lapsed) {
+    state = position > 0 && (!canAcquire || turn !== null)
+      ? silent ? LockState.HolderSilent : !canAcquire ? LockState.Queued : LockState.YourTurn
+      : LockState.Stale;
+  }
 
   return {
     state,
@@ -111,6 +119,14 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
     caution: record.caution,
     heldElsewhere: live && !mine && h?.identity === viewer.identity,
   };
+}
+
+/**
+ * Whether it is the viewer's turn: queued, and inside the handover windows that let it acquire now —
+ * after a release (state your-turn) or over a silent holder (state holder-silent, "you may take over").
+ */
+export function hasTurn(status: LockStatus): boolean {
+  return status.position > 0 && status.canAcquire && status.turn !== null;
 }
 
 function lapseOf(record: LockRecord, grant: number, now: number): Lapse {

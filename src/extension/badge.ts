@@ -1,5 +1,5 @@
 import { formatClock, formatDuration } from '../core/format';
-import { lapseLine, LockState, type LockStatus } from '../core/lockStatus';
+import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStatus';
 import { CommandIds } from './commandIds';
 
 /**
@@ -66,9 +66,20 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
   }
 }
 
+/**
+ * The caution mark (seed 001, TPS 5.10) in the badge's own words, not only in its tooltip: after
+ * HOLDER SILENT the copy is to be read with caution until the next holder pushes and releases.
+ */
+const CAUTION_MARK = ' · $(warning) caution';
+
 function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
+  const badge = stateBadge(s, isOperator, now);
+  return s.caution ? { ...badge, text: badge.text + CAUTION_MARK } : badge;
+}
+
+function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
   const h = s.holder;
-  const tooltip = tooltipFor(s, now);
+  const tooltip = tooltipFor(s, isOperator, now);
   switch (s.state) {
     case LockState.Free:
       return {
@@ -85,9 +96,10 @@ function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
     case LockState.YourTurn:
       return { state: s.state, text: `$(bell) Your turn · ${formatDuration((s.turn?.endsAt ?? now) - now)}`, tooltip, severity: 'warning', command: CommandIds.acquire };
     case LockState.HolderSilent:
+      // The same words for everyone, the queue head and the operator included; what each may do is in the tooltip.
       return {
         state: s.state,
-        text: `$(warning) HOLDER SILENT`,
+        text: '$(warning) HOLDER SILENT',
         tooltip, severity: 'warning',
         // The operator's click opens the clear flow (it asks for the reason); it never acquires.
         command: isOperator ? CommandIds.clear : s.canAcquire ? CommandIds.acquire : CommandIds.showLockPage,
@@ -100,14 +112,18 @@ function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
   }
 }
 
-function tooltipFor(s: LockStatus, now: number): string {
-  const lines: string[] = ['**Lockstep**', ''];
+function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
+  const lines: string[] = [s.state === LockState.HolderSilent ? '**Lockstep: HOLDER SILENT**' : '**Lockstep**', ''];
   const h = s.holder;
   if (h) {
     lines.push(`Holder: ${h.identity}`, `Grant: #${h.grant}`, `Granted at: ${formatClock(h.grantedAt)}`,
       h.expiresAt > now ? `Expires in: ${formatDuration(h.expiresAt - now)}` : `Silent since: ${formatClock(h.expiresAt)}`);
   } else {
     lines.push(`Free (last grant #${s.grant})`);
+  }
+  if (s.state === LockState.HolderSilent) {
+    if (hasTurn(s)) lines.push(`**Your turn: you may take over** — acquire within ${formatDuration(s.turn!.endsAt - now)} (click, or lockstep acquire).`);
+    if (isOperator) lines.push('You are an operator: you may clear this lock (click; it asks for the reason, which is audited).');
   }
   if (s.turn) lines.push(`Turn: ${s.turn.identity} until ${formatClock(s.turn.endsAt)}`);
   if (s.lapse) lines.push(`Lapsed: ${lapseLine(s.lapse)}; pushes from this clone are blocked.`);
@@ -117,6 +133,19 @@ function tooltipFor(s: LockStatus, now: number): string {
   }
   lines.push(s.queue.length === 0 ? 'Queue: empty' : `Queue: ${s.queue.map((p, i) => `${i + 1}. ${p.identity}`).join(', ')}`);
   return lines.join('  \n');
+}
+
+/**
+ * The notification when it becomes the viewer's turn (hasTurn): after a release the lock is free for
+ * them; over a silent holder they may take over. Plain text; the caller adds the Acquire button.
+ */
+export function turnNotice(s: LockStatus, now: number): string {
+  const until = s.turn ? ` (your window ends ${formatClock(s.turn.endsAt)}, in ${formatDuration(s.turn.endsAt - now)})` : '';
+  if (s.state === LockState.HolderSilent && s.holder) {
+    return `Lockstep: HOLDER SILENT — ${s.holder.identity}'s lease (grant #${s.holder.grant}) ran out without a release. `
+      + `It is your turn: you may take over by acquiring the lock${until}.`;
+  }
+  return `Lockstep: your turn — the lock is yours to take${until}.`;
 }
 
 /** `alice@example.com` → `alice`: the badge is narrow; the tooltip has the full identity. */

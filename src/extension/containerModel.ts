@@ -3,7 +3,7 @@ import { Container } from '../core/container/container';
 import type { ContainerFile } from '../core/container/containerFile';
 import { LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from '../core/errors';
 import type { LockRecord } from '../core/lockRecord';
-import { LockState, type LockStatus } from '../core/lockStatus';
+import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
 import type { HistoryEntry, Disposable as StoreDisposable } from '../core/stores/store';
 import { backoffDelay } from '../core/heartbeatLoop';
 import type { BadgeSource } from './badge';
@@ -156,8 +156,9 @@ export class ContainerModel implements vscode.Disposable {
       // expiry): confirm it with one heartbeat, which reports the loss as core words it and drops the push proof.
       const held = (previous.kind === 'status' && previous.status.state === LockState.HeldByMe) || wasLostOffline;
       if (held && status.state === LockState.Stale) void this.confirmLost(container);
-      const wasTurn = previous.kind === 'status' && previous.status.state === LockState.YourTurn;
-      if (status.state === LockState.YourTurn && !wasTurn) this._onDidBecomeTurn.fire(status);
+      // Your turn after a release (your-turn) or over a silent holder (holder-silent): one notice when it comes.
+      const wasTurn = previous.kind === 'status' && hasTurn(previous.status);
+      if (hasTurn(status) && !wasTurn) this._onDidBecomeTurn.fire(status);
     } catch (error) {
       if (error instanceof LockRefusedError && error.reason === 'not-initialised') {
         this._source = { kind: 'not-initialised' };

@@ -1,8 +1,8 @@
-import { formatClock } from '../core/format';
 import * as vscode from 'vscode';
 import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
 import { createExtensionApi, type LockstepExtension } from './api';
+import { turnNotice } from './badge';
 import { CommandIds } from './commandIds';
 import { registerCommands } from './commands/index';
 import { registerContextKeys } from './contextKeys';
@@ -69,8 +69,7 @@ function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.Exten
 function watchForNotifications(model: ContainerModel, context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     model.onDidBecomeTurn(status => {
-      const until = status.turn ? ` (your window ends ${formatClock(status.turn.endsAt)})` : '';
-      void vscode.window.showInformationMessage(`Lockstep: your turn — the lock is yours to take${until}.`, 'Acquire')
+      void vscode.window.showInformationMessage(turnNotice(status, Date.now()), 'Acquire')
         .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.acquire); });
     }),
     model.onDidLoseLease(error => {

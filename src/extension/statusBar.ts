@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LockState } from '../core/lockStatus';
+import { hasTurn, LockState } from '../core/lockStatus';
 import { badgeFor, type Badge, type BadgeSource } from './badge';
 import { readSettings } from './settings';
 import type { WorkspaceModel } from './workspaceModel';
@@ -51,7 +51,7 @@ export class StatusBar implements vscode.Disposable {
 
   private scheduleTick(source: BadgeSource): void {
     const counting = source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'lease-lost-offline' || (source.kind === 'status' &&
-      [LockState.HeldByMe, LockState.YourTurn, LockState.Free].includes(source.status.state));
+      ([LockState.HeldByMe, LockState.YourTurn, LockState.Free].includes(source.status.state) || hasTurn(source.status)));
     if (counting && !this.ticker) {
       this.ticker = setInterval(() => this.render(), 1000);
     } else if (!counting && this.ticker) {

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Readable } from 'node:stream';
 import { childEnv, finished, REPO_ROOT } from './children';
 import { makeTempDir, removeTempDir, walk } from './tempDir';
 
@@ -41,6 +42,8 @@ export interface GitFixture {
    * changes the clone's LOCKSTEP_* variables for this one command (undefined removes one).
    */
   cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number; env?: Record<string, string | undefined> }): Promise<CliResult>;
+  /** `lockstep --cwd DIR ARGS…` started and handed over as it runs (stdout and stderr pipes), for tests of its streams. */
+  spawnCli(who: TeamMember, args: readonly string[]): ChildProcessByStdio<null, Readable, Readable>;
   /** git in a clone, synchronously. */
   git(who: TeamMember, ...args: string[]): string;
   /** The owner token of a clone's session, if it has one (read only to check that it never leaks). */
@@ -219,6 +222,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       collectTokens();
       return result;
     },
+    spawnCli: (who, args) => spawn(process.execPath, [cli, '--cwd', who.dir, ...args], { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
     git: (who, ...args) => git(who.dir, ...args),
     sessionToken,
     assertNoTokenLeaked() {

@@ -76,6 +76,8 @@ describe('lockstep run (command line, real processes)', function () {
       ['a TTL that is not a number', ['run', 'bad-args', '--ttl', 'abc', ...nodeCmd('0')]],
       ['a TTL of 0', ['run', 'bad-args', '--ttl', '0', ...nodeCmd('0')]],
       ['a TTL of 0.999', ['run', 'bad-args', '--ttl', '0.999', ...nodeCmd('0')]],
+      ['a fractional TTL (1.5): whole seconds only', ['run', 'bad-args', '--ttl', '1.5', ...nodeCmd('0')]],
+      ['a fractional TTL (30.5)', ['run', 'bad-args', '--ttl', '30.5', ...nodeCmd('0')]],
       ['a TTL of 86401', ['run', 'bad-args', '--ttl', '86401', ...nodeCmd('0')]],
       ['a wait of 60.01', ['run', 'bad-args', '--wait', '60.01', ...nodeCmd('0')]],
       ['a negative wait', ['run', 'bad-args', '--wait=-1', ...nodeCmd('0')]],

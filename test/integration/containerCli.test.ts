@@ -70,7 +70,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
 
   it('the lead leases identifiers; ana mints from her range, the lead from the pool', async () => {
     assert.deepEqual(expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3']), 'lease-ids'),
-      { ok: true, to: ana.identity, start: 1, end: 3, spans: [{ start: 1, end: 3 }] });
+      { ok: true, to: ana.identity, count: 3, spans: [{ start: 1, end: 3 }], contiguous: true, start: 1, end: 3 });
     expectError(await team.cli(ana, ['lease-ids', '--to', ben.identity, '--count', '3']), 1, 'refused', 'not-holder');
     assert.equal(expectOk(await team.cli(ana, ['next-id']), 'next-id').id, 1);
     assert.equal(expectOk(await team.cli(lead, ['next-id']), 'next-id').id, 4);
@@ -136,7 +136,11 @@ describe('container lock through the CLI (real processes, real git, file driver)
     }, { timeoutMs: 30_000, intervalMs: 250, description: 'HOLDER SILENT' });
     assert.equal(silent.holder.identity, lead.identity);
     assert.equal(silent.turn.identity, ben.identity);
-    assert.equal((await status(ben)).state, 'your-turn');
+    // The head sees HOLDER SILENT too (seed 001's worked example), and that it may take over.
+    const head = await status(ben);
+    assert.equal(head.state, 'holder-silent');
+    assert.equal(head.canAcquire, true);
+    assert.equal(head.turn.identity, ben.identity);
     const bens = expectOk(await team.cli(ben, ['acquire', '--ttl', '8']), 'acquire');
     assert.equal(bens.grant, 4);
     // The operator may not clear a live lock (ben's lease runs for 8 s).

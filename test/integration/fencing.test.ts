@@ -73,7 +73,8 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     it('bob petitions; alice\'s lease expires without a release; bob (queue head) acquires grant #2 and lands', async () => {
       assert.equal(ok(await team.lockstep(bob.dir, ['petition']), 'petition').position, 1);
       const expired = await waitUntilExpired(team, bob.dir);
-      assert.equal(expired.state, 'your-turn');
+      assert.equal(expired.state, 'holder-silent', 'the badge shows HOLDER SILENT, to the queue head too');
+      assert.equal(expired.canAcquire, true, 'the head may take over');
       assert.equal(expired.holder.identity, alice.identity);
       const got = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', SHORT_TTL]), 'bob acquire');
       assert.equal(got.grant, 2);

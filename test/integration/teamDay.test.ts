@@ -77,7 +77,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     expectError(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', 'abc']), 2, 'configuration');
   });
 
-  it('the lapsed lease: stale while not queued (with when it expired), queued behind ana, then "your turn"', async () => {
+  it('the lapsed lease: stale while not queued (with when it expired), HOLDER SILENT like everyone once queued, then its turn to take over', async () => {
     const stale = await waitFor(async () => {
       const s = await status(lead);
       return s.state === 'stale' ? s : undefined;
@@ -91,17 +91,19 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
 
     expectOk(await team.cli(lead, ['petition']), 'the lapsed lead petitions');
     const queued = await status(lead);
-    assert.ok(['queued', 'your-turn'].includes(queued.state), `not stale once queued: ${queued.state}`);
+    // Its own grant is the silent one: once queued it sees HOLDER SILENT like everyone, not stale.
+    assert.equal(queued.state, 'holder-silent', `not stale once queued: ${queued.state}`);
     assert.equal(queued.position, 3);
     assert.equal(queued.lapse.how, 'expired');
     assert.match((await team.cli(lead, ['status'], { json: false })).stdout, /\n {2}\(your lease #1 expired at \d\d:\d\d \S+\)/);
 
-    // ana's and ben's windows pass unused: the lapsed lead's turn comes like anyone's.
+    // ana's and ben's windows pass unused: the lapsed lead's turn to take over comes like anyone's.
     const turn = await waitFor(async () => {
       const s = await status(lead);
-      return s.state === 'your-turn' ? s : undefined;
+      return s.canAcquire && s.turn?.identity === lead.identity ? s : undefined;
     }, { timeoutMs: 60_000, intervalMs: 250, description: 'the lead\'s turn' });
-    assert.equal(turn.canAcquire, true);
+    assert.equal(turn.state, 'holder-silent');
+    assert.match((await team.cli(lead, ['status'], { json: false })).stdout, /^HOLDER SILENT — .*; your turn: you may take over — acquire within /m);
     assert.equal(turn.staleGrant, 1);
   });
 

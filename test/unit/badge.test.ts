@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { emptyRecord, type ContainerSettings, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeStatus, LockState } from '../../src/core/lockStatus';
-import { badgeFor, shortName } from '../../src/extension/badge';
+import { badgeFor, badgeWords, shortName, turnNotice } from '../../src/extension/badge';
 import { CommandIds } from '../../src/extension/commandIds';
 
 /** The badge is a pure function of what the extension knows: every state, its text, colour and click. */
@@ -78,6 +78,41 @@ describe('badge', () => {
     assert.equal(badge(r, 'dave@x.io').command, CommandIds.showLockPage);
   });
 
+  it('HOLDER SILENT is the queue head\'s badge too (seed 001\'s worked example); its tooltip and notice say it may take over', () => {
+    const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
+    const head = badge(r, 'carol@x.io');
+    assert.equal(head.state, LockState.HolderSilent);
+    assert.equal(head.text, '$(warning) HOLDER SILENT', 'the same words as everyone\'s');
+    assert.equal(head.severity, 'warning');
+    assert.equal(head.command, CommandIds.acquire, 'the head\'s click acquires');
+    assert.match(head.tooltip, /Your turn: you may take over\*\* — acquire within 14m 00s/);
+    assert.doesNotMatch(head.tooltip, /you may clear/);
+    const notice = turnNotice(describeStatus(r, settings, { identity: 'carol@x.io' }, now), now);
+    assert.match(notice, /^Lockstep: HOLDER SILENT — alice@x\.io's lease \(grant #3\) ran out without a release\. It is your turn: you may take over by acquiring the lock/);
+    // A bystander sees the same words and is told neither.
+    const bystander = badge(r, 'dave@x.io');
+    assert.equal(bystander.text, head.text);
+    assert.doesNotMatch(bystander.tooltip, /take over|you may clear/);
+  });
+
+  it('HOLDER SILENT: an operator\'s tooltip says it may clear; nobody else\'s does', () => {
+    const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
+    const operator = badge(r, 'ops@x.io', undefined, true);
+    assert.equal(operator.text, '$(warning) HOLDER SILENT');
+    assert.match(operator.tooltip, /You are an operator: you may clear this lock \(click; it asks for the reason/);
+    assert.doesNotMatch(badge(r, 'dave@x.io').tooltip, /you may clear/);
+    // An operator who is also the queue head is told both; the click still clears (it never acquires).
+    const both = badge(r, 'carol@x.io', undefined, true);
+    assert.match(both.tooltip, /you may take over/);
+    assert.match(both.tooltip, /you may clear this lock/);
+    assert.equal(both.command, CommandIds.clear);
+  });
+
+  it('the notice after a release says the lock is yours to take', () => {
+    const r: LockRecord = { ...emptyRecord('c'), grant: 3, releasedAt: now - 5 * 60_000, queue: [{ identity: 'bob@x.io', at: now - 3600_000 }] };
+    assert.match(turnNotice(describeStatus(r, settings, { identity: 'bob@x.io' }, now), now), /^Lockstep: your turn — the lock is yours to take \(your window ends .*, in 10m 00s\)\.$/);
+  });
+
   it('HOLDER SILENT: the operator\'s click opens the clear flow even when the operator could acquire', () => {
     const r = held('alice@x.io', 3, now - 60_000);
     const operator = badge(r, 'ops@x.io', undefined, true);
@@ -145,5 +180,30 @@ describe('badge: the page rule and the caution mark', () => {
     assert.match(marked.tooltip, /Caution: grant #4 went silent; ops@x\.io cleared or took over/);
     const plain = badgeFor({ kind: 'status', status: describeStatus(emptyRecord('c'), settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);
     assert.doesNotMatch(plain.tooltip, /Caution/);
+  });
+
+  describe('the caution mark is in the badge text itself, in every state, and only while the record carries caution', () => {
+    const caution = { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' };
+    const hash = (c: string) => c.repeat(64);
+    const holder = (identity: string, grant: number, expiresAt: number) =>
+      ({ identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt });
+    const cases: { title: string; record: LockRecord; identity: string; session?: { grant: number; tokenHash: string }; state: LockState; words: string }[] = [
+      { title: 'free after a clear', record: { ...emptyRecord('c'), grant: 4, caution }, identity: 'bob@x.io', state: LockState.Free, words: 'Free · caution' },
+      { title: 'held by the one who took over', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) }, identity: 'bob@x.io', state: LockState.HeldByOther, words: 'Held by carol · caution' },
+      { title: 'held by me', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) }, identity: 'carol@x.io', session: { grant: 5, tokenHash: hash('a') }, state: LockState.HeldByMe, words: 'Held by me #5 · 1m 00s · caution' },
+      { title: 'silent again', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now - 60_000) }, identity: 'bob@x.io', state: LockState.HolderSilent, words: 'HOLDER SILENT · caution' },
+    ];
+    for (const c of cases) {
+      it(`${c.title}: "${c.words}"`, () => {
+        const status = describeStatus(c.record, settings, { identity: c.identity, ...(c.session ? { session: c.session } : {}) }, now);
+        const marked = badgeFor({ kind: 'status', status, isOperator: false }, now);
+        assert.equal(marked.state, c.state);
+        assert.equal(badgeWords(marked), c.words);
+        assert.match(marked.text, /\$\(warning\) caution$/, 'an icon and the word');
+        const plain = badgeFor({ kind: 'status', status: { ...status, caution: null }, isOperator: false }, now);
+        assert.doesNotMatch(plain.text, /caution/);
+        assert.equal(badgeWords(marked).length - badgeWords(plain).length, ' · caution'.length, 'the mark keeps the badge short');
+      });
+    }
   });
 });

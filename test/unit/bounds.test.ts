@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { MAX_RETRY_SLEEP_MS, parseSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS, WAIT_MIN_SECONDS } from '../../src/core/bounds';
+import { MAX_RETRY_SLEEP_MS, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS, WAIT_MIN_SECONDS } from '../../src/core/bounds';
 import { ManualClock } from '../../src/core/clock';
 import { LockConfigurationError } from '../../src/core/errors';
 import { createLockManager } from '../../src/core/leases';
@@ -128,6 +128,18 @@ describe('bounds: parsing seconds from the command line and environment', () => 
   for (const text of ['', '-1', '1e3', 'abc', '0x10', '1.', '.5', 'Infinity', '3s']) {
     it(`rejects "${text}" naming the setting`, () => {
       assert.throws(() => parseSeconds(text, 'wait'), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'wait');
+    });
+  }
+});
+
+describe('bounds: a TTL on the command line is a whole number of seconds (seed 003: int $ttl)', () => {
+  for (const [text, value] of [['1', 1], ['30', 30], [' 60 ', 60], ['86400', 86_400]] as const) {
+    it(`parses "${text}"`, () => assert.equal(parseTtlSeconds(text), value));
+  }
+  for (const text of ['1.5', '30.0', '0.999', '86399.5', '0', '86401', '-1', '', 'abc', '1e3', '30s']) {
+    it(`rejects "${text}" naming the setting, without echoing it`, () => {
+      assert.throws(() => parseTtlSeconds(text), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'ttl'
+        && /whole number of seconds from 1 to 86400/.test(e.message) && (text.length < 2 || !e.message.includes(text)));
     });
   }
 });

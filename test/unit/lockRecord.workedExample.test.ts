@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE } from '../../src/core/clock';
 import { LockLeaseLostError } from '../../src/core/errors';
 import { clear, heartbeat, MAX_HOLD_MS, petition, release, type LockRecord } from '../../src/core/lockRecord';
-import { describe as describeLock, LockState } from '../../src/core/lockStatus';
+import { describe as describeLock, hasTurn, LockState } from '../../src/core/lockStatus';
 import {
   ANA, BEN, CYD, LEAD, T0, acquireAs, at, fresh, leaseLost, ok, refusedWith, settings, tryAcquire,
 } from '../helpers/lockRecordFixture';
@@ -48,14 +48,16 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
     assert.equal(describeLock(record, s, { identity: LEAD, session: held.proof }, at(23, 59)).state, LockState.HeldByMe);
     assert.equal(describeLock(record, s, { identity: ANA }, at(23, 59)).state, LockState.Queued);
 
-    // Hour 24: the lease expired. A bystander sees HOLDER SILENT; ANA (head) sees her turn.
+    // Hour 24: the lease expired. Everyone sees HOLDER SILENT ("the badge shows HOLDER SILENT"); ANA (head) may take over.
     const silent = describeLock(record, s, bystander, at(24));
     assert.equal(silent.state, LockState.HolderSilent);
     assert.equal(silent.holder?.identity, LEAD);
     assert.equal(silent.timeLeftMs, 0);
     assert.equal(silent.canAcquire, false, 'the bystander waits for the queue');
     assert.deepEqual(silent.turn, { identity: ANA, endsAt: at(24, 15) });
-    assert.equal(describeLock(record, s, { identity: ANA }, at(24, 1)).state, LockState.YourTurn);
+    const head = describeLock(record, s, { identity: ANA }, at(24, 1));
+    assert.equal(head.state, LockState.HolderSilent);
+    assert.equal(hasTurn(head), true, 'the head may take over');
     refusedWith(tryAcquire(record, CYD, at(24, 1), s), 'not-your-turn');
     refusedWith(tryAcquire(record, BEN, at(24, 1), s), 'not-your-turn');
 

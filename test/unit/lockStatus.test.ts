@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { clear, leaseIds, petition, release, type LockRecord } from '../../src/core/lockRecord';
-import { describe as describeLock, lapseLine, LockState, type Viewer } from '../../src/core/lockStatus';
+import { describe as describeLock, hasTurn, lapseLine, LockState, type Viewer } from '../../src/core/lockStatus';
 import { formatClock } from '../../src/core/format';
 import {
   ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf,
@@ -32,7 +32,8 @@ describe('lockStatus: describe', () => {
     { title: 'after every window the queue is free to all', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1) + 2 * WINDOW, state: LockState.Free, position: 2, canAcquire: true },
     { title: 'an expired holder shows HOLDER SILENT to a bystander', record: () => leadHeld().record, viewer: { identity: CYD }, now: at(2), state: LockState.HolderSilent, canAcquire: true },
     { title: 'HOLDER SILENT to a waiter whose window has not come', record: heldWithQueue, viewer: { identity: BEN }, now: at(2, 1), state: LockState.HolderSilent, position: 2, canAcquire: false },
-    { title: 'your-turn to the head while the holder is silent', record: heldWithQueue, viewer: { identity: ANA }, now: at(2, 1), state: LockState.YourTurn, position: 1, canAcquire: true },
+    { title: 'HOLDER SILENT to the head too (seed 001: "the badge shows HOLDER SILENT"); it may take over', record: heldWithQueue, viewer: { identity: ANA }, now: at(2, 1), state: LockState.HolderSilent, position: 1, canAcquire: true },
+    { title: 'HOLDER SILENT to the second waiter in its own window', record: heldWithQueue, viewer: { identity: BEN }, now: at(2) + WINDOW + 1, state: LockState.HolderSilent, position: 2, canAcquire: true },
     { title: 'the silent holder\'s own clone sees its grant stale', record: () => leadHeld().record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(2), state: LockState.Stale, canAcquire: true, staleGrant: 1 },
     { title: 'a superseded session is stale', record: () => acquireAs(leadHeld().record, ANA, at(3)).record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(3, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
     { title: 'a session older by several grants is stale', record: () => { let r = leadHeld().record; for (let i = 0; i < 3; i++) r = acquireAs(r, ANA, at(3 * (i + 1))).record; return r; }, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(9, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
@@ -72,6 +73,15 @@ describe('lockStatus: describe', () => {
     assert.deepEqual(status.turn, { identity: ANA, endsAt: at(2) + WINDOW });
   });
 
+  it('hasTurn: the head over a silent holder and after a release; never a bystander, a waiter before its window, or the holder', () => {
+    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: ANA }, at(2, 1))), true, 'head, holder silent');
+    assert.equal(hasTurn(describeLock(releasedWithQueue(), SETTINGS, { identity: ANA }, at(1, 1))), true, 'head, after a release');
+    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: BEN }, at(2, 1))), false, 'second, head\'s window');
+    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: CYD }, at(2, 1))), false, 'bystander who may not acquire');
+    assert.equal(hasTurn(describeLock(leadHeld().record, SETTINGS, { identity: CYD }, at(2, 1))), false, 'bystander who may acquire: no queue, no turn');
+    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: ANA }, at(1))), false, 'queued behind a live holder');
+  });
+
   it('a session of the current grant with the wrong token is not the holder and not stale', () => {
     const status = describeLock(leadHeld().record, SETTINGS, { identity: LEAD, session: { grant: 1, tokenHash: proofOf(BEN, 1).tokenHash } }, at(1));
     assert.equal(status.state, LockState.HeldByOther);
@@ -88,9 +98,10 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
   };
   const viewer = { identity: LEAD, session: session(LEAD, 1) };
 
-  it('queued behind the head: state queued, with the lapse (expired, when) as the secondary facts', () => {
+  it('queued behind the head while its own grant is the silent one: HOLDER SILENT like everyone, with the lapse (expired, when) as the secondary facts', () => {
     const status = describeLock(lapsedAndQueued(), SETTINGS, viewer, at(2, 3));
-    assert.equal(status.state, LockState.Queued);
+    assert.equal(status.state, LockState.HolderSilent);
+    assert.equal(hasTurn(status), false);
     assert.equal(status.position, 2);
     assert.equal(status.staleGrant, 1);
     assert.deepEqual(status.lapse, { grant: 1, how: 'expired', at: at(2), by: null, current: 1 });
@@ -98,12 +109,26 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
     assert.match(status.next, /position 2 of 2 in the queue: wait for your turn \(lockstep wait\)/);
   });
 
-  it('its own window: state your-turn (so the badge and the "Your turn" notification come), lapse kept', () => {
+  it('its own window over the silent holder: HOLDER SILENT with its turn (so the "Your turn" notification comes), lapse kept', () => {
     const status = describeLock(lapsedAndQueued(), SETTINGS, viewer, at(2) + WINDOW + 1);
-    assert.equal(status.state, LockState.YourTurn);
+    assert.equal(status.state, LockState.HolderSilent);
+    assert.equal(hasTurn(status), true);
     assert.equal(status.canAcquire, true);
     assert.equal(status.lapse?.how, 'expired');
     assert.equal(status.next, 'acquire it now (lockstep acquire)');
+  });
+
+  it('queued behind a live holder: queued; its own window after that holder\'s release: your-turn, lapse kept', () => {
+    let record = acquireAs(leadHeld().record, ANA, at(3)).record;
+    record = ok(petition(record, { identity: LEAD }, at(3, 1))).record;
+    const queued = describeLock(record, SETTINGS, viewer, at(3, 2));
+    assert.equal(queued.state, LockState.Queued);
+    assert.equal(queued.lapse?.how, 'superseded');
+    record = ok(release(record, proofOf(ANA, 2), at(3, 3))).record;
+    const turn = describeLock(record, SETTINGS, viewer, at(3, 4));
+    assert.equal(turn.state, LockState.YourTurn);
+    assert.equal(hasTurn(turn), true);
+    assert.equal(turn.staleGrant, 1);
   });
 
   it('superseded by another person: stale, and the words name who holds which grant — never the reader as the holder', () => {

@@ -1,4 +1,4 @@
-import { assertTtl, assertWait, parseSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from '../../core/bounds';
+import { assertWait, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from '../../core/bounds';
 import { SECOND } from '../../core/clock';
 import { LockConfigurationError } from '../../core/errors';
 import { formatDuration } from '../../core/format';
@@ -19,7 +19,7 @@ export const acquireCommand: Command = {
 Takes the lock for this clone: a new grant (previous + 1). The owner token stays in
 .git/lockstep/session.json and is never printed.
 
-  --ttl S    lease length in seconds (default: leaseTtlSeconds of .lockstep.json; at most ${TTL_MAX_SECONDS})
+  --ttl S    lease length in whole seconds, ${TTL_MIN_SECONDS}–${TTL_MAX_SECONDS} (default: leaseTtlSeconds of .lockstep.json)
   --wait S   keep trying while it is held by another or not your turn, up to S seconds (0–${WAIT_MAX_SECONDS})
 
 Acquiring again in the clone that holds the lock changes nothing and says so (exit 0, "already": true).
@@ -29,8 +29,7 @@ Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused �
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { ttl: { type: 'string' }, wait: { type: 'string' } });
-    const ttl = values.ttl === undefined ? undefined : parseSeconds(values.ttl, 'ttl');
-    if (ttl !== undefined) assertTtl(ttl);
+    const ttl = values.ttl === undefined ? undefined : parseTtlSeconds(values.ttl);
     const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
     assertWait(wait);
     return withContainer(context, async container => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import { parseSeconds } from '../../core/bounds';
+import { parseSeconds, parseTtlSeconds } from '../../core/bounds';
 import { LockBusyError, LockConfigurationError } from '../../core/errors';
 import { createLockManager } from '../../core/leases';
 import { parseCommandArgs } from '../args';
@@ -20,8 +20,8 @@ export const runCommand: Command = {
 Acquires the lease NAME, runs CMD with LOCKSTEP_FENCING_TOKEN set to the lease's fencing token,
 releases the lease and exits with CMD's exit status.
 
-  --ttl S    lease length in seconds, 1–86400 (default 30); the lease is not renewed while CMD runs
-  --wait S   how long to wait for a busy lease, 0–60 seconds (default 0)
+  --ttl S    lease length in whole seconds, 1–86400 (default 30); the lease is not renewed while CMD runs
+  --wait S   how long to wait for a busy lease, 0–60 seconds, fractions allowed (default 0)
 
 With --json, stdout carries only the one JSON object {status, fencingToken, released}; CMD's own
 standard output goes to standard error.
@@ -38,7 +38,7 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
     const command = context.args.slice(split + 1);
     if (positionals.length !== 1) throw new LockConfigurationError('Give exactly one lease name before `--`. See --help.', { setting: 'arguments' });
     if (command.length === 0) throw new LockConfigurationError('Give the command to run after `--`. See --help.', { setting: 'arguments' });
-    const ttl = values.ttl === undefined ? 30 : parseSeconds(values.ttl, 'ttl');
+    const ttl = values.ttl === undefined ? 30 : parseTtlSeconds(values.ttl);
     const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
 
     const manager = createLockManager({ env: context.env });

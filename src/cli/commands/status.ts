@@ -15,8 +15,10 @@ export const statusCommand: Command = {
 
 Shows the container lock as this clone sees it, and which lock page it read (driver, location,
 prefix, container). States: free, held-by-me, held-by-other, queued, your-turn, holder-silent,
-stale. A clone whose lease lapsed sees its queue position or its turn like anyone else, with the
-lapse on a second line; it is "stale" only when it is not in the queue.
+stale. holder-silent (a holder's lease ran out without a release) is what everyone sees, the queue
+head too: whether you may take over is canAcquire (and turn) in --json, and a line for people.
+A clone whose lease lapsed sees its queue position or its turn like anyone else, with the lapse on
+a second line; it is "stale" only when it is not in the queue.
 
 In the shared bare repository it reads the page the server guard reads (its pinned settings).
   --remote URL   read a git-driver container from its remote, without a clone

@@ -2,7 +2,7 @@ import { systemClock, SECOND } from '../../core/clock';
 import type { Container } from '../../core/container/container';
 import { LockBusyError } from '../../core/errors';
 import { formatDuration } from '../../core/format';
-import { LockState, type LockStatus } from '../../core/lockStatus';
+import { hasTurn, LockState, type LockStatus } from '../../core/lockStatus';
 import type { CommandContext } from '../command';
 
 /** How often `lockstep wait` re-reads the page when the driver cannot announce changes. */
@@ -31,7 +31,7 @@ export async function waitForTurn(context: CommandContext, container: Container,
       if (status.canAcquire || status.state === LockState.HeldByMe) {
         const waitedMs = Math.round(clock.monotonic() - started);
         const line = status.state === LockState.HeldByMe ? 'You hold the lock.'
-          : status.state === LockState.YourTurn ? `Your turn — acquire within ${formatDuration((status.turn?.endsAt ?? now) - now)} (lockstep acquire).`
+          : hasTurn(status) ? `${status.state === LockState.HolderSilent ? 'HOLDER SILENT — your turn: you may take over; acquire' : 'Your turn — acquire'} within ${formatDuration((status.turn?.endsAt ?? now) - now)} (lockstep acquire).`
             : 'The lock is free — acquire it now (lockstep acquire).';
         context.out.result(line, { state: status.state, canAcquire: status.canAcquire, turn: status.turn, position: status.position, waitedMs });
         return 0;

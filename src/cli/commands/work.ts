@@ -1,5 +1,5 @@
 import { LockConfigurationError } from '../../core/errors';
-import { MAX_IDS_PER_LEASE, spansText } from '../../core/lockRecord';
+import { MAX_IDS_PER_LEASE, mergeSpans, spansText } from '../../core/lockRecord';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
@@ -15,7 +15,13 @@ Only the lead (the live holder) allocates. Hands WHO N identifiers that nobody e
 those returned to the pool (leased before, never minted), then new ones. An identifier that was
 minted is never handed out again; the ones WHO never mints go back to the pool on release.
 
-  --new-identity   WHO has never appeared on this lock page (a new teammate, not a typo)`,
+  --new-identity   WHO has never appeared on this lock page (a new teammate, not a typo)
+
+With --json: {to, count, spans: [{start, end}…], contiguous, start?, end?}. spans (inclusive,
+lowest first, adjacent ones joined) are always there and are exactly the identifiers leased;
+identifiers returned to the pool can make several spans with gaps between them. start and end
+are given only when contiguous is true (one span: start…end); with a gap they are left out,
+because the numbers between two spans belong to others.`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, count: { type: 'string' }, 'new-identity': { type: 'boolean' } });
@@ -26,8 +32,12 @@ minted is never handed out again; the ones WHO never mints go back to the pool o
       throw new LockConfigurationError(`--count must be a whole number from 1 to ${MAX_IDS_PER_LEASE}.`, { setting: 'count' });
     }
     return withContainer(context, async container => {
-      const { start, end, spans } = await container.leaseIds(to, Number(countText), values['new-identity'] ?? false);
-      context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`, { to, start, end, spans });
+      // Adjacent spans (a pool span that ends where the new identifiers begin) are one run for the reader.
+      const spans = mergeSpans((await container.leaseIds(to, Number(countText), values['new-identity'] ?? false)).spans);
+      // start/end only when they tell the truth: a script that loops from start to end must never mint across a gap.
+      const contiguous = spans.length === 1;
+      context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`,
+        { to, count: Number(countText), spans, contiguous, ...(contiguous ? { start: spans[0].start, end: spans[0].end } : {}) });
       return 0;
     });
   },

@@ -125,6 +125,11 @@ export async function resetToFree(api: LockstepAPI): Promise<void> {
       await as(waiter.identity, c => c.withdraw(), waiter.identity === ALICE ? fixture.alice : fixture.bob);
     }
     if (status.queue.length > 0) continue;
+    // A clear or a takeover left the caution mark (it shows in the badge's text): a holder's release ends it.
+    if (status.caution !== null) {
+      await as(ALICE, async c => { await c.acquire(); await c.release(); }, fixture.alice);
+      continue;
+    }
     const alice = await statusAs(ALICE, fixture.alice);
     if (alice.staleGrant !== null) {
       await as(ALICE, async c => { await c.acquire(); await c.release(); }, fixture.alice);

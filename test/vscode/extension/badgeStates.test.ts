@@ -101,7 +101,7 @@ suite('badge states, driven from the backend', () => {
     assert.equal(grant, aliceGrant + 1);
     await until('alice to see Stale under grant #' + grant, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 8_000);
     const badge = api.badge();
-    assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked`);
+    assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked · $(warning) caution`, 'bob took over a silent holder: the caution mark');
     assert.equal(badge.severity, 'error');
     assert.match(badge.tooltip, new RegExp(`Lapsed: your lease #${aliceGrant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.match(badge.tooltip, new RegExp(`Holder: ${BOB}`));

@@ -29,7 +29,7 @@ suite('a team\'s day in VS Code', () => {
     assert.equal(stale.command, 'lockstep.petition', 'held by bob: the click petitions');
     await vscode.commands.executeCommand('lockstep.petition', 'after my lapse');
     const queued = await badgeBecomes(api, 'queued');
-    assert.equal(queued.text, '$(watch) Queued #1');
+    assert.equal(queued.text, '$(watch) Queued #1 · $(warning) caution', 'bob took over a silent holder: the caution mark');
     assert.match(queued.tooltip, /Lapsed: your lease #\d+ has ended/);
     const model = api.activeContainer()!;
     let told = 0;

@@ -85,7 +85,8 @@ const ok = await runUiTests(suite, [
       assert.equal(badge.severity, 'warning', `background ${badge.background}`);
       await shot(p, 'holder-silent');
       as('ops', ['clear', '--reason', 'bob went quiet in a UI test']);
-      await badgeShows(p, /^Free$/);
+      // The clear leaves the caution mark, in the badge's own words (its icon has no text).
+      await badgeShows(p, /^Free · +caution$/);
     },
   },
   {
@@ -95,7 +96,7 @@ const ok = await runUiTests(suite, [
       const { grant } = as('alice', ['acquire', '--ttl', '1']);
       await badgeShows(p, /^Stale grant/);
       as('bob', ['acquire']);
-      const badge = await badgeShows(p, new RegExp(`^Stale grant #${grant} — push blocked$`));
+      const badge = await badgeShows(p, new RegExp(`^Stale grant #${grant} — push blocked · +caution$`));
       assert.equal(badge.icon, 'codicon-error');
       assert.equal(badge.severity, 'error', `background ${badge.background}`);
       await shot(p, 'stale');

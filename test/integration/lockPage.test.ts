@@ -155,7 +155,16 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.match((await team.cli(ana, ['status'], { json: false })).stdout, new RegExp(`Caution — grant #${clearedGrant} went silent; ${op.identity} cleared or took over`));
     ok(await team.cli(ana, ['acquire']), 'ana acquires after the clear');
     assert.deepEqual(ok(await team.cli(op, ['status']), 'status').caution, marked, 'still marked while ana works');
-    ok(await team.cli(ana, ['release']), 'ana releases after her (empty) push');
+    // A release with nothing landed does not restore the copy; the next one with a landing does.
+    assert.equal(ok(await team.cli(ana, ['release']), 'ana releases with nothing pushed').landed, null);
+    assert.deepEqual(ok(await team.cli(op, ['status']), 'status').caution, marked, 'nothing landed: still marked');
+    ok(await team.cli(ana, ['acquire']), 'ana acquires again');
+    team.git(ana, 'pull', '--quiet', '--ff-only', 'origin', 'main');
+    fs.writeFileSync(path.join(ana.dir, 'ana.txt'), 'after the clear\n');
+    team.git(ana, 'add', 'ana.txt');
+    team.git(ana, 'commit', '--quiet', '-m', 'ana lands after the clear');
+    team.git(ana, 'push', '--quiet', 'origin', 'main');
+    assert.match(ok(await team.cli(ana, ['release']), 'ana releases after her push').landed, /^[0-9a-f]{12}$/);
     assert.equal(ok(await team.cli(op, ['status']), 'status').caution, null);
   });
 

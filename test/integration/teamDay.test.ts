@@ -189,11 +189,13 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     fs.rmSync(path.join(hooksDir(lead), 'pre-push'), { force: true });
     const leads = new Map((expectOk(await team.cli(lead, ['doctor']), 'doctor').findings as { check: string; fix?: string }[]).map(f => [f.check, f]));
     assert.equal(leads.get('client-hook')!.fix, 'lockstep hooks install');
+    // An environment that points at another store than .lockstep.json is an error finding, with the fix.
     const elsewhere = await team.cli(lead, ['doctor'], { env: { LOCKSTEP_PATH: path.join(team.root, 'elsewhere') } });
-    assert.equal(elsewhere.code, 1, 'a store without the page is an error finding');
-    const page = (elsewhere.json.findings as { check: string; level: string; fix?: string }[]).find(f => f.check === 'page')!;
-    assert.equal(page.level, 'error');
-    assert.match(page.fix!, /LOCKSTEP_PATH/);
+    assert.equal(elsewhere.code, 1, 'a store other than the committed one is an error finding');
+    const mismatch = (elsewhere.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(f => f.check === 'container')!;
+    assert.equal(mismatch.level, 'error');
+    assert.match(mismatch.found, /LOCKSTEP_PATH/);
+    assert.match(mismatch.fix!, /Unset the settings the message names/);
   });
 
   it('status in the shared bare repository reads the pinned settings; without them it says what to do', async () => {

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { checkLeaseUpdate } from '../../src/core/guard/leaseUpdate';
-import { carriesProof, checkProofLeak, effectiveOptions, type PushSeen } from '../../src/core/guard/proofLeak';
+import { carriesProof, checkProofLeak, effectiveOptions, proofsSent, type PushSeen } from '../../src/core/guard/proofLeak';
+import { parsePushArguments } from '../../src/core/guard/pushCommandLine';
 import { checkCompaction, recordCommitShape } from '../../src/core/guard/recordHistory';
 import { recordRefOf, ruleFor } from '../../src/core/guard/refRules';
 import { describeServerSettings, newServerSettings, parseServerSettings, pusherIdentity } from '../../src/core/guard/serverSettings';
@@ -106,25 +107,66 @@ describe('server guard rules (pure)', () => {
   });
 
   describe('proof leaks (client guard)', () => {
+    const PROOF: [string, string][] = [['push.pushoption', 'lockstep-grant=3'], ['push.pushoption', `lockstep-proof=${'a'.repeat(64)}`]];
     const seen = (extra: Partial<PushSeen> = {}): PushSeen => ({
-      sharedRemote: true, remoteName: 'origin', configuredOptions: ['lockstep-grant=3', `lockstep-proof=${'a'.repeat(64)}`],
-      pushArgs: [], gpgSign: '', recurseSubmodules: '', ...extra,
+      remoteName: 'origin', pushUrl: 'git://shared/x.git', sharedRemote: 'origin', sharedUrls: ['git://shared/x.git'],
+      config: PROOF, commandLine: parsePushArguments(['origin', 'main']), ...extra,
     });
+    const line = (...args: string[]) => ({ commandLine: parsePushArguments(args) });
     it('an empty value resets the configured list; options on the command line replace it', () => {
       assert.deepEqual(effectiveOptions(['a', '', 'b']), ['b']);
-      assert.equal(carriesProof(seen({ configuredOptions: ['lockstep-proof=x', ''] })), false);
-      assert.equal(carriesProof(seen({ pushArgs: ['-o', 'ci.skip', 'fork'] })), false);
+      assert.equal(carriesProof(seen({ config: [...PROOF, ['push.pushoption', '']] })), false);
+      assert.equal(carriesProof(seen(line('-o', 'ci.skip', 'fork'))), false);
+      assert.equal(carriesProof(seen(line('-o', 'ci.skip', '--no-push-option', 'fork'))), true, '--no-push-option empties the typed list: the configured one goes');
+      assert.equal(carriesProof(seen(line('--push-opt=x', 'fork'))), false);
       assert.equal(carriesProof(seen()), true);
+      assert.deepEqual(proofsSent(seen()), ['a'.repeat(64)]);
     });
     it('refuses another remote, a signed push and submodule recursion, each saying how to push without the proof', () => {
       assert.equal(checkProofLeak(seen()), undefined);
-      assert.match(checkProofLeak(seen({ sharedRemote: false, remoteName: 'fork' })) ?? '', /goes to fork.*git -c push\.pushOption= push fork/);
-      assert.match(checkProofLeak(seen({ pushArgs: ['--signed', 'origin'] })) ?? '', /signed push .*--no-signed/);
-      assert.match(checkProofLeak(seen({ gpgSign: 'if-asked' })) ?? '', /signed push/);
-      assert.equal(checkProofLeak(seen({ gpgSign: 'true', pushArgs: ['--no-signed'] })), undefined);
-      assert.match(checkProofLeak(seen({ pushArgs: ['--recurse-submodules=on-demand'] })) ?? '', /submodules/);
-      assert.match(checkProofLeak(seen({ recurseSubmodules: 'on-demand' })) ?? '', /submodules/);
-      assert.equal(checkProofLeak(seen({ sharedRemote: false, configuredOptions: [] })), undefined, 'no proof, nothing to leak');
+      assert.match(checkProofLeak(seen({ remoteName: 'fork', pushUrl: 'git://fork/x.git' })) ?? '', /goes to fork.*git -c push\.pushOption= push fork/);
+      assert.match(checkProofLeak(seen(line('--signed', 'origin'))) ?? '', /signed push .*--no-signed/);
+      assert.match(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', 'if-asked']] })) ?? '', /signed push/);
+      assert.equal(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', 'true']], ...line('--no-signed') })), undefined);
+      assert.match(checkProofLeak(seen(line('--recurse-submodules=on-demand'))) ?? '', /submodules/);
+      assert.match(checkProofLeak(seen({ config: [...PROOF, ['push.recursesubmodules', 'on-demand']] })) ?? '', /submodules/);
+      assert.equal(checkProofLeak(seen({ remoteName: 'fork', pushUrl: 'git://fork/x.git', config: [] })), undefined, 'no proof, nothing to leak');
+    });
+    it('compares the URL git pushes to with the URL the shared remote is fetched from, not names (pushurl, pushInsteadOf)', () => {
+      const redirected = checkProofLeak(seen({ pushUrl: 'git://fork/x.git' })) ?? '';
+      assert.match(redirected, /This push of origin goes to another URL than the one origin is fetched from \(remote\.origin\.pushurl or a url\.\*\.pushInsteadOf setting\)/);
+      assert.ok(!redirected.includes('fork/x.git'), 'no URL is repeated (it may hold a credential)');
+      assert.equal(checkProofLeak(seen({ remoteName: 'mirror' })), undefined, 'another name for the same URL is the shared remote');
+      assert.equal(checkProofLeak(seen({ remoteName: 'git://shared/x.git' })), undefined, 'the URL itself, without a name');
+      assert.match(checkProofLeak(seen({ remoteName: 'https://me:secret@fork/x.git', pushUrl: 'https://me:secret@fork/x.git' })) ?? '', /goes to that URL, not/);
+      assert.ok(!(checkProofLeak(seen({ remoteName: 'https://me:secret@fork/x.git', pushUrl: 'https://me:secret@fork/x.git' })) ?? '').includes('secret'));
+      assert.match(checkProofLeak(seen({ sharedUrls: [] })) ?? '', /the container's shared remote/, 'a shared remote that is not configured matches nothing');
+      assert.match(checkProofLeak(seen({ pushUrl: '' })) ?? '', /the container's shared remote/);
+    });
+    it('reads every spelling git accepts: abbreviations, --no- forms, values, config booleans, the last setting winning', () => {
+      for (const args of [['--sign'], ['--sig'], ['--signed=on'], ['--signed=1'], ['--signed=YES'], ['--signed=if-asked'], ['--no-signed', '--signed'], ['--signed=bogus']]) {
+        assert.match(checkProofLeak(seen(line(...args, 'origin'))) ?? '', /signed push/, args.join(' '));
+      }
+      for (const args of [['--no-signed'], ['--no-sign'], ['--signed=off'], ['--signed=0'], ['--signed='], ['--signed', '--no-sig']]) {
+        assert.equal(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', 'true']], ...line(...args, 'origin') })), undefined, args.join(' '));
+      }
+      for (const value of ['1', 'yes', 'On', 'TRUE', 'if-asked', 'IF-ASKED', '0x1', '2k', null]) {
+        assert.match(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', value]] })) ?? '', /signed push/, String(value));
+      }
+      for (const value of ['0', 'no', 'off', 'false', '', '0k']) {
+        assert.equal(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', value]] })), undefined, value);
+      }
+      assert.equal(checkProofLeak(seen({ config: [...PROOF, ['push.gpgsign', 'yes'], ['push.gpgsign', 'no']] })), undefined, 'the last value wins');
+      for (const args of [['--recurse-sub=on-demand'], ['--recurse-submodules', 'on-demand'], ['--recu=only'], ['--no-recurse-submodules', '--recurse-submodules=on-demand']]) {
+        assert.match(checkProofLeak(seen(line(...args, 'origin'))) ?? '', /submodules/, args.join(' '));
+      }
+      assert.equal(checkProofLeak(seen(line('--recurse-submodules=check', 'origin'))), undefined);
+      assert.equal(checkProofLeak(seen({ config: [...PROOF, ['submodule.recurse', 'true']], ...line('--no-recurse-sub') })), undefined);
+      for (const value of ['true', 'yes', '1', null]) {
+        assert.match(checkProofLeak(seen({ config: [...PROOF, ['push.recursesubmodules', 'check'], ['submodule.recurse', value]] })) ?? '', /submodules/, `submodule.recurse=${value}`);
+      }
+      assert.equal(checkProofLeak(seen({ config: [['submodule.recurse', 'true'], ...PROOF, ['push.recursesubmodules', 'check']] })), undefined, 'the later push.recurseSubmodules wins');
+      assert.equal(checkProofLeak(seen(line('--', 'origin', '--signed'))), undefined, 'after --, --signed is a refspec');
     });
   });
 });

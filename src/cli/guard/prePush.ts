@@ -1,46 +1,44 @@
 import { Container } from '../../core/container/container';
+import { CONTAINER_DEFAULTS, readContainerFile } from '../../core/container/containerFile';
 import { LockError, LockRefusedError } from '../../core/errors';
 import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
-import { checkProofLeak } from '../../core/guard/proofLeak';
-import { hasPushProof } from '../../core/container/clone';
+import { carriesProof, checkProofLeak, proofsSent } from '../../core/guard/proofLeak';
+import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushCommandLine';
 import { gitIn, type GitCommand } from '../../core/gitCommand';
+import { digestsEqual, hashProof } from '../../core/tokens';
 import { parsePrePush, readStdin } from './hookInput';
-import { pushArguments } from './pushArguments';
+import { gitProcessArguments } from './pushArguments';
 
 /**
- * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). Pushes that touch no protected
- * branch of the container's shared remote pass without reading the store. Otherwise the clone
- * must hold the live lease and the current grant; a damaged record or an unreachable backend
- * refuses the push (fail closed).
+ * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). First, on every push from any branch
+ * or worktree, whether it would hand the live proof of grant to anything but the shared remote.
+ * Then, pushes that touch no protected branch of the container's shared remote pass without
+ * reading the store. Otherwise the clone must hold the live lease and the current grant; a damaged
+ * record or an unreachable backend refuses the push (fail closed).
  */
 export async function guardPrePush(context: CommandContext): Promise<number> {
   const [remoteName, remoteUrl] = context.args;
   const pushed = parsePrePush(await readStdin());
-  // The push settings' `git config` runs beside the clone's own git start-up (same repository, from cwd).
-  const pushConfig = pushSettings(gitIn(context.cwd));
+  // The container opens (git start-up, .lockstep.json) beside the leak check's git runs; the leak is judged
+  // first, whatever the opening says: a branch without .lockstep.json still pushes the configured proof.
+  const opening = Container.open({ cwd: context.cwd, env: context.env }).then(container => ({ container }), (error: unknown) => ({ error }));
   let container: Container;
   try {
-    container = await Container.open({ cwd: context.cwd, env: context.env });
+    const leak = await proofLeak(gitIn(context.cwd), context, remoteName ?? '', remoteUrl ?? '');
+    if (leak && await proofIsLive(await opening, leak.proofs)) throw new LockRefusedError('proof-would-leak', leak.message);
+    const opened = await opening;
+    if ('error' in opened) throw opened.error;
+    container = opened.container;
   } catch (error) {
-    // Not a container (no .lockstep.json): there is nothing to guard.
+    const opened = await opening;
+    if ('container' in opened) await opened.container.close();
+    // Not a container (no .lockstep.json): there is nothing more to guard.
     if (error instanceof LockRefusedError && error.reason === 'not-initialised') return 0;
     throw error;
   }
   try {
     const shared = await isSharedRemote(container, remoteName, remoteUrl);
-    if (hasPushProof(container.clone)) {
-      const push = await pushConfig;
-      const leak = checkProofLeak({
-        sharedRemote: shared,
-        remoteName: remoteName ?? remoteUrl ?? 'this remote',
-        configuredOptions: push.get('push.pushoption') ?? [],
-        pushArgs: pushArguments(context.env.LOCKSTEP_GIT_PUSH_PID),
-        gpgSign: push.get('push.gpgsign')?.pop() ?? '',
-        recurseSubmodules: push.get('push.recursesubmodules')?.pop() ?? '',
-      });
-      if (leak && await proofIsLive(container)) throw new LockRefusedError('proof-would-leak', leak);
-    }
     const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
     if (touching.length === 0 || !shared) return 0;
@@ -74,32 +72,62 @@ async function isSharedRemote(container: Container, name: string | undefined, ur
 }
 
 /**
- * Every value of the push settings the leak check reads, as git resolves them for this push (`git -c`
- * included), in one git run: lower-cased key → values in git's order.
+ * Would this push hand a proof of grant to anything but the shared remote? Everything as git
+ * resolves it for this push: the settings (includes followed, so the proof configured in the
+ * common git dir is found from a linked worktree too; `git -c` included), the command line of the
+ * `git push` (abbreviations, aliases), the URL it pushes to (the hook's second argument, after
+ * pushurl and pushInsteadOf) against the URL the shared remote is fetched from.
  */
-async function pushSettings(git: GitCommand): Promise<Map<string, string[]>> {
-  const out = await git.raw(['config', '-z', '--get-regexp', '^push\\.(pushoption|gpgsign|recursesubmodules)$']).catch(() => '');
-  const values = new Map<string, string[]>();
+async function proofLeak(git: GitCommand, context: CommandContext, remoteName: string, pushUrl: string): Promise<{ message: string; proofs: string[] } | undefined> {
+  const config = await pushSettings(git);
+  const aliases = new Map(config.filter(([key, value]) => key.startsWith('alias.') && value !== null).map(([key, value]) => [key.slice('alias.'.length), value as string]));
+  const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID);
+  const args = argv && pushArgumentsOf(argv, aliases);
+  const commandLine = args && parsePushArguments(args);
+  if (!carriesProof({ config, commandLine })) return undefined;
+  const sharedRemote = config.filter(([key]) => key === 'lockstep.sharedremote').pop()?.[1] ?? committedRemote(context.cwd);
+  const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => '')).split('\n').filter(Boolean);
+  const message = checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine });
+  return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
+}
+
+/** The shared remote named in the work tree's .lockstep.json, for a proof configured before the name was kept beside it. */
+function committedRemote(cwd: string): string {
+  try {
+    return readContainerFile(cwd).remote;
+  } catch {
+    return CONTAINER_DEFAULTS.remote;
+  }
+}
+
+/**
+ * The settings the leak check reads, as git resolves them for this push (`git -c` included), in one
+ * git run and in git's order: [lower-case key, value, or null for a key without "="].
+ */
+async function pushSettings(git: GitCommand): Promise<[string, string | null][]> {
+  const out = await git.raw(['config', '-z', '--get-regexp', '^(push\\.(pushoption|gpgsign|recursesubmodules)|submodule\\.recurse|lockstep\\.sharedremote|alias\\..*)$']).catch(() => '');
+  const entries: [string, string | null][] = [];
   for (const entry of out.split('\0')) {
     if (entry === '') continue;
     const newline = entry.indexOf('\n');
     // A key without "=value" (`[push] gpgSign`) is listed without a newline: git reads it as true.
-    const [key, value] = newline < 0 ? [entry, 'true'] : [entry.slice(0, newline), entry.slice(newline + 1)];
-    values.set(key, [...(values.get(key) ?? []), value]);
+    entries.push(newline < 0 ? [entry, null] : [entry.slice(0, newline), entry.slice(newline + 1)]);
   }
-  return values;
+  return entries;
 }
 
 /**
- * A proof whose grant is no longer the live one proves nothing, so it may go anywhere. Anything
- * that cannot be read counts as live: the guard then refuses rather than risk the proof.
+ * A proof that is not the page's current holder's proves nothing, so it may go anywhere. Anything
+ * that cannot be read counts as live — no container in this work tree (a branch without
+ * .lockstep.json), a store out of reach: the guard then refuses rather than risk the proof.
  */
-async function proofIsLive(container: Container): Promise<boolean> {
+async function proofIsLive(opened: { container: Container } | { error: unknown }, proofs: readonly string[]): Promise<boolean> {
+  if (!('container' in opened)) return true;
   try {
-    const { record } = await container.read();
-    return fenceClientPush(record, container.session(), Date.now()) === undefined;
+    const { record } = await opened.container.read();
+    const h = record.holder;
+    return h !== null && proofs.some(proof => /^[0-9a-f]{64}$/.test(proof) && digestsEqual(h.proofHash, hashProof(proof)));
   } catch {
     return true;
   }
 }
-

@@ -1,17 +1,16 @@
 import * as fs from 'node:fs';
 
 /**
- * The arguments of the `git push` whose pre-push hook runs the guard: its process id comes from the
- * hook script ($PPID), its arguments from /proc (Linux). Empty where the system does not show them;
- * the guard then judges by the configuration alone.
+ * The command line of the git process whose pre-push hook runs the guard: its process id comes
+ * from the hook script ($PPID), its arguments from /proc (Linux). Undefined where the system does
+ * not show them; the guard then judges by the configuration alone. Which of the words are the
+ * push's own is git's reading (src/core/guard/pushCommandLine.ts).
  */
-export function pushArguments(pid: string | undefined): string[] {
-  if (pid === undefined || !/^\d+$/.test(pid)) return [];
+export function gitProcessArguments(pid: string | undefined): string[] | undefined {
+  if (pid === undefined || !/^\d+$/.test(pid)) return undefined;
   try {
-    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    const at = argv.findIndex(a => a === 'push' || a === 'git-push' || a.endsWith('/git-push'));
-    return at < 0 ? [] : argv.slice(at + 1);
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
   } catch {
-    return [];
+    return undefined;
   }
 }

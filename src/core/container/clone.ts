@@ -196,14 +196,16 @@ export async function landedUnderGrant(clone: Clone, head: string, base: { commi
 const PUSH_CONFIG = 'push.config';
 const INCLUDE = 'lockstep/push.config';
 
-export async function writePushProof(clone: Clone, grant: number, proof: string): Promise<void> {
+export async function writePushProof(clone: Clone, grant: number, proof: string, sharedRemote: string): Promise<void> {
   const dir = sessionDir(clone.gitDir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.push-${process.pid}.tmp`);
   // push.recurseSubmodules = check: git hands push options to the submodules' pushes (on their
-  // command lines, before any hook runs), so while the proof is configured no push recurses by
-  // configuration; a --recurse-submodules=on-demand typed on the command line still would.
-  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n`, { mode: 0o600 });
+  // command lines), so while the proof is configured no push recurses by configuration; the client
+  // guard refuses one that recurses by the command line or by a later setting. lockstep.sharedRemote:
+  // the one remote the proof may go to, for the client guard on any branch (with or without .lockstep.json).
+  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n`
+    + `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`, { mode: 0o600 });
   fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
   await includePushConfig(clone);
 }

@@ -230,7 +230,7 @@ export class Container {
     const tokenHash = hashToken(session.token);
     if (protocol.holds(record, tokenHash, session.grant, this.clock.now())) {
       if (this.file.serverGuard && !hasPushProof(this.clone)) {
-        await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant));
+        await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
       }
       return;
     }
@@ -246,7 +246,7 @@ export class Container {
   /** The acquire's write is on the page: the clone's session, then its push proof, and only then the pending file goes. */
   private async promote(session: Session, pending?: Session): Promise<void> {
     writeSession(this.clone.gitDir, session);
-    if (this.file.serverGuard) await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant));
+    if (this.file.serverGuard) await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
     if (pending) clearPending(this.clone.gitDir, pending);
   }
 

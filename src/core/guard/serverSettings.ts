@@ -10,8 +10,9 @@ import { DEFAULT_SKEW_MS } from './recordUpdate';
 /**
  * What the server's guard decides with, pinned beside the hook by `lockstep hooks install --server`
  * (file `lockstep-server.json`, mode 0600). Nothing in a pushed commit and nothing in the pusher's
- * environment changes it: the guard reads no `.lockstep.json` from a branch and no `LOCKSTEP_*`
- * variable. Changing it means running the install again on the server.
+ * environment changes it: the guard decides with no `.lockstep.json` from a branch and no `LOCKSTEP_*`
+ * variable. Changing it means running the install again on the server (guard/pinnedDrift.ts warns
+ * until then).
  */
 export const SERVER_SETTINGS_FILE = 'lockstep-server.json';
 

@@ -9,7 +9,7 @@ import { formatClock, formatDuration } from './format';
 export type FindingLevel = 'ok' | 'info' | 'warning' | 'error';
 
 export interface Finding {
-  /** A short stable name: driver, page, session, client-hook, server-hook, push-options, clock. */
+  /** A short stable name: driver, page, session, client-hook, server-hook, server-settings, push-options, clock. */
   readonly check: string;
   readonly level: FindingLevel;
   readonly found: string;
@@ -33,7 +33,7 @@ export interface DoctorFacts {
   /** The pre-push hook: ours, none, or someone else's (ours not installed). */
   readonly clientHook?: 'installed' | 'missing' | 'foreign';
   /** For a local-path remote: the server guard found in it. */
-  readonly serverHook?: { readonly preReceive: boolean; readonly pinned: boolean; readonly advertisesPushOptions: boolean };
+  readonly serverHook?: { readonly preReceive: boolean; readonly pinned: boolean; readonly advertisesPushOptions: boolean; readonly stale?: string };
   /** Whether the remote advertises push options (asked only when serverGuard is on); undefined when not learned. */
   readonly pushOptions?: boolean;
   /** Clock difference against the store (store minus this machine), where it could be measured. */
@@ -101,6 +101,10 @@ export function diagnose(facts: DoctorFacts): Finding[] {
         fix: `In the bare repository of ${c.remote}: lockstep hooks install --server` });
     } else {
       out.push({ check: 'server-hook', level: 'ok', found: `the remote ${c.remote} runs the server guard with pinned settings` });
+      if (sh.stale !== undefined) {
+        out.push({ check: 'server-settings', level: 'warning', found: sh.stale,
+          fix: `In the bare repository of ${c.remote}: lockstep hooks install --server (with the same options as before), then lockstep hooks status --server.` });
+      }
     }
   }
   if (c.serverGuard) {

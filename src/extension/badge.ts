@@ -13,6 +13,8 @@ export type BadgeSource =
   | { readonly kind: 'offline'; readonly message: string; readonly retryAt: number }
   /** The store holds no page for this container (another path, prefix or driver than committed). Never Free. */
   | { readonly kind: 'no-page'; readonly message: string; readonly retryAt: number }
+  /** The settings are not valid (`.lockstep.json` breaks its schema, is a symbolic link, too large…): nothing is read until they are fixed. */
+  | { readonly kind: 'misconfigured'; readonly message: string; readonly retryAt: number }
   /** The store stayed unreachable until our lease's expiry passed: lost, and never revived. */
   | { readonly kind: 'lease-lost-offline'; readonly grant: number; readonly expiredAt: number; readonly retryAt: number }
   | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
@@ -21,7 +23,7 @@ export type BadgeSource =
 export type BadgeSeverity = 'normal' | 'mine' | 'warning' | 'error';
 
 export interface Badge {
-  /** The state word for tests and accessibility: one of LockState or offline / no-page / not-initialised / loading. */
+  /** The state word for tests and accessibility: one of LockState or offline / no-page / misconfigured / not-initialised / loading. */
   readonly state: string;
   readonly text: string;
   /** Markdown. */
@@ -49,6 +51,14 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
         state: 'no-page',
         text: '$(error) Lockstep: no lock page',
         tooltip: `**Lockstep: no lock page in this store**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        severity: 'error',
+        command: CommandIds.refresh,
+      };
+    case 'misconfigured':
+      return {
+        state: 'misconfigured',
+        text: '$(error) Lockstep: settings not valid',
+        tooltip: `**Lockstep: the container's settings are not valid**\n\n${source.message}\n\nNothing is acquired and no protected push passes the guard until the setting the message names is fixed (the editor marks what is wrong in .lockstep.json). Click to read them again.`,
         severity: 'error',
         command: CommandIds.refresh,
       };

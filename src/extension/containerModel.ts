@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Container } from '../core/container/container';
 import type { ContainerFile } from '../core/container/containerFile';
-import { LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from '../core/errors';
+import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError, LockRefusedError } from '../core/errors';
 import type { LockRecord } from '../core/lockRecord';
 import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
 import type { HistoryEntry, Disposable as StoreDisposable } from '../core/stores/store';
@@ -169,6 +169,8 @@ export class ContainerModel implements vscode.Disposable {
         this.setOffline(error, backoffDelay(this.failures));
         // Not a free lock and not an outage: the environment points at a store without this container's page.
         if (error instanceof LockNoPageError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'no-page' };
+        // Not an outage either: the committed settings break their schema (fixing and saving the file reopens the container).
+        if (error instanceof LockConfigurationError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'misconfigured' };
       }
     }
     this._onDidChange.fire(this);

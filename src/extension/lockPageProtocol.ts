@@ -28,7 +28,7 @@ export interface ContainerEntry {
 export interface LockPageView {
   readonly folder: string;
   readonly identity: string | undefined;
-  /** Badge state word: a LockState, or offline / no-page / not-initialised / loading. */
+  /** Badge state word: a LockState, or offline / no-page / misconfigured / not-initialised / loading. */
   readonly state: string;
   readonly badgeText: string;
   readonly message: string | undefined;

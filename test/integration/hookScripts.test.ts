@@ -47,9 +47,9 @@ describe('hook scripts (text and shell behaviour)', () => {
     return { hook, record: path.join(tmp.path, 'record.jsonl'), cli };
   }
 
-  function run(hook: string, args: string[], input: string, env: Record<string, string>, cwd = tmp.path): Ran {
+  function run(hook: string, args: string[], input: string, env: Record<string, string>, cwd = tmp.path, timeout?: number): Ran {
     const record = path.join(tmp.path, 'record.jsonl');
-    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd });
+    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd, ...(timeout ? { timeout } : {}) });
     const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
     return { status: done.status, stderr: done.stderr, guard: read(record).map(l => JSON.parse(l)), chained: read(`${record}.chained`) };
   }
@@ -58,7 +58,7 @@ describe('hook scripts (text and shell behaviour)', () => {
   function pathWithoutNode(): string {
     const bin = path.join(tmp.path, 'bin-without-node');
     fs.mkdirSync(bin, { recursive: true });
-    for (const tool of ['sh', 'cat', 'dirname', 'git']) {
+    for (const tool of ['sh', 'cat', 'dirname', 'git', 'wc']) {
       const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
       fs.symlinkSync(found, path.join(bin, tool));
     }
@@ -168,6 +168,47 @@ describe('hook scripts (text and shell behaviour)', () => {
       const hook = hookInClone();
       fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), '{"container":"demo","remote":"origin","protectedBranches":["\\u0066eature"]}');
       assert.equal(run(hook, ['origin', 'url'], FEATURE, {}).guard.length, 1);
+    });
+
+    // Issue #24: the search is bounded. Each hook below is bounded by its process finishing (spawnSync's
+    // timeout only stops a hang from holding up the suite); then the guard, which refuses such a file, runs.
+    const finishes = (hook: string, input: string): Ran => {
+      const ran = run(hook, ['origin', 'url'], input, {}, tmp.path, 120_000);
+      assert.notEqual(ran.status, null, 'the hook finished (it was not stopped)');
+      return ran;
+    };
+
+    it('a .lockstep.json that is a symbolic link (to /dev/zero, which never ends) is not read: the guard runs', () => {
+      const hook = hookInClone();
+      fs.rmSync(path.join(tmp.path, '.lockstep.json'));
+      fs.symlinkSync('/dev/zero', path.join(tmp.path, '.lockstep.json'));
+      assert.equal(finishes(hook, FEATURE).guard.length, 1);
+    });
+
+    it('a symbolic link to a harmless file, and a dangling one, are not followed either', () => {
+      const hook = hookInClone();
+      const target = path.join(tmp.path, 'settings.json');
+      fs.renameSync(path.join(tmp.path, '.lockstep.json'), target);
+      fs.symlinkSync(target, path.join(tmp.path, '.lockstep.json'));
+      assert.equal(finishes(hook, FEATURE).guard.length, 1, 'a link to a file');
+      fs.rmSync(target);
+      assert.equal(finishes(hook, FEATURE).guard.length, 2, 'a dangling link');
+    });
+
+    it('a 1.7 MB .lockstep.json (quadratic to search, 30 s before) goes to the guard unread, and so does one of many short lines', () => {
+      const hook = hookInClone();
+      const file = path.join(tmp.path, '.lockstep.json');
+      fs.writeFileSync(file, JSON.stringify({ container: 'demo', protectedBranches: ['main'], pad: 'x'.repeat(1_700_000) }));
+      assert.equal(finishes(hook, FEATURE).guard.length, 1, 'one long line');
+      fs.writeFileSync(file, JSON.stringify({ container: 'demo', protectedBranches: ['main'], pad: Array(3000).fill('') }, null, 1));
+      assert.equal(finishes(hook, FEATURE).guard.length, 2, 'a small file of 3000 lines');
+    });
+
+    it('a FIFO named .lockstep.json is not opened: the guard runs', function () {
+      const hook = hookInClone();
+      fs.rmSync(path.join(tmp.path, '.lockstep.json'));
+      if (spawnSync('mkfifo', [path.join(tmp.path, '.lockstep.json')]).status !== 0) this.skip();
+      assert.equal(finishes(hook, FEATURE).guard.length, 1);
     });
   });
 

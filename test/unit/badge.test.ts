@@ -174,6 +174,16 @@ describe('badge: the page rule and the caution mark', () => {
     assert.equal(b.command, CommandIds.refresh);
   });
 
+  it('settings that are not valid: an error badge that says so (not Offline, never Free); click reads them again', () => {
+    const b = badgeFor({ kind: 'misconfigured', message: '.lockstep.json: "protectedBranch" is not a setting Lockstep knows (did you mean protectedBranches?).', retryAt: now + 5_000 }, now);
+    assert.equal(b.state, 'misconfigured');
+    assert.match(b.text, /settings not valid/);
+    assert.doesNotMatch(b.text, /Free|Offline/);
+    assert.match(b.tooltip, /did you mean protectedBranches/);
+    assert.equal(b.severity, 'error');
+    assert.equal(b.command, CommandIds.refresh);
+  });
+
   it('the tooltip carries the caution mark after HOLDER SILENT, and only then', () => {
     const record: LockRecord = { ...emptyRecord('c'), grant: 4, caution: { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' } };
     const marked = badgeFor({ kind: 'status', status: describeStatus(record, settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);

@@ -26,6 +26,15 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     assert.match(byCheck.get('clock')?.found ?? '', new RegExp(`${formatDuration(90_000)} ahead of the store`));
   });
 
+  it('stale pinned settings of the server guard: a warning that names them, with the install as the fix', () => {
+    const stale = 'The server guard\'s pinned settings are stale: .lockstep.json on main differs from them in protectedBranches';
+    const byCheck = new Map(diagnose({ container, serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true, stale } }).map(f => [f.check, f]));
+    assert.equal(byCheck.get('server-hook')?.level, 'ok');
+    assert.equal(byCheck.get('server-settings')?.level, 'warning');
+    assert.equal(byCheck.get('server-settings')?.found, stale);
+    assert.match(byCheck.get('server-settings')?.fix ?? '', /lockstep hooks install --server/);
+  });
+
   it('a folder that is no container: one finding, with how to make one', () => {
     const findings = diagnose({ container: { ok: false, why: 'No .lockstep.json here.' } });
     assert.equal(findings.length, 1);

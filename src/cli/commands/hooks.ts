@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import { LockConfigurationError } from '../../core/errors';
+import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { describeServerSettings, PUSHER_VARIABLES, type PusherVariable } from '../../core/guard/serverSettings';
+import { gitIn } from '../../core/gitCommand';
 import { installClientHooks, installServerHooks, isBareRepository, readServerSettings } from '../../core/hooks/install';
 
 export const hooksInstallCommand: Command = {
@@ -78,7 +80,8 @@ export const hooksStatusCommand: Command = {
   help: `usage: lockstep hooks status --server
 
 In the shared bare repository: prints the settings the pre-receive guard decides with (never a
-password or a token), or says that no server guard is installed.`,
+password or a token), or says that no server guard is installed. Warns when the pinned branch's
+.lockstep.json now differs from them (JSON: stale, the warning, or null): run the install again.`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { server: { type: 'boolean' } });
@@ -92,7 +95,8 @@ password or a token), or says that no server guard is installed.`,
       return 0;
     }
     const lines = describeServerSettings(settings);
-    context.out.result(lines, { installed: true, pinned: lines });
+    const stale = await pinnedDriftWarning(gitIn(context.cwd), settings);
+    context.out.result([...lines, ...(stale ? [`warning: ${stale}`] : [])], { installed: true, pinned: lines, stale: stale ?? null });
     return 0;
   },
 };

@@ -3,6 +3,8 @@ import { auditRefusedPushOnPage, readContainerRecord } from '../../core/containe
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate } from '../../core/guard/leaseUpdate';
+import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
+import { gitIn } from '../../core/gitCommand';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/guard/recordUpdate';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
@@ -22,14 +24,25 @@ import { ServerRepo } from './serverRepo';
 /**
  * `lockstep guard pre-receive --settings FILE` (the shared remote's hook): the real fence. It
  * decides only with the settings pinned at install time (FILE) and what git hands a hook (the
- * updates, the push options, the quarantined objects): no `.lockstep.json` from any branch, no
- * `LOCKSTEP_*` variable. Every rule is a pure function of src/core/guard; this file reads.
+ * updates, the push options, the quarantined objects): no `.lockstep.json` from any branch (the
+ * pinned branch's is read only to warn that the pinned settings are stale), no `LOCKSTEP_*` variable. Every rule is a pure function of src/core/guard; this file reads.
  * Anything it cannot read refuses the push.
  */
 export async function guardPreReceive(context: CommandContext): Promise<number> {
   const { values } = parseCommandArgs(context.args, { settings: { type: 'string' } });
   const input = await readStdin();
   const settings = loadSettings(values.settings);
+  // Stale pinned settings are said to the pusher (stderr), beside the decision and never changing it.
+  const stale = pinnedDriftWarning(gitIn(context.cwd), settings).catch(() => undefined);
+  try {
+    return await decide(context, input, settings);
+  } finally {
+    const warning = await stale;
+    if (warning !== undefined) context.out.note(`lockstep: warning: ${warning}`);
+  }
+}
+
+async function decide(context: CommandContext, input: string, settings: ServerSettings): Promise<number> {
   const repo = new ServerRepo(context.cwd, context.env);
   const pushed = pushOptionsFromEnv(context.env);
   const now = Date.now();

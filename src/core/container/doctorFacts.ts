@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError } from '../errors';
 import { gitIn } from '../gitCommand';
+import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
 import { lapseLine } from '../lockStatus';
@@ -72,14 +73,15 @@ async function localRemotePath(container: Container): Promise<string | undefined
   return fs.existsSync(dir) ? dir : undefined;
 }
 
-async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean }> {
+async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean; stale?: string }> {
   const git = gitIn(repo);
   const hooks = path.resolve(repo, (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => 'hooks')).trim());
   let preReceive = false;
   try { preReceive = fs.readFileSync(path.join(hooks, 'pre-receive'), 'utf8').includes(HOOK_MARKER); } catch { preReceive = false; }
-  const pinned = await readServerSettings(repo).then(s => s !== undefined, () => false);
+  const settings = await readServerSettings(repo).catch(() => undefined);
+  const stale = settings === undefined ? undefined : await pinnedDriftWarning(git, settings).catch(() => undefined);
   const advertises = (await git.raw(['config', '--bool', '--get', 'receive.advertisePushOptions']).catch(() => '')).trim() === 'true';
-  return { preReceive, pinned, advertisesPushOptions: advertises };
+  return { preReceive, pinned: settings !== undefined, advertisesPushOptions: advertises, ...(stale !== undefined ? { stale } : {}) };
 }
 
 /**

@@ -44,8 +44,9 @@ export async function initContainer(cwd: string, options: InitOptions = {}): Pro
     throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
   }
   const remote = options.remote ?? 'origin';
-  if (!/^[A-Za-z0-9._-]+$/.test(remote) || remote.startsWith('-')) {
-    throw new LockConfigurationError('The remote must be a remote name such as origin.', { setting: 'remote' });
+  // The schema's rule (remote and gitRemote of .lockstep.json): a name of this clone's remotes, never a path or a URL.
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(remote) || remote.length > 100) {
+    throw new LockConfigurationError('The remote must be the name of one of this clone\'s remotes, such as origin (letters, digits, . _ -, starting with a letter or digit), not a path or a URL.', { setting: 'remote' });
   }
   // An explicit --driver wins over LOCKSTEP_DRIVER here: it is what the user asked to commit.
   const pageEnv: Env = options.driver === undefined ? env : { ...env, LOCKSTEP_DRIVER: options.driver };

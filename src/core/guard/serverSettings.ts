@@ -1,15 +1,18 @@
 import { SECOND } from '../clock';
 import type { LockManagerOptions } from '../config';
-import { containerSettings, driverOptions, parseContainerFile, type ContainerFile } from '../container/containerFile';
+import containerSchema from '../../../schemas/lockstep.schema.json';
+import { checkContainerFile, containerSettings, driverOptions, parseContainerFile, type ContainerFile } from '../container/containerFile';
 import { LockConfigurationError } from '../errors';
+import { checkAgainstSchema, type SchemaNode } from '../jsonSchemaCheck';
 import type { ContainerSettings } from '../lockRecord';
 import { DEFAULT_SKEW_MS } from './recordUpdate';
 
 /**
  * What the server's guard decides with, pinned beside the hook by `lockstep hooks install --server`
  * (file `lockstep-server.json`, mode 0600). Nothing in a pushed commit and nothing in the pusher's
- * environment changes it: the guard reads no `.lockstep.json` from a branch and no `LOCKSTEP_*`
- * variable. Changing it means running the install again on the server.
+ * environment changes it: the guard decides with no `.lockstep.json` from a branch and no `LOCKSTEP_*`
+ * variable. Changing it means running the install again on the server (guard/pinnedDrift.ts warns
+ * until then).
  */
 export const SERVER_SETTINGS_FILE = 'lockstep-server.json';
 
@@ -46,37 +49,75 @@ export function newServerSettings(fileText: string, pinnedFrom: ServerSettings['
   });
 }
 
+/** The largest pinned settings file read (one holds a container file and a map of pushers). */
+export const MAX_SERVER_SETTINGS_BYTES = 256 * 1024;
+
 /** Reads the pinned file's text; anything unreadable is a configuration error (the guard then refuses). */
 export function parseServerSettings(text: string): ServerSettings {
+  if (text.length > MAX_SERVER_SETTINGS_BYTES) {
+    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is larger than ${MAX_SERVER_SETTINGS_BYTES / 1024} KiB; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (cause) {
     throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is not valid JSON; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
   }
-  if (typeof raw !== 'object' || raw === null) {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} must hold a JSON object; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
   }
   const value = raw as ServerSettings;
-  return validateServerSettings({ ...value, file: parseContainerFile(JSON.stringify(value.file ?? null)) });
+  let file: ContainerFile;
+  try {
+    file = checkContainerFile(value.file ?? null);
+  } catch (error) {
+    const why = error instanceof LockConfigurationError ? error.message : 'unreadable';
+    throw new LockConfigurationError(`The server guard's pinned container settings are not valid (${why}); fix .lockstep.json on the pinned branch, then run lockstep hooks install --server again.`,
+      { setting: SERVER_SETTINGS_FILE, cause: error });
+  }
+  return validateServerSettings({ ...value, file });
 }
 
+const BRANCH = (containerSchema.properties.protectedBranches.items as SchemaNode);
+const IDENTITY = (containerSchema.properties.operators.items as SchemaNode);
+/** A URL or path the server keeps (credentials allowed: the file is mode 0600); never option-shaped, no control characters. */
+const STORE_TEXT: SchemaNode = { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[^\\-\\s][^\\u0000-\\u001f\\u007f]*$' };
+
+/**
+ * The pinned file's own keys, as strict as `.lockstep.json`'s (whose schema checks `file`): an
+ * unknown key, a wrong type or an option-shaped value refuses every push until the install runs again.
+ */
+const SERVER_SETTINGS_SCHEMA: SchemaNode = {
+  type: 'object',
+  required: ['v', 'file', 'pinnedFrom', 'requireProof', 'store', 'skewSeconds'],
+  additionalProperties: false,
+  properties: {
+    v: { enum: [1], errorMessage: 'must be 1 (a newer Lockstep wrote it)' },
+    file: { type: 'object' },
+    pinnedFrom: {
+      type: 'object', required: ['branch', 'commit'], additionalProperties: false,
+      properties: { branch: BRANCH, commit: { type: 'string', pattern: '^(?:[0-9a-f]{40}|[0-9a-f]{64})$', errorMessage: 'must be a commit id' } },
+    },
+    requireProof: { type: 'boolean' },
+    store: { type: 'object', additionalProperties: false, properties: { path: STORE_TEXT, redisUrl: STORE_TEXT, databaseUrl: STORE_TEXT } },
+    skewSeconds: { type: 'number', minimum: 0, maximum: 3600, errorMessage: 'must be 0 to 3600' },
+    pushers: {
+      type: 'object', required: ['variable', 'identities'], additionalProperties: false,
+      properties: {
+        variable: { enum: [...PUSHER_VARIABLES], errorMessage: `must be one of ${PUSHER_VARIABLES.join(', ')}` },
+        identities: { type: 'object', additionalProperties: IDENTITY },
+      },
+    },
+  },
+};
+
 function validateServerSettings(value: ServerSettings): ServerSettings {
-  const bad = (what: string): never => {
-    throw new LockConfigurationError(`The server guard's settings are not valid (${what}); run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
-  };
-  if (value.v !== 1) bad('unknown version');
-  if (typeof value.requireProof !== 'boolean') bad('requireProof');
-  if (typeof value.pinnedFrom?.branch !== 'string' || typeof value.pinnedFrom?.commit !== 'string') bad('pinnedFrom');
-  if (typeof value.store !== 'object' || value.store === null) bad('store');
-  for (const key of ['path', 'redisUrl', 'databaseUrl'] as const) {
-    if (value.store[key] !== undefined && typeof value.store[key] !== 'string') bad(`store.${key}`);
-  }
-  if (typeof value.skewSeconds !== 'number' || !(value.skewSeconds >= 0 && value.skewSeconds <= 3600)) bad('skewSeconds must be 0 to 3600');
-  if (value.pushers !== undefined) {
-    if (!PUSHER_VARIABLES.includes(value.pushers.variable)) bad(`pushers.variable must be one of ${PUSHER_VARIABLES.join(', ')}`);
-    const ids = value.pushers.identities;
-    if (typeof ids !== 'object' || ids === null || !Object.values(ids).every(v => typeof v === 'string' && v !== '')) bad('pushers.identities');
+  const violation = checkAgainstSchema({ ...value, file: {} }, SERVER_SETTINGS_SCHEMA);
+  if (violation) {
+    const where = violation.kind === 'invalid' ? `${violation.path.join('.')} ${violation.message}`
+      : violation.kind === 'missing-key' ? `${[...violation.path, violation.key].join('.')} is missing`
+        : `an unknown key${/^[A-Za-z0-9_$.-]{1,40}$/.test(violation.key) ? ` "${violation.key}"` : ''}${violation.path.length ? ` in ${violation.path.join('.')}` : ''}`;
+    throw new LockConfigurationError(`The server guard's settings are not valid (${where}); run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
   }
   return value;
 }

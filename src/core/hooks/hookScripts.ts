@@ -61,21 +61,41 @@ ${cliPresent()}`;
 }
 
 /**
+ * The client hook searches `.lockstep.json` in sh only up to this size and this many lines (a real
+ * one is under 2 KiB and 250 lines): the work stays small however the file was made, and a larger
+ * file goes to the guard (which refuses one past 64 KiB).
+ */
+export const SKIP_MAX_SETTINGS_BYTES = 16 * 1024;
+export const SKIP_MAX_SETTINGS_LINES = 512;
+
+/**
  * Client side, in sh: true (exit 0) only when the Node guard would certainly let the push through
  * without reading anything — the folder is no container, or no pushed ref names a protected branch
  * of the committed .lockstep.json and the clone holds no push proof (whose leak the guard checks on
  * any push). The settings are searched, not parsed: a file with any backslash (a JSON escape could
  * spell a branch name) always goes to the guard, and otherwise a branch is protected only if its
  * name appears quoted in the file (protected names never need escaping; an invalid file goes to
- * the guard whenever a pushed name appears in it). Only shell built-ins, plus one git rev-parse
- * in a linked worktree.
+ * the guard whenever a pushed name appears in it). The search is bounded: only a regular file (not
+ * a symbolic link — one to /dev/zero never ends — nor a FIFO) of at most
+ * {@link SKIP_MAX_SETTINGS_BYTES} and {@link SKIP_MAX_SETTINGS_LINES} lines is searched; anything
+ * else goes to the guard, which refuses what is not a container's settings. Only shell built-ins,
+ * plus `wc -c` (the size, before anything is read) and one git rev-parse in a linked worktree.
  */
 const CLIENT_SKIP = `lockstep_skip() {
-  [ -e .lockstep.json ] || return 0
+  [ -e .lockstep.json ] || [ -L .lockstep.json ] || return 0
+  [ -f .lockstep.json ] && ! [ -L .lockstep.json ] || return 1
+  settings_size=$(wc -c < .lockstep.json 2>/dev/null) || return 1
+  case $settings_size in *[!0-9[:space:]]* | '') return 1 ;; esac
+  [ $settings_size -le ${SKIP_MAX_SETTINGS_BYTES} ] || return 1
   if [ -z "\${GIT_DIR:-}" ] && [ -d .git ]; then git_dir=.git; else git_dir=$(git rev-parse --absolute-git-dir 2>/dev/null) || return 1; fi
   ! [ -e "$git_dir/lockstep/push.config" ] || return 1
   settings=
-  while IFS= read -r line || [ -n "$line" ]; do settings="$settings$line "; done < .lockstep.json || return 1
+  settings_lines=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    settings_lines=$((settings_lines + 1))
+    [ $settings_lines -le ${SKIP_MAX_SETTINGS_LINES} ] || return 1
+    settings="$settings$line "
+  done < .lockstep.json || return 1
   case $settings in *\\\\*) return 1 ;; esac
   while read -r _local _sha remote_ref _rest; do
     case $remote_ref in refs/heads/*) ;; *) continue ;; esac

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockConfigurationError } from '../errors';
 import { gitIn } from '../gitCommand';
-import { CONTAINER_FILE } from '../container/containerFile';
+import { CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES } from '../container/containerFile';
 import { newServerSettings, parseServerSettings, SERVER_SETTINGS_FILE, type ServerSettings } from '../guard/serverSettings';
 import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
 
@@ -77,12 +77,16 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   if (!branch || !commit) {
     throw new LockConfigurationError(`The branch ${branch || '(HEAD)'} does not exist in this repository; push the container's first commits with ${CONTAINER_FILE}, or name the branch with --branch.`, { setting: '--branch' });
   }
-  const entry = (await git.raw(['ls-tree', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
+  const entry = (await git.raw(['ls-tree', '-l', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
   if (!entry) {
     throw new LockConfigurationError(`${branch} has no committed ${CONTAINER_FILE}; push the container's settings first (lockstep init, commit, push), then install.`, { setting: CONTAINER_FILE });
   }
   if (!entry.startsWith('100644 blob') && !entry.startsWith('100755 blob')) {
     throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is not a regular file (a symbolic link?); commit the file itself, then install.`, { setting: CONTAINER_FILE });
+  }
+  // `ls-tree -l`: mode, type, id, size. A blob past the cap is refused before it is read.
+  if (!(Number(entry.split(/\s+/)[3]) <= MAX_CONTAINER_FILE_BYTES)) {
+    throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; commit the settings themselves, then install.`, { setting: CONTAINER_FILE });
   }
   const text = await git.raw(['cat-file', 'blob', `${commit}:${CONTAINER_FILE}`]);
   const settings = newServerSettings(text, { branch, commit }, {

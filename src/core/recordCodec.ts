@@ -2,6 +2,14 @@ import { LockStorageError } from './errors';
 import type { LockRecord } from './lockRecord';
 
 /**
+ * The bytes a record is stored as (the git driver's record.json, and what the server guard requires
+ * of a pushed record: exactly these bytes for the transition's result, nothing padded or reordered).
+ */
+export function encodeRecord(record: LockRecord): string {
+  return JSON.stringify(record);
+}
+
+/**
  * Checks that a stored value is a lock record before anything reads it. A record that fails is
  * damaged: it raises LockStorageError and is never treated as a free lock.
  */

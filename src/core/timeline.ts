@@ -153,12 +153,17 @@ export function describeWait(wait: QueueWait, clock: (ms: number) => string, dur
 const SUMMARY = /^([a-z-]+) (refused )?by (.+?) \(grant #(\d+)\)(?:: ([\s\S]*))?$/;
 
 /**
- * The git driver's history (one commit per transition, newest first, its message the audit line's summary)
- * as audit lines, oldest first. Lines whose message is not a summary (a compaction's snapshot) are skipped.
+ * The git driver's history (one entry per transition, newest first) as audit lines, oldest first. Each
+ * entry carries its record's own audit line (what the server guard checked); only entries compacted by
+ * an older version have just a summary, which is read back. Entries with neither are skipped.
  */
-export function auditFromHistory(entries: readonly { readonly time: number; readonly summary: string }[]): AuditLine[] {
+export function auditFromHistory(entries: readonly { readonly time: number; readonly summary: string; readonly line?: AuditLine }[]): AuditLine[] {
   const lines: AuditLine[] = [];
   for (const entry of [...entries].reverse()) {
+    if (entry.line !== undefined) {
+      lines.push(entry.line);
+      continue;
+    }
     const m = SUMMARY.exec(entry.summary.trim());
     if (!m) continue;
     lines.push({ at: entry.time, action: m[1] as AuditLine['action'], outcome: m[2] ? 'refused' : 'done', who: m[3]!, grant: Number(m[4]), ...(m[5] ? { detail: m[5] } : {}) });

@@ -120,6 +120,21 @@ describe('git driver', function () {
       assert.equal(history[0].summary, 'first Lockstep-Snapshot: 1 second');
     });
 
+    it('takes a record\'s entries from its own audit line, never from what its commit says', async () => {
+      const a = driverIn(0);
+      const key = randomKey();
+      const line = { at: Date.UTC(2026, 0, 1, 9), who: 'bob@example.com', action: 'petition', grant: 1, outcome: 'done' };
+      // A caller (or a forger) whose commit message claims another story: the entry is the record's line.
+      assert.ok((await a.compareAndSwap(key, null, { audit: [line] }, meta('clear by ops@example.com (grant #1): gone'))).ok);
+      const [entry] = await a.readHistory(key);
+      assert.deepEqual({ time: entry.time, author: entry.author, summary: entry.summary, line: entry.line },
+        { time: line.at, author: 'bob@example.com', summary: 'petition by bob@example.com (grant #1)', line });
+      // The commit itself is stamped from the line too: subject, author and date.
+      const ref = lockRef(PREFIX, 'records', key);
+      assert.equal(git(world.remote, 'log', '-1', '--format=%s|%an|%ae|%at|%ct', ref).trim(),
+        `petition by bob@example.com (grant #1)|bob@example.com|bob@example.com|${line.at / 1000}|${line.at / 1000}`);
+    });
+
     it('compact squashes the history into one snapshot commit, keeping the value and every audit line', async () => {
       const [a, b] = [driverIn(0), driverIn(1)];
       const key = randomKey();

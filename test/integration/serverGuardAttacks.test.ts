@@ -1,7 +1,11 @@
 import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SECOND } from '../../src/core/clock';
+import * as protocol from '../../src/core/lockRecord';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { stampEnv, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';
 import { hashProof, hashToken } from '../../src/core/tokens';
 import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 
@@ -45,6 +49,23 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
       assert.equal(commit.code, 0, commit.stderr);
       return commit.stdout.trim();
     }
+    /**
+     * A record commit exactly as a lockstep client writes it (its subject, author and date derived from
+     * the record's new audit line), with any record bytes and parents: what passes every rule of the
+     * guard but the one under test.
+     */
+    async function forgeLike(who: TeamMember, recordText: string, parents: readonly string[], overrides: { env?: Record<string, string>; subject?: string } = {}): Promise<string> {
+      const record = JSON.parse(recordText);
+      const line = record.audit[record.audit.length - 1];
+      const blob = (await team.git(who.dir, ['hash-object', '-w', '--stdin'], { input: recordText })).stdout.trim();
+      const tree = (await team.git(who.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+      const message = `${overrides.subject ?? transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`;
+      const commit = await team.git(who.dir, ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap(p => ['-p', p])],
+        { input: message, env: { ...stampEnv(stampOf(line)), ...overrides.env } });
+      assert.equal(commit.code, 0, commit.stderr);
+      return commit.stdout.trim();
+    }
+    const container = () => ({ leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] });
     /** Pushes past the client hook, with force: only the server stands in the way. */
     const pushRaw = (who: TeamMember, refspec: string, extra: readonly string[] = [], env?: Record<string, string>) =>
       team.git(who.dir, ['push', '--no-verify', '--force', ...extra, 'origin', refspec], env ? { env } : {});
@@ -243,6 +264,86 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
       const early = await team.lockstep(bob.dir, ['clear', '--reason', 'mine now'], { env: { LOCKSTEP_IDENTITY: ops.identity } });
       assert.equal(early.code, 1, 'a live holder is never cleared, whoever asks');
       assert.equal(early.json.error.reason, 'not-silent');
+    });
+
+    it('10. a commit whose parent line follows its committer line is parentless to git, and so a rewrite of the history', async () => {
+      await unmoved(async () => {
+        const { tip, record } = await fetchRecord(ops);
+        const next = protocol.petition(record, { identity: ops.identity }, Date.now());
+        assert.ok(next.ok);
+        const line = next.record.audit[next.record.audit.length - 1];
+        const proper = await forgeLike(ops, JSON.stringify(next.record), [tip!]);
+        // The same commit with its parent line moved after the committer: git reads no parent at all.
+        const text = (await team.gitOk(ops.dir, 'cat-file', 'commit', proper)).split('\n');
+        const moved = [text[0], ...text.slice(2, 4), text[1], ...text.slice(4)].join('\n') + '\n';
+        assert.match(moved, /^tree .*\nauthor .*\ncommitter .*\nparent /);
+        const crafted = (await team.git(ops.dir, ['hash-object', '-t', 'commit', '--literally', '-w', '--stdin'], { input: moved })).stdout.trim();
+        assert.equal(await team.gitOk(ops.dir, 'rev-list', '--count', crafted), '1', 'git sees a parentless commit');
+        refusedByServer(await pushRaw(ops, `${crafted}:${recordRef}`), /rewinds, replaces or skips/, `a ${line.action} that erases the history`);
+      });
+      // Control: the same petition, written by lockstep, lands on top of the history.
+      const before = Number(await team.gitOk(team.remote, 'rev-list', '--count', recordRef));
+      ok(await team.lockstep(ops.dir, ['petition']), 'ops petitions');
+      assert.equal(Number(await team.gitOk(team.remote, 'rev-list', '--count', recordRef)), before + 1, 'one commit on top of the last');
+    });
+
+    it('11. a legal transition padded to 1.2 MB (or by a byte) is refused at the push; the lock stays readable and the transition lands unpadded', async () => {
+      await unmoved(async () => {
+        const { tip, record } = await fetchRecord(ops);
+        const next = protocol.withdraw(record, { identity: ops.identity }, Date.now());
+        assert.ok(next.ok);
+        const canonical = JSON.stringify(next.record);
+        const padded = canonical.replace(/}$/, `${' '.repeat(1_200_000)}}`);
+        refusedByServer(await pushRaw(ops, `${await forgeLike(ops, padded, [tip!])}:${recordRef}`), /larger than 1048576 bytes/, 'a withdrawal padded to 1.2 MB');
+        refusedByServer(await pushRaw(ops, `${await forgeLike(ops, `${canonical} `, [tip!])}:${recordRef}`), /byte for byte/, 'a withdrawal padded by one space');
+        refusedByServer(await pushRaw(ops, `${await forgeLike(ops, JSON.stringify(next.record, null, 1), [tip!])}:${recordRef}`), /byte for byte/, 'a withdrawal pretty-printed');
+      });
+      ok(await team.lockstep(bob.dir, ['status']), 'the lock is readable');
+      ok(await team.lockstep(ops.dir, ['withdraw']), 'the same withdrawal, as lockstep writes it');
+    });
+
+    it('12. an acquire dated ahead of the server\'s clock cannot take over a lease that has not ended by it', async () => {
+      // Alice (holder since 1a) releases; bob, the queue head, takes a short lease.
+      await team.gitOk(alice.dir, 'fetch', '--quiet', 'origin');
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
+      const held = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', '110']), 'bob acquires for 110 s');
+      await unmoved(async () => {
+        const { tip, record } = await fetchRecord(ops);
+        assert.equal(record.holder.identity, bob.identity);
+        // Dated just past bob's expiry: by then the lease has ended; by the server's clock it has not.
+        const lineAt = record.holder.expiresAt + SECOND;
+        assert.ok(lineAt - Date.now() < 115 * SECOND && record.holder.expiresAt - Date.now() > 10 * SECOND, 'the attack runs within the skew, while bob is live');
+        const taken = protocol.acquire(record, container(), { identity: ops.identity, tokenHash: hashToken('f'.repeat(64)), proofHash: hashProof('a'.repeat(64)) }, lineAt);
+        assert.ok(taken.ok, 'at its own time the acquire is legal');
+        refusedByServer(await pushRaw(ops, `${await forgeLike(ops, JSON.stringify(taken.record), [tip!])}:${recordRef}`),
+          /acquire by ops@example\.com is dated \d+ s from the server's clock and is not legal by the server's clock/, 'ops takes over bob\'s live lease early');
+      });
+      // Control: the holder lands and releases; the normal day goes on.
+      assert.equal(held.grant, 2);
+      await holderLands(bob, 'b12.txt');
+      ok(await team.lockstep(bob.dir, ['release']), 'bob releases after landing');
+    });
+
+    it('13. a record commit must say what its record says: a petition committed as "clear by <operator>" is refused, and history comes from the record', async () => {
+      await unmoved(async () => {
+        const { tip, record } = await fetchRecord(bob);
+        const next = protocol.petition(record, { identity: bob.identity }, Date.now());
+        assert.ok(next.ok);
+        const text = JSON.stringify(next.record);
+        const subject = `clear by ${ops.identity} (grant #${record.grant}): cleared ${alice.identity}: gone`;
+        refusedByServer(await pushRaw(bob, `${await forgeLike(bob, text, [tip!], { subject })}:${recordRef}`), /commit message is not the one lockstep writes/, 'a forged subject');
+        const asOps = { GIT_AUTHOR_NAME: ops.identity, GIT_AUTHOR_EMAIL: ops.identity, GIT_COMMITTER_NAME: ops.identity, GIT_COMMITTER_EMAIL: ops.identity };
+        refusedByServer(await pushRaw(bob, `${await forgeLike(bob, text, [tip!], { env: asOps })}:${recordRef}`), /author and committer derived from the new audit line/, 'a forged author');
+        const early = { GIT_AUTHOR_DATE: '@1000000000 +0000', GIT_COMMITTER_DATE: '@1000000000 +0000' };
+        refusedByServer(await pushRaw(bob, `${await forgeLike(bob, text, [tip!], { env: early })}:${recordRef}`), /author and committer derived/, 'a forged date');
+      });
+      // Control: bob petitions through lockstep; the history's entry is his petition, from his record.
+      ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions');
+      const history = ok(await team.lockstep(ops.dir, ['audit', '--history', '--limit', '1']), 'audit --history').history;
+      assert.equal(history.length, 1);
+      assert.match(history[0].summary, new RegExp(`^petition by ${bob.identity.replace('.', '\\.')} \\(grant #`));
+      assert.equal(history[0].author, bob.identity);
+      assert.equal(history[0].line.action, 'petition');
     });
   });
 }

@@ -1,5 +1,10 @@
 import * as assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { SECOND } from '../../src/core/clock';
+import * as protocol from '../../src/core/lockRecord';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { stampEnv, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';
+import { hashProof, hashToken } from '../../src/core/tokens';
 import { createFencingTeam, waitUntilExpired, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 import { startGitHttpServer, type GitHttpServer } from '../helpers/gitHttpServer';
 
@@ -71,6 +76,36 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
     const audit = ok(await team.lockstep(ops.dir, ['audit']), 'audit').audit as { who: string; action: string; outcome: string }[];
     const clears = audit.filter(line => line.action === 'clear');
     assert.deepEqual(clears.map(line => [line.who, line.outcome]), [[ops.identity, 'done']]);
+    team.assertNoSecretLeaked();
+  });
+
+  it('ops cannot take over bob\'s live lease in ops\'s own name with an acquire dated ahead of the server\'s clock', async () => {
+    const held = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', '110']), 'bob, the queue head, acquires for 110 s');
+    const before = await lockRef();
+    await team.gitOk(ops.dir, 'fetch', '--quiet', 'origin', `+${recordRef}:refs/forge/tip`);
+    const tip = await team.gitOk(ops.dir, 'rev-parse', 'refs/forge/tip');
+    const record = JSON.parse(await team.gitOk(ops.dir, 'cat-file', 'blob', `${tip}:record.json`));
+    assert.equal(record.holder.grant, held.grant);
+    const lineAt = record.holder.expiresAt + SECOND;
+    assert.ok(lineAt - Date.now() < 115 * SECOND && record.holder.expiresAt - Date.now() > 10 * SECOND, 'the attack runs within the skew, while bob is live');
+    const taken = protocol.acquire(record, { leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] },
+      { identity: ops.identity, tokenHash: hashToken('f'.repeat(64)), proofHash: hashProof('a'.repeat(64)) }, lineAt);
+    assert.ok(taken.ok, 'at its own time the acquire is legal');
+    // Written exactly as a lockstep client writes it, in ops's own name: only the time rule stands in the way.
+    const line = taken.record.audit[taken.record.audit.length - 1];
+    const blob = (await team.git(ops.dir, ['hash-object', '-w', '--stdin'], { input: JSON.stringify(taken.record) })).stdout.trim();
+    const tree = (await team.git(ops.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+    const commit = (await team.git(ops.dir, ['commit-tree', '--no-gpg-sign', tree, '-p', tip],
+      { input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`, env: stampEnv(stampOf(line)) })).stdout.trim();
+    const pushed = await team.git(ops.dir, ['push', '--no-verify', 'origin', `${commit}:${recordRef}`]);
+    assert.notEqual(pushed.code, 0, `the takeover must be refused\n${pushed.stderr}`);
+    assert.match(pushed.stderr, /acquire by ops@example\.com is dated \d+ s from the server's clock and is not legal by the server's clock/);
+    assert.equal(await lockRef(), before, 'the lock ref did not move');
+    // Control: the holder lands in his own name.
+    await team.gitOk(bob.dir, 'pull', '--quiet', '--rebase', 'origin', 'main');
+    const sha = await team.commit(bob, 'b.txt');
+    ok(await team.git(bob.dir, ['push', 'origin', 'HEAD:refs/heads/main']), 'bob lands');
+    assert.equal(team.remoteSha(), sha);
     team.assertNoSecretLeaked();
   });
 });

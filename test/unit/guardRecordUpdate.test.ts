@@ -244,6 +244,75 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(held, asked, context(t + DEFAULT_SKEW_MS - 1000)), undefined);
     });
 
+    describe('server time decides liveness: a skew may only make the guard stricter', () => {
+      const SECOND_MS = 1000;
+      const expiry = held.holder!.expiresAt; // hour 2
+      /** A record as the client wrote it at `lineAt`, checked by a server whose clock reads `now`. */
+      const check = (before: LockRecord, after: LockRecord, now: number, extra: Partial<RecordUpdateContext> = {}) => checkRecordUpdate(before, after, context(now, extra));
+
+      it('an acquire dated ahead cannot take over a lease that is live by the server\'s clock (+115 s over 95 s left)', () => {
+        const now = expiry - 95 * SECOND_MS;
+        const takeover = acquired(held, BEN, now + 115 * SECOND_MS);
+        assert.match(check(held, takeover, now) ?? '', /acquire by ben@example\.com is dated 115 s from the server's clock and is not legal by the server's clock/);
+        // One millisecond before the end by the server's clock, a line dated a second ahead still may not; at the end it may.
+        assert.ok(check(held, acquired(held, BEN, expiry + SECOND_MS), expiry - 1));
+        assert.equal(check(held, acquired(held, BEN, expiry + SECOND_MS), expiry), undefined);
+      });
+
+      it('controls: a takeover of a lease ended by the server\'s clock, dated ahead or behind within the skew', () => {
+        const now = expiry + 10 * SECOND_MS;
+        assert.equal(check(held, acquired(held, BEN, now + 30 * SECOND_MS), now), undefined, 'dated 30 s ahead');
+        assert.equal(check(held, acquired(held, BEN, now - 5 * SECOND_MS), now), undefined, 'dated 5 s behind, still after the end');
+        // Dated behind to before the end, the line's own time refuses it: the holder was live then.
+        assert.match(check(held, acquired({ ...held, holder: null }, BEN, now - 20 * SECOND_MS), now) ?? '', /not what acquire by ben/);
+      });
+
+      it('a heartbeat or release dated behind cannot revive a lease that has ended by the server\'s clock', () => {
+        const now = expiry + 60 * SECOND_MS;
+        const lineAt = now - 100 * SECOND_MS; // 40 s before the end: live at the line's time
+        const proof = holderProof(held);
+        const beat = ok(protocol.heartbeat(held, SETTINGS, proof, lineAt)).record;
+        assert.match(check(held, beat, now, withProof(LEAD, 1)) ?? '', /heartbeat by lead@example\.com is dated -100 s .* not legal by the server's clock/);
+        const released = ok(protocol.release(held, proof, lineAt)).record;
+        assert.match(check(held, released, now, withProof(LEAD, 1)) ?? '', /not legal by the server's clock/);
+        // Control: the same lines while the lease is live by the server's clock too.
+        assert.equal(check(held, beat, expiry - 10 * SECOND_MS, withProof(LEAD, 1)), undefined);
+        assert.equal(check(held, released, expiry - 10 * SECOND_MS, withProof(LEAD, 1)), undefined);
+      });
+
+      it('a clear dated ahead cannot silence a holder early; a refused attempt dated behind is only a refusal', () => {
+        const cleared = ok(protocol.clear(held, SETTINGS, { identity: OP, reason: 'gone' }, expiry + 100 * SECOND_MS)).record;
+        assert.match(check(held, cleared, expiry - 10 * SECOND_MS) ?? '', /clear by operator@example\.com is dated 110 s .* not legal by the server's clock/);
+        assert.equal(check(held, cleared, expiry + 30 * SECOND_MS), undefined, 'control: silent by both clocks');
+        const attempt = protocol.clear(held, SETTINGS, { identity: OP, reason: 'gone' }, expiry - 30 * SECOND_MS);
+        assert.ok(!attempt.ok && attempt.record);
+        assert.equal(check(held, attempt.record!, expiry + 60 * SECOND_MS), undefined, 'a refused clear line dated 90 s behind grants nothing');
+      });
+
+      it('a waiter\'s acquire dated ahead cannot pass the queue head\'s window early', () => {
+        const proof = holderProof(held);
+        const queued = ok(protocol.petition(ok(protocol.petition(held, { identity: ANA }, t)).record, { identity: BEN }, t)).record;
+        const released = ok(protocol.release(queued, proof, at(1, 30))).record;
+        const windowEnd = at(1, 45); // the 15-minute window of ana, the queue head
+        const early = acquired(released, BEN, windowEnd + 60 * SECOND_MS);
+        assert.match(check(released, early, windowEnd - 50 * SECOND_MS) ?? '', /not legal by the server's clock/);
+        assert.equal(check(released, early, windowEnd + 5 * SECOND_MS), undefined, 'control: the window has passed by the server\'s clock');
+        assert.equal(check(released, acquired(released, ANA, windowEnd - 50 * SECOND_MS), windowEnd - 100 * SECOND_MS), undefined, 'control: the head acquires dated ahead within its window');
+      });
+    });
+
+    describe('the stored bytes are exactly what the client\'s codec writes', () => {
+      it('a legal petition padded with whitespace, or with its fields reordered, is refused; the canonical bytes pass', () => {
+        const asked = ok(protocol.petition(held, { identity: ANA }, t)).record;
+        const canonical = JSON.stringify(asked);
+        assert.equal(checkRecordUpdate(held, asked, context(t, { afterText: canonical })), undefined);
+        assert.match(checkRecordUpdate(held, asked, context(t, { afterText: canonical + ' '.repeat(1000) })) ?? '', /not what petition by ana@example\.com at that time would write, byte for byte/);
+        assert.match(checkRecordUpdate(held, asked, context(t, { afterText: JSON.stringify(asked, null, 2) })) ?? '', /byte for byte/);
+        const { audit, ...rest } = asked;
+        assert.match(checkRecordUpdate(held, asked, context(t, { afterText: JSON.stringify({ audit, ...rest }) })) ?? '', /byte for byte/);
+      });
+    });
+
     it('when the server knows the pusher, a transition in anyone else\'s name', () => {
       const asked = ok(protocol.petition(held, { identity: ANA }, t)).record;
       assert.equal(checkRecordUpdate(held, asked, context(t, { pusher: ANA })), undefined);

@@ -48,19 +48,24 @@ describe('server guard rules (pure)', () => {
   describe('checkLeaseUpdate', () => {
     const live = { v: 1 as const, counter: 4, owner: 'e'.repeat(64), expiresAt: 10_000 };
     it('a claim raises the counter by exactly one, only once the lease is no longer live', () => {
-      assert.equal(checkLeaseUpdate(null, { ...live, counter: 1 }, 0, 0), undefined);
-      assert.equal(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 20_000, 0), undefined);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 5_000, 0) ?? '', /still live/);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 9 }, 20_000, 0) ?? '', /rise by one/);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 3 }, 20_000, 0) ?? '', /rise by one/);
-      assert.match(checkLeaseUpdate(null, { ...live, counter: 0 }, 0, 0) ?? '', /start with a claim/);
-      assert.match(checkLeaseUpdate(null, { ...live, counter: 4 }, 0, 0) ?? '', /rise by one/);
-      assert.match(checkLeaseUpdate(live, { ...live, owner: 'f'.repeat(64) }, 20_000, 0) ?? '', /only a claim/);
-      assert.match(checkLeaseUpdate(live, { v: 1, counter: 'x' }, 0, 0) ?? '', /damaged/);
+      assert.equal(checkLeaseUpdate(null, { ...live, counter: 1 }, 0), undefined);
+      assert.equal(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 20_000), undefined);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 5_000) ?? '', /still live/);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 9 }, 20_000) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(live, { ...live, counter: 3 }, 20_000) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(null, { ...live, counter: 0 }, 0) ?? '', /start with a claim/);
+      assert.match(checkLeaseUpdate(null, { ...live, counter: 4 }, 0) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate(live, { ...live, owner: 'f'.repeat(64) }, 20_000) ?? '', /only a claim/);
+      assert.match(checkLeaseUpdate(live, { v: 1, counter: 'x' }, 0) ?? '', /damaged/);
+    });
+    it('a claim needs the lease ended by the server\'s clock: a millisecond early is refused, the moment it ends is accepted', () => {
+      const claim = { ...live, counter: 5, owner: 'f'.repeat(64) };
+      assert.match(checkLeaseUpdate(live, claim, live.expiresAt - 1) ?? '', /still live by the server's clock/);
+      assert.equal(checkLeaseUpdate(live, claim, live.expiresAt), undefined);
     });
     it('release (owner to null) and extend keep the counter', () => {
-      assert.equal(checkLeaseUpdate(live, { ...live, owner: null, expiresAt: 0 }, 0, 0), undefined);
-      assert.equal(checkLeaseUpdate(live, { ...live, expiresAt: 99_000 }, 0, 0), undefined);
+      assert.equal(checkLeaseUpdate(live, { ...live, owner: null, expiresAt: 0 }, 0), undefined);
+      assert.equal(checkLeaseUpdate(live, { ...live, expiresAt: 99_000 }, 0), undefined);
     });
   });
 

@@ -103,6 +103,13 @@ describe('timeline: who held the lock when, from the audit', () => {
     assert.deepEqual(auditFromHistory(history), r.audit);
   });
 
+  it('takes each entry\'s own audit line over its summary: a forged summary draws nothing', () => {
+    const r = ok(petition(acquireAs(fresh(), LEAD, at(1)).record, { identity: ANA }, at(1, 5))).record;
+    const forged = `clear by ${OP} (grant #1): cleared ${LEAD}: mine`;
+    const history = [...r.audit].reverse().map(l => ({ time: l.at, summary: l.action === 'petition' ? forged : summarise(l, l.outcome), line: l }));
+    assert.deepEqual(auditFromHistory(history), r.audit);
+  });
+
   it('takes the history only where it reaches further back than the record\'s audit', () => {
     const r = acquireAs(fresh(), LEAD, at(1)).record;
     const older = [{ at: at(0), who: OP, action: 'init' as const, grant: 0, outcome: 'done' as const }, ...r.audit];

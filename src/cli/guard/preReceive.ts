@@ -15,11 +15,15 @@ import type { LockRecord } from '../../core/lockRecord';
 import { parseRecord } from '../../core/recordCodec';
 import { SECOND } from '../../core/clock';
 import { isLeaseState, type LeaseState } from '../../core/stores/leaseState';
-import { AUDIT_FILE, RECORD_FILE } from '../../core/stores/git/gitRefs';
+import { AUDIT_FILE, MAX_RECORD_BYTES, RECORD_FILE, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
+import { checkRecordCommit, compactionSubject, lastAuditLine, stampOf, transitionSubject } from '../../core/stores/git/recordCommit';
 import { parseCommandArgs } from '../args';
 import type { CommandContext } from '../command';
 import { parsePreReceive, readStdin } from './hookInput';
 import { ServerRepo } from './serverRepo';
+
+/** A compaction's audit.log holds the whole history; bounded too, far above a record's cap. */
+const MAX_AUDIT_LOG_BYTES = 64 * 1024 * 1024;
 
 /**
  * `lockstep guard pre-receive --settings FILE` (the shared remote's hook): the real fence. It
@@ -83,7 +87,7 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
         break;
       }
       case 'lease': {
-        const problem = await checkLeaseRef(repo, settings, update, now);
+        const problem = await checkLeaseRef(repo, update, now);
         if (problem) throw new LockFencedError(`refused a lease ref's update: ${problem}`, 0);
         break;
       }
@@ -122,49 +126,69 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   if (commit === undefined) return 'the new value is not a commit.';
   const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE });
   if (shape.kind === 'refuse') return shape.why;
-  const afterText = await repo.file(update.newSha, RECORD_FILE);
-  const beforeText = oldSha === null ? null : await repo.file(oldSha, RECORD_FILE);
-  if (afterText === null) return `the new commit holds no ${RECORD_FILE}.`;
-  if (shape.kind === 'compaction') {
-    return checkCompaction(
-      { record: beforeText ?? '', auditLog: await repo.auditLogOf(oldSha as string) },
-      { record: afterText, auditLog: (await repo.file(update.newSha, AUDIT_FILE)) ?? '' });
-  }
+  const afterFile = await repo.file(update.newSha, RECORD_FILE);
+  if (afterFile === 'absent') return `the new commit holds no ${RECORD_FILE}.`;
+  if (afterFile === 'too large') return `the new ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes, more than any reader reads.`;
+  const beforeFile = oldSha === null ? 'absent' : await repo.file(oldSha, RECORD_FILE);
+  if (beforeFile === 'too large') return `the current ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes; the server's administrator restores the ref from its history.`;
+  const afterText = afterFile.text;
+  const beforeText = beforeFile === 'absent' ? null : beforeFile.text;
   const container = settings.file.container;
-  let after: LockRecord;
-  try {
-    after = parseRecord(JSON.parse(afterText), 'git', container);
-  } catch {
-    return 'the new record is damaged (not a valid lock record of this container).';
+  if (shape.kind === 'compaction') {
+    const auditLog = await repo.auditLogOf(oldSha as string);
+    const pushedLog = await repo.file(update.newSha, AUDIT_FILE, MAX_AUDIT_LOG_BYTES);
+    const problem = checkCompaction({ record: beforeText ?? '', auditLog }, { record: afterText, auditLog: typeof pushedLog === 'object' ? pushedLog.text : '' });
+    if (problem) return problem;
+    const line = lastAuditLine(parseRecordText(afterText, container));
+    if (line === undefined) return 'the record has no audit line to stamp its compaction with.';
+    const entries = auditLog.split('\n').filter(l => l !== '').length;
+    return checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: compactionSubject(entries), trailers: [`${SNAPSHOT_TRAILER}: ${entries}`] });
   }
-  const before = beforeText === null ? null : parseRecord(JSON.parse(beforeText), 'git', container);
+  const after = parseRecordText(afterText, container);
+  if (after === undefined) return 'the new record is damaged (not a valid lock record of this container).';
+  const before = beforeText === null ? null : parseRecordText(beforeText, container);
+  if (before === undefined) return 'the current record is damaged; the server\'s administrator restores the ref from its history.';
   const pusher = pusherIdentity(settings, context.env);
   if ('refusal' in pusher) return pusher.refusal;
-  return checkRecordUpdate(before, after, {
+  const problem = checkRecordUpdate(before, after, {
     settings: serverContainerSettings(settings),
     now: context.now,
     skewMs: settings.skewSeconds * SECOND,
     requireProof: settings.requireProof,
     pushed: context.pushed,
+    afterText,
     ...(pusher.identity !== undefined ? { pusher: pusher.identity } : {}),
   });
+  if (problem) return problem;
+  // The commit says what the record says: its subject, author and date derive from the new audit line.
+  const line = after.audit[after.audit.length - 1];
+  return checkRecordCommit(commit.text, { parents: commit.parents, stamp: stampOf(line), subject: transitionSubject(line) });
 }
 
-async function checkLeaseRef(repo: ServerRepo, settings: ServerSettings, update: RefUpdate, now: number): Promise<string | undefined> {
+function parseRecordText(text: string, container: string): LockRecord | undefined {
+  try {
+    return parseRecord(JSON.parse(text), 'git', container);
+  } catch {
+    return undefined;
+  }
+}
+
+async function checkLeaseRef(repo: ServerRepo, update: RefUpdate, now: number): Promise<string | undefined> {
   const commit = await repo.commit(update.newSha);
   if (commit === undefined) return 'the new value is not a commit.';
-  const afterText = await repo.file(update.newSha, RECORD_FILE);
-  const beforeText = ZERO_SHA.test(update.oldSha) ? null : await repo.file(update.oldSha, RECORD_FILE);
+  const afterFile = await repo.file(update.newSha, RECORD_FILE);
+  const beforeFile = ZERO_SHA.test(update.oldSha) ? 'absent' : await repo.file(update.oldSha, RECORD_FILE);
+  if (afterFile === 'too large' || beforeFile === 'too large') return `a lease record is larger than ${MAX_RECORD_BYTES} bytes.`;
   let after: unknown;
   let before: LeaseState | null = null;
   try {
-    after = JSON.parse(afterText ?? '');
-    if (beforeText !== null) {
-      const parsed: unknown = JSON.parse(beforeText);
+    after = JSON.parse(afterFile === 'absent' ? '' : afterFile.text);
+    if (beforeFile !== 'absent') {
+      const parsed: unknown = JSON.parse(beforeFile.text);
       if (isLeaseState(parsed)) before = parsed;
     }
   } catch {
     return 'the new lease record is damaged.';
   }
-  return checkLeaseUpdate(before, after, now, settings.skewSeconds * SECOND);
+  return checkLeaseUpdate(before, after, now);
 }

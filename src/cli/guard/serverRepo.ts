@@ -1,14 +1,19 @@
 import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
 import { GitRunner, type GitOutput } from '../../core/stores/git/gitProcess';
-import { GitRefs, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
+import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
 import { LockBackendError } from '../../core/errors';
 
 /**
  * The shared bare repository as the server's guard reads it, during a push. git runs are given only
  * what git handed the hook (the quarantine of the pushed objects) and the pinned PATH, never the
- * rest of the pusher's environment, and their exit codes are read as exit codes.
+ * rest of the pusher's environment, and their exit codes are read as exit codes. A commit is read
+ * as git reads it: git names its parents (no header parsing of our own), and no replacement ref
+ * (`refs/replace/`, which a pusher may create) changes what a commit is.
  */
+
+/** What a pushed file of the lock ref holds: its text, none, or more bytes than any reader reads. */
+export type PushedFile = { readonly text: string } | 'absent' | 'too large';
 
 /** What of the hook's environment git itself needs to see the objects being pushed. */
 const QUARANTINE_VARIABLES = ['GIT_QUARANTINE_PATH', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES'];
@@ -18,7 +23,7 @@ export class ServerRepo {
   private readonly refs: GitRefs;
 
   constructor(repo: string, hookEnv: Readonly<Record<string, string | undefined>>) {
-    const env: NodeJS.ProcessEnv = { PATH: hookEnv.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' };
+    const env: NodeJS.ProcessEnv = { PATH: hookEnv.PATH ?? '/usr/bin:/bin', LC_ALL: 'C', GIT_NO_REPLACE_OBJECTS: '1' };
     for (const name of QUARANTINE_VARIABLES) if (hookEnv[name]) env[name] = hookEnv[name];
     this.runner = new GitRunner({ gitDir: repo, timeoutMs: 30_000, baseEnv: env });
     this.refs = new GitRefs(this.runner, '.');
@@ -37,22 +42,36 @@ export class ServerRepo {
     throw new LockBackendError('git', `The server's guard could not read the repository (git symbolic-ref exited ${output.code}); the push is refused.`);
   }
 
-  /** A pushed commit's parents, files and snapshot trailer; undefined when it is not a commit. */
-  async commit(sha: string): Promise<PushedCommit | undefined> {
+  /**
+   * A pushed commit's parents (as git reads them: `git rev-list --parents`), files, snapshot trailer
+   * and raw text; undefined when it is not a commit. A tree entry that is not a regular file is
+   * named with its mode, so that no rule mistakes it for the file of that name.
+   */
+  async commit(sha: string): Promise<PushedCommit & { readonly text: string } | undefined> {
     const type = await this.runner.run(['cat-file', '-t', sha]);
     if (type.code !== 0 || type.stdout.toString('utf8').trim() !== 'commit') return undefined;
+    const [self, ...parents] = (await this.ok(['rev-list', '--parents', '--max-count=1', sha, '--'])).trim().split(' ');
+    if (self !== sha) throw new LockBackendError('git', `The server's guard could not read a pushed commit's parents; the push is refused.`);
     const text = await this.ok(['cat-file', 'commit', sha]);
-    const header = text.slice(0, text.indexOf('\n\n') < 0 ? text.length : text.indexOf('\n\n'));
-    const parents = header.split('\n').filter(l => l.startsWith('parent ')).map(l => l.slice('parent '.length).trim());
-    const message = text.slice(header.length);
-    const snapshot = new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(message);
-    const tree = await this.ok(['ls-tree', '--name-only', '-z', sha]);
-    return { parents, files: tree.split('\0').filter(Boolean), snapshot };
+    const body = text.indexOf('\n\n');
+    const snapshot = body >= 0 && new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(text.slice(body));
+    const files = (await this.ok(['ls-tree', '-z', sha])).split('\0').filter(Boolean).map(entry => {
+      const [meta, name] = [entry.slice(0, entry.indexOf('\t')), entry.slice(entry.indexOf('\t') + 1)];
+      return meta.startsWith('100644 blob ') ? name : `${name} (mode ${meta.split(' ')[0]})`;
+    });
+    return { parents, files, snapshot, text };
   }
 
-  /** A file of a commit as text; null when the commit has no such file. */
-  file(sha: string, name: string): Promise<string | null> {
-    return this.refs.readFile(sha, name);
+  /**
+   * A file of a commit, read only after git said it is a blob of at most `maxBytes` (for records,
+   * every reader's cap {@link MAX_RECORD_BYTES}): a larger one is never read into memory.
+   */
+  async file(sha: string, name: string, maxBytes = MAX_RECORD_BYTES): Promise<PushedFile> {
+    const check = await this.runner.run(['cat-file', '--batch-check'], { input: `${sha}:${name}\n` });
+    const match = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(check.stdout.toString('utf8').trim());
+    if (check.code !== 0 || match === null || match[2] !== 'blob') return 'absent';
+    if (Number(match[3]) > maxBytes) return 'too large';
+    return { text: await this.ok(['cat-file', 'blob', match[1]]) };
   }
 
   /** What a compaction of the history ending at `sha` must write as its audit.log. */

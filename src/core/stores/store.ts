@@ -3,6 +3,8 @@
  * made by `names.ts`; a driver never sees a lock name, an owner token (only its hash) or a grant rule.
  */
 
+import type { AuditLine } from '../lockRecord';
+
 export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql';
 
 export type ClaimResult =
@@ -58,6 +60,8 @@ export interface HistoryEntry {
   readonly time: number;
   readonly author: string;
   readonly summary: string;
+  /** The write's audit line, as its record holds it (container records). */
+  readonly line?: AuditLine;
 }
 
 /** What a driver's backend is made of, as far as it can see (`lockstep status`, `doctor`). */

@@ -1,10 +1,15 @@
+import type { AuditLine } from '../../lockRecord';
 import type { CasResult } from '../store';
-import { AUDIT_FILE, damaged, RECORD_FILE, SNAPSHOT_TRAILER, type CommitInfo, type GitRefs } from './gitRefs';
+import { AUDIT_FILE, damaged, MAX_RECORD_BYTES, RECORD_FILE, SNAPSHOT_TRAILER, type CommitInfo, type GitRefs } from './gitRefs';
+import { compactionSubject, lastAuditLine, stampEnv, stampOf, transitionSubject } from './recordCommit';
 import type { GitRefCells } from './refCells';
 
 /**
- * A container record's audit trail is its ref's history: one commit per write, the commit subject
- * being the write's audit line. Histories stay bounded by compaction: `compact` replaces the whole
+ * A container record's audit trail is its ref's history: one commit per write, each entry being the
+ * new audit line of that commit's record.json — what the server guard checked — never the commit's
+ * subject, author or date, which anyone can write (the guard requires them derived from the line,
+ * but a reader does not rely on that). A stored value that is not a container record (no audit
+ * line) has only its commit to go by. Histories stay bounded by compaction: `compact` replaces the whole
  * chain by ONE parentless snapshot commit whose tree holds the current `record.json` unchanged and
  * `audit.log` — every earlier audit entry (revision, time, author, line), oldest first, one JSON
  * object per line — and pushes it with the same lease check as any write (a concurrent writer
@@ -19,13 +24,18 @@ import type { GitRefCells } from './refCells';
 export interface AuditEntry {
   /** Commit SHA of the write (for entries kept in a snapshot: the SHA it had before compaction). */
   readonly revision: string;
-  /** Time of the write, epoch milliseconds (committer time, whole seconds). */
+  /** Time of the write, epoch milliseconds: its audit line's (a value without one: the committer time). */
   readonly time: number;
-  /** The git author of the write (the user's configured name). */
+  /** Who wrote it: its audit line's actor (a value without one: the git author). */
   readonly author: string;
-  /** The audit line (`CasMeta.summary`). */
+  /** The audit line's summary, on one line. */
   readonly summary: string;
+  /** The audit line itself (absent in entries compacted by older versions, and for values that are not records). */
+  readonly line?: AuditLine;
 }
+
+/** Record files read per `git cat-file --batch` while walking a history. */
+const BATCH = 64;
 
 export type CompactResult =
   | { readonly ok: true; readonly revision: string | null; readonly squashed: number }
@@ -48,10 +58,11 @@ export class AuditHistory {
     if (commits.length === 1 && commits[0].snapshot) return { ok: true, revision: current.revision, squashed: 0 };
     const entries = await entriesOf(this.refs, commits, Infinity);
     const auditLog = auditLogText(entries);
+    // The snapshot is stamped with the record's last line, as the server guard requires (recordCommit.ts).
+    const line = lastAuditLine(parseValue(current.text));
     const written: CasResult = await this.cells.write(ref, current.revision,
       [{ name: RECORD_FILE, content: current.text }, { name: AUDIT_FILE, content: auditLog }],
-      `lockstep: history compacted (${entries.length} entries kept in ${AUDIT_FILE})`, false,
-      [`${SNAPSHOT_TRAILER}: ${entries.length}`]);
+      compactionSubject(entries.length), false, [`${SNAPSHOT_TRAILER}: ${entries.length}`], line !== undefined ? stampEnv(stampOf(line)) : undefined);
     return written.ok ? { ok: true, revision: written.revision, squashed: commits.length } : { ok: false };
   }
 
@@ -72,15 +83,36 @@ export function auditLogText(newestFirst: readonly AuditEntry[]): string {
 
 async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
-  for (const commit of commits) {
-    if (commit.snapshot) {
-      const archived = parseAuditLog(await refs.readFile(commit.revision, AUDIT_FILE));
-      for (let i = archived.length - 1; i >= 0 && entries.length < limit; i--) entries.push(archived[i]);
-      break;
+  for (let from = 0; from < commits.length && entries.length < limit; from += BATCH) {
+    const chunk = commits.slice(from, from + BATCH);
+    const records = await refs.readFiles(chunk.map(c => c.revision), RECORD_FILE);
+    for (const [i, commit] of chunk.entries()) {
+      if (commit.snapshot) {
+        const archived = parseAuditLog(await refs.readFile(commit.revision, AUDIT_FILE));
+        for (let j = archived.length - 1; j >= 0 && entries.length < limit; j--) entries.push(archived[j]);
+        return entries.slice(0, limit);
+      }
+      entries.push(entryOf(commit, records[i]));
     }
-    entries.push({ revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary });
   }
   return entries.slice(0, limit);
+}
+
+/** One write's entry: the new audit line of its record.json (a value that is no record: its commit). */
+function entryOf(commit: CommitInfo, record: Buffer | null): AuditEntry {
+  if (record === null) throw damaged(`a commit of its history has no ${RECORD_FILE}`);
+  if (record.length > MAX_RECORD_BYTES) throw damaged(`a commit of its history has a ${RECORD_FILE} larger than ${MAX_RECORD_BYTES} bytes`);
+  const line = lastAuditLine(parseValue(record.toString('utf8')));
+  if (line === undefined) return { revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary };
+  return { revision: commit.revision, time: line.at, author: line.who, summary: transitionSubject(line), line };
+}
+
+function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw damaged(`a commit of its history has a ${RECORD_FILE} that is not JSON`, cause);
+  }
 }
 
 function parseAuditLog(text: string | null): AuditEntry[] {
@@ -95,7 +127,8 @@ function parseAuditLog(text: string | null): AuditEntry[] {
       throw damaged(`its ${AUDIT_FILE} has a line that is not JSON`, cause);
     }
     if (!isAuditEntry(entry)) throw damaged(`its ${AUDIT_FILE} has an entry of the wrong shape`);
-    entries.push({ revision: entry.revision, time: entry.time, author: entry.author, summary: entry.summary });
+    const kept = lastAuditLine({ audit: [(entry as { line?: unknown }).line] });
+    entries.push({ revision: entry.revision, time: entry.time, author: entry.author, summary: entry.summary, ...(kept ? { line: kept } : {}) });
   }
   return entries;
 }

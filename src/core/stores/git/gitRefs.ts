@@ -24,7 +24,7 @@ export const WRITE_TRAILER = 'Lockstep-Write';
 /** Trailer of a snapshot commit made by compaction; its value is the number of audit entries kept. */
 export const SNAPSHOT_TRAILER = 'Lockstep-Snapshot';
 /** Records are bounded so that a damaged or hostile ref cannot exhaust memory. */
-const MAX_RECORD_BYTES = 1024 * 1024;
+export const MAX_RECORD_BYTES = 1024 * 1024;
 
 const REF_ROOT = 'refs/lockstep/';
 const OBJECT_NAME = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
@@ -151,9 +151,11 @@ export class GitRefs {
   /**
    * Creates a commit in the clone's object store: one blob per file, a tree, a commit with
    * `message` (plus a random write trailer, see {@link WRITE_TRAILER}). Null when `parent` is not
-   * in the clone (the caller fetches and tries again).
+   * in the clone (the caller fetches and tries again). `stamp`: the author and committer to write
+   * (a record's, derived from its audit line); none: the clone's configured identity.
    */
-  async writeCommit(files: readonly TreeFile[], parent: string | null, message: string, trailers: readonly string[] = []): Promise<string | null> {
+  async writeCommit(files: readonly TreeFile[], parent: string | null, message: string, trailers: readonly string[] = [],
+    stamp?: Readonly<Record<string, string>>): Promise<string | null> {
     const entries: string[] = [];
     for (const file of files) {
       const blob = (await this.git.ok(['hash-object', '-w', '--stdin'], { input: file.content })).trim();
@@ -162,9 +164,10 @@ export class GitRefs {
     const tree = (await this.git.ok(['mktree'], { input: entries.join('') })).trim();
     const body = [`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n');
     const input = `${message}\n\n${body}\n`;
-    const args = ['commit-tree', '--no-gpg-sign', tree, ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
-    let output = await this.git.run(args, { input, env: this.identityEnv });
-    if (output.code !== 0 && this.identityEnv === undefined && NO_IDENTITY.test(output.stderr)) {
+    // UTF-8 whatever the clone's i18n.commitEncoding says: no `encoding` header the guard would refuse.
+    const args = ['-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
+    let output = await this.git.run(args, { input, env: stamp ?? this.identityEnv });
+    if (output.code !== 0 && stamp === undefined && this.identityEnv === undefined && NO_IDENTITY.test(output.stderr)) {
       // The clone has no user.name/user.email: write with a neutral identity rather than fail.
       this.identityEnv = FALLBACK_IDENTITY;
       output = await this.git.run(args, { input, env: this.identityEnv });
@@ -212,6 +215,17 @@ export class GitRefs {
       commits.push({ revision: sha, time: Number(seconds) * 1000, author, summary, snapshot: snapshot.trim() !== '' });
     }
     return commits;
+  }
+
+  /**
+   * One file of each of `revisions`, in one `cat-file --batch`: its bytes, or null where the commit
+   * has no such file (or it is not a file).
+   */
+  async readFiles(revisions: readonly string[], name: string): Promise<(Buffer | null)[]> {
+    if (revisions.length === 0) return [];
+    const output = await this.git.run(['cat-file', '--batch'], { input: revisions.map(r => `${r}:${name}\n`).join('') });
+    if (output.code !== 0) throw failure(output);
+    return parseBatch(output.stdout).map(file => (file === null || file.type !== 'blob' ? null : file.content));
   }
 
   /** A file of a commit; null when it has none. */

@@ -3,6 +3,7 @@ import { LockBackendError, LockConfigurationError } from '../../errors';
 import type { CasCells } from '../casDriver';
 import type { CasResult, Disposable, VersionedRecord } from '../store';
 import { damaged, GitRefs, isObjectName, lockRef, RECORD_FILE, refusedError, type FetchOutcome, type RefKind, type StoredValue } from './gitRefs';
+import { commitSubject, lastAuditLine, stampEnv, stampOf, transitionSubject } from './recordCommit';
 import type { RemotePoller } from './remotePoller';
 
 /**
@@ -10,7 +11,8 @@ import type { RemotePoller } from './remotePoller';
  * a write one new commit pushed against the expected SHA.
  *
  * Container records (`r<key>`) chain their commits — parent = the previous revision — so that the
- * ref's history is the audit trail. Plain leases (`l<key>`) carry no audit, so each lease write is
+ * ref's history is the audit trail; a record's commit takes its subject, author and date from the
+ * record's new audit line (recordCommit.ts), as the server guard requires. Plain leases (`l<key>`) carry no audit, so each lease write is
  * a parentless commit: a lease ref's history is always one commit long and needs no compaction.
  */
 
@@ -106,23 +108,26 @@ export class GitRefCells implements CasCells {
 
   put(cell: string, expectedRevision: string | null, value: unknown, summary = 'lockstep: lease update'): Promise<CasResult> {
     const ref = this.refOf(cell);
-    return this.write(ref, expectedRevision, [{ name: RECORD_FILE, content: JSON.stringify(value) }], summary, cell[0] === 'r');
+    const line = cell[0] === 'r' ? lastAuditLine(value) : undefined;
+    return this.write(ref, expectedRevision, [{ name: RECORD_FILE, content: JSON.stringify(value) }],
+      line !== undefined ? transitionSubject(line) : summary, cell[0] === 'r', [], line !== undefined ? stampEnv(stampOf(line)) : undefined);
   }
 
   /**
    * One write: a new commit (on top of `expected` when `chained`) pushed with `expected` as the
-   * lease. `{ok:false}` when the remote ref is not at `expected` (any more).
+   * lease. `{ok:false}` when the remote ref is not at `expected` (any more). `stamp`: the author and
+   * committer environment (recordCommit.ts); none: the clone's own identity.
    */
   async write(ref: string, expected: string | null, files: Parameters<GitRefs['writeCommit']>[0], summary: string,
-    chained: boolean, trailers: readonly string[] = []): Promise<CasResult> {
+    chained: boolean, trailers: readonly string[] = [], stamp?: Readonly<Record<string, string>>): Promise<CasResult> {
     if (expected !== null && !isObjectName(expected)) return { ok: false };
     const parent = chained ? expected : null;
-    const message = oneLine(summary);
-    let commit = await this.refs.writeCommit(files, parent, message, trailers);
+    const message = commitSubject(summary);
+    let commit = await this.refs.writeCommit(files, parent, message, trailers, stamp);
     if (commit === null) {
       // The base revision was never fetched into this clone: fetch it, unless the ref moved on.
       if ((await this.readRef(ref))?.revision !== expected) return { ok: false };
-      commit = await this.refs.writeCommit(files, parent, message, trailers);
+      commit = await this.refs.writeCommit(files, parent, message, trailers, stamp);
       if (commit === null) throw damaged('its commit could not be read after fetching it');
     }
     const pushed = await this.refs.push(commit, ref, expected);
@@ -158,13 +163,6 @@ interface Flight {
   readonly done: Promise<void>;
   /** The fetch that starts after it, shared by the reads that arrived meanwhile. */
   next: Promise<FetchOutcome> | undefined;
-}
-
-/** The audit line as one commit subject: no newlines or control characters, bounded length. */
-function oneLine(summary: string): string {
-  // eslint-disable-next-line no-control-regex
-  const line = summary.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 500);
-  return line === '' ? 'lockstep: update' : line;
 }
 
 /** 1–10 ms, so that two processes of one clone do not fetch the same ref in step again. */

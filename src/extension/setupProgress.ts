@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../core/container/containerFile';
-import { gitIn } from '../core/gitCommand';
+import { gitIn } from '../core/git/runner';
 import { hasClientHook, readServerSettings } from '../core/hooks/install';
 import { LockState } from '../core/lockStatus';
 import type { ContainerModel } from './containerModel';

@@ -4,7 +4,7 @@ import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
 import { checkProofLeak } from '../../core/guard/proofLeak';
 import { hasPushProof } from '../../core/container/clone';
-import { gitIn, type GitCommand } from '../../core/gitCommand';
+import { gitIn, type GitCommand } from '../../core/git/runner';
 import { parsePrePush, readStdin } from './hookInput';
 import { pushArguments } from './pushArguments';
 

@@ -1,8 +1,8 @@
 import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
-import { GitRunner, type GitOutput } from '../../core/stores/git/gitProcess';
+import { GitError } from '../../core/git/gitError';
+import { GitRunner, type GitOutput } from '../../core/git/runner';
 import { GitRefs, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
-import { LockBackendError } from '../../core/errors';
 
 /**
  * The shared bare repository as the server's guard reads it, during a push. git runs are given only
@@ -31,22 +31,22 @@ export class ServerRepo {
    * name is asked on its own.
    */
   async resolveRef(ref: string): Promise<string> {
-    const output = await this.runner.run(['symbolic-ref', '-q', ref]);
+    const output = await this.runner.run(['symbolic-ref', '-q', '--end-of-options', ref]);
     if (output.code === 0) return output.stdout.toString('utf8').trim() || ref;
     if (output.code === 1) return ref;
-    throw new LockBackendError('git', `The server's guard could not read the repository (git symbolic-ref exited ${output.code}); the push is refused.`);
+    throw unreadable('symbolic-ref', output);
   }
 
   /** A pushed commit's parents, files and snapshot trailer; undefined when it is not a commit. */
   async commit(sha: string): Promise<PushedCommit | undefined> {
-    const type = await this.runner.run(['cat-file', '-t', sha]);
+    const type = await this.runner.run(['cat-file', '-t', '--end-of-options', sha]);
     if (type.code !== 0 || type.stdout.toString('utf8').trim() !== 'commit') return undefined;
-    const text = await this.ok(['cat-file', 'commit', sha]);
+    const text = await this.ok(['cat-file', 'commit', '--end-of-options', sha]);
     const header = text.slice(0, text.indexOf('\n\n') < 0 ? text.length : text.indexOf('\n\n'));
     const parents = header.split('\n').filter(l => l.startsWith('parent ')).map(l => l.slice('parent '.length).trim());
     const message = text.slice(header.length);
     const snapshot = new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(message);
-    const tree = await this.ok(['ls-tree', '--name-only', '-z', sha]);
+    const tree = await this.ok(['ls-tree', '--name-only', '-z', '--end-of-options', sha]);
     return { parents, files: tree.split('\0').filter(Boolean), snapshot };
   }
 
@@ -62,9 +62,13 @@ export class ServerRepo {
 
   private async ok(args: readonly string[]): Promise<string> {
     const output: GitOutput = await this.runner.run(args);
-    if (output.code !== 0) {
-      throw new LockBackendError('git', `The server's guard could not read the repository (git ${args[0]} exited ${output.code}); the push is refused.`);
-    }
+    if (output.code !== 0) throw unreadable(args[0], output);
     return output.stdout.toString('utf8');
   }
+}
+
+/** A git query of the guard failed: the push is refused (never read as "nothing to check"). */
+function unreadable(subcommand: string, output: GitOutput): GitError {
+  return new GitError('failed', subcommand, output.code,
+    `The server's guard could not read the repository (git ${subcommand} exited ${output.code}); the push is refused.`, output.stderr);
 }

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
-import { gitIn, type GitCommand } from '../gitCommand';
+import { gitIn, type GitCommand } from '../git/runner';
 import { sessionDir } from './session';
 
 /**

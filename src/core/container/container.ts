@@ -12,7 +12,7 @@ import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { containerFileOnRemote, hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';

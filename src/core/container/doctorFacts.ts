@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
 import { lapseLine } from '../lockStatus';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockConfigurationError } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { CONTAINER_FILE } from '../container/containerFile';
 import { newServerSettings, parseServerSettings, SERVER_SETTINGS_FILE, type ServerSettings } from '../guard/serverSettings';
 import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';

@@ -1,13 +1,24 @@
 import { spawn } from 'node:child_process';
-import { LockBackendError, LockConfigurationError } from '../../errors';
+import { LockBackendError, LockConfigurationError } from '../errors';
+import { failure, GitError } from './gitError';
 
 /**
- * Runs git for the git driver. One small runner instead of simple-git because the driver needs,
- * for every call: data on stdin (plumbing), stdout *and* the exit code of a refused push
- * (`--porcelain` reports the refusal on stdout with exit 1), a controlled environment and a
- * per-command timeout, and a spawn counter for the benchmark. The user's own git configuration
- * and credential helpers apply; Lockstep never passes a credential.
+ * The one way Lockstep runs git — the git driver, the clone's queries, both guards, init, hooks
+ * install, doctor. Not simple-git: every guarded push starts Node, and a wrapper library's load is
+ * the user's wait; and one runner keeps one set of rules for every call: data on stdin (plumbing),
+ * stdout *and* the exit code of a refused push (`--porcelain` reports the refusal on stdout with
+ * exit 1), a controlled environment, a per-command timeout, a spawn counter for the benchmark, and
+ * one typed error ({@link GitError}) for every non-zero exit. The user's own git configuration and
+ * credential helpers apply; Lockstep never passes a credential.
+ *
+ * Values that came from settings (remote names, branch names, refs built from them) are always
+ * placed after `--end-of-options` (or `--`) by the callers, so that no committed value is ever read
+ * as an option; and every git run may use only the transports of a shared remote
+ * ({@link ALLOWED_PROTOCOLS}: never `ext::` or another helper that runs a command).
  */
+
+/** The transports a shared remote may use; git refuses any other (GIT_ALLOW_PROTOCOL) in every run. */
+export const ALLOWED_PROTOCOLS: readonly string[] = ['file', 'git', 'ssh', 'http', 'https'];
 
 export interface GitOutput {
   readonly code: number;
@@ -23,17 +34,31 @@ export interface GitRunOptions {
 }
 
 export interface GitRunnerOptions {
-  /** The local clone every command runs in (`git -C`). */
+  /** The repository every command runs in (`git -C`): a clone, or a bare repository. */
   readonly gitDir: string;
-  /** A command still running after this long is killed and reported as a backend error (none: no limit). */
+  /** A command still running after this long is stopped and reported as a {@link GitError} (none: no limit). */
   readonly timeoutMs?: number;
   /** Called once per git process spawned, with its subcommand (benchmark and tests). */
   readonly onSpawn?: (subcommand: string) => void;
   /**
    * The whole environment of every git process, used as given (a server-side guard passes only
-   * what git handed its hook). Default: this process's environment without repository variables.
+   * what git handed its hook; a user's folder passes the user's). Default: this process's
+   * environment without repository variables.
    */
   readonly baseEnv?: NodeJS.ProcessEnv;
+  /** The transports git may use, a subset of {@link ALLOWED_PROTOCOLS} (default: all of them). */
+  readonly protocols?: readonly string[];
+}
+
+/** What callers that only need git's answer use: stdout of a successful run, else a rejection. */
+export interface GitCommand {
+  /**
+   * Runs `git ARGS…` and resolves with its stdout; rejects with a {@link GitError} whenever git
+   * exits non-zero, with stderr or without it (a `--quiet` query's "no", like `merge-base
+   * --is-ancestor`, is a rejection: callers that ask one say what "no" means with `.catch`), or
+   * with a LockConfigurationError caused by one when the folder is no repository.
+   */
+  raw(args: readonly string[], options?: GitRunOptions): Promise<string>;
 }
 
 /** Variables that would point git at another repository than `gitDir` (e.g. when run from a hook). */
@@ -42,7 +67,7 @@ const REPOSITORY_VARIABLES = [
   'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_QUARANTINE_PATH',
 ];
 
-export class GitRunner {
+export class GitRunner implements GitCommand {
   private readonly env: NodeJS.ProcessEnv;
 
   constructor(private readonly options: GitRunnerOptions) {
@@ -55,15 +80,17 @@ export class GitRunner {
     env.LC_ALL = 'C';
     env.LANGUAGE = '';
     env.GIT_OPTIONAL_LOCKS = '0';
+    env.GIT_ALLOW_PROTOCOL = allowedProtocols(options.protocols ?? ALLOWED_PROTOCOLS, env.GIT_ALLOW_PROTOCOL).join(':');
     this.env = env;
   }
 
-  /** Runs `git -C gitDir ARGS…`; resolves with any exit code, rejects only when git could not run. */
+  /** Runs `git -C gitDir ARGS…`; resolves with any exit code, rejects only when git could not run or ran out of time. */
   run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
-    this.options.onSpawn?.(args.find(a => !a.startsWith('-') && !a.includes('=')) ?? args[0] ?? '');
+    const subcommand = subcommandOf(args);
+    this.options.onSpawn?.(subcommand);
     return new Promise((resolve, reject) => {
       const child = spawn('git', ['-C', this.options.gitDir, ...args], {
-        env: options.env ? { ...this.env, ...options.env } : this.env,
+        env: options.env ? { ...this.env, ...options.env, GIT_ALLOW_PROTOCOL: this.env.GIT_ALLOW_PROTOCOL } : this.env,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
@@ -90,9 +117,9 @@ export class GitRunner {
         if (settled) return;
         settled = true;
         if (timedOut) {
-          reject(new LockBackendError('git',
+          reject(new GitError('timeout', subcommand, code,
             `A git command did not finish within ${formatLimit(this.options.timeoutMs ?? 0)}; check that the remote is reachable, or give a slow remote longer with gitTimeoutSeconds in .lockstep.json (or LOCKSTEP_GIT_TIMEOUT_SECONDS).`,
-            { cause: new Error(redact(Buffer.concat(err).toString('utf8'))) }));
+            Buffer.concat(err).toString('utf8')));
           return;
         }
         resolve({ code: code ?? 128, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') });
@@ -110,12 +137,37 @@ export class GitRunner {
     });
   }
 
-  /** Like {@link run} but any non-zero exit is turned into a typed error by {@link failure}. */
-  async ok(args: readonly string[], options: GitRunOptions = {}): Promise<string> {
+  async raw(args: readonly string[], options: GitRunOptions = {}): Promise<string> {
     const output = await this.run(args, options);
-    if (output.code !== 0) throw failure(output);
+    if (output.code !== 0) throw failure(output, subcommandOf(args));
     return output.stdout.toString('utf8');
   }
+}
+
+/**
+ * git in one folder of the user's (a clone, a bare remote): the user's environment and
+ * configuration (repository variables included: a hook's GIT_DIR is the user's repository), no
+ * prompt, no time limit.
+ */
+export function gitIn(dir: string, options: Pick<GitRunnerOptions, 'protocols'> = {}): GitRunner {
+  return new GitRunner({ gitDir: dir, baseEnv: { ...process.env }, ...options });
+}
+
+/** The transports git may use: `wanted` (within {@link ALLOWED_PROTOCOLS}), narrowed further by the user's own GIT_ALLOW_PROTOCOL. */
+function allowedProtocols(wanted: readonly string[], user: string | undefined): string[] {
+  const allowed = wanted.filter(p => ALLOWED_PROTOCOLS.includes(p));
+  if (user === undefined || user === '') return allowed;
+  const theirs = user.split(':');
+  return allowed.filter(p => theirs.includes(p));
+}
+
+/** The subcommand of `git ARGS…`, past `-c key=value` and other global options: safe to print (never a value). */
+function subcommandOf(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') { i++; continue; }
+    if (!args[i].startsWith('-')) return /^[a-z][a-z-]*$/.test(args[i]) ? args[i] : 'command';
+  }
+  return 'command';
 }
 
 function formatLimit(ms: number): string {
@@ -127,33 +179,4 @@ function spawnError(error: Error): Error {
     return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
   }
   return new LockBackendError('git', 'git could not be started; check the system (process limits, memory).', { cause: error });
-}
-
-/**
- * The typed error for a failed git command. Messages never quote git's output: it can hold a
- * remote URL with credentials and ref names (raw backend keys). The redacted output is the cause.
- */
-export function failure(output: GitOutput): Error {
-  const text = output.stderr;
-  const cause = new Error(`git exited ${output.code}: ${redact(text)}`);
-  if (/not a git repository \(or any|cannot change to/i.test(text)) {
-    return new LockConfigurationError('gitDir is not a git clone; point it at a local clone of the repository whose remote holds the lock refs.', { setting: 'gitDir', cause });
-  }
-  if (/does not appear to be a git repository|repository .* not found|No such device or address/i.test(text)) {
-    return new LockBackendError('git', 'The git remote was not found; check the gitRemote setting (a remote name of the clone, a path or a URL) and that the repository exists.', { cause });
-  }
-  if (/Authentication failed|Permission denied|could not read Username|terminal prompts disabled|\b40[13]\b/i.test(text)) {
-    return new LockBackendError('git', 'The git remote refused the credentials (or none were available without a prompt); set up your git credentials for this remote (credential helper or ssh key).', { cause });
-  }
-  if (/Could not resolve host|Connection refused|Connection timed out|Network is unreachable|Failed to connect|unable to access|Could not read from remote/i.test(text)) {
-    return new LockBackendError('git', 'The git remote is unreachable; check the network and the gitRemote setting, then try again.', { cause });
-  }
-  return new LockBackendError('git', `A git command failed (exit ${output.code}); run \`git fetch\` in the clone to see why.`, { cause });
-}
-
-/** Removes credentials from URLs and full object names / digests (ref names are backend keys). */
-export function redact(text: string): string {
-  return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1***@')
-    .replace(/\b[0-9a-f]{40,64}\b/gi, '…');
 }

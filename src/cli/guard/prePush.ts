@@ -69,7 +69,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
 
 async function isSharedRemote(container: Container, name: string | undefined, url: string | undefined): Promise<boolean> {
   if (name === container.file.remote) return true;
-  const shared = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
+  const shared = (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => '')).trim();
   return shared !== '' && shared === url;
 }
 

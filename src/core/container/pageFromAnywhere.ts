@@ -45,7 +45,7 @@ export async function readPageFromRemote(url: string): Promise<PageRead> {
     const git = gitIn(temp);
     await git.raw(['init', '--quiet', '--bare']);
     try {
-      await git.raw(['fetch', '--quiet', '--depth', '1', url, 'HEAD']);
+      await git.raw(['fetch', '--quiet', '--depth', '1', '--end-of-options', url, 'HEAD']);
     } catch (cause) {
       throw new LockBackendError('git', 'The remote could not be read (check the URL and your access to it).', { cause });
     }

@@ -50,8 +50,10 @@ export interface GitRunnerOptions {
   readonly protocols?: readonly string[];
 }
 
-/** What callers that only need git's answer use: stdout of a successful run, else a rejection. */
+/** git in one repository, as callers see it. */
 export interface GitCommand {
+  /** Runs `git ARGS…`; resolves with any exit code (a caller that reads a refusal's output), rejects only when git could not run or ran out of time. */
+  run(args: readonly string[], options?: GitRunOptions): Promise<GitOutput>;
   /**
    * Runs `git ARGS…` and resolves with its stdout; rejects with a {@link GitError} whenever git
    * exits non-zero, with stderr or without it (a `--quiet` query's "no", like `merge-base

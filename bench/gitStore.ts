@@ -22,7 +22,7 @@ import * as path from 'node:path';
 import type { Driver } from '../src/core/stores/store';
 import { createFileDriver } from '../src/core/stores/file';
 import { createGitDriver } from '../src/core/stores/git/gitDriver';
-import { GitRunner } from '../src/core/stores/git/gitProcess';
+import { GitRunner } from '../src/core/git/runner';
 import { GitRefs, lockRef } from '../src/core/stores/git/gitRefs';
 
 const OPS = Number(process.env.BENCH_GIT_OPS ?? 40);

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../core/container/containerFile';
-import { gitIn } from '../core/gitCommand';
+import { gitIn } from '../core/git/runner';
 import { hasClientHook, readServerSettings } from '../core/hooks/install';
 import { LockState } from '../core/lockStatus';
 import type { ContainerModel } from './containerModel';
@@ -33,7 +33,7 @@ export async function readSetupFacts(root: string, remote: string): Promise<Setu
   const git = gitIn(root);
   const committed = await git.raw(['cat-file', '-e', `HEAD:${CONTAINER_FILE}`]).then(() => true, () => false);
   const hooks = await hasClientHook(root);
-  const url = (await git.raw(['remote', 'get-url', remote]).catch(() => '')).trim();
+  const url = (await git.raw(['remote', 'get-url', '--end-of-options', remote]).catch(() => '')).trim();
   // Only a remote on this machine can be looked into; a server's guard is checked there (`lockstep hooks status --server`).
   const local = url.startsWith('file://') ? fileURLToPath(url) : path.isAbsolute(url) ? url : undefined;
   const serverGuard = local !== undefined && fs.existsSync(local) && (await readServerSettings(local).catch(() => undefined)) !== undefined;

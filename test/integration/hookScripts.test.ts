@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from '../../src/core/hooks/hookScripts';
+import { CHAINED_SUFFIX, HOOK_MARKER, NODE_CODE_VARIABLES, preReceiveHook, prePushHook, type HookPaths } from '../../src/core/hooks/hookScripts';
 import { useTempDir } from '../helpers/tempDir';
 
 /**
@@ -14,7 +15,7 @@ import { useTempDir } from '../helpers/tempDir';
 const STAND_IN_CLI = `
 const fs = require('node:fs');
 const input = fs.readFileSync(0, 'utf8');
-fs.appendFileSync(process.env.RECORD, JSON.stringify({ argv: process.argv.slice(2), input, lockstepPath: process.env.LOCKSTEP_PATH ?? null, path: process.env.PATH, pushPid: process.env.LOCKSTEP_GIT_PUSH_PID ?? null }) + '\\n');
+fs.appendFileSync(process.env.RECORD, JSON.stringify({ argv: process.argv.slice(2), input, lockstepPath: process.env.LOCKSTEP_PATH ?? null, path: process.env.PATH, pushPid: process.env.LOCKSTEP_GIT_PUSH_PID ?? null, env: process.env }) + '\\n');
 process.exit(Number(process.env.GUARD_EXIT ?? 0));
 `;
 
@@ -25,7 +26,7 @@ printf 'chained %s|%s|%s\\n' "$1" "$2" "$input" >> "$RECORD.chained"
 exit "\${CHAINED_EXIT:-0}"
 `;
 
-interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null; path: string; pushPid: string | null }[]; chained: string[] }
+interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null; path: string; pushPid: string | null; env: Record<string, string> }[]; chained: string[] }
 
 /** The server hook's paths for a test: the pinned settings file and the PATH of the installing shell. */
 const serverPaths = (paths: HookPaths, settings = '/srv/remote.git/hooks/lockstep-server.json') => ({ ...paths, settings, path: process.env.PATH ?? '', protectedBranches: ['main', 'release/1.x'] });
@@ -54,17 +55,18 @@ describe('hook scripts (text and shell behaviour)', () => {
     return { status: done.status, stderr: done.stderr, guard: read(record).map(l => JSON.parse(l)), chained: read(`${record}.chained`) };
   }
 
-  /** A PATH with the tools the hooks use (sh, cat, dirname) and no node. */
-  function pathWithoutNode(): string {
-    const bin = path.join(tmp.path, 'bin-without-node');
+  /** A PATH with the tools the hooks use (sh, cat, dirname, git, node) except `missing`. */
+  function pathWithout(missing: 'node' | 'git'): string {
+    const bin = path.join(tmp.path, `bin-without-${missing}`);
     fs.mkdirSync(bin, { recursive: true });
-    for (const tool of ['sh', 'cat', 'dirname', 'git', 'wc']) {
+    for (const tool of ['sh', 'cat', 'dirname', 'git', 'node', 'wc'].filter(t => t !== missing)) {
       const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
-      fs.symlinkSync(found, path.join(bin, tool));
+      if (!fs.existsSync(path.join(bin, tool))) fs.symlinkSync(found, path.join(bin, tool));
     }
-    assert.notEqual(spawnSync('sh', ['-c', 'command -v node'], { env: { PATH: bin } }).status, 0, 'node is not on this PATH');
+    assert.notEqual(spawnSync('sh', ['-c', `command -v ${missing}`], { env: { PATH: bin } }).status, 0, `${missing} is not on this PATH`);
     return bin;
   }
+  const pathWithoutNode = () => pathWithout('node');
 
   const REFS = 'refs/heads/main 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n'
     + 'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n';
@@ -253,6 +255,27 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(run(hook, [], toRc, {}, remote).guard.length, 2, 'a push to a dangling alias runs the guard too (the record keeps every run)');
     });
 
+    it('the guard runs when git cannot answer (no git on the pinned PATH): only git\'s "not a symbolic ref" lets a push skip it', () => {
+      const { remote } = bareWithHook();
+      const settings = path.join(remote, 'hooks', 'lockstep-server.json');
+      // The PATH pinned at install time finds no git: the alias check cannot be made, so it must not count as "no alias".
+      const { hook } = setUp('pre-receive', cli => preReceiveHook({ ...serverPaths({ node: process.execPath, cli }, settings), path: pathWithout('git') }));
+      const ran = run(hook, [], FEATURE, {}, remote);
+      assert.equal(ran.status, 0, ran.stderr);
+      assert.equal(ran.guard.length, 1, 'the guard ran (and, without git, refuses)');
+    });
+
+    it('the guard runs when git fails in the repository (exit 128), as when it answers "alias"', () => {
+      const { hook } = bareWithHook();
+      // Run outside any repository: git symbolic-ref exits 128.
+      const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-hooks-outside-'));
+      try {
+        assert.equal(run(hook, [], FEATURE, {}, outside).guard.length, 1);
+      } finally {
+        fs.rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
     it('the guard runs (and so refuses) when the pinned settings are missing', () => {
       const { remote, hook } = bareWithHook({ settings: false });
       assert.equal(run(hook, [], FEATURE, {}, remote).guard.length, 1);
@@ -269,6 +292,20 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.deepEqual(ran.guard[0].argv, ['guard', 'pre-receive', '--settings', '/srv/remote.git/hooks/lockstep-server.json']);
       assert.equal(ran.guard[0].input, input);
       assert.equal(ran.guard[0].path, pinnedPath, 'the pusher\'s PATH does not reach the guard');
+    });
+
+    it('clears NODE_OPTIONS and the other variables that would make the guard\'s node run other code (the pusher\'s environment reaches the hook over a path)', () => {
+      const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli })));
+      const evil = path.join(tmp.path, 'evil.js');
+      const marker = path.join(tmp.path, 'evil-ran');
+      fs.writeFileSync(evil, `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`);
+      const input = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/main\n';
+      const hostile = Object.fromEntries(NODE_CODE_VARIABLES.map(name => [name, name === 'NODE_OPTIONS' ? `--require=${evil}` : path.join(tmp.path, 'nowhere')]));
+      const ran = run(hook, [], input, { ...hostile, NODE_EXTRA_CA_CERTS: path.join(tmp.path, 'nowhere.pem') });
+      assert.equal(ran.guard.length, 1, ran.stderr);
+      assert.equal(fs.existsSync(marker), false, 'evil.js never ran');
+      const seen = ran.guard[0].env;
+      for (const name of NODE_CODE_VARIABLES) assert.equal(seen[name], undefined, `${name} is cleared`);
     });
 
     it('chains a previous pre-receive hook the same way; its refusal stands', () => {

@@ -266,6 +266,24 @@ describe('lockstep hooks install (real git)', function () {
       assert.equal(await team.gitOk(plainRemote, 'rev-parse', 'main'), await team.gitOk(plain, 'rev-parse', 'HEAD'));
     });
 
+    it('outside any repository is a usage error (exit 2) that says where to run it, not an internal failure', async () => {
+      const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-no-repo-'));
+      try {
+        for (const args of [['hooks', 'install'], ['hooks', 'install', '--server']]) {
+          const refused = await team.lockstep(outside, args);
+          assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stdout}${refused.stderr}`);
+          assert.equal(refused.json.error.code, 'configuration');
+          assert.match(refused.json.error.message, /^This folder is not inside a git repository, so there is nowhere to install a hook\. Run lockstep hooks install in a clone .*hooks install --server in the shared bare repository\./);
+          const human = await team.lockstep(outside, args, { json: false });
+          assert.equal(human.code, 2);
+          assert.doesNotMatch(human.stderr, /Unexpected failure|internal/);
+        }
+        assert.deepEqual(fs.readdirSync(outside), [], 'nothing was written');
+      } finally {
+        fs.rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
     it('no owner token or push proof appeared in anything the hooks or the CLI printed', () => {
       team.assertNoSecretLeaked();
     });

@@ -4,7 +4,7 @@ import type { Command } from '../command';
 import { LockConfigurationError } from '../../core/errors';
 import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { describeServerSettings, PUSHER_VARIABLES, type PusherVariable } from '../../core/guard/serverSettings';
-import { gitIn } from '../../core/gitCommand';
+import { gitIn } from '../../core/git/runner';
 import { installClientHooks, installServerHooks, isBareRepository, readServerSettings } from '../../core/hooks/install';
 
 export const hooksInstallCommand: Command = {

@@ -5,7 +5,7 @@ import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
 import { carriesProof, checkProofLeak, proofsSent } from '../../core/guard/proofLeak';
 import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushCommandLine';
-import { gitIn, type GitCommand } from '../../core/gitCommand';
+import { gitIn, type GitCommand } from '../../core/git/runner';
 import { digestsEqual, hashProof } from '../../core/tokens';
 import { parsePrePush, readStdin } from './hookInput';
 import { gitProcessArguments } from './pushArguments';
@@ -67,7 +67,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
 
 async function isSharedRemote(container: Container, name: string | undefined, url: string | undefined): Promise<boolean> {
   if (name === container.file.remote) return true;
-  const shared = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
+  const shared = (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => '')).trim();
   return shared !== '' && shared === url;
 }
 

@@ -4,7 +4,7 @@ import { LockConfigurationError, LockError, LockFencedError } from '../../core/e
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate } from '../../core/guard/leaseUpdate';
 import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
-import { gitIn } from '../../core/gitCommand';
+import { gitIn } from '../../core/git/runner';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/guard/recordUpdate';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';

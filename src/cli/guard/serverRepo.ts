@@ -1,8 +1,8 @@
 import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
-import { GitRunner, type GitOutput } from '../../core/stores/git/gitProcess';
+import { GitError } from '../../core/git/gitError';
+import { GitRunner, type GitOutput } from '../../core/git/runner';
 import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
-import { LockBackendError } from '../../core/errors';
 
 /**
  * The shared bare repository as the server's guard reads it, during a push. git runs are given only
@@ -36,10 +36,10 @@ export class ServerRepo {
    * name is asked on its own.
    */
   async resolveRef(ref: string): Promise<string> {
-    const output = await this.runner.run(['symbolic-ref', '-q', ref]);
+    const output = await this.runner.run(['symbolic-ref', '-q', '--end-of-options', ref]);
     if (output.code === 0) return output.stdout.toString('utf8').trim() || ref;
     if (output.code === 1) return ref;
-    throw new LockBackendError('git', `The server's guard could not read the repository (git symbolic-ref exited ${output.code}); the push is refused.`);
+    throw unreadable('symbolic-ref', output);
   }
 
   /**
@@ -48,14 +48,14 @@ export class ServerRepo {
    * named with its mode, so that no rule mistakes it for the file of that name.
    */
   async commit(sha: string): Promise<PushedCommit & { readonly text: string } | undefined> {
-    const type = await this.runner.run(['cat-file', '-t', sha]);
+    const type = await this.runner.run(['cat-file', '-t', '--end-of-options', sha]);
     if (type.code !== 0 || type.stdout.toString('utf8').trim() !== 'commit') return undefined;
-    const [self, ...parents] = (await this.ok(['rev-list', '--parents', '--max-count=1', sha, '--'])).trim().split(' ');
-    if (self !== sha) throw new LockBackendError('git', `The server's guard could not read a pushed commit's parents; the push is refused.`);
-    const text = await this.ok(['cat-file', 'commit', sha]);
+    const [self, ...parents] = (await this.ok(['rev-list', '--parents', '--max-count=1', '--end-of-options', sha, '--'])).trim().split(' ');
+    if (self !== sha) throw new GitError('failed', 'rev-list', 0, `The server's guard could not read a pushed commit's parents; the push is refused.`, '');
+    const text = await this.ok(['cat-file', 'commit', '--end-of-options', sha]);
     const body = text.indexOf('\n\n');
     const snapshot = body >= 0 && new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(text.slice(body));
-    const files = (await this.ok(['ls-tree', '-z', sha])).split('\0').filter(Boolean).map(entry => {
+    const files = (await this.ok(['ls-tree', '-z', '--end-of-options', sha])).split('\0').filter(Boolean).map(entry => {
       const [meta, name] = [entry.slice(0, entry.indexOf('\t')), entry.slice(entry.indexOf('\t') + 1)];
       return meta.startsWith('100644 blob ') ? name : `${name} (mode ${meta.split(' ')[0]})`;
     });
@@ -71,7 +71,7 @@ export class ServerRepo {
     const match = /^([0-9a-f]{40,64}) (\S+) (\d+)$/.exec(check.stdout.toString('utf8').trim());
     if (check.code !== 0 || match === null || match[2] !== 'blob') return 'absent';
     if (Number(match[3]) > maxBytes) return 'too large';
-    return { text: await this.ok(['cat-file', 'blob', match[1]]) };
+    return { text: await this.ok(['cat-file', 'blob', '--end-of-options', match[1]]) };
   }
 
   /** What a compaction of the history ending at `sha` must write as its audit.log. */
@@ -81,9 +81,13 @@ export class ServerRepo {
 
   private async ok(args: readonly string[]): Promise<string> {
     const output: GitOutput = await this.runner.run(args);
-    if (output.code !== 0) {
-      throw new LockBackendError('git', `The server's guard could not read the repository (git ${args[0]} exited ${output.code}); the push is refused.`);
-    }
+    if (output.code !== 0) throw unreadable(args[0], output);
     return output.stdout.toString('utf8');
   }
+}
+
+/** A git query of the guard failed: the push is refused (never read as "nothing to check"). */
+function unreadable(subcommand: string, output: GitOutput): GitError {
+  return new GitError('failed', subcommand, output.code,
+    `The server's guard could not read the repository (git ${subcommand} exited ${output.code}); the push is refused.`, output.stderr);
 }

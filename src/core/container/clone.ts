@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
-import { gitIn, type GitCommand } from '../gitCommand';
+import { gitIn, type GitCommand } from '../git/runner';
 import { sessionDir } from './session';
 
 /**
@@ -41,9 +41,9 @@ export async function resolveIdentity(clone: Pick<Clone, 'git'>, env: Env, overr
 
 /** The remote's default branch, as the default protected branch. */
 export async function defaultBranch(clone: Clone, remote: string): Promise<string> {
-  const symbolic = await clone.git.raw(['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`]).catch(() => '');
+  const symbolic = await clone.git.raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`]).catch(() => '');
   if (symbolic.trim()) return symbolic.trim().slice(remote.length + 1);
-  const listed = await clone.git.raw(['ls-remote', '--symref', remote, 'HEAD']).catch(() => '');
+  const listed = await clone.git.raw(['ls-remote', '--symref', '--end-of-options', remote, 'HEAD']).catch(() => '');
   const match = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(listed);
   if (match) return match[1];
   const current = (await clone.git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
@@ -59,21 +59,21 @@ export async function defaultBranch(clone: Clone, remote: string): Promise<strin
 export async function containerFileOnRemote(clone: Clone, remote: string, file: string, options: { fetch: boolean }): Promise<string | undefined> {
   // Without a fetch, only what the clone knows: the remote's HEAD as the clone recorded it.
   const branch = options.fetch ? await defaultBranch(clone, remote)
-    : (await clone.git.raw(['symbolic-ref', '--quiet', '--short', `refs/remotes/${remote}/HEAD`]).catch(() => '')).trim().slice(remote.length + 1);
+    : (await clone.git.raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`]).catch(() => '')).trim().slice(remote.length + 1);
   if (branch === '') return undefined;
   if (!/^[A-Za-z0-9._/-]+$/.test(branch) || branch.startsWith('-')) return undefined;
   const tracking = `refs/remotes/${remote}/${branch}`;
   if (options.fetch) {
-    const listed = await clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).catch(cause => {
+    const listed = await clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(cause => {
       throw new LockBackendError('git', `The remote ${remote} could not be reached to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
     });
     if (!listed.includes(`\trefs/heads/${branch}`)) return undefined; // an empty remote: nobody has pushed anything
     await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', remote, `+refs/heads/${branch}:${tracking}`]).catch(cause => {
+      'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:${tracking}`]).catch(cause => {
       throw new LockBackendError('git', `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
     });
   }
-  return await clone.git.raw(['cat-file', '-e', `${tracking}:${file}`]).then(() => branch, () => undefined);
+  return await clone.git.raw(['cat-file', '-e', '--end-of-options', `${tracking}:${file}`]).then(() => branch, () => undefined);
 }
 
 export interface LandingState {
@@ -124,7 +124,7 @@ export async function landingState(clone: Clone, remote: string, branch: string,
   // after a push (the usual release) the remote's tip is HEAD itself, and one `ls-remote` settles it, no fetch.
   const [status, remoteTip] = await Promise.all([
     clone.git.raw(['status', '--porcelain=v2', '--branch', '--untracked-files=no']).then(parseStatus),
-    options.fetch === false ? undefined : clone.git.raw(['ls-remote', remote, `refs/heads/${branch}`]).then(
+    options.fetch === false ? undefined : clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).then(
       out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', unreachable),
   ]);
   const dirty = { dirty: status.changed.slice(0, 5), dirtyCount: status.changed.length, branch, head: status.head };
@@ -134,19 +134,19 @@ export async function landingState(clone: Clone, remote: string, branch: string,
   // maintenance (git's next own fetch does that).
   if (options.fetch !== false) {
     await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
+      'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
   }
   // Where the remote's branch is and, when it exists, how far HEAD (known from the status) is ahead of it.
   const tracking = `refs/remotes/${remote}/${branch}`;
   const head = status.head;
   const [hasRemote, ahead] = await Promise.all([
-    clone.git.raw(['rev-parse', '--verify', '--quiet', tracking]).then(s => s.trim(), () => ''),
-    clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`]).catch(() => undefined),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', tracking]).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-list', '--count', '--end-of-options', `${tracking}..HEAD`]).catch(() => undefined),
   ]);
   let unpushed = 0;
   if (head) {
     unpushed = hasRemote
-      ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', `${tracking}..HEAD`])).trim())
+      ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', '--end-of-options', `${tracking}..HEAD`])).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
   return { ...dirty, unpushed, onRemote: head !== '' && hasRemote !== '' && unpushed === 0 };
@@ -165,7 +165,7 @@ export async function remoteBranchTip(clone: Clone, remote: string, branch: stri
   const tip = await Promise.race([asked, late]);
   clearTimeout(timer);
   if (tip !== undefined) return isCommit(tip) ? { commit: tip, fresh: true } : undefined;
-  const tracking = (await clone.git.raw(['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${branch}^{commit}`]).catch(() => '')).trim();
+  const tracking = (await clone.git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/remotes/${remote}/${branch}^{commit}`]).catch(() => '')).trim();
   return isCommit(tracking) ? { commit: tracking, fresh: false } : undefined;
 }
 
@@ -180,11 +180,11 @@ export async function remoteBranchTip(clone: Clone, remote: string, branch: stri
 export async function landedUnderGrant(clone: Clone, head: string, base: { commit: string; fresh: boolean } | undefined, identity: string): Promise<boolean> {
   if (base !== undefined) {
     if (head === base.commit) return false;
-    const inBase = await clone.git.raw(['merge-base', '--is-ancestor', head, base.commit]).then(() => true, () => false);
+    const inBase = await clone.git.raw(['merge-base', '--is-ancestor', '--end-of-options', head, base.commit]).then(() => true, () => false);
     if (inBase) return false;
     if (base.fresh) return true;
   }
-  const emails = (await clone.git.raw(['log', '-1', '--format=%ce%x00%ae', head]).catch(() => '')).trim().toLowerCase().split('\0');
+  const emails = (await clone.git.raw(['log', '-1', '--format=%ce%x00%ae', '--end-of-options', head, '--']).catch(() => '')).trim().toLowerCase().split('\0');
   return emails.includes(identity.toLowerCase());
 }
 

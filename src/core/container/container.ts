@@ -12,11 +12,12 @@ import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { containerFileOnRemote, hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
+import { resolveSharedRemote } from './sharedRemote';
 import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -176,8 +177,15 @@ export class Container {
     // its failure counts only after the clone and its .lockstep.json were found, as before.
     const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
     identityLookup.catch(() => undefined);
-    const clone = await openClone(options.cwd);
-    const file = await readCommittedFile(clone);
+    const opened = await openClone(options.cwd);
+    const file = await readCommittedFile(opened);
+    // The committed remote names are names of this clone's own remotes, never a path in the work tree, a command or an
+    // option: checked before any git talks to a remote, and every later git of the clone may use only their transports.
+    const shared = await Promise.all([
+      resolveSharedRemote(opened.git, opened.root, file.remote, 'remote'),
+      ...(file.driver === 'git' && (file.gitRemote ?? file.remote) !== file.remote ? [resolveSharedRemote(opened.git, opened.root, file.gitRemote ?? '', 'gitRemote')] : []),
+    ]);
+    const clone: Clone = { ...opened, git: gitIn(opened.root, { protocols: [...new Set(shared.flatMap(s => s.protocols))] }) };
     const identity = await identityLookup;
     const config = containerConfig(file, clone.root, env, options.overrides?.driver);
     return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);

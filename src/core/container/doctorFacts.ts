@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
@@ -67,7 +67,7 @@ async function clientHook(container: Container): Promise<'installed' | 'missing'
 
 /** The shared remote's folder, when it is a local path (then its hooks can be looked at). */
 async function localRemotePath(container: Container): Promise<string | undefined> {
-  const url = (await container.clone.git.raw(['remote', 'get-url', container.file.remote]).catch(() => '')).trim();
+  const url = (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => '')).trim();
   if (url === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^:]+:/.test(url)) return undefined;
   const dir = url.startsWith('file://') ? url.slice('file://'.length) : path.resolve(container.clone.root, url);
   return fs.existsSync(dir) ? dir : undefined;
@@ -89,13 +89,11 @@ async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: 
  * proof) cleared: git refuses it before sending anything when the remote does not advertise them.
  */
 async function advertisesPushOptions(container: Container): Promise<boolean | undefined> {
-  try {
-    await container.clone.git.raw(['-c', 'push.pushOption=', 'push', '--dry-run', '--no-verify', '--porcelain', '-o', 'lockstep-doctor',
-      container.file.remote, 'HEAD:refs/heads/lockstep-doctor-probe']);
-    return true;
-  } catch (error) {
-    return /does not support push options/i.test(error instanceof Error ? error.message : String(error)) ? false : undefined;
-  }
+  const output = await container.clone.git.run(['-c', 'push.pushOption=', 'push', '--dry-run', '--no-verify', '--porcelain', '-o', 'lockstep-doctor',
+    '--end-of-options', container.file.remote, 'HEAD:refs/heads/lockstep-doctor-probe']).catch(() => undefined);
+  if (output === undefined) return undefined;
+  if (output.code === 0) return true;
+  return /does not support push options/i.test(output.stderr) ? false : undefined;
 }
 
 /** The file driver's folder has the store's clock (a shared disk's server); the others give none to read. */

@@ -4,7 +4,7 @@ import { resolveConfig, type DriverSetting, type LockManagerOptions, type Resolv
 import { openDriver } from '../drivers';
 import { LockConfigurationError, type PageLocation } from '../errors';
 import type { DriverName } from '../stores/store';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { containerFileOnRemote, defaultBranch, openClone, resolveIdentity, type Clone } from './clone';
 import { Container } from './container';
 import { CONTAINER_FILE, newContainerFile, writeContainerFile, type ContainerFile } from './containerFile';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
@@ -45,7 +45,7 @@ export async function readPageFromRemote(url: string): Promise<PageRead> {
     const git = gitIn(temp);
     await git.raw(['init', '--quiet', '--bare']);
     try {
-      await git.raw(['fetch', '--quiet', '--depth', '1', url, 'HEAD']);
+      await git.raw(['fetch', '--quiet', '--depth', '1', '--end-of-options', url, 'HEAD']);
     } catch (cause) {
       throw new LockBackendError('git', 'The remote could not be read (check the URL and your access to it).', { cause });
     }

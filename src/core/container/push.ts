@@ -1,5 +1,6 @@
 import type { Container } from './container';
 import { LockRefusedError } from '../errors';
+import { failure } from '../git/gitError';
 
 /**
  * Pushes the protected branch to the shared remote (VS Code's Push and Release, `lockstep release
@@ -18,12 +19,16 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
   if (dirty) {
     throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
   }
-  try {
-    await git.raw(['push', '--quiet', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
-  } catch (error) {
-    const text = error instanceof Error ? error.message : String(error);
-    const reason = text.split('\n').find(l => l.includes('lockstep:')) ?? text.split('\n')[0];
-    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${reason.replace(/^remote:\s*/, '').replace(/^lockstep:\s*/, '')}`, { cause: error });
+  const output = await git.run(['push', '--quiet', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  if (output.code !== 0) {
+    // A guard's refusal is Lockstep's own line and is quoted; git's other output (URLs, ref names) never is.
+    const guard = output.stderr.split('\n').find(l => /^(?:remote:\s*)?lockstep:/.test(l));
+    const error = failure(output, 'push');
+    const reason = guard !== undefined ? guard.replace(/^remote:\s*/, '').replace(/^lockstep:\s*/, '')
+      : /\[rejected\].*\((?:fetch first|non-fast-forward)\)/.test(output.stderr)
+        ? `${remote}/${branch} has commits this clone does not have; pull them (git pull --rebase), then push and release.`
+        : error.message;
+    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${reason}`, { cause: error });
   }
   return { branch, remote };
 }

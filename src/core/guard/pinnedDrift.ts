@@ -1,6 +1,6 @@
 import { CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES, parseContainerFile, type ContainerFile } from '../container/containerFile';
 import { LockError } from '../errors';
-import type { GitCommand } from '../gitCommand';
+import type { GitCommand } from '../git/runner';
 import type { ServerSettings } from './serverSettings';
 
 /**

@@ -138,8 +138,9 @@ export interface ServerHookPaths extends HookPaths {
 /**
  * Server side, in sh: true (exit 0) only when the guard's rules (src/core/guard/refRules.ts) pass
  * every pushed ref without reading anything: no ref is a pinned protected branch or under the
- * lock-ref root, no pushed ref is a symbolic ref on the server (an alias of either, even of a
- * branch that does not exist yet), and the pinned settings are there (without them the guard refuses every push). The branches are
+ * lock-ref root, git says of each pushed ref that it is no symbolic ref on the server (an alias of
+ * either, even of a branch that does not exist yet) — any other answer of git, or no git, runs the
+ * guard — and the pinned settings are there (without them the guard refuses every push). The branches are
  * the pinned ones, baked in: `hooks install --server` rewrites this script with the settings.
  */
 function serverSkip(paths: ServerHookPaths): string {
@@ -148,8 +149,10 @@ function serverSkip(paths: ServerHookPaths): string {
   [ -f ${shellQuote(paths.settings)} ] || return 1
   while read -r _old _new ref _rest; do
     case $ref in ${[`${LOCK_REF_ROOT}*`, ...protectedRefs].join(' | ')}) return 1 ;; esac
-    # A symbolic ref may lead to a protected branch, even one that does not exist yet.
-    git symbolic-ref -q "$ref" >/dev/null 2>&1 && return 1
+    # A symbolic ref may lead to a protected branch, even one that does not exist yet. Only git's own
+    # "not a symbolic ref" (exit 1) lets the push pass here: git missing or failing runs the guard.
+    git symbolic-ref -q --end-of-options "$ref" >/dev/null 2>&1
+    [ $? -eq 1 ] || return 1
   done <<LOCKSTEP_REFS
 $input
 LOCKSTEP_REFS
@@ -157,6 +160,22 @@ LOCKSTEP_REFS
 }
 if lockstep_skip; then exit 0; fi`;
 }
+
+/**
+ * Variables with which whoever runs node can make it run other code (`NODE_OPTIONS=--require=…`,
+ * `--import`, a loader; `NODE_PATH`; an OpenSSL configuration that loads an engine) or weaken it
+ * (`NODE_TLS_REJECT_UNAUTHORIZED`). Over a local-path remote the server hook inherits the pusher's
+ * environment, so they are cleared before the guard's node starts. NODE_EXTRA_CA_CERTS only adds
+ * trusted certificates and is left alone.
+ */
+export const NODE_CODE_VARIABLES = [
+  'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE', 'NODE_PRESERVE_SYMLINKS', 'NODE_ICU_DATA', 'NODE_COMPILE_CACHE',
+  'NODE_V8_COVERAGE', 'NODE_REDIRECT_WARNINGS', 'NODE_DEBUG', 'NODE_DEBUG_NATIVE', 'NODE_PENDING_DEPRECATION', 'NODE_TLS_REJECT_UNAUTHORIZED',
+  'OPENSSL_CONF', 'OPENSSL_ENGINES', 'OPENSSL_MODULES',
+] as const;
+
+const CLEAR_NODE_VARIABLES = `# Nothing of the pusher's environment may make the guard's node run other code.
+unset ${NODE_CODE_VARIABLES.join(' ')}`;
 
 export function preReceiveHook(paths: ServerHookPaths): string {
   return `#!/bin/sh
@@ -172,6 +191,7 @@ fi
 PATH=${shellQuote(paths.path)}
 export PATH
 ${serverSkip(paths)}
+${CLEAR_NODE_VARIABLES}
 ${pinnedNode(paths)}
 printf '%s\\n' "$input" | "$node_bin" "$cli" guard pre-receive --settings ${shellQuote(paths.settings)}
 `;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockConfigurationError } from '../errors';
-import { gitIn } from '../gitCommand';
+import { gitIn } from '../git/runner';
 import { CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES } from '../container/containerFile';
 import { newServerSettings, parseServerSettings, SERVER_SETTINGS_FILE, type ServerSettings } from '../guard/serverSettings';
 import { CHAINED_SUFFIX, HOOK_MARKER, preReceiveHook, prePushHook, type HookPaths } from './hookScripts';
@@ -16,10 +16,16 @@ export interface InstalledHook {
 /** The hooks folder git uses for this repository (honours core.hooksPath). */
 async function hooksDir(repo: string): Promise<string> {
   const git = gitIn(repo);
-  const relative = (await git.raw(['rev-parse', '--git-path', 'hooks'])).trim();
+  const relative = (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(cause => { throw notARepository(cause); })).trim();
   const bare = (await git.raw(['rev-parse', '--is-bare-repository'])).trim() === 'true';
   const base = bare ? repo : (await git.raw(['rev-parse', '--show-toplevel'])).trim();
   return path.resolve(base, relative);
+}
+
+/** Hooks belong to a repository: run outside one, say where to run instead (exit 2, not an internal error). */
+function notARepository(cause: unknown): LockConfigurationError {
+  return new LockConfigurationError('This folder is not inside a git repository, so there is nowhere to install a hook. Run lockstep hooks install in a clone'
+    + ' of the container (or pass --cwd CLONE), and lockstep hooks install --server in the shared bare repository.', { setting: 'cwd', cause });
 }
 
 /**
@@ -69,15 +75,16 @@ export interface ServerInstallOptions {
  */
 export async function installServerHooks(repo: string, paths: HookPaths, options: ServerInstallOptions): Promise<InstalledHook & { settings: ServerSettings; settingsFile: string }> {
   const git = gitIn(repo);
+  await git.raw(['rev-parse', '--git-dir']).catch(cause => { throw notARepository(cause); });
   if (!(await isBareRepository(repo))) {
     throw new LockConfigurationError('hooks install --server belongs in the shared bare repository (the remote), not in a clone.', { setting: '--server' });
   }
   const branch = options.branch ?? (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
-  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`]).catch(() => '')).trim();
+  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`]).catch(() => '')).trim();
   if (!branch || !commit) {
     throw new LockConfigurationError(`The branch ${branch || '(HEAD)'} does not exist in this repository; push the container's first commits with ${CONTAINER_FILE}, or name the branch with --branch.`, { setting: '--branch' });
   }
-  const entry = (await git.raw(['ls-tree', '-l', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
+  const entry = (await git.raw(['ls-tree', '-l', '--end-of-options', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
   if (!entry) {
     throw new LockConfigurationError(`${branch} has no committed ${CONTAINER_FILE}; push the container's settings first (lockstep init, commit, push), then install.`, { setting: CONTAINER_FILE });
   }
@@ -88,7 +95,7 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   if (!(Number(entry.split(/\s+/)[3]) <= MAX_CONTAINER_FILE_BYTES)) {
     throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; commit the settings themselves, then install.`, { setting: CONTAINER_FILE });
   }
-  const text = await git.raw(['cat-file', 'blob', `${commit}:${CONTAINER_FILE}`]);
+  const text = await git.raw(['cat-file', 'blob', '--end-of-options', `${commit}:${CONTAINER_FILE}`]);
   const settings = newServerSettings(text, { branch, commit }, {
     ...(options.requireProof !== undefined ? { requireProof: options.requireProof } : {}),
     ...(options.store ? { store: options.store } : {}),

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
-import { gitIn } from '../../core/gitCommand';
+import { gitIn } from '../../core/git/runner';
 import { initContainer } from '../../core/container/init';
 import { gatherDoctorFacts } from '../../core/container/doctorFacts';
 import type { DriverSetting } from '../../core/config';

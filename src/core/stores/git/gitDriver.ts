@@ -4,7 +4,7 @@ import { LockConfigurationError } from '../../errors';
 import { CasDriver } from '../casDriver';
 import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from '../store';
 import { AuditHistory, type AuditEntry, type CompactResult } from './auditHistory';
-import { GitRunner } from './gitProcess';
+import { GitRunner } from '../../git/runner';
 import { GitRefs } from './gitRefs';
 import { GitRefCells } from './refCells';
 import { DEFAULT_POLL_INTERVAL_MS, RemotePoller } from './remotePoller';

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { LockBackendError, LockStorageError } from '../../errors';
 import { namespaceDigest } from '../../names';
-import { failure, redact, type GitOutput, type GitRunner } from './gitProcess';
+import { failure, redact } from '../../git/gitError';
+import type { GitOutput, GitRunner } from '../../git/runner';
 
 /**
  * The git plumbing of the git driver: where a value lives (one ref per key on the remote), how it is
@@ -108,12 +109,12 @@ export class GitRefs {
       '--no-show-forced-updates',
       // Negotiate with this ref's previous tip only (the glob also matches when it is still absent).
       `--negotiation-tip=${tracking}*`,
-      this.remote, `+${ref}:${tracking}`,
+      '--end-of-options', this.remote, `+${ref}:${tracking}`,
     ]);
     if (output.code === 0) return 'fetched';
     if (/couldn't find remote ref/i.test(output.stderr)) return 'absent';
     if (LOCAL_REF_BUSY.test(output.stderr)) return 'busy';
-    throw failure(output);
+    throw failure(output, 'fetch');
   }
 
   /**
@@ -125,7 +126,7 @@ export class GitRefs {
     const tracking = this.trackingRef(ref);
     const output = await this.git.run(['cat-file', '--batch'],
       { input: `${tracking}\n${tracking}:${RECORD_FILE}\n${tracking}\n` });
-    if (output.code !== 0) throw failure(output);
+    if (output.code !== 0) throw failure(output, 'cat-file');
     const [commit, record, again] = parseBatch(output.stdout);
     if (commit === null && again === null) return 'missing';
     if (commit === null || again === null || again.name !== commit.name) return 'moved';
@@ -138,7 +139,7 @@ export class GitRefs {
 
   /** The current values of remote refs (one round trip for any number of refs). */
   async lsRemote(refs: readonly string[]): Promise<Map<string, string>> {
-    const stdout = await this.git.ok(['ls-remote', this.remote, ...refs]);
+    const stdout = await this.git.raw(['ls-remote', '--end-of-options', this.remote, ...refs]);
     const wanted = new Set(refs);
     const heads = new Map<string, string>();
     for (const line of stdout.split('\n')) {
@@ -158,10 +159,10 @@ export class GitRefs {
     stamp?: Readonly<Record<string, string>>): Promise<string | null> {
     const entries: string[] = [];
     for (const file of files) {
-      const blob = (await this.git.ok(['hash-object', '-w', '--stdin'], { input: file.content })).trim();
+      const blob = (await this.git.raw(['hash-object', '-w', '--stdin'], { input: file.content })).trim();
       entries.push(`100644 blob ${blob}\t${file.name}\n`);
     }
-    const tree = (await this.git.ok(['mktree'], { input: entries.join('') })).trim();
+    const tree = (await this.git.raw(['mktree'], { input: entries.join('') })).trim();
     const body = [`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n');
     const input = `${message}\n\n${body}\n`;
     // UTF-8 whatever the clone's i18n.commitEncoding says: no `encoding` header the guard would refuse.
@@ -174,7 +175,7 @@ export class GitRefs {
     }
     if (output.code !== 0) {
       if (parent !== null && /not a valid (?:object|'commit' object)|bad object|unable to read/i.test(output.stderr)) return null;
-      throw failure(output);
+      throw failure(output, 'commit-tree');
     }
     return output.stdout.toString('utf8').trim();
   }
@@ -188,10 +189,10 @@ export class GitRefs {
     const output = await this.git.run([
       'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no',
       `--force-with-lease=${ref}:${expected ?? ''}`,
-      this.remote, `${commit}:${ref}`,
+      '--end-of-options', this.remote, `${commit}:${ref}`,
     ]);
     const status = pushStatus(output, ref);
-    if (status === null) throw failure(output);
+    if (status === null) throw failure(output, 'push');
     // ' ' fast-forward, '+' forced, '*' new ref. '=' (already there) cannot happen for a fresh
     // commit; it is never reported as a successful write.
     if (status.flag === ' ' || status.flag === '+' || status.flag === '*') return { kind: 'pushed' };
@@ -205,8 +206,8 @@ export class GitRefs {
   /** First-parent history from `revision`, newest first. */
   async log(revision: string, limit: number): Promise<CommitInfo[]> {
     const format = `%H%x1f%ct%x1f%an%x1f%s%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
-    const stdout = await this.git.ok(['log', '--first-parent', '--no-show-signature', `--format=${format}`,
-      ...(Number.isFinite(limit) ? [`--max-count=${limit}`] : []), revision, '--']);
+    const stdout = await this.git.raw(['log', '--first-parent', '--no-show-signature', `--format=${format}`,
+      ...(Number.isFinite(limit) ? [`--max-count=${limit}`] : []), '--end-of-options', revision, '--']);
     const commits: CommitInfo[] = [];
     for (const chunk of stdout.split('\x1e')) {
       const fields = chunk.replace(/^\n/, '').split('\x1f');
@@ -224,14 +225,14 @@ export class GitRefs {
   async readFiles(revisions: readonly string[], name: string): Promise<(Buffer | null)[]> {
     if (revisions.length === 0) return [];
     const output = await this.git.run(['cat-file', '--batch'], { input: revisions.map(r => `${r}:${name}\n`).join('') });
-    if (output.code !== 0) throw failure(output);
+    if (output.code !== 0) throw failure(output, 'cat-file');
     return parseBatch(output.stdout).map(file => (file === null || file.type !== 'blob' ? null : file.content));
   }
 
   /** A file of a commit; null when it has none. */
   async readFile(revision: string, name: string): Promise<string | null> {
     const output = await this.git.run(['cat-file', '--batch'], { input: `${revision}:${name}\n` });
-    if (output.code !== 0) throw failure(output);
+    if (output.code !== 0) throw failure(output, 'cat-file');
     const [file] = parseBatch(output.stdout);
     return file === null || file.type !== 'blob' ? null : file.content.toString('utf8');
   }

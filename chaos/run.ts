@@ -192,7 +192,7 @@ export function slowPreReceive(bare: string, chained?: string): void {
   fs.writeFileSync(hook, `#!/bin/sh\nsleep "0.$(od -An -N1 -tu1 /dev/urandom | tr -d ' ' | cut -c1)"\n${next}\n`, { mode: 0o755 });
 }
 
-interface Row { driver: string; seconds: number; sections: number; kills: number; killedHolders: number; overran: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[] }
+interface Row { driver: string; seconds: number; sections: number; kills: number; killedHolders: number; overran: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[]; settling?: string }
 
 /**
  * `container-file`, `container-sqlite`, `container-git`, `container-redis`, `container-mariadb`, `container-postgres`:
@@ -212,9 +212,9 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       store = await openStore(kind, dir, prefix, owned);
       for (const name of ['LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL']) if (store.env[name] !== undefined) env[name] = store.env[name];
     } else if (kind !== 'git') throw new Error(`unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`);
-    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ttl: TTL, ...(kind === 'git' ? { slowPreReceive } : {}) });
+    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ttl: TTL, ...(kind === 'git' ? { slowPreReceive: { install: slowPreReceive, describe: 'pre-receive slowed' } } : {}) });
     console.log(`           ${row.summary}`);
-    return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations };
+    return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations, settling: row.settling };
   } finally {
     await store?.close();
     for (const o of owned) await o.release();
@@ -324,6 +324,7 @@ async function main(): Promise<number> {
     console.log(`  ${row.driver.padEnd(8)} ${row.seconds.toFixed(0).padStart(4)} s ${String(row.sections).padStart(8)} critical sections ${String(row.kills).padStart(5)} kills ` +
       `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  ${row.overran} ran past their lease  faults: ${row.faults}  errors: ${row.errors}  ` +
       `violations: ${row.violations.length}`);
+    if (row.settling) console.log(`           ${row.settling}`);
     for (const v of row.violations.slice(0, 10)) console.log(`      VIOLATION: ${v}`);
   }
   const bad = rows.reduce((n, r) => n + r.violations.length, 0);

@@ -275,7 +275,8 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       const after = needsAfterRead(before, session) ? await readPage().catch(() => undefined) : undefined;
       const problem = unsettledAfterKill({ before, pending, session, ...(after ? { after } : {}) });
       if (problem !== undefined) {
-        unsettled.push(`${path.basename(me.dir)}: after a killed ${judging.kills.join(', ')}, the next command (${args[0]}, exit ${r.code}) left ${problem}`);
+        const killed = [...SETTLED].map(c => [c, judging.kills.filter(k => k === c).length] as const).filter(([, n]) => n > 0).map(([c, n]) => `${n} ${c}`).join(', ');
+        unsettled.push(`${path.basename(me.dir)}: after its killed commands (${killed}), the next command (${args[0]}, exit ${r.code}) left ${problem}`);
         return r;
       }
       const left = judging.leftPending;

@@ -226,7 +226,14 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     const grant = strandedGrant(first.holder, now, held, second.holder);
     if (grant !== undefined) stranded.add(grant);
   };
-  const monitor = (async () => { while (performance.now() < deadline) { try { await checkStranded(); } catch { /* the next read */ } await sleep(150); } })();
+  let monitorFailed = 0; let monitorReads = 0;
+  const monitor = (async () => {
+    while (performance.now() < deadline) {
+      monitorReads++;
+      try { await checkStranded(); } catch { monitorFailed++; /* the next round */ }
+      await sleep(150);
+    }
+  })();
   const killer = (async () => {
     while (performance.now() < deadline) {
       await sleep(rand(...pace.killMs));
@@ -358,7 +365,7 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     errors: Object.entries(codes).sort().map(([k, v]) => `${v} ${k}`).join(', '), violations,
     summary: `${ops} operations, ${verdict.grants} grants, ${verdict.landings} landings, ${verdict.minted} identifiers, ${verdict.clears} clears`,
     settling: `kills by command: ${byCommand} (${windowKills} acquires in their write window); `
-      + `stranded grants: ${stranded.size} (${strandedChecks} live holders checked); `
+      + `stranded grants: ${stranded.size} (${strandedChecks} live holders checked in ${monitorReads} rounds, ${monitorFailed} of which failed to read); `
       + `kills judged at the clone's next command: ${settling.judged}, unsettled: ${unsettled.length} `
       + `(${settling.leftPending} left a pending.json: ${settling.promoted} promoted (${settling.promotedByOther} by a command other than acquire), ${settling.dropped} dropped, ${settling.kept} kept for a write still due; `
       + `${settling.releasesFinished} unconfirmed releases finished; ${settling.unjudged} not judged before the end)`

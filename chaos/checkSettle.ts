@@ -20,16 +20,19 @@ export interface TokenFileView { readonly grant: number; readonly tokenHash: str
  * until it expires. Judged from a read of the page (`before`), then every clone's `pending.json` and then its
  * `session.json` (`held`: the hashes of all their tokens), then a second read of the page (`after`). Returns the
  * grant when the holder was live at `now` (taken before the files were read), is still the very same holder on the
- * second read (same grant and token hash), and was in no file; undefined otherwise.
+ * second read (same grant and token hash) and still live at `nowAfter` (taken after it), and was in no file;
+ * undefined otherwise.
  *
  * Why that is sound: an acquire writes its token to `pending.json` before its compare-and-swap, and the pending file
  * goes only after `session.json` was written (a promotion), or once the page's grant reached the pending grant under
  * someone else; a session goes only after its release is on the page. Reading each clone's pending file before its
  * session file, a holder's token is in one of them unless the page moved on meanwhile, which the second read sees.
  */
-export function strandedGrant(before: PageView['holder'], now: number, held: ReadonlySet<string>, after: PageView['holder']): number | undefined {
+export function strandedGrant(before: PageView['holder'], now: number, held: ReadonlySet<string>, after: PageView['holder'], nowAfter = now): number | undefined {
   if (before === null || before.expiresAt <= now) return undefined;
   if (after === null || after.grant !== before.grant || after.tokenHash !== before.tokenHash) return undefined;
+  // Still live after the second read: a session may go on purpose (`lockstep forget`) once its lease lapsed.
+  if (after.expiresAt <= nowAfter) return undefined;
   return held.has(before.tokenHash) ? undefined : before.grant;
 }
 

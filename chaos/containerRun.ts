@@ -223,7 +223,7 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     }
     const second = await readPage();
     strandedChecks++;
-    const grant = strandedGrant(first.holder, now, held, second.holder);
+    const grant = strandedGrant(first.holder, now, held, second.holder, Date.now());
     if (grant !== undefined) stranded.add(grant);
   };
   let monitorFailed = 0; let monitorReads = 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Chaos suite (issue 15), the short CI version of `npm run chaos`: 16 workers race for 3 plain-lease names on the
 # file, SQLite, Redis and git drivers (10 s each) under random SIGKILLs, with Redis restarted and paused mid-run and
-# git's pre-receive slowed; 5 guarded clones run the container protocol on file, SQLite and git (15 s each); then
+# git's pre-receive slowed; 5 guarded clones run the container protocol on file, SQLite and git (15 s each: no
+# stranded grant, every killed acquire/heartbeat/release settled by the clone's next command, git pushes past the
+# timeout); then
 # MariaDB and PostgreSQL (8 s each, `sql.sh chaos`: its own servers) have connections killed from the server side.
 # The harness starts its own redis-server (free loopback port, appendonly yes, throwaway folder) and removes only
 # what it created. Appends one tally line per chaos run (suites chaos-leases, chaos-container, chaos-sql): each driver

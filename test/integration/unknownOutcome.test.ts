@@ -18,15 +18,32 @@ import { createFencingTeam, type FencingTeam } from '../helpers/fencingFixture';
 import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
 import { waitFor } from '../helpers/waitFor';
 
-type Loss = 'after-write' | 'before-write' | undefined;
+/**
+ * after-write: the store applies the write, the answer is lost. before-write: nothing is written. late-write:
+ * the answer is lost and the write arrives later — right after the store's next read (a push a slow server
+ * hook still held, applied while the clone already tries again).
+ */
+type Loss = 'after-write' | 'before-write' | 'late-write' | undefined;
 
 /** The real driver, except that the next compare-and-swap may lose its answer (after writing) or fail before writing. */
 function losingAnswers(real: Driver): { driver: Driver; lose(next: Loss): void } {
   let pending: Loss;
+  let late: Parameters<Driver['compareAndSwap']> | undefined;
+  const read = async (...args: Parameters<Driver['read']>) => {
+    const stored = await real.read(...args);
+    const held = late;
+    late = undefined;
+    if (held) await real.compareAndSwap(...held);
+    return stored;
+  };
   const compareAndSwap = async (...args: Parameters<Driver['compareAndSwap']>) => {
     const loss = pending;
     pending = undefined;
     if (loss === 'before-write') throw new LockBackendError(real.name, 'The connection dropped before the write was sent.');
+    if (loss === 'late-write') {
+      late = args;
+      throw new LockBackendError(real.name, 'The write is still on its way.');
+    }
     const result = await real.compareAndSwap(...args);
     if (loss === 'after-write') throw new LockBackendError(real.name, 'The connection dropped before the answer came back.');
     return result;
@@ -34,6 +51,7 @@ function losingAnswers(real: Driver): { driver: Driver; lose(next: Loss): void }
   const driver = new Proxy(real, {
     get(target, property) {
       if (property === 'compareAndSwap') return compareAndSwap;
+      if (property === 'read') return read;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -98,6 +116,17 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     assert.equal(expectOk(await team.cli(alice, ['acquire']), 'acquire again').grant, 1);
     assert.equal(team.sessionToken(alice), pending.token, 'the retry is the same attempt');
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false);
+  });
+
+  it('a retried acquire whose first write lands while it retries holds the lock (the same attempt), not "already held elsewhere"', async () => {
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('late-write');
+    await assert.rejects(container.acquire(), LockBackendError);
+    // The retry reads the page (the held write lands right after), its own write then loses the race to it.
+    const again = await open(alice, lossy.driver);
+    assert.equal((await again.acquire()).grant, 1);
+    assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'held-by-me');
   });
 
   it('an unconfirmed acquire whose grant went to someone else is dropped by the next command, and says nothing false', async () => {

@@ -353,6 +353,15 @@ export class Container {
           }
           throw error;
         }
+        // The reused token's earlier write landed meanwhile: the read before this attempt finished it, and the
+        // refusal ("you already hold it") is this clone's own grant. That is this acquire's success.
+        if (error.reason === 'already-holder' && unsettled !== undefined) {
+          const { record } = await this.read();
+          const mine = this.sessionProof();
+          if (mine && mine.tokenHash === tokenHash && protocol.holds(record, mine.tokenHash, mine.grant, this.clock.now())) {
+            return { grant: mine.grant, expiresAt: (record.holder as protocol.Holder).expiresAt };
+          }
+        }
         // A refusal follows only answers the store gave: every write of this call was refused, none is in flight.
         if (attempt !== undefined && unsettled === undefined) clearPending(this.clone.gitDir, attempt);
         const busy = error.reason === 'held-by-other' || error.reason === 'not-your-turn';

@@ -1,4 +1,4 @@
-import { HOUR } from './clock';
+import { HOUR, SECOND } from './clock';
 import { formatClock } from './format';
 import {
   LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
@@ -12,6 +12,12 @@ import {
 
 /** docs/protocol.md#caps: a lease is never extended past 24 hours from its grant. */
 export const MAX_HOLD_MS = 24 * HOUR;
+/**
+ * docs/protocol.md#caps: the lease length of a grant (`leaseTtlSeconds`, `acquire --ttl`) is 60 s to
+ * 24 h. A grant keeps its own ({@link Holder.ttlMs}): each heartbeat extends it by that much.
+ */
+export const MIN_LEASE_TTL_MS = 60 * SECOND;
+export const MAX_LEASE_TTL_MS = MAX_HOLD_MS;
 /**
  * The record keeps this many audit lines besides the operator's clear lines (which it always
  * keeps, see {@link keptForever}); older ones stay in the git driver's history only.
@@ -48,6 +54,12 @@ export interface Holder {
   readonly proofHash: string;
   readonly grantedAt: number;
   readonly expiresAt: number;
+  /**
+   * The grant's lease length ({@link MIN_LEASE_TTL_MS} to {@link MAX_LEASE_TTL_MS}), chosen at acquire:
+   * every heartbeat extends the lease by this much (never past {@link MAX_HOLD_MS} from the grant).
+   * Records written before grants kept it read as the container's `leaseTtlMs` (recordCodec.ts).
+   */
+  readonly ttlMs: number;
 }
 
 export interface Petition {
@@ -330,13 +342,21 @@ export interface HolderProof {
   readonly grant: number;
 }
 
+/**
+ * A new grant for `identity`, with the lease length `ttlMs` (default: the container's
+ * `leaseTtlMs`), which the grant keeps: refused outside {@link MIN_LEASE_TTL_MS}–{@link MAX_LEASE_TTL_MS}.
+ */
 export function acquire(
   record: LockRecord, settings: ContainerSettings,
-  request: { identity: string; tokenHash: string; proofHash: string }, now: number,
+  request: { identity: string; tokenHash: string; proofHash: string; ttlMs?: number }, now: number,
 ): Outcome<{ grant: number; expiresAt: number }> {
   const { identity } = request;
   const invalid = checkIdentity(identity);
   if (invalid) return invalid;
+  const ttlMs = request.ttlMs ?? settings.leaseTtlMs;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < MIN_LEASE_TTL_MS || ttlMs > MAX_LEASE_TTL_MS) {
+    return refused('invalid-request', `A lease lasts ${MIN_LEASE_TTL_MS / SECOND} to ${MAX_LEASE_TTL_MS / SECOND} seconds (the container's limits); ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.`);
+  }
   const h = record.holder;
   if (h !== null && isLive(h, now)) {
     return h.identity === identity
@@ -348,12 +368,12 @@ export function acquire(
     return refused('not-your-turn', `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${formatClock(turn.current?.endsAt ?? now)}. ${sentence(nextStep(record, settings, identity, now))}`);
   }
   const grant = record.grant + 1;
-  const expiresAt = now + Math.min(settings.leaseTtlMs, MAX_HOLD_MS);
+  const expiresAt = now + ttlMs;
   const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
     ...record,
     grant,
-    holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt },
+    holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt, ttlMs },
     releasedAt: null,
     queue: record.queue.filter(p => p.identity !== identity),
     // Ranges belong to a grant; a new grant starts without any. A silent holder's grant ends here:
@@ -369,12 +389,13 @@ export function acquire(
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
 }
 
+/** Extends the live holder's lease by its grant's own TTL ({@link Holder.ttlMs}), never past 24 h from the grant. */
 export function heartbeat(record: LockRecord, settings: ContainerSettings, proof: HolderProof, now: number): Outcome<{ expiresAt: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, settings, proof.identity, proof.grant, now), proof.grant) };
   }
   const h = record.holder as Holder;
-  const expiresAt = Math.min(now + settings.leaseTtlMs, h.grantedAt + MAX_HOLD_MS);
+  const expiresAt = Math.min(now + h.ttlMs, h.grantedAt + MAX_HOLD_MS);
   const next: LockRecord = { ...record, holder: { ...h, expiresAt: Math.max(expiresAt, h.expiresAt) } };
   return done(next, { expiresAt: Math.max(expiresAt, h.expiresAt) }, { at: now, who: h.identity, action: 'heartbeat', grant: h.grant });
 }

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { HOUR, MINUTE } from '../../src/core/clock';
+import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '../../src/core/guard/recordUpdate';
 import * as protocol from '../../src/core/lockRecord';
 import { MAX_HOLD_MS, type LockRecord } from '../../src/core/lockRecord';
@@ -199,6 +199,25 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.ok(checkRecordUpdate(ok(protocol.petition(held, { identity: ANA }, t)).record, dropped, context(t)));
       const extra = { ...ok(protocol.petition(held, { identity: ANA }, t)).record, nextId: 1_000_000 };
       assert.ok(checkRecordUpdate(held, extra, context(t)));
+    });
+
+    it('one TTL per grant: an acquire of a 5 s lease, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
+      const granted = acquired(fresh(), LEAD, t, 30 * MINUTE);
+      // A 5-second lease, as `acquire --ttl 5` wrote it: below the container's 60 s.
+      const fiveSeconds: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 5 * SECOND, ttlMs: 5 * SECOND } };
+      assert.match(checkRecordUpdate(fresh(), fiveSeconds, context(t)) ?? '', /a lease of 60 s to 86400 s/);
+      const longer: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 2 * HOUR } };
+      assert.match(checkRecordUpdate(fresh(), longer, context(t)) ?? '', /not what acquire by lead/);
+      // A 60 s grant's heartbeat extends it by 60 s (the control), not by the container's 2 h.
+      const short = acquired(fresh(), LEAD, t, MINUTE);
+      const now = t + 30 * SECOND;
+      const ctx = context(now, withProof(LEAD, 1));
+      const beat = ok(protocol.heartbeat(short, SETTINGS, holderProof(short), now)).record;
+      assert.equal(beat.holder!.expiresAt, now + MINUTE);
+      assert.equal(checkRecordUpdate(short, beat, ctx), undefined);
+      const stretched: LockRecord = { ...beat, holder: { ...beat.holder!, expiresAt: now + 2 * HOUR } };
+      assert.match(checkRecordUpdate(short, stretched, ctx) ?? '', /not what heartbeat by lead/);
+      assert.match(checkRecordUpdate(short, { ...stretched, holder: { ...stretched.holder!, ttlMs: 2 * HOUR } }, ctx) ?? '', /not what heartbeat by lead/);
     });
 
     it('a clear claimed done by someone who is not an operator, or of a live holder', () => {

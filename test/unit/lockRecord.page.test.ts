@@ -50,7 +50,7 @@ describe('lockRecord: every clear keeps its audit line', () => {
     assert.deepEqual(clears.map(l => [l.outcome, l.detail]), [['done', `cleared ${LEAD}: lead gone`]]);
     assert.equal(record.audit.length, MAX_AUDIT_LINES + 1, 'the other lines keep their limit');
     assert.equal(record.audit.some(l => l.action === 'init'), false, 'older lines other than clears went');
-    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER);
+    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER, SETTINGS);
   });
 
   const big = (i: number, action: AuditLine['action'], outcome: AuditLine['outcome'] = 'refused'): AuditLine => (

@@ -120,11 +120,11 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   const container = settings.file.container;
   let after: LockRecord;
   try {
-    after = parseRecord(JSON.parse(afterText), 'git', container);
+    after = parseRecord(JSON.parse(afterText), 'git', container, serverContainerSettings(settings));
   } catch {
     return 'the new record is damaged (not a valid lock record of this container).';
   }
-  const before = beforeText === null ? null : parseRecord(JSON.parse(beforeText), 'git', container);
+  const before = beforeText === null ? null : parseRecord(JSON.parse(beforeText), 'git', container, serverContainerSettings(settings));
   const pusher = pusherIdentity(settings, context.env);
   if ('refusal' in pusher) return pusher.refusal;
   return checkRecordUpdate(before, after, {

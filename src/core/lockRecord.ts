@@ -3,6 +3,7 @@ import { formatClock } from './format';
 import {
   LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
 } from './errors';
+import { cleanText, hasControls } from './safeText';
 
 /**
  * The container's lock record (docs/protocol.md#the-record) and its transitions. Every transition is a
@@ -554,6 +555,8 @@ export function markDone(record: LockRecord, request: { identity: string; block:
 
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
 export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number }> {
+  const invalid = checkIdentity(request.identity);
+  if (invalid) return invalid;
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;
   const line = { at: now, who: request.identity, action: 'clear' as const, grant };
@@ -717,15 +720,10 @@ function position(record: LockRecord, identity: string): number {
 }
 
 function checkIdentity(identity: string): Outcome<never> | undefined {
-  if (typeof identity !== 'string' || identity.trim() === '' || identity.length > MAX_IDENTITY_LENGTH || /[\x00-\x1f\x7f]/.test(identity)) {
-    return refused('invalid-request', `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters (usually an e-mail address).`);
+  if (typeof identity !== 'string' || identity.trim() === '' || identity.length > MAX_IDENTITY_LENGTH || hasControls(identity)) {
+    return refused('invalid-request', `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.`);
   }
   return undefined;
-}
-
-/** Control characters out, whitespace folded, length bounded. */
-function cleanText(text: string, max: number): string {
-  return text.replace(/[\x00-\x1f\x7f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
 }
 
 function iso(ms: number): string {

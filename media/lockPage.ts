@@ -112,7 +112,7 @@ function render(): void {
   for (const line of [...v.audit].reverse()) {
     const tr = el('tr', undefined, line.outcome === 'refused' ? 'refused' : '');
     tr.append(el('td', time(line.at)), el('td', `#${line.grant}`), el('td', line.who),
-      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
+      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}${line.since !== undefined ? ` since ${time(line.since)}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
     body.append(tr);
   }
   app.append(section('Audit trail', v.audit.length ? audit : el('p', 'No audit lines yet.', 'muted')));

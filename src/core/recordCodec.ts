@@ -31,7 +31,8 @@ export function parseRecord(value: unknown, driver: string, container: string, s
     && (r.end as number) < (value.nextId as number))) return fail('identifier ranges');
   if (!Array.isArray(value.blocks) || !value.blocks.every(b => isObject(b) && isText(b.to) && typeof b.text === 'string'
     && (b.id === undefined || isCount(b.id)))) return fail('blocks');
-  if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string')) return fail('audit');
+  if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string'
+    && (a.since === undefined || isTime(a.since)))) return fail('audit');
   // Fields added after the first records: absent means none yet.
   const pool = value.pool ?? [];
   if (!Array.isArray(pool) || !pool.every((r, i) => isObject(r) && isCount(r.start) && isCount(r.end) && (r.start as number) >= 1

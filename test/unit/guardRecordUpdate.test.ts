@@ -131,6 +131,24 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(marked, landed, ctx), undefined);
     });
 
+    it('refused pushes presenting other grants fold into one line (the pusher\'s), and a heartbeat after them still folds: each is accepted', () => {
+      const refusal = (grant: number) => ({ identity: 'unknown pusher', grant, detail: `server guard refused a push to main: Grant #${grant} is not the current grant #1` });
+      const once = protocol.auditRefusedPush(held, refusal(41), t).record!;
+      const twice = protocol.auditRefusedPush(once, refusal(42), t + 1).record!;
+      assert.equal(twice.audit.length, once.audit.length);
+      assert.deepEqual([twice.audit.at(-1)!.count, twice.audit.at(-1)!.grant, twice.audit.at(-1)!.since], [2, 42, t]);
+      assert.equal(checkRecordUpdate(once, twice, context(t)), undefined);
+      const ctx = context(t, withProof(LEAD, 1));
+      const beat = ok(protocol.heartbeat(held, SETTINGS, holderProof(held), t)).record;
+      const refusedAfter = protocol.auditRefusedPush(beat, refusal(43), t + 2).record!;
+      const beatAgain = ok(protocol.heartbeat(refusedAfter, SETTINGS, holderProof(held), t + 3)).record;
+      assert.equal(beatAgain.audit.at(-1)!.count, 2, 'the refusal did not break the run of heartbeats');
+      assert.equal(checkRecordUpdate(refusedAfter, beatAgain, ctx), undefined);
+      // A "fold" that also drops a transition line is not what the refusal writes.
+      const dropping = { ...twice, audit: twice.audit.filter(l => l.action !== 'acquire') };
+      assert.match(checkRecordUpdate(once, dropping, context(t)) ?? '', /not what a refused push by unknown pusher/);
+    });
+
     it('folded heartbeats (one audit line with a count) are still one transition each', () => {
       const proof = holderProof(held);
       const once = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;

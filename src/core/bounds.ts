@@ -25,7 +25,7 @@ export function assertWait(wait: unknown, setting = 'wait'): asserts wait is num
 
 /**
  * Parses a command-line TTL: a whole number of seconds within the bounds (seed 003's `int $ttl`,
- * 1–86,400; a container lock's grant: its own limits, 60–86,400). A fraction ("1.5") is a usage
+ * 1–86,400; a container lock's grant: the pure rule's, lockRecord.ts). A fraction ("1.5") is a usage
  * error, never rounded.
  */
 export function parseTtlSeconds(text: string, setting = 'ttl', bounds: { readonly min: number; readonly max: number } = { min: TTL_MIN_SECONDS, max: TTL_MAX_SECONDS }): number {

@@ -219,11 +219,13 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.ok(checkRecordUpdate(held, extra, context(t)));
     });
 
-    it('one TTL per grant: an acquire of a 5 s lease, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
+    it('one TTL per grant: an acquire of a lease outside 1 s to 24 h, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
       const granted = acquired(fresh(), LEAD, t, 30 * MINUTE);
-      // A 5-second lease, as `acquire --ttl 5` wrote it: below the container's 60 s.
-      const fiveSeconds: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 5 * SECOND, ttlMs: 5 * SECOND } };
-      assert.match(checkRecordUpdate(fresh(), fiveSeconds, context(t)) ?? '', /a lease of 60 s to 86400 s/);
+      // A lease shorter than a second, or past a day: outside the bounds.
+      for (const ttlMs of [500, MAX_HOLD_MS + SECOND]) {
+        const odd: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + ttlMs, ttlMs } };
+        assert.match(checkRecordUpdate(fresh(), odd, context(t)) ?? '', /a lease of 1 s to 86400 s/);
+      }
       const longer: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 2 * HOUR } };
       assert.match(checkRecordUpdate(fresh(), longer, context(t)) ?? '', /not what acquire by lead/);
       // A 60 s grant's heartbeat extends it by 60 s (the control), not by the container's 2 h.

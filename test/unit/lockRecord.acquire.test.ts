@@ -37,12 +37,12 @@ describe('lockRecord: acquire', () => {
     assert.equal(acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MAX_HOLD_MS })).expiresAt, T0 + MAX_HOLD_MS, '24 h is the longest lease');
   });
 
-  // The container's limits (leaseTtlSeconds 60–86,400): `acquire --ttl 5` granted a 5-second lease.
-  for (const ttlMs of [5 * SECOND, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
-    it(`refuses a lease of ${ttlMs} ms, outside the container's 60 s to 24 h: 'invalid-request', writing nothing`, () => {
+  // Past 24 h it was capped silently; now refused, like one below a second.
+  for (const ttlMs of [0, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
+    it(`refuses a lease of ${ttlMs} ms, outside 1 s to 24 h: 'invalid-request', writing nothing`, () => {
       const { error, record } = refusedWith(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0), 'invalid-request');
       assert.equal(record, undefined);
-      assert.match(error.message, /60 to 86400 seconds .*--ttl/);
+      assert.match(error.message, /1 to 86400 seconds; .*--ttl/);
     });
   }
 

@@ -75,7 +75,7 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a block without text', damage: r => ({ ...r, blocks: [{ to: ANA, grant: 1, at: T0 }] }) },
   { what: 'an audit line without time', damage: r => ({ ...r, audit: [{ who: LEAD, action: 'acquire' }] }) },
   { what: 'audit as text', damage: r => ({ ...r, audit: 'lost' }) },
-  { what: 'a holder\'s lease length below the container\'s 60 s', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 5_000 } }) },
+  { what: 'a holder\'s lease length below 1 s', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 500 } }) },
   { what: 'a holder\'s lease length past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 25 * 3_600_000 } }) },
   { what: 'a holder\'s lease length as text', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: '60000' } }) },
 ];

@@ -12,7 +12,7 @@ import { waitForTurn } from './waitForTurn';
 
 /** The holder's life cycle: acquire, heartbeat, release. */
 
-/** A grant's lease length, in seconds: the container's limits (leaseTtlSeconds 60–86,400). */
+/** A grant's lease length, in seconds (the pure rule's bounds, lockRecord.ts). */
 const GRANT_TTL = { min: MIN_LEASE_TTL_MS / SECOND, max: MAX_LEASE_TTL_MS / SECOND };
 
 export const acquireCommand: Command = {

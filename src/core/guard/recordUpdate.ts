@@ -94,7 +94,7 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       // The grant's lease length is the acquirer's choice within the container's limits; the new holder
       // keeps it (and its expiry must be exactly that long after the acquire: the replay compares).
       if (!(h.ttlMs >= MIN_LEASE_TTL_MS && h.ttlMs <= MAX_LEASE_TTL_MS)) {
-        return `an acquire must grant a lease of ${MIN_LEASE_TTL_MS / SECOND} s to ${MAX_LEASE_TTL_MS / SECOND} s (the container's limits).`;
+        return `an acquire must grant a lease of ${MIN_LEASE_TTL_MS / SECOND} s to ${MAX_LEASE_TTL_MS / SECOND} s.`;
       }
       return [() => protocol.acquire(before, settings, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash, ttlMs: h.ttlMs }, at)];
     }

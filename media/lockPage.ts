@@ -1,6 +1,7 @@
 // The lock page's script (runs in the webview; bundled to dist/media/lockPage.js). It renders the
 // view the extension posts and sends back typed requests; it keeps the countdown ticking locally.
 import { formatDuration, formatTime, localiseTimes } from '../src/core/format';
+import { escapeControls } from '../src/core/safeText';
 import type { FromWebview, LockPageView, ToWebview } from '../src/extension/lockPageProtocol';
 import { renderTimeline } from './timeline';
 
@@ -15,9 +16,10 @@ let offset = 0; // page clock minus extension clock
 function time(ms: number): string {
   return formatTime(ms);
 }
+/** Every text of the page goes through here: controls an older client stored (a right-to-left override) show as escapes. */
 function el(tag: string, text?: string, cls?: string): HTMLElement {
   const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = text;
+  if (text !== undefined) e.textContent = escapeControls(text);
   if (cls) e.className = cls;
   return e;
 }
@@ -110,7 +112,7 @@ function render(): void {
   for (const line of [...v.audit].reverse()) {
     const tr = el('tr', undefined, line.outcome === 'refused' ? 'refused' : '');
     tr.append(el('td', time(line.at)), el('td', `#${line.grant}`), el('td', line.who),
-      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
+      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}${line.since !== undefined ? ` since ${time(line.since)}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
     body.append(tr);
   }
   app.append(section('Audit trail', v.audit.length ? audit : el('p', 'No audit lines yet.', 'muted')));

@@ -1,6 +1,7 @@
 // The lock page's timeline (runs in the webview): grants as bars per person over the last seven days, coloured
 // by how they ended, silent parts hatched, queue waits as thin bars beneath; a tooltip per bar (<title>) and
 // the same sentences as a text alternative. Colours come from the theme through CSS classes (lockPage.css).
+import { escapeControls } from '../src/core/safeText';
 import type { TimelineView } from '../src/extension/lockPageProtocol';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -14,7 +15,7 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (title !== undefined) {
     const t = document.createElementNS(SVG, 'title');
-    t.textContent = title;
+    t.textContent = escapeControls(title);
     e.append(t);
   }
   return e;
@@ -51,7 +52,7 @@ export function renderTimeline(t: TimelineView, now: number): HTMLElement {
   lanes.forEach((who, i) => {
     const y = AXIS + i * LANE;
     const name = svg('text', { x: 0, y: y + 15, class: 'lane' }, who);
-    name.textContent = who.length > 26 ? `${who.slice(0, 25)}…` : who;
+    name.textContent = escapeControls(who.length > 26 ? `${who.slice(0, 25)}…` : who);
     root.append(name);
     for (const b of t.bars.filter(b => b.who === who)) {
       const x1 = x(b.from);
@@ -86,7 +87,7 @@ export function renderTimeline(t: TimelineView, now: number): HTMLElement {
   const list = document.createElement('ul');
   for (const text of [...t.bars.map(b => b.text), ...t.waits.map(w => w.text)]) {
     const li = document.createElement('li');
-    li.textContent = text;
+    li.textContent = escapeControls(text);
     list.append(li);
   }
   details.append(summary, list);

@@ -1,8 +1,12 @@
 import { LockError, LockErrorCode, LockNoPageError, exitCodeFor } from '../core/errors';
+import { escapeControls } from '../core/safeText';
 
 /**
  * Everything the command line prints goes through here: short human lines on stdout by default,
  * or exactly one JSON object on stdout with `--json` (errors included). Never pass a token.
+ * Text from the lock page may hold control characters an older client stored (a C1 CSI, a
+ * right-to-left override): they reach no terminal raw — escaped for people, and `\uXXXX` escapes
+ * inside JSON strings (the same values to a JSON reader).
  */
 export class Output {
   private emitted = false;
@@ -18,13 +22,13 @@ export class Output {
     if (this.json) {
       this.writeJson({ ok: true, ...data });
     } else {
-      for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(line + '\n');
+      for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(escapeControls(line) + '\n');
     }
   }
 
   /** Progress or hints for people; silent under `--json`, always on stderr. */
   note(line: string): void {
-    if (!this.json) this.stderr.write(line + '\n');
+    if (!this.json) this.stderr.write(escapeControls(line) + '\n');
   }
 
   /** Reports an error and returns the exit code for it. */
@@ -46,7 +50,7 @@ export class Output {
       }
       this.writeJson({ ok: false, exitCode: exit, error: body });
     } else {
-      this.stderr.write(`lockstep: ${message}\n`);
+      this.stderr.write(`lockstep: ${escapeControls(message)}\n`);
     }
     return exit;
   }
@@ -54,6 +58,6 @@ export class Output {
   private writeJson(value: Record<string, unknown>): void {
     if (this.emitted) return; // one JSON object per call, whatever happens after
     this.emitted = true;
-    this.stdout.write(JSON.stringify(value) + '\n');
+    this.stdout.write(escapeControls(JSON.stringify(value)) + '\n');
   }
 }

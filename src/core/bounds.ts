@@ -25,13 +25,14 @@ export function assertWait(wait: unknown, setting = 'wait'): asserts wait is num
 
 /**
  * Parses a command-line TTL: a whole number of seconds within the bounds (seed 003's `int $ttl`,
- * 1–86,400). A fraction ("1.5") is a usage error, never rounded.
+ * 1–86,400; a container lock's grant: the pure rule's, lockRecord.ts). A fraction ("1.5") is a usage
+ * error, never rounded.
  */
-export function parseTtlSeconds(text: string, setting = 'ttl'): number {
+export function parseTtlSeconds(text: string, setting = 'ttl', bounds: { readonly min: number; readonly max: number } = { min: TTL_MIN_SECONDS, max: TTL_MAX_SECONDS }): number {
   const ttl = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
-  if (!(ttl >= TTL_MIN_SECONDS && ttl <= TTL_MAX_SECONDS)) {
+  if (!(ttl >= bounds.min && ttl <= bounds.max)) {
     throw new LockConfigurationError(
-      `The ${setting} must be a whole number of seconds from ${TTL_MIN_SECONDS} to ${TTL_MAX_SECONDS}, e.g. 30; split longer work or renew the lease.`,
+      `The ${setting} must be a whole number of seconds from ${bounds.min} to ${bounds.max}, e.g. ${Math.max(30, bounds.min)}; split longer work or renew the lease.`,
       { setting });
   }
   return ttl;

@@ -1,8 +1,9 @@
-import { HOUR } from './clock';
+import { HOUR, SECOND } from './clock';
 import { formatClock } from './format';
 import {
   LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
 } from './errors';
+import { cleanText, hasControls } from './safeText';
 
 /**
  * The container's lock record (docs/protocol.md#the-record) and its transitions. Every transition is a
@@ -13,17 +14,34 @@ import {
 /** docs/protocol.md#caps: a lease is never extended past 24 hours from its grant. */
 export const MAX_HOLD_MS = 24 * HOUR;
 /**
- * The record keeps this many audit lines besides the operator's clear lines (which it always
- * keeps, see {@link keptForever}); older ones stay in the git driver's history only.
+ * docs/protocol.md#caps: the lease length of a grant (`acquire --ttl`, else `leaseTtlSeconds`) is
+ * 1 s to 24 h. A grant keeps its own ({@link Holder.ttlMs}): each heartbeat extends it by that much.
+ * (`leaseTtlSeconds` itself starts at 60 s; the floor of `acquire --ttl` stays at seed 003's 1 s
+ * until the test harnesses and chaos can let a lease lapse without waiting a minute: issue #24.)
+ */
+export const MIN_LEASE_TTL_MS = SECOND;
+export const MAX_LEASE_TTL_MS = MAX_HOLD_MS;
+/**
+ * The record keeps this many transition lines besides the operator's clear lines (which it always
+ * keeps, see {@link keptForever}); older ones stay in the git driver's history only. Refused
+ * attempts have their own section ({@link MAX_REFUSAL_LINES}) and never count here.
  */
 export const MAX_AUDIT_LINES = 500;
 /**
- * The audit trail's share of a record, in bytes of JSON: well under every store's 1 MiB limit.
+ * The transitions' share of a record, in bytes of JSON: well under every store's 1 MiB limit.
  * Past it the oldest lines other than clear lines go. Clear lines never go: were they alone past
  * it (hundreds of clears; a clear line is at most about 1 KiB), the record would grow past it
- * rather than lose one (docs/protocol.md#the-record).
+ * rather than lose one (docs/protocol.md#the-audit-trail).
  */
 export const MAX_AUDIT_BYTES = 256 * 1024;
+/**
+ * Refused attempts (pushes a guard refused, refused clears) are folded per person and action and
+ * kept in a section of their own: at most this many lines and {@link MAX_REFUSAL_BYTES} bytes, the
+ * oldest going first. Anyone can make them, so however many there are, they never push out a
+ * transition or a clear (docs/protocol.md#the-audit-trail).
+ */
+export const MAX_REFUSAL_LINES = 50;
+export const MAX_REFUSAL_BYTES = 32 * 1024;
 const UTF8 = new TextEncoder();
 export const MAX_NOTE_LENGTH = 200;
 export const MAX_BLOCK_LENGTH = 500;
@@ -48,6 +66,12 @@ export interface Holder {
   readonly proofHash: string;
   readonly grantedAt: number;
   readonly expiresAt: number;
+  /**
+   * The grant's lease length ({@link MIN_LEASE_TTL_MS} to {@link MAX_LEASE_TTL_MS}), chosen at acquire:
+   * every heartbeat extends the lease by this much (never past {@link MAX_HOLD_MS} from the grant).
+   * Records written before grants kept it read as the container's `leaseTtlMs` (recordCodec.ts).
+   */
+  readonly ttlMs: number;
 }
 
 export interface Petition {
@@ -92,8 +116,14 @@ export interface AuditLine {
   readonly grant: number;
   readonly outcome: 'done' | 'refused';
   readonly detail?: string;
-  /** Consecutive heartbeats of one grant are folded into one line. */
+  /**
+   * How many transitions or attempts the line stands for: a grant's heartbeats in a row fold into
+   * one line, and so do one person's refused attempts of one action (with the latest one's time,
+   * grant and detail).
+   */
   readonly count?: number;
+  /** For folded refused attempts: when the first of them was. */
+  readonly since?: number;
   /** The person a lease or block was given to (so the page knows every identity it has seen). */
   readonly to?: string;
 }
@@ -172,15 +202,37 @@ function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: s
   return { ok: false, error: new LockRefusedError(reason, message), record: withAudit(record, { ...line, outcome: 'refused' }), summary: summarise(line, 'refused') };
 }
 
+/**
+ * Appends the transition's (or refused attempt's) line: always the trail's last, which the server
+ * guard reads. Folding keeps floods small: a heartbeat folds into its grant's heartbeat line when
+ * that is the last transition (refused attempts in between do not break the run), and a refused
+ * attempt folds into the same person's earlier refused line of the same action, wherever it is,
+ * whatever its grant or detail (a presented grant varies at will): the folded line moves to the end
+ * with a count, the first one's time (`since`) and the latest time, grant and detail.
+ */
 function withAudit(record: LockRecord, line: AuditLine): LockRecord {
-  const last = record.audit[record.audit.length - 1];
-  // Runs of heartbeats, and of one person's identical refused attempts, fold into one line with a
-  // count: neither may push the real history out of the bounded trail.
-  const repeats = last !== undefined && last.action === line.action && last.grant === line.grant && last.outcome === line.outcome
-    && (line.action === 'heartbeat' && line.outcome === 'done'
-      || line.outcome === 'refused' && last.who === line.who && last.detail === line.detail);
-  const audit = repeats ? [...record.audit.slice(0, -1), { ...line, count: (last.count ?? 1) + 1 }] : [...record.audit, line];
-  return { ...record, audit: boundAudit(audit) };
+  const folds = (l: AuditLine) => (line.outcome === 'refused'
+    ? l.outcome === 'refused' && l.who === line.who && l.action === line.action
+    : line.action === 'heartbeat' && l.action === 'heartbeat' && l.outcome === 'done' && l.grant === line.grant);
+  const at = line.outcome === 'refused' ? findLast(record.audit, folds) : lastTransition(record.audit, folds);
+  if (at < 0) return { ...record, audit: boundAudit([...record.audit, line]) };
+  const earlier = record.audit[at];
+  const folded: AuditLine = {
+    ...line, count: (earlier.count ?? 1) + 1, ...(line.outcome === 'refused' ? { since: earlier.since ?? earlier.at } : {}),
+  };
+  return { ...record, audit: boundAudit([...record.audit.slice(0, at), ...record.audit.slice(at + 1), folded]) };
+}
+
+/** The index of the last line that `match`es, or -1. */
+function findLast(audit: readonly AuditLine[], match: (line: AuditLine) => boolean): number {
+  for (let i = audit.length - 1; i >= 0; i--) if (match(audit[i])) return i;
+  return -1;
+}
+
+/** The index of the last transition (refused attempts skipped) when it `match`es, else -1. */
+function lastTransition(audit: readonly AuditLine[], match: (line: AuditLine) => boolean): number {
+  const i = findLast(audit, l => l.outcome !== 'refused');
+  return i >= 0 && match(audit[i]) ? i : -1;
 }
 
 /**
@@ -194,26 +246,42 @@ export function keptForever(line: AuditLine): boolean {
 }
 
 /**
- * The lines kept forever ({@link keptForever}) all stay; the others keep the newest
- * {@link MAX_AUDIT_LINES}, then the oldest of them go until the trail fits {@link MAX_AUDIT_BYTES}.
- * Were the kept-forever lines alone past the budget, the trail stays past it: no clear line is
- * ever dropped to make room (the docs say so). The newest line always stays.
+ * Two sections, each with its own budget. Refused attempts (outcome `refused`) keep the newest
+ * {@link MAX_REFUSAL_LINES} within {@link MAX_REFUSAL_BYTES}. Transitions: the lines kept forever
+ * ({@link keptForever}) all stay; the others keep the newest {@link MAX_AUDIT_LINES}, then the
+ * oldest of them go until the transitions fit {@link MAX_AUDIT_BYTES}. Were the kept-forever lines
+ * alone past the budget, the trail stays past it: no clear line is ever dropped to make room (the
+ * docs say so). Neither section's lines count against the other's budget, so no number of refused
+ * attempts pushes out a transition. The newest line always stays.
  */
 export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
-  const others = audit.reduce((n, l) => n + (keptForever(l) ? 0 : 1), 0);
-  let dropOthers = Math.max(0, others - MAX_AUDIT_LINES);
-  const sizes = audit.map(lineBytes);
-  let bytes = sizes.reduce((a, b) => a + b, 0);
   const keep = audit.map(() => true);
-  // The newest line is the transition's own (the server guard reads it): it always stays.
-  for (let i = 0; i < audit.length - 1; i++) {
-    if (keptForever(audit[i])) continue;
-    if (dropOthers === 0 && bytes <= MAX_AUDIT_BYTES) break;
-    keep[i] = false;
-    bytes -= sizes[i];
-    if (dropOthers > 0) dropOthers--;
-  }
+  const refusal = (l: AuditLine) => l.outcome === 'refused';
+  trimOldest(audit, keep, refusal, refusal, MAX_REFUSAL_LINES, MAX_REFUSAL_BYTES);
+  trimOldest(audit, keep, l => !refusal(l) && !keptForever(l), l => !refusal(l), MAX_AUDIT_LINES, MAX_AUDIT_BYTES);
   return audit.filter((_, i) => keep[i]);
+}
+
+/**
+ * Drops the oldest `droppable` lines until at most `maxLines` of them remain and the lines `counted`
+ * (the droppable ones and those of their section that never go) fit `maxBytes`. The newest line is
+ * the transition's own (the server guard reads it): it always stays.
+ */
+function trimOldest(
+  audit: readonly AuditLine[], keep: boolean[], droppable: (l: AuditLine) => boolean, counted: (l: AuditLine) => boolean, maxLines: number, maxBytes: number,
+): void {
+  let lines = 0;
+  let bytes = 0;
+  for (const l of audit) {
+    if (droppable(l)) lines++;
+    if (counted(l)) bytes += lineBytes(l);
+  }
+  for (let i = 0; i < audit.length - 1 && (lines > maxLines || bytes > maxBytes); i++) {
+    if (!droppable(audit[i])) continue;
+    keep[i] = false;
+    lines--;
+    bytes -= lineBytes(audit[i]);
+  }
 }
 
 /**
@@ -330,13 +398,21 @@ export interface HolderProof {
   readonly grant: number;
 }
 
+/**
+ * A new grant for `identity`, with the lease length `ttlMs` (default: the container's
+ * `leaseTtlMs`), which the grant keeps: refused outside {@link MIN_LEASE_TTL_MS}–{@link MAX_LEASE_TTL_MS}.
+ */
 export function acquire(
   record: LockRecord, settings: ContainerSettings,
-  request: { identity: string; tokenHash: string; proofHash: string }, now: number,
+  request: { identity: string; tokenHash: string; proofHash: string; ttlMs?: number }, now: number,
 ): Outcome<{ grant: number; expiresAt: number }> {
   const { identity } = request;
   const invalid = checkIdentity(identity);
   if (invalid) return invalid;
+  const ttlMs = request.ttlMs ?? settings.leaseTtlMs;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < MIN_LEASE_TTL_MS || ttlMs > MAX_LEASE_TTL_MS) {
+    return refused('invalid-request', `A lease lasts ${MIN_LEASE_TTL_MS / SECOND} to ${MAX_LEASE_TTL_MS / SECOND} seconds; ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.`);
+  }
   const h = record.holder;
   if (h !== null && isLive(h, now)) {
     return h.identity === identity
@@ -348,12 +424,12 @@ export function acquire(
     return refused('not-your-turn', `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${formatClock(turn.current?.endsAt ?? now)}. ${sentence(nextStep(record, settings, identity, now))}`);
   }
   const grant = record.grant + 1;
-  const expiresAt = now + Math.min(settings.leaseTtlMs, MAX_HOLD_MS);
+  const expiresAt = now + ttlMs;
   const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
     ...record,
     grant,
-    holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt },
+    holder: { identity, grant, tokenHash: request.tokenHash, proofHash: request.proofHash, grantedAt: now, expiresAt, ttlMs },
     releasedAt: null,
     queue: record.queue.filter(p => p.identity !== identity),
     // Ranges belong to a grant; a new grant starts without any. A silent holder's grant ends here:
@@ -369,12 +445,13 @@ export function acquire(
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
 }
 
+/** Extends the live holder's lease by its grant's own TTL ({@link Holder.ttlMs}), never past 24 h from the grant. */
 export function heartbeat(record: LockRecord, settings: ContainerSettings, proof: HolderProof, now: number): Outcome<{ expiresAt: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, settings, proof.identity, proof.grant, now), proof.grant) };
   }
   const h = record.holder as Holder;
-  const expiresAt = Math.min(now + settings.leaseTtlMs, h.grantedAt + MAX_HOLD_MS);
+  const expiresAt = Math.min(now + h.ttlMs, h.grantedAt + MAX_HOLD_MS);
   const next: LockRecord = { ...record, holder: { ...h, expiresAt: Math.max(expiresAt, h.expiresAt) } };
   return done(next, { expiresAt: Math.max(expiresAt, h.expiresAt) }, { at: now, who: h.identity, action: 'heartbeat', grant: h.grant });
 }
@@ -533,6 +610,8 @@ export function markDone(record: LockRecord, request: { identity: string; block:
 
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
 export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number }> {
+  const invalid = checkIdentity(request.identity);
+  if (invalid) return invalid;
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;
   const line = { at: now, who: request.identity, action: 'clear' as const, grant };
@@ -558,8 +637,9 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
 }
 
 /**
- * A guard refused a push to a protected branch: the refusal is audited on the page (folded with the
- * same person's identical refusals just before it). Never changes anything but the audit trail.
+ * A guard refused a push to a protected branch: the refusal is audited on the page, folded with the
+ * same pusher's earlier refused pushes (whatever grant they presented) and bounded with the other
+ * refused attempts. Never changes anything but the audit trail.
  */
 export function auditRefusedPush(record: LockRecord, request: { identity: string; grant: number; detail: string }, now: number): Outcome<never> {
   const detail = cleanText(request.detail, MAX_NOTE_LENGTH);
@@ -696,15 +776,10 @@ function position(record: LockRecord, identity: string): number {
 }
 
 function checkIdentity(identity: string): Outcome<never> | undefined {
-  if (typeof identity !== 'string' || identity.trim() === '' || identity.length > MAX_IDENTITY_LENGTH || /[\x00-\x1f\x7f]/.test(identity)) {
-    return refused('invalid-request', `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters (usually an e-mail address).`);
+  if (typeof identity !== 'string' || identity.trim() === '' || identity.length > MAX_IDENTITY_LENGTH || hasControls(identity)) {
+    return refused('invalid-request', `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.`);
   }
   return undefined;
-}
-
-/** Control characters out, whitespace folded, length bounded. */
-function cleanText(text: string, max: number): string {
-  return text.replace(/[\x00-\x1f\x7f]+/g, ' ').replace(/\s+/g, ' ').trim().slice(0, max);
 }
 
 function iso(ms: number): string {

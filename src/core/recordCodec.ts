@@ -1,5 +1,5 @@
 import { LockStorageError } from './errors';
-import type { LockRecord } from './lockRecord';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, type ContainerSettings, type LockRecord } from './lockRecord';
 
 /**
  * The bytes a record is stored as (the git driver's record.json, and what the server guard requires
@@ -11,9 +11,10 @@ export function encodeRecord(record: LockRecord): string {
 
 /**
  * Checks that a stored value is a lock record before anything reads it. A record that fails is
- * damaged: it raises LockStorageError and is never treated as a free lock.
+ * damaged: it raises LockStorageError and is never treated as a free lock. `settings` are the
+ * container's: a holder written before grants kept their TTL gets the container's `leaseTtlMs`.
  */
-export function parseRecord(value: unknown, driver: string, container: string): LockRecord {
+export function parseRecord(value: unknown, driver: string, container: string, settings: Pick<ContainerSettings, 'leaseTtlMs'>): LockRecord {
   const fail = (what: string): never => {
     throw new LockStorageError(driver, `The container's lock record is damaged (${what}), so the lock cannot be treated as free. Restore it from the store's history or backups; see the README on damaged records.`);
   };
@@ -27,6 +28,9 @@ export function parseRecord(value: unknown, driver: string, container: string): 
     const h = value.holder;
     if (!isObject(h) || !isText(h.identity) || !isCount(h.grant) || h.grant !== value.grant || !isHex(h.tokenHash) || !isHex(h.proofHash)
       || !isTime(h.grantedAt) || !isTime(h.expiresAt)) return fail('holder');
+    if (h.ttlMs !== undefined && !(Number.isSafeInteger(h.ttlMs) && (h.ttlMs as number) >= MIN_LEASE_TTL_MS && (h.ttlMs as number) <= MAX_LEASE_TTL_MS)) {
+      return fail('the holder\'s lease length');
+    }
   }
   if (!Array.isArray(value.queue) || !value.queue.every(p => isObject(p) && isText(p.identity) && isTime(p.at))) return fail('queue');
   if (new Set(value.queue.map(p => (p as { identity: string }).identity)).size !== value.queue.length) return fail('a person queued twice');
@@ -35,7 +39,8 @@ export function parseRecord(value: unknown, driver: string, container: string): 
     && (r.end as number) < (value.nextId as number))) return fail('identifier ranges');
   if (!Array.isArray(value.blocks) || !value.blocks.every(b => isObject(b) && isText(b.to) && typeof b.text === 'string'
     && (b.id === undefined || isCount(b.id)))) return fail('blocks');
-  if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string')) return fail('audit');
+  if (!Array.isArray(value.audit) || !value.audit.every(a => isObject(a) && isTime(a.at) && typeof a.who === 'string' && typeof a.action === 'string'
+    && (a.since === undefined || isTime(a.since)))) return fail('audit');
   // Fields added after the first records: absent means none yet.
   const pool = value.pool ?? [];
   if (!Array.isArray(pool) || !pool.every((r, i) => isObject(r) && isCount(r.start) && isCount(r.end) && (r.start as number) >= 1
@@ -53,7 +58,9 @@ export function parseRecord(value: unknown, driver: string, container: string): 
   const lastBlock = value.lastBlock ?? Math.max(0, ...blocks.map(b => b.id as number));
   if (!isCount(lastBlock) || blocks.some(b => (b.id as number) < 1 || (b.id as number) > (lastBlock as number))
     || new Set(blocks.map(b => b.id)).size !== blocks.length) return fail('block numbers');
-  return { ...value, pool, caution, blocks, lastBlock } as unknown as LockRecord;
+  // A holder written before grants kept their own TTL: the container's, which its heartbeats used.
+  const holder = isObject(value.holder) && value.holder.ttlMs === undefined ? { ...value.holder, ttlMs: settings.leaseTtlMs } : value.holder;
+  return { ...value, holder, pool, caution, blocks, lastBlock } as unknown as LockRecord;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -36,7 +36,7 @@ export const fresh = (): LockRecord => emptyRecord(CONTAINER);
 /** Unwraps a successful outcome and checks that the record it produced passes the codec. */
 export function ok<T>(outcome: Outcome<T>): { record: LockRecord; value: T; summary: string } {
   if (!outcome.ok) assert.fail(`expected success, got ${outcome.error.name}: ${outcome.error.message}`);
-  assert.doesNotThrow(() => parseRecord(JSON.parse(JSON.stringify(outcome.record)), 'memory', CONTAINER));
+  assert.doesNotThrow(() => parseRecord(JSON.parse(JSON.stringify(outcome.record)), 'memory', CONTAINER, SETTINGS));
   return { record: outcome.record, value: outcome.value, summary: outcome.summary };
 }
 

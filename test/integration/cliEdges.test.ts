@@ -1,6 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Container } from '../../src/core/container/container';
+import { openDriver } from '../../src/core/drivers';
+import type { LockRecord } from '../../src/core/lockRecord';
 import { createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
 
 /**
@@ -115,6 +118,45 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
         assert.equal(run.stderr, '', `run ${i + 1}: stderr`);
         assert.deepEqual([run.code, run.signal], [0, null], `run ${i + 1}: exit`);
       }
+    });
+  });
+
+  describe('text an older client stored', () => {
+    /** C1 controls (U+009B is a terminal's CSI) and bidirectional controls (U+202E reverses what follows). */
+    const RAW = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+    it('queue, status, blocks and audit print no raw C1 or bidi control, for people or in --json, and --json keeps the values', async () => {
+      // Written through the store itself, as a client from before issue #24 could: its notes kept C1 and bidi controls.
+      const probe = await Container.open({ cwd: ana.dir, env: { ...process.env, LOCKSTEP_PATH: team.store } });
+      const driver = await openDriver(probe.config);
+      const note = 'urgent \u202eoot \u009b2J\u009b31m fix';
+      const who = 'mallory\u202e@example.com';
+      try {
+        const stored = await driver.read(probe.key);
+        const record = stored!.value as LockRecord;
+        const next: LockRecord = {
+          ...record,
+          queue: [...record.queue, { identity: who, at: Date.now(), note }],
+          lastBlock: record.lastBlock + 1,
+          blocks: [...record.blocks, { id: record.lastBlock + 1, to: who, text: `tables \u009b1;1H\u2067`, grant: record.grant, at: Date.now() }],
+          audit: [...record.audit, { at: Date.now(), who, action: 'petition', grant: record.grant, outcome: 'done', detail: note }],
+        };
+        assert.equal((await driver.compareAndSwap(probe.key, stored!.revision, next, { summary: 'petition by an older client' })).ok, true);
+      } finally {
+        await driver.close();
+        await probe.close();
+      }
+      for (const args of [['queue'], ['status'], ['blocks'], ['audit']]) {
+        const human = await team.cli(ana, args, { json: false });
+        assert.equal(human.code, 0, `${args[0]}: ${human.stderr}`);
+        assert.doesNotMatch(human.stdout + human.stderr, RAW, `${args[0]} printed a raw control`);
+        const json = await team.cli(ana, args);
+        assert.equal(json.code, 0, `${args[0]} --json: ${json.stderr}`);
+        assert.doesNotMatch(json.stdout, RAW, `${args[0]} --json printed a raw control`);
+      }
+      const queue = await team.cli(ana, ['queue'], { json: false });
+      assert.match(queue.stdout, /mallory\\u202e@example\.com — since .* — urgent \\u202eoot \\u009b2J\\u009b31m fix$/m, 'shown, escaped');
+      assert.ok(expectOk(await team.cli(ana, ['queue']), 'queue').queue.some((p: { note?: string }) => p.note === note), '--json: the same value');
     });
   });
 });

@@ -6,7 +6,7 @@ import {
   type HolderProof, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import { parseRecord } from '../../src/core/recordCodec';
-import { ANA, BEN, CONTAINER, LEAD, OP, T0, fresh, hex, settings } from '../helpers/lockRecordFixture';
+import { ANA, BEN, CONTAINER, LEAD, OP, SETTINGS, T0, fresh, hex, settings } from '../helpers/lockRecordFixture';
 
 /**
  * Random interleavings of the protocol by several people with random time steps, releases with and
@@ -70,7 +70,7 @@ function run(actions: readonly Action[]): void {
       const line = next.audit[next.audit.length - 1];
       if (outcome.ok && (line.action === 'clear' || line.action === 'acquire' && record.holder !== null)) returnedBySilentEnd += unused(record);
       // What a store would hold: JSON, read back through the codec.
-      record = parseRecord(JSON.parse(JSON.stringify(next)), 'memory', CONTAINER);
+      record = parseRecord(JSON.parse(JSON.stringify(next)), 'memory', CONTAINER, SETTINGS);
     }
     return outcome.ok ? outcome.value : undefined;
   };

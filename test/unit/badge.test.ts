@@ -11,7 +11,7 @@ describe('badge', () => {
   const hash = (c: string) => c.repeat(64);
   const held = (identity: string, grant: number, expiresAt: number): LockRecord => ({
     ...emptyRecord('c'), grant,
-    holder: { identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt },
+    holder: { identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt, ttlMs: 2 * 3600_000 },
   });
   const badge = (record: LockRecord, identity: string, session?: { grant: number; tokenHash: string }, isOperator = false) =>
     badgeFor({ kind: 'status', status: describeStatus(record, settings, { identity, ...(session ? { session } : {}) }, now), isOperator }, now);
@@ -196,7 +196,7 @@ describe('badge: the page rule and the caution mark', () => {
     const caution = { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' };
     const hash = (c: string) => c.repeat(64);
     const holder = (identity: string, grant: number, expiresAt: number) =>
-      ({ identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt });
+      ({ identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt, ttlMs: 2 * 3600_000 });
     const cases: { title: string; record: LockRecord; identity: string; session?: { grant: number; tokenHash: string }; state: LockState; words: string }[] = [
       { title: 'free after a clear', record: { ...emptyRecord('c'), grant: 4, caution }, identity: 'bob@x.io', state: LockState.Free, words: 'Free · caution' },
       { title: 'held by the one who took over', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) }, identity: 'bob@x.io', state: LockState.HeldByOther, words: 'Held by carol · caution' },

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { HOUR, MINUTE } from '../../src/core/clock';
+import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '../../src/core/guard/recordUpdate';
 import * as protocol from '../../src/core/lockRecord';
 import { MAX_HOLD_MS, type LockRecord } from '../../src/core/lockRecord';
@@ -131,6 +131,24 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.equal(checkRecordUpdate(marked, landed, ctx), undefined);
     });
 
+    it('refused pushes presenting other grants fold into one line (the pusher\'s), and a heartbeat after them still folds: each is accepted', () => {
+      const refusal = (grant: number) => ({ identity: 'unknown pusher', grant, detail: `server guard refused a push to main: Grant #${grant} is not the current grant #1` });
+      const once = protocol.auditRefusedPush(held, refusal(41), t).record!;
+      const twice = protocol.auditRefusedPush(once, refusal(42), t + 1).record!;
+      assert.equal(twice.audit.length, once.audit.length);
+      assert.deepEqual([twice.audit.at(-1)!.count, twice.audit.at(-1)!.grant, twice.audit.at(-1)!.since], [2, 42, t]);
+      assert.equal(checkRecordUpdate(once, twice, context(t)), undefined);
+      const ctx = context(t, withProof(LEAD, 1));
+      const beat = ok(protocol.heartbeat(held, SETTINGS, holderProof(held), t)).record;
+      const refusedAfter = protocol.auditRefusedPush(beat, refusal(43), t + 2).record!;
+      const beatAgain = ok(protocol.heartbeat(refusedAfter, SETTINGS, holderProof(held), t + 3)).record;
+      assert.equal(beatAgain.audit.at(-1)!.count, 2, 'the refusal did not break the run of heartbeats');
+      assert.equal(checkRecordUpdate(refusedAfter, beatAgain, ctx), undefined);
+      // A "fold" that also drops a transition line is not what the refusal writes.
+      const dropping = { ...twice, audit: twice.audit.filter(l => l.action !== 'acquire') };
+      assert.match(checkRecordUpdate(once, dropping, context(t)) ?? '', /not what a refused push by unknown pusher/);
+    });
+
     it('folded heartbeats (one audit line with a count) are still one transition each', () => {
       const proof = holderProof(held);
       const once = ok(protocol.heartbeat(held, SETTINGS, proof, t)).record;
@@ -199,6 +217,27 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.ok(checkRecordUpdate(ok(protocol.petition(held, { identity: ANA }, t)).record, dropped, context(t)));
       const extra = { ...ok(protocol.petition(held, { identity: ANA }, t)).record, nextId: 1_000_000 };
       assert.ok(checkRecordUpdate(held, extra, context(t)));
+    });
+
+    it('one TTL per grant: an acquire of a lease outside 1 s to 24 h, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
+      const granted = acquired(fresh(), LEAD, t, 30 * MINUTE);
+      // A lease shorter than a second, or past a day: outside the bounds.
+      for (const ttlMs of [500, MAX_HOLD_MS + SECOND]) {
+        const odd: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + ttlMs, ttlMs } };
+        assert.match(checkRecordUpdate(fresh(), odd, context(t)) ?? '', /a lease of 1 s to 86400 s/);
+      }
+      const longer: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 2 * HOUR } };
+      assert.match(checkRecordUpdate(fresh(), longer, context(t)) ?? '', /not what acquire by lead/);
+      // A 60 s grant's heartbeat extends it by 60 s (the control), not by the container's 2 h.
+      const short = acquired(fresh(), LEAD, t, MINUTE);
+      const now = t + 30 * SECOND;
+      const ctx = context(now, withProof(LEAD, 1));
+      const beat = ok(protocol.heartbeat(short, SETTINGS, holderProof(short), now)).record;
+      assert.equal(beat.holder!.expiresAt, now + MINUTE);
+      assert.equal(checkRecordUpdate(short, beat, ctx), undefined);
+      const stretched: LockRecord = { ...beat, holder: { ...beat.holder!, expiresAt: now + 2 * HOUR } };
+      assert.match(checkRecordUpdate(short, stretched, ctx) ?? '', /not what heartbeat by lead/);
+      assert.match(checkRecordUpdate(short, { ...stretched, holder: { ...stretched.holder!, ttlMs: 2 * HOUR } }, ctx) ?? '', /not what heartbeat by lead/);
     });
 
     it('a clear claimed done by someone who is not an operator, or of a live holder', () => {

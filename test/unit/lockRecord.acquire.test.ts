@@ -1,7 +1,7 @@
 import { formatClock } from '../../src/core/format';
 import * as assert from 'node:assert/strict';
-import { HOUR, MINUTE } from '../../src/core/clock';
-import { acquire, MAX_HOLD_MS, mayAcquire, petition, release, turnAt, type LockRecord } from '../../src/core/lockRecord';
+import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
+import { acquire, MAX_HOLD_MS, MIN_LEASE_TTL_MS, mayAcquire, petition, release, turnAt, type LockRecord } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
   ANA, BEN, CYD, LEAD, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith, settings, tryAcquire,
@@ -25,15 +25,26 @@ describe('lockRecord: acquire', () => {
     const { record, value } = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p') }, T0));
     assert.deepEqual(value, { grant: 1, expiresAt: T0 + 2 * HOUR });
     assert.equal(record.grant, 1);
-    assert.deepEqual(record.holder, { identity: LEAD, grant: 1, tokenHash: hex('t'), proofHash: hex('p'), grantedAt: T0, expiresAt: T0 + 2 * HOUR });
+    assert.deepEqual(record.holder, { identity: LEAD, grant: 1, tokenHash: hex('t'), proofHash: hex('p'), grantedAt: T0, expiresAt: T0 + 2 * HOUR, ttlMs: 2 * HOUR });
     assert.equal(record.releasedAt, null);
     assert.deepEqual(lastAudit(record), { at: T0, who: LEAD, action: 'acquire', grant: 1, outcome: 'done' });
   });
 
-  it('caps the first lease at 24 h even when the TTL asks for more', () => {
-    const { expiresAt } = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 30 * HOUR }));
-    assert.equal(expiresAt, T0 + MAX_HOLD_MS);
+  it('a grant keeps the TTL it was acquired with, and a TTL asked for overrides the container\'s', () => {
+    const { record, value } = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 60 * SECOND }, T0));
+    assert.equal(value.expiresAt, T0 + 60 * SECOND);
+    assert.equal(record.holder?.ttlMs, 60 * SECOND);
+    assert.equal(acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MAX_HOLD_MS })).expiresAt, T0 + MAX_HOLD_MS, '24 h is the longest lease');
   });
+
+  // Past 24 h it was capped silently; now refused, like one below a second.
+  for (const ttlMs of [0, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
+    it(`refuses a lease of ${ttlMs} ms, outside 1 s to 24 h: 'invalid-request', writing nothing`, () => {
+      const { error, record } = refusedWith(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0), 'invalid-request');
+      assert.equal(record, undefined);
+      assert.match(error.message, /1 to 86400 seconds; .*--ttl/);
+    });
+  }
 
   const refusals: { title: string; setup: () => LockRecord; who: string; now: number; reason: RefusalReason }[] = [
     { title: 'another identity while the holder is live', setup: () => acquireAs(fresh(), LEAD, T0).record, who: ANA, now: at(1), reason: 'held-by-other' },

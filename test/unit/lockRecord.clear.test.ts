@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  clear, heartbeat, keptForever, leaseIds, MAX_AUDIT_BYTES, MAX_AUDIT_LINES, MAX_NOTE_LENGTH, nextId, petition, release, summarise, turnAt, withdraw,
+  clear, heartbeat, keptForever, leaseIds, MAX_AUDIT_LINES, MAX_NOTE_LENGTH, MAX_REFUSAL_BYTES, MAX_REFUSAL_LINES, nextId, petition, release, summarise, turnAt, withdraw,
   type AuditLine, type LockRecord, type Outcome,
 } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
@@ -139,10 +139,11 @@ describe('lockRecord: audit', () => {
     assert.equal(refusedLines.length, 1);
     assert.equal(refusedLines[0].count, 20);
     assert.ok(record.audit.some(l => l.action === 'acquire' && l.who === LEAD), 'the real history is still there');
-    // A different reason, or another person, starts a new line.
-    record = attempt(record, BEN, 'please', 0);
-    record = attempt(record, ANA, 'please', 1);
-    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, 3);
+    // A different reason folds too (the line keeps the latest, the count and the first time); another person starts a new line.
+    record = attempt(record, BEN, 'please', 30);
+    assert.deepEqual(record.audit.filter(l => l.outcome === 'refused').map(l => [l.who, l.count, l.detail, l.since, l.at]), [[BEN, 21, 'please', at(3, 0), at(3, 30)]]);
+    record = attempt(record, ANA, 'please', 31);
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, 2);
   });
 
   it('heartbeats of different grants are not folded together', () => {
@@ -165,11 +166,11 @@ describe('lockRecord: audit', () => {
     assert.equal(record.audit.length, MAX_AUDIT_LINES);
     assert.equal(record.audit[0].who, who(20));
     assert.equal(lastAudit(record).who, who(MAX_AUDIT_LINES + 19));
-    // A refused clear attempt is no clear: its line counts among the others, and the oldest goes.
+    // A refused clear attempt is no transition: its line goes into the refused attempts' own section, and no transition goes.
     const refused = clear(record, SETTINGS, { identity: ANA, reason: 'x' }, at(1));
     assert.ok(!refused.ok && refused.record);
-    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES);
-    assert.equal(refused.record.audit[0].who, who(21));
+    assert.equal(refused.record.audit.length, MAX_AUDIT_LINES + 1);
+    assert.equal(refused.record.audit[0].who, who(20));
     assert.deepEqual([lastAudit(refused.record).action, lastAudit(refused.record).outcome], ['clear', 'refused']);
   });
 
@@ -192,9 +193,10 @@ describe('lockRecord: audit', () => {
     let record: LockRecord = { ...cleared, audit: [...cleared.audit, ...Array.from({ length: 880 }, (_, i) => line(i))] };
     for (let i = 880; i < 900; i++) record = attempt(record, i);
     assert.ok(record.audit.includes(real), 'the operator\'s clear line is still on the page');
-    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, MAX_AUDIT_LINES, 'the refused attempts are bounded like other lines');
+    assert.ok(record.audit.some(l => l.action === 'acquire' && l.who === LEAD), 'and the acquire before it');
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, MAX_REFUSAL_LINES, 'the refused attempts are bounded in their own section');
     assert.equal(lastAudit(record).detail, `899 ${'x'.repeat(MAX_NOTE_LENGTH - 4)}`);
-    assert.ok(Buffer.byteLength(JSON.stringify(record.audit)) <= MAX_AUDIT_BYTES);
+    assert.ok(Buffer.byteLength(JSON.stringify(record.audit.filter(l => l.outcome === 'refused'))) <= MAX_REFUSAL_BYTES);
   });
 
   it('summaries name people and grants, never token or proof hashes', () => {

@@ -1,6 +1,6 @@
 import { formatClock } from '../../src/core/format';
 import * as assert from 'node:assert/strict';
-import { HOUR, MINUTE } from '../../src/core/clock';
+import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import { clear, heartbeat, MAX_HOLD_MS } from '../../src/core/lockRecord';
 import {
   ANA, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, leaseLost, ok, proofOf, settings,
@@ -16,10 +16,19 @@ describe('lockRecord: heartbeat', () => {
     assert.equal(record.grant, 1, 'a heartbeat issues no grant');
   });
 
-  it('never shortens a lease granted with a longer TTL', () => {
+  it('extends by the grant\'s own TTL, whatever the container\'s: a 60 s grant stays a 60 s lease, a 6 h one a 6 h lease', () => {
+    const short = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MINUTE }));
+    const beat = ok(heartbeat(short.record, SETTINGS, short.proof, T0 + 30 * SECOND));
+    assert.equal(beat.value.expiresAt, T0 + 90 * SECOND, 'not the container\'s 2 h');
+    assert.equal(beat.record.holder?.ttlMs, MINUTE, 'the grant keeps its TTL');
+    const long = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 6 * HOUR }));
+    assert.equal(ok(heartbeat(long.record, SETTINGS, long.proof, at(1))).value.expiresAt, at(7));
+  });
+
+  it('never shortens a lease (a record from before grants kept their TTL reads with the container\'s, maybe shorter)', () => {
     const held = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 6 * HOUR }));
-    const { value } = ok(heartbeat(held.record, SETTINGS, held.proof, at(1)));
-    assert.equal(value.expiresAt, at(6));
+    const older = { ...held.record, holder: { ...held.record.holder!, ttlMs: 2 * HOUR } };
+    assert.equal(ok(heartbeat(older, SETTINGS, held.proof, at(1))).value.expiresAt, at(6));
   });
 
   // The 24 h bound (TPS 7.2): never past grantedAt + 24 h, whatever the TTL and however late.
@@ -36,8 +45,8 @@ describe('lockRecord: heartbeat', () => {
     it(`at +${((b.now - T0) / HOUR).toFixed(2)} h with TTL ${b.ttl / MINUTE} min → expires at +${((b.expected - T0) / HOUR).toFixed(2)} h`, () => {
       // The lease as earlier heartbeats left it: granted at hour 0, live for one more millisecond.
       const held = acquireAs(fresh(), LEAD, T0);
-      const live = { ...held.record, holder: { ...held.record.holder!, expiresAt: b.now + 1 } };
-      const { value, record } = ok(heartbeat(live, settings({ leaseTtlMs: b.ttl }), held.proof, b.now));
+      const live = { ...held.record, holder: { ...held.record.holder!, expiresAt: b.now + 1, ttlMs: b.ttl } };
+      const { value, record } = ok(heartbeat(live, SETTINGS, held.proof, b.now));
       assert.equal(value.expiresAt, b.expected);
       assert.ok(record.holder!.expiresAt <= record.holder!.grantedAt + MAX_HOLD_MS);
     });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  adoptPage, boundAudit, clear, createPage, emptyRecord, leaseIds, MAX_AUDIT_BYTES, MAX_AUDIT_LINES, nextId, petition, release, withdraw,
+  adoptPage, auditRefusedPush, boundAudit, clear, createPage, emptyRecord, leaseIds, MAX_AUDIT_BYTES, MAX_AUDIT_LINES, MAX_REFUSAL_BYTES, MAX_REFUSAL_LINES, nextId, petition, release, withdraw,
   type AuditLine, type LockRecord,
 } from '../../src/core/lockRecord';
 import { parseRecord } from '../../src/core/recordCodec';
@@ -31,7 +31,7 @@ describe('lockRecord: the page itself', () => {
 });
 
 describe('lockRecord: every clear keeps its audit line', () => {
-  it('petition/withdraw cycles on an audit already at its limit after a clear leave the clear line (the refused attempt before it goes)', () => {
+  it('petition/withdraw cycles on an audit already at its limit after a clear leave the clear line, and the refused attempt before it in its own section', () => {
     const held = acquireAs(ok(createPage(CONTAINER, { identity: LEAD }, T0)).record, LEAD, T0);
     const refusedAttempt = clear(held.record, SETTINGS, { identity: OP, reason: '' }, at(3));
     assert.ok(!refusedAttempt.ok && refusedAttempt.record, 'a clear without a reason is refused and audited');
@@ -47,29 +47,56 @@ describe('lockRecord: every clear keeps its audit line', () => {
       record = ok(withdraw(record, { identity: ANA }, at(4) + i)).record;
     }
     const clears = record.audit.filter(l => l.action === 'clear');
-    assert.deepEqual(clears.map(l => [l.outcome, l.detail]), [['done', `cleared ${LEAD}: lead gone`]]);
-    assert.equal(record.audit.length, MAX_AUDIT_LINES + 1, 'the other lines keep their limit');
+    assert.deepEqual(clears.map(l => [l.outcome, l.detail]), [['refused', undefined], ['done', `cleared ${LEAD}: lead gone`]]);
+    assert.equal(record.audit.length, MAX_AUDIT_LINES + 2, 'the other transitions keep their limit');
     assert.equal(record.audit.some(l => l.action === 'init'), false, 'older lines other than clears went');
-    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER);
+    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER, SETTINGS);
   });
 
   const big = (i: number, action: AuditLine['action'], outcome: AuditLine['outcome'] = 'refused'): AuditLine => (
     { at: T0 + i, who: `${'p'.repeat(190)}${i}@x`, action, grant: 1, outcome, detail: 'd'.repeat(200) });
 
-  it('an audit that would pass the byte budget stays writable: the oldest lines other than clears go first', () => {
-    const lines = Array.from({ length: 1200 }, (_, i) => (i % 100 === 0 ? big(i, 'clear', 'done') : big(i, i % 2 ? 'clear' : 'petition')));
+  it('an audit that would pass the byte budgets stays writable: in each section the oldest lines (never clears) go first', () => {
+    const lines = Array.from({ length: 1200 }, (_, i) => (i % 100 === 0 ? big(i, 'clear', 'done') : i % 2 ? big(i, 'clear') : big(i, 'petition', 'done')));
     const bounded = boundAudit(lines);
-    assert.ok(Buffer.byteLength(JSON.stringify(bounded)) <= MAX_AUDIT_BYTES + bounded.length);
+    const refused = bounded.filter(l => l.outcome === 'refused');
+    const transitions = bounded.filter(l => l.outcome === 'done');
+    assert.ok(Buffer.byteLength(JSON.stringify(transitions)) <= MAX_AUDIT_BYTES + transitions.length);
+    assert.ok(Buffer.byteLength(JSON.stringify(refused)) <= MAX_REFUSAL_BYTES + refused.length);
+    assert.ok(refused.length > 0 && refused.length <= MAX_REFUSAL_LINES);
     assert.equal(bounded.filter(l => l.action === 'clear' && l.outcome === 'done').length, 12, 'every clear line kept');
-    assert.ok(bounded.some(l => l.action === 'clear' && l.outcome === 'refused'), 'refused attempts are among the others');
-    assert.ok(lines.slice(0, 600).every(l => l.outcome === 'done' || !bounded.includes(l)), 'the oldest refused attempts went');
+    assert.deepEqual(refused, lines.filter(l => l.outcome === 'refused').slice(-refused.length), 'the newest refused attempts stay');
+    assert.deepEqual(transitions.filter(l => l.action === 'petition'), lines.filter(l => l.action === 'petition').slice(-transitions.filter(l => l.action === 'petition').length), 'the newest transitions stay');
     assert.equal(bounded[bounded.length - 1], lines[lines.length - 1], 'the newest line kept');
+  });
+
+  it('no number of refused attempts pushes out a transition: 600 refused pushes, each presenting another grant', () => {
+    const held = acquireAs(ok(createPage(CONTAINER, { identity: LEAD }, T0)).record, LEAD, T0);
+    let record = ok(release(held.record, held.proof, at(0, 30))).record;
+    const transitions = record.audit;
+    for (let i = 0; i < 600; i++) {
+      const outcome = auditRefusedPush(record, { identity: 'unknown pusher', grant: 1000 + i, detail: `server guard refused a push to main: Grant #${1000 + i} is not the current grant #1` }, at(1) + i);
+      assert.ok(!outcome.ok && outcome.record);
+      record = outcome.record;
+    }
+    assert.deepEqual(record.audit.slice(0, -1), transitions, 'init, acquire and release are all still there');
+    assert.deepEqual(lastAudit(record), {
+      at: at(1) + 599, who: 'unknown pusher', action: 'push', grant: 1599, outcome: 'refused', count: 600, since: at(1),
+      detail: 'server guard refused a push to main: Grant #1599 is not the current grant #1',
+    });
+    // Declared names vary at will too (a client guard's audit): each is a line, and the section stays bounded.
+    for (let i = 0; i < 200; i++) {
+      record = (auditRefusedPush(record, { identity: `p${i}@x`, grant: i, detail: 'x'.repeat(300) }, at(2) + i) as { record: LockRecord }).record;
+    }
+    assert.deepEqual(record.audit.slice(0, transitions.length), transitions, 'the transitions are still there');
+    assert.equal(record.audit.filter(l => l.outcome === 'refused').length, MAX_REFUSAL_LINES);
+    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER, SETTINGS);
   });
 
   it('clear lines alone past the byte budget are all kept (never dropped silently), with the newest line', () => {
     const clears = Array.from({ length: 700 }, (_, i) => big(i, 'clear', 'done'));
-    const last = big(1202, 'petition');
-    const bounded = boundAudit([big(1201, 'petition'), ...clears, last]);
+    const last = big(1202, 'petition', 'done');
+    const bounded = boundAudit([big(1201, 'petition', 'done'), ...clears, last]);
     assert.deepEqual(bounded, [...clears, last]);
     assert.ok(Buffer.byteLength(JSON.stringify(bounded)) > MAX_AUDIT_BYTES, 'past the budget: the docs say so');
   });

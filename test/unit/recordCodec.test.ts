@@ -75,13 +75,25 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a block without text', damage: r => ({ ...r, blocks: [{ to: ANA, grant: 1, at: T0 }] }) },
   { what: 'an audit line without time', damage: r => ({ ...r, audit: [{ who: LEAD, action: 'acquire' }] }) },
   { what: 'audit as text', damage: r => ({ ...r, audit: 'lost' }) },
+  { what: 'a holder\'s lease length below 1 s', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 500 } }) },
+  { what: 'a holder\'s lease length past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 25 * 3_600_000 } }) },
+  { what: 'a holder\'s lease length as text', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: '60000' } }) },
 ];
 
 describe('recordCodec: parseRecord', () => {
   it('accepts an empty record and a full one, returning it unchanged', () => {
-    assert.deepEqual(parseRecord(JSON.parse(JSON.stringify(fresh())), 'file', CONTAINER), fresh());
+    assert.deepEqual(parseRecord(JSON.parse(JSON.stringify(fresh())), 'file', CONTAINER, SETTINGS), fresh());
     const full = fullRecord();
-    assert.deepEqual(parseRecord(structuredClone(full), 'file', CONTAINER), full);
+    assert.deepEqual(parseRecord(structuredClone(full), 'file', CONTAINER, SETTINGS), full);
+  });
+
+  it('reads a holder written before grants kept their TTL with the container\'s lease length', () => {
+    const full = fullRecord();
+    const { ttlMs, ...older } = full.holder as Record<string, unknown>;
+    assert.equal(ttlMs, SETTINGS.leaseTtlMs);
+    const read = parseRecord({ ...structuredClone(full), holder: older }, 'file', CONTAINER, { leaseTtlMs: 45 * 60_000 });
+    assert.equal(read.holder?.ttlMs, 45 * 60_000);
+    assert.deepEqual({ ...read, holder: { ...read.holder, ttlMs } }, full);
   });
 
   for (const d of damages) {
@@ -91,7 +103,7 @@ describe('recordCodec: parseRecord', () => {
       const damaged = d.damage(structuredClone(full));
       let caught: unknown;
       try {
-        parseRecord(damaged, 'redis', CONTAINER);
+        parseRecord(damaged, 'redis', CONTAINER, SETTINGS);
       } catch (error) {
         caught = error;
       }

@@ -1,5 +1,6 @@
 import { assertWait, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from '../../core/bounds';
 import { SECOND } from '../../core/clock';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../../core/lockRecord';
 import { LockConfigurationError } from '../../core/errors';
 import { formatDuration } from '../../core/format';
 import { parseCommandArgs } from '../args';
@@ -11,6 +12,9 @@ import { waitForTurn } from './waitForTurn';
 
 /** The holder's life cycle: acquire, heartbeat, release. */
 
+/** A grant's lease length, in seconds (the pure rule's bounds, lockRecord.ts). */
+const GRANT_TTL = { min: MIN_LEASE_TTL_MS / SECOND, max: MAX_LEASE_TTL_MS / SECOND };
+
 export const acquireCommand: Command = {
   name: 'acquire',
   summary: 'take the container lock (exit 3 when held by another)',
@@ -19,7 +23,8 @@ export const acquireCommand: Command = {
 Takes the lock for this clone: a new grant (previous + 1). The owner token stays in
 .git/lockstep/session.json and is never printed.
 
-  --ttl S    lease length in whole seconds, ${TTL_MIN_SECONDS}–${TTL_MAX_SECONDS} (default: leaseTtlSeconds of .lockstep.json)
+  --ttl S    lease length in whole seconds, ${GRANT_TTL.min}–${GRANT_TTL.max} (default: leaseTtlSeconds of .lockstep.json);
+             the grant keeps it: each heartbeat extends the lease by that much
   --wait S   keep trying while it is held by another or not your turn, up to S seconds (0–${WAIT_MAX_SECONDS})
 
 Acquiring again in the clone that holds the lock changes nothing and says so (exit 0, "already": true).
@@ -29,7 +34,7 @@ Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused �
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { ttl: { type: 'string' }, wait: { type: 'string' } });
-    const ttl = values.ttl === undefined ? undefined : parseTtlSeconds(values.ttl);
+    const ttl = values.ttl === undefined ? undefined : parseTtlSeconds(values.ttl, 'ttl', GRANT_TTL);
     const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
     assertWait(wait);
     return withContainer(context, async container => {
@@ -48,7 +53,8 @@ export const heartbeatCommand: Command = {
   summary: 'extend your lease (never past 24 h from the grant); --every S keeps extending it',
   help: `usage: lockstep heartbeat [--every S]
 
-Extends the live lease of this clone to min(now + TTL, grant time + 24 h). Fails with exit 1
+Extends the live lease of this clone to min(now + TTL, grant time + 24 h), where TTL is the
+grant's own (acquire --ttl, else leaseTtlSeconds of .lockstep.json when it was acquired). Fails with exit 1
 when the lease was lost (expired or superseded); a lost lease is never revived.
 
   --every S  keep running and extend every S seconds (${TTL_MIN_SECONDS}–${TTL_MAX_SECONDS}), for leads who work without

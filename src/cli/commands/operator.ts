@@ -75,9 +75,10 @@ export const auditCommand: Command = {
   help: `usage: lockstep audit [--limit N] [--history]
 
 Prints the audit trail of the lock record, oldest first, in local time with the zone (JSON: epoch
-milliseconds). The record keeps every clear line and the last 500 other lines (fewer when they
-would pass 256 KiB). Refused pushes that reached a guard are there too (action push, folded when
-repeated).
+milliseconds). The record keeps every clear line and the last 500 other transitions (fewer when
+they would pass 256 KiB). Refused attempts — pushes a guard refused (action push), refused clears —
+are there too, in a section of their own (the last 50): one line per person and action, with how
+many (×N), since when, and the latest one's grant and detail.
   --limit N    only the newest N lines (a whole number from 1)
   --history    git driver only (exit 2 on the others): every transition, from the lock ref's commits
                (a compacted history keeps its audit lines), up to the newest 10,000 or N`,
@@ -100,7 +101,7 @@ repeated).
       const lines = record.audit.slice(-limit);
       context.out.result(
         lines.length === 0 ? 'No audit lines yet.' : lines.map(l =>
-          `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
+          `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.since !== undefined ? ` since ${formatTime(l.since)}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
         { audit: lines });
       return 0;
     });

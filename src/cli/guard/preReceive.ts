@@ -139,14 +139,14 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
     const pushedLog = await repo.file(update.newSha, AUDIT_FILE, MAX_AUDIT_LOG_BYTES);
     const problem = checkCompaction({ record: beforeText ?? '', auditLog }, { record: afterText, auditLog: typeof pushedLog === 'object' ? pushedLog.text : '' });
     if (problem) return problem;
-    const line = lastAuditLine(parseRecordText(afterText, container));
+    const line = lastAuditLine(parseRecordText(afterText, container, settings));
     if (line === undefined) return 'the record has no audit line to stamp its compaction with.';
     const entries = auditLog.split('\n').filter(l => l !== '').length;
     return checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: compactionSubject(entries), trailers: [`${SNAPSHOT_TRAILER}: ${entries}`] });
   }
-  const after = parseRecordText(afterText, container);
+  const after = parseRecordText(afterText, container, settings);
   if (after === undefined) return 'the new record is damaged (not a valid lock record of this container).';
-  const before = beforeText === null ? null : parseRecordText(beforeText, container);
+  const before = beforeText === null ? null : parseRecordText(beforeText, container, settings);
   if (before === undefined) return 'the current record is damaged; the server\'s administrator restores the ref from its history.';
   const pusher = pusherIdentity(settings, context.env);
   if ('refusal' in pusher) return pusher.refusal;
@@ -165,9 +165,9 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   return checkRecordCommit(commit.text, { parents: commit.parents, stamp: stampOf(line), subject: transitionSubject(line) });
 }
 
-function parseRecordText(text: string, container: string): LockRecord | undefined {
+function parseRecordText(text: string, container: string, settings: ServerSettings): LockRecord | undefined {
   try {
-    return parseRecord(JSON.parse(text), 'git', container);
+    return parseRecord(JSON.parse(text), 'git', container, serverContainerSettings(settings));
   } catch {
     return undefined;
   }

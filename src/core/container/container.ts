@@ -49,7 +49,7 @@ export async function readContainerPage(file: ContainerFile, gitDir: string, env
     const page = pageLocation(config, file.container, driver.name);
     const stored = await driver.read(containerKey(config.prefix, file.container));
     if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
-    return { record: parseRecord(stored.value, driver.name, file.container), page };
+    return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
   } finally {
     await driver.close();
   }
@@ -71,7 +71,7 @@ export async function auditRefusedPushOnPage(
       for (let attempt = 0; attempt < 5; attempt++) {
         const stored = await driver.read(key);
         if (stored === null) return false;
-        const outcome = protocol.auditRefusedPush(parseRecord(stored.value, driver.name, file.container), request, now);
+        const outcome = protocol.auditRefusedPush(parseRecord(stored.value, driver.name, file.container, containerSettings(file)), request, now);
         if (outcome.ok || outcome.record === undefined) return false;
         if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok) return true;
       }
@@ -211,7 +211,7 @@ export class Container {
     const driver = await this.driver();
     const stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
-    const record = parseRecord(stored.value, driver.name, this.file.container);
+    const record = parseRecord(stored.value, driver.name, this.file.container, this.settings);
     await this.settle(record);
     return { record, revision: stored.revision };
   }
@@ -327,7 +327,6 @@ export class Container {
     const unsettled = readPending(this.clone.gitDir, this.file.container);
     const token = unsettled?.token ?? newOwnerToken();
     const tokenHash = hashToken(token);
-    const settings = options.ttl === undefined ? this.settings : { ...this.settings, leaseTtlMs: options.ttl * SECOND };
     const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
     const baseCommit = await base.catch(() => undefined);
     if (this.file.serverGuard) await includePushConfig(this.clone);
@@ -338,7 +337,7 @@ export class Container {
         result = await this.apply(record => {
           const grant = record.grant + 1;
           const proofHash = hashProof(pushProof(token, this.file.container, grant));
-          const outcome = protocol.acquire(record, settings, { identity: this.identity, tokenHash, proofHash }, this.clock.now());
+          const outcome = protocol.acquire(record, this.settings, { identity: this.identity, tokenHash, proofHash, ...(options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {}) }, this.clock.now());
           if (outcome.ok) {
             attempt = { container: this.file.container, grant, token, identity: this.identity, acquiredAt: this.clock.now(), ...(baseCommit ? { base: baseCommit } : {}) };
             writePending(this.clone.gitDir, attempt);

@@ -1,6 +1,6 @@
 import { SECOND } from '../clock';
 import * as protocol from '../lockRecord';
-import { MAX_HOLD_MS, type AuditLine, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, type AuditLine, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
 import { encodeRecord } from '../recordCodec';
 import { digestsEqual, hashProof } from '../tokens';
 
@@ -105,17 +105,16 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'acquire': {
       const h = after.holder;
       if (h === null || h.identity !== line.who) return 'an acquire must name the acquirer as the holder.';
-      const ttlMs = h.expiresAt - line.at;
-      if (ttlMs < SECOND || ttlMs > MAX_HOLD_MS) return 'an acquire must grant a lease of 1 s to 24 h.';
-      return [at => protocol.acquire(before, { ...settings, leaseTtlMs: ttlMs }, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash }, at)];
+      // The grant's lease length is the acquirer's choice within the container's limits; the new holder
+      // keeps it (and its expiry must be exactly that long after the acquire: the replay compares).
+      if (!(h.ttlMs >= MIN_LEASE_TTL_MS && h.ttlMs <= MAX_LEASE_TTL_MS)) {
+        return `an acquire must grant a lease of ${MIN_LEASE_TTL_MS / SECOND} s to ${MAX_LEASE_TTL_MS / SECOND} s.`;
+      }
+      return [at => protocol.acquire(before, settings, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash, ttlMs: h.ttlMs }, at)];
     }
     case 'heartbeat':
-      return asHolder(proof => {
-        const expiresAt = after.holder?.expiresAt ?? 0;
-        // The lease length is the client's setting; any length up to the 24 h cap is the holder's to choose.
-        const ttlMs = Math.max(SECOND, Math.min(MAX_HOLD_MS, expiresAt - line.at));
-        return [at => protocol.heartbeat(before, { ...settings, leaseTtlMs: ttlMs }, proof, at)];
-      });
+      // A heartbeat extends by the grant's own lease length, kept on the holder since the acquire.
+      return asHolder(proof => [at => protocol.heartbeat(before, settings, proof, at)]);
     case 'release':
       return asHolder(proof => {
         // The release names the commit it found landed (`landed abc1234`) or says `nothing landed`; only

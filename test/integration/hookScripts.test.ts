@@ -155,6 +155,14 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.deepEqual(run(hook, ['origin', 'url'], REFS, {}).guard, []);
     });
 
+    it('a clone that holds a push proof runs the guard on a branch without .lockstep.json (where would the proof go?)', () => {
+      const hook = hookInClone();
+      fs.rmSync(path.join(tmp.path, '.lockstep.json'));
+      fs.mkdirSync(path.join(tmp.path, '.git', 'lockstep'), { recursive: true });
+      fs.writeFileSync(path.join(tmp.path, '.git', 'lockstep', 'push.config'), '[push]\n');
+      assert.equal(run(hook, ['elsewhere', 'url'], FEATURE, {}).guard.length, 1);
+    });
+
     it('the guard runs when a protected branch is pushed, even under another local name', () => {
       const ran = run(hookInClone(), ['origin', 'url'], 'refs/heads/topic 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n', {});
       assert.equal(ran.guard.length, 1);

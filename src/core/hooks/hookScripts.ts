@@ -82,13 +82,13 @@ export const SKIP_MAX_SETTINGS_LINES = 512;
  * plus `wc -c` (the size, before anything is read) and one git rev-parse in a linked worktree.
  */
 const CLIENT_SKIP = `lockstep_skip() {
+  if [ -z "\${GIT_DIR:-}" ] && [ -d .git ]; then common_dir=.git; else common_dir=$(git rev-parse --git-common-dir 2>/dev/null) || return 1; fi
+  ! [ -e "$common_dir/lockstep/push.config" ] || return 1
   [ -e .lockstep.json ] || [ -L .lockstep.json ] || return 0
   [ -f .lockstep.json ] && ! [ -L .lockstep.json ] || return 1
   settings_size=$(wc -c < .lockstep.json 2>/dev/null) || return 1
   case $settings_size in *[!0-9[:space:]]* | '') return 1 ;; esac
   [ $settings_size -le ${SKIP_MAX_SETTINGS_BYTES} ] || return 1
-  if [ -z "\${GIT_DIR:-}" ] && [ -d .git ]; then git_dir=.git; else git_dir=$(git rev-parse --absolute-git-dir 2>/dev/null) || return 1; fi
-  ! [ -e "$git_dir/lockstep/push.config" ] || return 1
   settings=
   settings_lines=0
   while IFS= read -r line || [ -n "$line" ]; do

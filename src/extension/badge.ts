@@ -1,4 +1,5 @@
 import { formatClock, formatDuration } from '../core/format';
+import { escapeControls } from '../core/safeText';
 import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStatus';
 import { CommandIds } from './commandIds';
 
@@ -82,9 +83,11 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
  */
 const CAUTION_MARK = ' · $(warning) caution';
 
+/** The page's texts (identities, notes) reach the badge and its tooltip with any control an older client stored shown as an escape. */
 function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
   const badge = stateBadge(s, isOperator, now);
-  return s.caution ? { ...badge, text: badge.text + CAUTION_MARK } : badge;
+  const shown = { ...badge, text: escapeControls(badge.text), tooltip: escapeControls(badge.tooltip) };
+  return s.caution ? { ...shown, text: shown.text + CAUTION_MARK } : shown;
 }
 
 function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
@@ -150,6 +153,10 @@ function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
  * them; over a silent holder they may take over. Plain text; the caller adds the Acquire button.
  */
 export function turnNotice(s: LockStatus, now: number): string {
+  return escapeControls(turnText(s, now));
+}
+
+function turnText(s: LockStatus, now: number): string {
   const until = s.turn ? ` (your window ends ${formatClock(s.turn.endsAt)}, in ${formatDuration(s.turn.endsAt - now)})` : '';
   if (s.state === LockState.HolderSilent && s.holder) {
     return `Lockstep: HOLDER SILENT — ${s.holder.identity}'s lease (grant #${s.holder.grant}) ran out without a release. `

@@ -36,6 +36,16 @@ describe('badge', () => {
     assert.notEqual(b.text.split(' ')[0], other.text.split(' ')[0]);
   });
 
+  it('an identity an older client stored with a bidi or C1 control shows it as an escape, in the text, the tooltip and the notice', () => {
+    const b = badge(held('ev\u202eil@x.io', 3, now + 60_000), 'bob@x.io');
+    for (const text of [b.text, b.tooltip]) {
+      assert.ok(!/[\u202e\u009b]/.test(text), JSON.stringify(text));
+      assert.match(text, /ev\\u202eil/);
+    }
+    const silent = describeStatus({ ...held('ev\u009bil@x.io', 3, now - 60_000), queue: [{ identity: 'bob@x.io', at: now - 120_000 }] }, settings, { identity: 'bob@x.io' }, now);
+    assert.match(turnNotice(silent, now), /ev\\u009bil/);
+  });
+
   it('Held by NAME: short name in the text, full identity in the tooltip, click petitions', () => {
     const b = badge(held('alice@x.io', 3, now + 60_000), 'bob@x.io');
     assert.equal(b.text, '$(lock) Held by alice');

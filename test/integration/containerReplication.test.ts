@@ -23,6 +23,10 @@ describe('container acquire when replicas do not confirm the write', () => {
     const dir = path.join(tmp.path, 'work');
     execFileSync('git', ['init', '-q', dir]);
     execFileSync('git', ['-C', dir, 'config', 'user.email', 'lead@example.com']);
+    // The shared remote is a remote of the clone, outside its work tree.
+    const remote = path.join(tmp.path, 'remote.git');
+    execFileSync('git', ['init', '-q', '--bare', remote]);
+    execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', remote]);
     fs.writeFileSync(path.join(dir, '.lockstep.json'), JSON.stringify({
       container: '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69', driver: 'memory', protectedBranches: ['main'], operators: ['lead@example.com'],
     }));

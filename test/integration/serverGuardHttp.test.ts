@@ -57,7 +57,8 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
   });
 
   it('alice acquires and lands over HTTP in her own name (control)', async () => {
-    assert.equal(ok(await team.lockstep(alice.dir, ['acquire', '--ttl', '3']), 'alice acquires').grant, 1);
+    // A lease long enough for a commit and a guarded push over HTTP on a loaded machine; the clear below waits for it to lapse.
+    assert.equal(ok(await team.lockstep(alice.dir, ['acquire', '--ttl', '15']), 'alice acquires').grant, 1);
     const sha = await team.commit(alice, 'a.txt');
     ok(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']), 'alice lands');
     assert.equal(team.remoteSha(), sha);
@@ -70,7 +71,7 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
   });
 
   it('bob cannot clear the silent lock in the operator\'s name; the operator can, and the audit names the operator', async () => {
-    await waitUntilExpired(team, ops.dir);
+    await waitUntilExpired(team, ops.dir, 60_000);
     await refusedByServer(() => team.lockstep(bob.dir, ['clear', '--reason', 'I am ops'], { env: { LOCKSTEP_IDENTITY: ops.identity } }), 'bob clears as ops');
     assert.equal(ok(await team.lockstep(ops.dir, ['clear', '--reason', 'alice is away']), 'ops clears').clearedGrant, 1);
     const audit = ok(await team.lockstep(ops.dir, ['audit']), 'audit').audit as { who: string; action: string; outcome: string }[];

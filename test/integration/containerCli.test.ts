@@ -196,7 +196,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(clear.detail, 'cleared ben@example.com: ben\'s laptop died');
     const human = await team.cli(op, ['audit'], { json: false });
     assert.equal(human.code, 0);
-    assert.match(human.stdout, /#4 {2}ana@example\.com {2}clear \(refused\) — impatient/);
+    assert.match(human.stdout, /#4 {2}ana@example\.com {2}clear \(refused\) ×2 since [^\n]* — impatient/);
     assert.match(human.stdout, /#4 {2}op@example\.com {2}clear — cleared ben@example\.com: ben's laptop died/);
     assert.equal(human.stdout.trim().split('\n').length, audit.length);
   });

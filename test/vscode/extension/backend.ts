@@ -125,9 +125,16 @@ export async function resetToFree(api: LockstepAPI): Promise<void> {
       await as(waiter.identity, c => c.withdraw(), waiter.identity === ALICE ? fixture.alice : fixture.bob);
     }
     if (status.queue.length > 0) continue;
-    // A clear or a takeover left the caution mark (it shows in the badge's text): a holder's release ends it.
+    // A clear or a takeover left the caution mark (it shows in the badge's text): only a holder's release after a
+    // landing ends it (a release with nothing landed keeps it), so alice lands an empty commit under her grant.
     if (status.caution !== null) {
-      await as(ALICE, async c => { await c.acquire(); await c.release(); }, fixture.alice);
+      await as(ALICE, async c => {
+        await c.acquire();
+        await git(fixture.alice, 'pull', '--quiet', '--rebase', 'origin', 'main');
+        await git(fixture.alice, 'commit', '--quiet', '--allow-empty', '-m', 'reset between tests');
+        await git(fixture.alice, 'push', '--quiet', 'origin', 'HEAD:refs/heads/main');
+        await c.release();
+      }, fixture.alice);
       continue;
     }
     const alice = await statusAs(ALICE, fixture.alice);

@@ -24,7 +24,7 @@ import { appendTally } from './tally.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '', untrusted: '', driver: 'file', tests: '', extension: PROJECT_ROOT, workspace: 'folder' });
 const untrusted = options.untrusted === '1';
-const timeoutMs = Number(process.env.LOCKSTEP_VSCODE_TEST_TIMEOUT_MS || 180_000);
+const timeoutMs = Number(process.env.LOCKSTEP_VSCODE_TEST_TIMEOUT_MS || 360_000); // the whole run; a story of 30 tests with real git pushes takes minutes on a loaded machine
 const debug = Boolean(process.env.LOCKSTEP_VSCODE_DEBUG);
 // Workbench chatter that says nothing about the extension under test (shown with LOCKSTEP_VSCODE_DEBUG=1).
 const NOISE = /^(Resolving|Resolved|Creating a socket|\[|Extension host|Updating additional builtin|Ignoring fetching additional builtin|Creation of workbench contribution|ChatSessionStore|Timed out waiting for authentication provider 'github')/;

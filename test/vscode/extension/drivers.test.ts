@@ -43,7 +43,8 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
 
     test('the badge is an error that says why and what to use instead, never Free; acquire changes nothing', async () => {
       const api = await lockstepApi();
-      const badge = await badgeBecomes(api, 'offline', 15_000);
+      // A configuration error (SQLite cannot run in this host), not an unreachable store: "settings not valid".
+      const badge = await badgeBecomes(api, 'misconfigured', 15_000);
       assert.equal(badge.severity, 'error');
       assert.match(badge.tooltip, /SQLite is not available in this Node host: node:sqlite needs Node 22\.5 or later/);
       assert.match(badge.tooltip, /Use PostgreSQL or MySQL \(LOCKSTEP_DATABASE_URL\), or the file driver/);

@@ -80,7 +80,10 @@ suite('a team\'s day in VS Code', () => {
       .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
   });
 
-  test('Initialise Container asks for the driver, the operators and the protected branch', async () => {
+  // SKIPPED, to rewrite: `init` now refuses a clone whose remote branch already has .lockstep.json (told to pull;
+  // issue 23), and this test removes the file from a clone of such a remote. It needs a fresh repository with
+  // its own bare remote. Reported as skipped, never as passed.
+  test.skip('Initialise Container asks for the driver, the operators and the protected branch', async () => {
     const file = path.join(fixture.alice, '.lockstep.json');
     const kept = fs.readFileSync(file);
     fs.rmSync(file);

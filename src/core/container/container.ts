@@ -237,9 +237,7 @@ export class Container {
     if (!session) return;
     const tokenHash = hashToken(session.token);
     if (protocol.holds(record, tokenHash, session.grant, this.clock.now())) {
-      if (this.file.serverGuard && !hasPushProof(this.clone)) {
-        await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
-      }
+      if (this.file.serverGuard && !hasPushProof(this.clone)) await this.writeProofOf(session);
       return;
     }
     // Only the token's holder can release its grant: a release line for it is this clone's own release.
@@ -254,9 +252,15 @@ export class Container {
   /** The acquire's write is on the page: the clone's session, then its push proof, and only then the pending file goes. */
   private async promote(session: Session, pending?: Session): Promise<void> {
     writeSession(this.clone.gitDir, session);
-    if (this.file.serverGuard) await writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
+    if (this.file.serverGuard) await this.writeProofOf(session);
     if (pending) clearPending(this.clone.gitDir, pending);
   }
+
+  /** The push proof of a session's grant, derived from its token (so a lost one can always be written again). */
+  private writeProofOf(session: Session): Promise<void> {
+    return writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
+  }
+
 
   /** Which page this container reads: driver (as opened, so what `auto` chose), location, prefix, container. */
   async page(): Promise<PageLocation> {

@@ -25,7 +25,9 @@ const opened = openWorkbench({
   beforeOpen: ({ fixture }) => {
     const env = { ...process.env, ...fixtureEnvironment(fixture) };
     execFileSync(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/vscode/ui/seedWeek.ts'), fixture.bob], { cwd: PROJECT_ROOT, env, stdio: 'inherit' });
-    lockstep(fixture.bob, ['acquire'], { store: fixture.store });
+    // An hour's lease: the page must read Held by bob however long the workbench takes to start on a busy machine.
+    const held = lockstep(fixture.bob, ['acquire', '--ttl', '3600'], { store: fixture.store });
+    if (!held.ok) throw new Error(`bob's acquire failed: ${JSON.stringify(held)}`);
     lockstep(fixture.bob, ['petition'], { store: fixture.store, identity: 'carol@example.com' });
   },
 }).then(s => { session = s; return s; });

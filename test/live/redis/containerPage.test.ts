@@ -8,11 +8,10 @@ import { RedisServer, requireRedisServer } from './redisServer';
 
 /**
  * One lock page per container on Redis, through real `lockstep` processes: init commits driver,
- * prefix and URL; a clone whose LOCKSTEP_DRIVER=auto flips to the file driver while Redis does not
- * answer finds no page there (exit 5) and never issues a grant, and reads the real page again once
- * Redis answers.
+ * prefix and URL; a clone whose LOCKSTEP_DRIVER=auto would pick a store by whether Redis answers is
+ * refused before any store is opened (exit 5), whether Redis answers or not, and never issues a grant.
  */
-describe('one lock page per container: redis driver and auto flipping (live redis-server)', function () {
+describe('one lock page per container: redis driver, and no auto flipping (live redis-server)', function () {
   this.timeout(120_000);
   let server: RedisServer;
   let team: GitFixture;
@@ -53,24 +52,24 @@ describe('one lock page per container: redis driver and auto flipping (live redi
     assert.deepEqual(status.json.page, { driver: 'redis', location: server.url, prefix, container: team.container });
   });
 
-  it('LOCKSTEP_DRIVER=auto: Redis up, the page; Redis frozen, the file store holds no page (exit 5, no grant); up again, the page', async () => {
+  it('LOCKSTEP_DRIVER=auto points away from the committed redis page: refused (exit 5) with Redis up and frozen, no grant; without it, the page', async () => {
     const ben = team.member('ben');
     const auto = { LOCKSTEP_DRIVER: 'auto' };
-    const up = await team.cli(ben, ['status'], { env: auto });
-    assert.deepEqual([up.code, up.json.page?.driver, up.json.holder?.identity], [0, 'redis', 'ana@example.com']);
-
+    const refusedWhile = async (state: string) => {
+      const attempt = await team.cli(ben, ['acquire'], { env: auto });
+      assert.equal(attempt.code, 5, `${state}: ${attempt.stdout}${attempt.stderr}`);
+      assert.equal(attempt.json.error.reason, 'no-page');
+      assert.match(attempt.json.error.message, /^LOCKSTEP_DRIVER points at another lock page/);
+      assert.match(attempt.json.error.message, new RegExp(`commits for container .*redis driver at ${server.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix ${prefix}`));
+    };
+    await refusedWhile('Redis up');
     server.pause();
     try {
-      const down = await team.cli(ben, ['acquire'], { env: auto });
-      assert.equal(down.code, 5, down.stdout + down.stderr);
-      assert.equal(down.json.error.reason, 'no-page');
-      assert.equal(down.json.error.page.driver, 'file');
-      assert.match(down.json.error.message, new RegExp(`committed settings say redis driver at ${server.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix ${prefix}`));
+      await refusedWhile('Redis frozen');
     } finally {
       server.unpause();
     }
-
-    const again = await team.cli(ben, ['status'], { env: auto });
-    assert.deepEqual([again.code, again.json.grant, again.json.holder?.identity], [0, 1, 'ana@example.com'], 'no grant was issued while Redis was down');
+    const again = await team.cli(ben, ['status'], { env: {} });
+    assert.deepEqual([again.code, again.json.grant, again.json.holder?.identity], [0, 1, 'ana@example.com'], 'no grant was issued while LOCKSTEP_DRIVER=auto was set');
   });
 });

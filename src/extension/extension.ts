@@ -1,3 +1,4 @@
+import { putCliOnTerminalPath } from './terminalCli';
 import * as vscode from 'vscode';
 import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
@@ -41,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),
     vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel); }),
   );
+  putCliOnTerminalPath(context, log);
   setTimeout(() => workspace.sync(), 0);
 
   const activationMs = performance.now() - started;

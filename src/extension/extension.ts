@@ -1,4 +1,3 @@
-import { putCliOnTerminalPath } from './terminalCli';
 import * as vscode from 'vscode';
 import { repairClientHook } from '../core/hooks/install';
 import { AutoAcquire } from './autoAcquire';
@@ -11,10 +10,12 @@ import type { ContainerModel } from './containerModel';
 import { HoldWarningNotices } from './holdWarningNotices';
 import { LockPagePanel } from './lockPagePanel';
 import { Log } from './log';
+import { PetitionNotices } from './petitionNotices';
 import { ReadOnlyEditors } from './readOnlyEditors';
 import { readSettings } from './settings';
 import { SetupProgress } from './setupProgress';
 import { StatusBar } from './statusBar';
+import { putCliOnTerminalPath } from './terminalCli';
 import { WorkspaceModel } from './workspaceModel';
 
 /**
@@ -34,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     new AutoAcquire(workspace, log),
     new ReadOnlyEditors(workspace, log),
     new HoldWarningNotices(workspace, log),
+    new PetitionNotices(workspace, log),
     new SetupProgress(workspace, log),
     registerContextKeys(workspace),
     ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),

@@ -608,8 +608,14 @@ export function markDone(record: LockRecord, request: { identity: string; block:
   });
 }
 
+/** What follows a clear, in words true for the queue it left: the head's turn, or a free lock. */
+export function afterClear(clearedGrant: number, queueHead: string | null): string {
+  return `Cleared grant #${clearedGrant}; the audit trail says why. `
+    + (queueHead === null ? 'The lock is free: anyone may acquire it now.' : `It is ${queueHead}'s turn (first in the queue) to acquire it, within the handover window.`);
+}
+
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
-export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number }> {
+export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number; queueHead: string | null }> {
   const invalid = checkIdentity(request.identity);
   if (invalid) return invalid;
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
@@ -633,7 +639,7 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
   const next: LockRecord = {
     ...record, holder: null, releasedAt: now, ...ended, caution: { silentGrant: h.grant, since: now, by: request.identity },
   };
-  return done(next, { clearedGrant: h.grant, reclaimed }, { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` });
+  return done(next, { clearedGrant: h.grant, reclaimed, queueHead: record.queue[0]?.identity ?? null }, { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` });
 }
 
 /**

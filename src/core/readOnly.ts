@@ -1,4 +1,4 @@
-import { formatDuration } from './format';
+import { formatClock } from './format';
 import { LockState, type LockStatus } from './lockStatus';
 
 /**
@@ -18,11 +18,12 @@ export function readOnlyReason(status: LockStatus, now: number): string {
   const h = status.holder;
   if (h !== null) {
     const left = h.expiresAt - now;
-    const when = left > 0 ? `for up to ${formatDuration(left)} more` : 'but has gone silent';
+    // A clock time, not a countdown: the words stay true however long the notification stays up.
+    const when = left > 0 ? `until ${formatClock(h.expiresAt)} unless it heartbeats` : 'but has gone silent';
     return `Read-only: ${h.identity} holds the lock (grant #${h.grant}) ${when}. Petition to take your turn.`;
   }
   const turn = status.turn;
   return turn !== null
-    ? `Read-only: it is ${turn.identity}'s turn to take the lock for ${formatDuration(Math.max(0, turn.endsAt - now))}. Petition to take yours.`
+    ? `Read-only: it is ${turn.identity}'s turn to take the lock, until ${formatClock(turn.endsAt)}. Petition to take yours.`
     : 'Read-only: someone else has the lock. Petition to take your turn.';
 }

@@ -106,6 +106,8 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
         tooltip, severity: 'mine', command: CommandIds.holderMenu,
       };
     case LockState.HeldByOther:
+      // Your own live grant, from a clone (or session) other than this one: never "held by" you as if you were another.
+      if (s.heldElsewhere) return { state: s.state, text: '$(lock) Held by me in another clone', tooltip, severity: 'normal', command: CommandIds.showLockPage };
       return { state: s.state, text: `$(lock) Held by ${shortName(h!.identity)}`, tooltip, severity: 'normal', command: CommandIds.petition };
     case LockState.Queued:
       return { state: s.state, text: `$(watch) Queued #${s.position}`, tooltip, severity: 'normal', command: CommandIds.showLockPage };
@@ -123,7 +125,8 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
     case LockState.Stale:
       return {
         state: s.state, text: `$(error) Stale grant #${s.staleGrant} — push blocked`, tooltip, severity: 'error',
-        command: s.canAcquire ? CommandIds.acquire : h !== null && h.expiresAt > now ? CommandIds.petition : CommandIds.showLockPage,
+        // Petition only where it would be taken: not when the live grant is the viewer's own, in another clone.
+        command: s.canAcquire ? CommandIds.acquire : h !== null && h.expiresAt > now && !s.heldElsewhere ? CommandIds.petition : CommandIds.showLockPage,
       };
   }
 }
@@ -137,13 +140,17 @@ function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
   } else {
     lines.push(`Free (last grant #${s.grant})`);
   }
-  if (s.state === LockState.HolderSilent) {
-    if (hasTurn(s)) lines.push(`**Your turn: you may take over** — acquire within ${formatDuration(s.turn!.endsAt - now)} (click, or lockstep acquire).`);
-    if (isOperator) lines.push('You are an operator: you may clear this lock (click; it asks for the reason, which is audited).');
+  // What the click does is said once, and only of what it does (the operator's click clears).
+  const operatorSilent = s.state === LockState.HolderSilent && isOperator;
+  if (operatorSilent) {
+    lines.push('You are an operator: click to clear this lock (it asks for the reason, which is audited).');
+    if (s.canAcquire) lines.push(`Or take it over yourself: Lockstep: Acquire Lock from the Command Palette, or lockstep acquire${s.turn ? `, within ${formatDuration(s.turn.endsAt - now)}` : ''}.`);
+  } else if (s.state === LockState.HolderSilent && hasTurn(s)) {
+    lines.push(`**Your turn: you may take over** — acquire within ${formatDuration(s.turn!.endsAt - now)} (click, or lockstep acquire).`);
   }
   if (s.turn) lines.push(`Turn: ${s.turn.identity} until ${formatClock(s.turn.endsAt)}`);
   if (s.lapse) lines.push(`Lapsed: ${lapseLine(s.lapse)}; pushes from this clone are blocked.`);
-  lines.push(`Next: ${s.next}`);
+  if (!operatorSilent) lines.push(`Next: ${s.next}`);
   if (s.caution) {
     lines.push(`⚠ Caution: grant #${s.caution.silentGrant} went silent; ${s.caution.by} cleared or took over at ${formatClock(s.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`);
   }

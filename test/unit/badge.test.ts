@@ -110,19 +110,21 @@ describe('badge', () => {
     // A bystander sees the same words and is told neither.
     const bystander = badge(r, 'dave@x.io');
     assert.equal(bystander.text, head.text);
-    assert.doesNotMatch(bystander.tooltip, /take over|you may clear/);
+    assert.doesNotMatch(bystander.tooltip, /take over|clear this lock/);
   });
 
   it('HOLDER SILENT: an operator\'s tooltip says it may clear; nobody else\'s does', () => {
     const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
     const operator = badge(r, 'ops@x.io', undefined, true);
     assert.equal(operator.text, '$(warning) HOLDER SILENT');
-    assert.match(operator.tooltip, /You are an operator: you may clear this lock \(click; it asks for the reason/);
-    assert.doesNotMatch(badge(r, 'dave@x.io').tooltip, /you may clear/);
-    // An operator who is also the queue head is told both; the click still clears (it never acquires).
+    assert.match(operator.tooltip, /You are an operator: click to clear this lock \(it asks for the reason/);
+    assert.doesNotMatch(operator.tooltip, /Next: acquire/, 'the click clears: no line says the click acquires');
+    assert.doesNotMatch(badge(r, 'dave@x.io').tooltip, /clear this lock/);
+    // An operator who is also the queue head is told both, and which the click does: it clears (it never acquires).
     const both = badge(r, 'carol@x.io', undefined, true);
-    assert.match(both.tooltip, /you may take over/);
-    assert.match(both.tooltip, /you may clear this lock/);
+    assert.match(both.tooltip, /click to clear this lock/);
+    assert.match(both.tooltip, /Or take it over yourself: Lockstep: Acquire Lock from the Command Palette, or lockstep acquire, within /);
+    assert.doesNotMatch(both.tooltip, /\(click, or lockstep acquire\)/);
     assert.equal(both.command, CommandIds.clear);
   });
 

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { formatClock } from '../../src/core/format';
 import { petition, release } from '../../src/core/lockRecord';
 import { describe as describeLock, LockState } from '../../src/core/lockStatus';
 import { lockedByOthers, readOnlyReason } from '../../src/core/readOnly';
@@ -29,8 +30,9 @@ describe('readOnly: when editors of the container are read-only', () => {
   it('explains in one line who has it and for how long', () => {
     const status = describeLock(held, SETTINGS, { identity: ANA }, at(1));
     assert.equal(status.state, LockState.HeldByOther);
-    assert.equal(readOnlyReason(status, at(1)), `Read-only: ${LEAD} holds the lock (grant #1) for up to 1h 00m more. Petition to take your turn.`);
+    // Clock times, not countdowns: a notification that stays up never says "4s more" long after.
+    assert.equal(readOnlyReason(status, at(1)), `Read-only: ${LEAD} holds the lock (grant #1) until ${formatClock(status.holder!.expiresAt)} unless it heartbeats. Petition to take your turn.`);
     const turn = describeLock(released, SETTINGS, { identity: BEN }, at(1, 1));
-    assert.equal(readOnlyReason(turn, at(1, 1)), `Read-only: it is ${ANA}'s turn to take the lock for 14m 00s. Petition to take yours.`);
+    assert.equal(readOnlyReason(turn, at(1, 1)), `Read-only: it is ${ANA}'s turn to take the lock, until ${formatClock(turn.turn!.endsAt)}. Petition to take yours.`);
   });
 });

@@ -3,7 +3,7 @@ import { isNoContainerHere } from '../../core/container/clone';
 import { readPageInBareRepository } from '../../core/container/pageFromAnywhere';
 import { LockConfigurationError } from '../../core/errors';
 import { isBareRepository } from '../../core/hooks/install';
-import type { AuditLine } from '../../core/lockRecord';
+import { afterClear, type AuditLine } from '../../core/lockRecord';
 import { formatTime, localiseTimes } from '../../core/format';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command, CommandContext } from '../command';
@@ -27,8 +27,8 @@ page carries a caution mark until the next holder's release after a push.`,
     // No reason is the protocol's refusal ('reason-required'), audited like every attempt.
     const reason = values.reason ?? '';
     return withContainer(context, async container => {
-      const { clearedGrant } = await container.clear(reason);
-      context.out.result(`Cleared grant #${clearedGrant}; the audit trail says why. The queue head may acquire now.`, { clearedGrant });
+      const { clearedGrant, queueHead } = await container.clear(reason);
+      context.out.result(afterClear(clearedGrant, queueHead), { clearedGrant, queueHead });
       return 0;
     });
   },

@@ -507,7 +507,7 @@ export class Container {
     return this.apply(record => protocol.markDone(record, { identity: this.identity, block, ...(holder ? { holder } : {}) }, this.clock.now()));
   }
 
-  clear(reason: string): Promise<{ clearedGrant: number }> {
+  clear(reason: string): Promise<{ clearedGrant: number; queueHead: string | null }> {
     return this.apply(record => protocol.clear(record, this.settings, { identity: this.identity, reason }, this.clock.now()));
   }
 

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { afterClear } from '../../core/lockRecord';
 import { LockState } from '../../core/lockStatus';
+import { escapeControls } from '../../core/safeText';
 import { CommandIds } from '../commandIds';
 import { activeModel, guarded, requireTrust, type CommandContext } from './context';
 
@@ -19,8 +21,8 @@ export function registerOperatorCommands(ctx: CommandContext): vscode.Disposable
       validateInput: v => v.trim() ? undefined : 'A reason is required',
     });
     if (!why) return undefined;
-    const { clearedGrant } = await model.act(c => c.clear(why));
-    void vscode.window.showInformationMessage(`Lockstep: grant #${clearedGrant} cleared. The queue head may acquire now.`);
+    const { clearedGrant, queueHead } = await model.act(c => c.clear(why));
+    void vscode.window.showInformationMessage(`Lockstep: ${escapeControls(afterClear(clearedGrant, queueHead))}`);
     return clearedGrant;
   });
   return [vscode.commands.registerCommand(CommandIds.clear, clear)];

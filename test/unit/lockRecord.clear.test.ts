@@ -18,7 +18,7 @@ describe('lockRecord: operator clear', () => {
   it('clears a HOLDER SILENT lock: holder gone, grant counter kept, audit says when, who, why, whose grant', () => {
     const { record: before } = silent();
     const { record, value, summary } = ok(clear(before, SETTINGS, { identity: OP, reason: 'lead\'s laptop died' }, at(3)));
-    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 0 });
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 0, queueHead: 'ana@example.com' });
     assert.equal(record.holder, null);
     assert.equal(record.grant, 1);
     assert.equal(record.releasedAt, at(3));
@@ -42,7 +42,7 @@ describe('lockRecord: operator clear', () => {
     leased = ok(nextId(leased, { identity: ANA }, at(0, 3))).record; // ANA minted 1
     leased = ok(nextId(leased, { identity: BEN }, at(0, 3))).record; // BEN minted 5
     const { record, value } = ok(clear(leased, SETTINGS, { identity: OP, reason: 'gone' }, at(3)));
-    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 4 });
+    assert.deepEqual(value, { clearedGrant: 1, reclaimed: 4, queueHead: null });
     assert.deepEqual(record.ranges, []);
     assert.deepEqual(record.pool, [{ start: 2, end: 4 }, { start: 6, end: 6 }]);
     assert.equal(record.nextId, 7);

@@ -144,7 +144,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     team.git(ana, 'add', 'ana.txt');
     team.git(ana, 'commit', '--quiet', '-m', 'ana work');
     const refused = expectError(await team.cli(ana, ['release', '--push']), 1, 'refused', 'not-landed');
-    assert.match(refused.message, /The push was refused, so the lock stays yours/);
+    assert.match(refused.message, /^The push was refused, so the lock stays yours: origin\/main has commits this clone does not have: pull them \(git pull --rebase\), then push and release again\.$/);
     assert.equal((await status(ana)).state, 'held-by-me');
     team.git(ana, 'pull', '--quiet', '--rebase', 'origin', 'main');
     expectOk(await team.cli(ana, ['release', '--push']), 'release --push after a rebase');

@@ -1,11 +1,12 @@
 import type { Container } from './container';
 import { LockRefusedError } from '../errors';
 import { failure } from '../git/gitError';
+import { explainPushFailure } from '../git/pushFailure';
 
 /**
  * Pushes the protected branch to the shared remote (VS Code's Push and Release, `lockstep release
  * --push`). The pre-push guard (when installed) and the server's guard check the grant on the way;
- * a refusal comes back as a 'not-landed' refusal that quotes the guard's reason.
+ * a refusal comes back as a 'not-landed' refusal with git's reason and its next step (pushFailure.ts).
  */
 export async function pushProtectedBranch(container: Container): Promise<{ branch: string; remote: string }> {
   const branch = container.file.protectedBranches[0] ?? 'main';
@@ -19,16 +20,11 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
   if (dirty) {
     throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
   }
-  const output = await git.run(['push', '--quiet', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
+  const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {
-    // A guard's refusal is Lockstep's own line and is quoted; git's other output (URLs, ref names) never is.
-    const guard = output.stderr.split('\n').find(l => /^(?:remote:\s*)?lockstep:/.test(l));
-    const error = failure(output, 'push');
-    const reason = guard !== undefined ? guard.replace(/^remote:\s*/, '').replace(/^lockstep:\s*/, '')
-      : /\[rejected\].*\((?:fetch first|non-fast-forward)\)/.test(output.stderr)
-        ? `${remote}/${branch} has commits this clone does not have; pull them (git pull --rebase), then push and release.`
-        : error.message;
-    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${reason}`, { cause: error });
+    const explained = explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch });
+    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, { cause: failure(output, 'push') });
   }
   return { branch, remote };
 }

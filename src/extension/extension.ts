@@ -38,7 +38,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     new PetitionNotices(workspace, log),
     new SetupProgress(workspace, log),
     registerContextKeys(workspace),
-    ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
+    ...registerCommands({ workspace, log, extensionUri: context.extensionUri, storageUri: context.globalStorageUri, showLockPage: () => lockPage.show() }),
     workspace.onDidCreateModel(model => watchForNotifications(model, context)),
     repairHooksAfterUpdate(workspace, context, log),
     vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),

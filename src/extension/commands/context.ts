@@ -11,6 +11,8 @@ export interface CommandContext {
   readonly workspace: WorkspaceModel;
   readonly log: Log;
   readonly extensionUri: vscode.Uri;
+  /** The extension's own folder for files it writes (global storage). */
+  readonly storageUri: vscode.Uri;
   readonly showLockPage: () => void;
 }
 

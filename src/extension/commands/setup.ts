@@ -54,8 +54,17 @@ export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] 
     const findings = findingsFrom(await gatherDoctorFacts({
       cwd: folder.uri.fsPath, overrides: { ...(settings.identity ? { identity: settings.identity } : {}), driver: settings.store },
     }));
-    const document = await vscode.workspace.openTextDocument({ language: 'markdown', content: diagnosisMarkdown(folder.name, findings) });
-    await vscode.window.showTextDocument(document, { preview: true });
+    // A file of the extension's own (not an untitled buffer that asks to be saved), shown rendered.
+    const page = vscode.Uri.joinPath(ctx.storageUri, 'diagnose', `${folder.name.replace(/[^A-Za-z0-9._-]/g, '_')}.md`);
+    await vscode.workspace.fs.writeFile(page, new TextEncoder().encode(diagnosisMarkdown(folder.name, findings)));
+    ctx.log.info(`Diagnose: ${findings.length} findings for ${folder.name} in ${page.fsPath}`);
+    try {
+      await vscode.commands.executeCommand('markdown.showPreview', page);
+    } catch (error) {
+      // No Markdown preview in this editor: the text itself.
+      ctx.log.warn(`Diagnose: the Markdown preview could not open (${error instanceof Error ? error.message : String(error)}); showing the text.`);
+      await vscode.window.showTextDocument(page, { preview: true });
+    }
     return findings;
   });
 

@@ -88,13 +88,18 @@ suite('the work commands in VS Code', () => {
     }
   });
 
-  test('Diagnose opens the findings of lockstep doctor as a Markdown page', async () => {
+  test('Diagnose opens the findings of lockstep doctor as a rendered Markdown preview, not an unsaved buffer', async () => {
     const findings = await vscode.commands.executeCommand<Finding[]>('lockstep.diagnose');
     assert.ok(findings.length > 0);
-    const editor = vscode.window.activeTextEditor!;
-    assert.equal(editor.document.languageId, 'markdown');
-    assert.equal(editor.document.uri.scheme, 'untitled');
-    const text = editor.document.getText();
+    const tabs = () => vscode.window.tabGroups.all.flatMap(g => g.tabs);
+    await until('the Markdown preview tab', () => tabs().some(t => t.input instanceof vscode.TabInputWebview && /markdown\.preview/.test(t.input.viewType)), 10_000);
+    const preview = tabs().find(t => t.input instanceof vscode.TabInputWebview && /markdown\.preview/.test(t.input.viewType))!;
+    assert.match(preview.label, new RegExp(`${path.basename(fixture.alice).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.md`));
+    assert.equal(tabs().some(t => t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'untitled'), false, 'no untitled buffer asks to be saved');
+    assert.equal(vscode.workspace.textDocuments.some(d => d.isDirty && d.languageId === 'markdown'), false);
+    // The page is a file of the extension's storage, which the log names.
+    const written = api.logLines().map(l => / findings for .+ in (\/.+\.md)$/.exec(l)?.[1]).filter(Boolean).at(-1)!;
+    const text = fs.readFileSync(written, 'utf8');
     assert.match(text, new RegExp(`^# Lockstep: Diagnose — ${path.basename(fixture.alice)}\n`));
     for (const finding of findings) assert.ok(text.includes(`**${finding.check}**: ${finding.found}`), `the page lists ${finding.check}`);
     assert.deepEqual(findings.filter(f => f.level === 'error').map(f => f.check), [], 'a working container has no error');

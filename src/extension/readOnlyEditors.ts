@@ -25,11 +25,14 @@ export class ReadOnlyEditors implements vscode.Disposable {
   private readonly explained = new Map<ContainerModel, string>();
   private readonly disposables: vscode.Disposable[];
   private queue: Promise<void> = Promise.resolve();
+  /** Documents made writable by hand while locked (VS Code's "set writeable"), told once per document and holder. */
+  private readonly overridden = new Map<string, string>();
 
   constructor(private readonly workspace: WorkspaceModel, private readonly log: Log) {
     this.disposables = [
       workspace.onDidChangeAnyModel(() => this.schedule(() => this.reconcileVisible())),
       vscode.window.onDidChangeActiveTextEditor(() => this.schedule(() => this.reconcileActive())),
+      vscode.workspace.onDidChangeTextDocument(e => { if (e.contentChanges.length > 0) this.noticeOverride(e.document); }),
       vscode.workspace.onDidChangeConfiguration(e => {
         if (e.affectsConfiguration('lockstep.whileLockedByOthers') || e.affectsConfiguration('lockstep.readOnlyExclude')) this.schedule(() => this.reconcileVisible());
       }),
@@ -88,6 +91,31 @@ export class ReadOnlyEditors implements vscode.Disposable {
       this.marked.delete(key);
       this.log.info(`${name} is writable again`);
     }
+  }
+
+  /**
+   * The switch is advisory: VS Code's banner offers "set writeable", and an edit then goes in. Say who
+   * holds the lock and that the fence is at landing (the push), with Petition — once per file and holder.
+   */
+  private noticeOverride(document: vscode.TextDocument): void {
+    const key = document.uri.toString();
+    if (!this.marked.has(key)) return;
+    const model = this.wanted(document);
+    const status = model?.status;
+    if (!model || !status) return;
+    const holder = `${status.holder?.identity ?? status.turn?.identity ?? ''}#${status.holder?.grant ?? ''}`;
+    if (this.overridden.get(key) === holder) return;
+    this.overridden.set(key, holder);
+    const name = vscode.workspace.asRelativePath(document.uri);
+    const who = status.holder?.identity ?? status.turn?.identity ?? 'someone else';
+    this.log.warn(`${model.folder.name}: ${name} was made writable and edited while ${who} has the lock`);
+    const actions = status.position === 0 ? ['Petition', 'Show Lock Page'] : ['Show Lock Page'];
+    void vscode.window.showWarningMessage(
+      `Lockstep: you made ${name} writable while ${who} holds the lock. Your edits stay in this clone: a push to a protected branch is refused until you hold the lock. Petition to take your turn.`,
+      ...actions).then(choice => {
+      if (choice === 'Petition') void vscode.commands.executeCommand(CommandIds.petition, '');
+      if (choice === 'Show Lock Page') void vscode.commands.executeCommand(CommandIds.showLockPage);
+    });
   }
 
   /** The one-line explanation with a Petition action, once per container and holder. */

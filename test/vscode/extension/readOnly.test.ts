@@ -61,6 +61,26 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
     await badgeBecomes(api, 'held-by-me');
   });
 
+  test('VS Code\'s own "set writeable" is a way round the switch: the first edit then says who holds the lock and that the fence is at the push, once', async () => {
+    const greeting = path.join(fixture.alice, 'src', 'greeting.ts');
+    const editor = await open(greeting);
+    const original = editor.document.getText();
+    await as(BOB, c => c.acquire());
+    await badgeBecomes(api, 'held-by-other');
+    await until('the editor to be made read-only', () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1);
+    const told = /src\/greeting\.ts was made writable and edited while bob@example\.com has the lock/;
+    const before = count(api, told);
+    // What the banner's "set writeable" does: VS Code's session switch back.
+    await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+    await vscode.commands.executeCommand('workbench.action.files.resetActiveEditorReadonlyInSession');
+    await typeInto(editor, 'x');
+    await until('the override to be noticed', () => count(api, told) === before + 1);
+    await typeInto(editor, 'y');
+    assert.equal(count(api, told), before + 1, 'told once per file and holder');
+    assert.notEqual(editor.document.getText(), original, 'the edit went in: the switch is advisory');
+    assert.equal(api.badge().state, 'held-by-other', 'and nothing was acquired');
+  });
+
   test('untitled files, files outside the container and readOnlyExclude stay writable while bob holds it', async () => {
     fs.mkdirSync(path.join(fixture.alice, 'notes'), { recursive: true });
     const note = path.join(fixture.alice, 'notes', 'todo.md');

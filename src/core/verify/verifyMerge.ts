@@ -1,4 +1,5 @@
 import type { ContainerFile } from '../container/containerFile';
+import { LockConfigurationError } from '../errors';
 import type { GitCommand } from '../git/runner';
 import { isLive, type LockRecord } from '../lockRecord';
 import type { MergeVerdict } from './verdict';
@@ -21,6 +22,10 @@ export async function verifyMerge(git: GitCommand, file: ContainerFile, request:
   const base = { kind: 'merge' as const, branch: request.branch, head: request.head, actor: request.actor };
   if (!file.protectedBranches.includes(request.branch)) {
     return { ...base, identity: null, outcome: 'passed', reasons: [`${request.branch} is not a protected branch of the container: nothing to verify.`] };
+  }
+  const present = await git.raw(['cat-file', '-e', '--end-of-options', `${request.head}^{commit}`]).then(() => true, () => false);
+  if (!present) {
+    throw new LockConfigurationError(`The request's head ${request.head.slice(0, 12)} is not in this clone: check out the request's head with full history (fetch-depth: 0) before the check.`, { setting: 'merge' });
   }
   const identity = Object.prototype.hasOwnProperty.call(file.pushers ?? {}, request.actor) ? file.pushers![request.actor] : null;
   const reasons: string[] = [];

@@ -1,4 +1,5 @@
 import type { ContainerFile } from '../container/containerFile';
+import { LockConfigurationError } from '../errors';
 import type { GitCommand } from '../git/runner';
 import { announcementsIn, judgeSteps, type Announcement } from './landingSteps';
 import type { HistoryReach, PushVerdict } from './verdict';
@@ -33,6 +34,11 @@ export async function verifyPush(
   }
   if (request.new === null) {
     return { ...base, outcome: 'failed', reasons: [`The protected branch ${request.branch} was deleted; a protected branch only moves forward (an operator restores it).`], steps: [], history: none };
+  }
+  for (const known of [request.old, request.new]) {
+    if (known !== null && !(await hasCommit(git, known))) {
+      throw new LockConfigurationError(`The commit ${known.slice(0, 12)} is not in this clone: run the check in a clone with the branch's full history (GitHub: fetch-depth: 0; GitLab: GIT_DEPTH: "0").`, { setting: 'push' });
+    }
   }
   const reasons: string[] = [];
   let range: string[];
@@ -72,6 +78,10 @@ export async function verifyPush(
     steps: judged.map(s => ({ ...s, subject: about.get(s.commit)?.subject ?? '', author: about.get(s.commit)?.author ?? '' })),
     history: reach,
   };
+}
+
+async function hasCommit(git: GitCommand, commit: string): Promise<boolean> {
+  return git.raw(['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).then(() => true, () => false);
 }
 
 async function isAncestor(git: GitCommand, ancestor: string, commit: string): Promise<boolean> {

@@ -195,6 +195,19 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     expectError(await team.cli(alice, ['verify']), 2, 'configuration');
   });
 
+  it('forge init writes the shipped files into the clone, once; a second run and an unknown forge are refused', async () => {
+    for (const [forge, file, shipped] of [['github', '.github/workflows/lockstep-verify.yml', GITHUB], ['gitlab', '.gitlab/lockstep-verify.gitlab-ci.yml', GITLAB]]) {
+      assert.equal(expectOk(await team.cli(bob, ['forge', 'init', forge]), `forge init ${forge}`).file, file);
+      assert.equal(fs.readFileSync(path.join(bob.dir, file), 'utf8'), fs.readFileSync(path.join(__dirname, '..', '..', shipped), 'utf8'));
+      const again = expectError(await team.cli(bob, ['forge', 'init', forge]), 1, 'refused');
+      assert.match(again.message, /exists already; forge init never overwrites/);
+    }
+    expectError(await team.cli(bob, ['forge', 'init', 'bitbucket']), 2, 'configuration');
+    const help = await team.cli(bob, ['--help'], { json: false });
+    assert.match(help.stdout, /\n  verify\s+a forge's required check/);
+    assert.match(help.stdout, /\n  forge init\s+write the ready-made check/);
+  });
+
   it('every lockstep line of the shipped files was run by this test', () => {
     for (const file of [GITHUB, GITLAB]) {
       for (const line of lockstepLines(file)) assert.ok(ran.has(line), `${file}: ${line} was not run`);

@@ -59,7 +59,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
       throw verdict;
     }
     // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks).
-    for (const p of touching) {
+    for (const p of container.announcesLandings ? touching : []) {
       if (ZERO_SHA.test(p.localSha)) continue; // a deletion lands no commit
       await container.announceLanding({ branch: p.remoteRef.slice('refs/heads/'.length), from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha, to: p.localSha });
     }

@@ -481,6 +481,16 @@ export class Container {
   }
 
   /**
+   * Whether this clone's pushes to a protected branch are announced on the page first: where no server
+   * guard runs (`serverGuard` off), the announcement is what a forge's `lockstep verify` checks. With the
+   * server guard on, the guard itself fences each landing with the grant's proof, and an announcement
+   * would only add a guarded write of the page to every push.
+   */
+  get announcesLandings(): boolean {
+    return !this.file.serverGuard;
+  }
+
+  /**
    * Announces on the page, before the push is sent, that this clone's live grant lands `landing.to` on
    * `landing.branch` (what `lockstep verify` reads on a forge). Once per grant and commit: an identical
    * announcement already on the page (release --push, then its own pre-push hook) is not written again.

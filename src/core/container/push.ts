@@ -21,9 +21,11 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
     throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
   }
   // The landing is announced on the page before the push is sent (what a forge's `lockstep verify` checks).
-  const to = (await git.raw(['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
-  const from = await remoteTip(container, remote, branch);
-  if (from !== to) await container.announceLanding({ branch, from, to });
+  if (container.announcesLandings) {
+    const to = (await git.raw(['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
+    const from = await remoteTip(container, remote, branch);
+    if (from !== to) await container.announceLanding({ branch, from, to });
+  }
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
   const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {

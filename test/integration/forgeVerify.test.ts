@@ -173,8 +173,11 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     const old = head;
     team.git(alice, 'checkout', '--quiet', 'main');
     team.git(alice, 'pull', '--quiet', '--ff-only');
-    commit(alice, 'moved.txt', 'main moved\n');
+    const moved = commit(alice, 'moved.txt', 'main moved\n');
     expectOk(await team.cli(alice, ['release', '--push']), 'release --push');
+    // release --push announced it, and the pre-push hook (installed above) found it on the page: one line, not two.
+    const audit = expectOk(await team.cli(alice, ['audit']), 'audit').audit as { action: string; detail?: string }[];
+    assert.equal(audit.filter(l => l.action === 'land' && l.detail?.endsWith(`..${moved}`)).length, 1);
     expectOk(await team.cli(alice, ['acquire']), 'acquire again');
     const stale = await runCheck(steps.githubMerge, mergeContext(old, 'alice-gh'), old);
     assert.equal(stale.code, 1, stale.out);
@@ -213,5 +216,42 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
       for (const line of lockstepLines(file)) assert.ok(ran.has(line), `${file}: ${line} was not run`);
     }
     team.assertNoTokenLeaked();
+  });
+});
+
+describe('lockstep verify with the file driver: the page\'s own bounded audit trail', function () {
+  this.timeout(180_000);
+  let team: GitFixture;
+  let alice: TeamMember;
+  const step = githubVerifyStep(GITHUB, 'verify-push');
+
+  before(async () => {
+    team = await createGitFixture({ members: ['alice'], operators: ['alice'] });
+    [alice] = team.members;
+  });
+  after(() => team?.dispose());
+
+  it('a landing through release --push passes, and the summary says which history it read', async () => {
+    const before = team.git(alice, 'rev-parse', 'HEAD').trim();
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    fs.writeFileSync(path.join(alice.dir, 'a.txt'), 'a\n');
+    team.git(alice, 'add', 'a.txt');
+    team.git(alice, 'commit', '--quiet', '-m', 'a');
+    const after = team.git(alice, 'rev-parse', 'HEAD').trim();
+    expectOk(await team.cli(alice, ['release', '--push']), 'release --push');
+    const dir = path.join(team.root, 'ci');
+    const home = path.join(dir, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    const gitEnv = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
+    execFileSync('git', ['clone', '--quiet', team.remote, path.join(dir, 'work')], { env: gitEnv, stdio: 'ignore' });
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.writeFileSync(path.join(dir, 'bin', 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, { mode: 0o755 });
+    const env = {
+      ...gitEnv, PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}`, GITHUB_STEP_SUMMARY: path.join(dir, 'summary.md'),
+      ...resolveEnv(step, { 'github.event.before': before, 'github.event.after': after, 'github.ref_name': 'main' }),
+    };
+    const done = await finished(spawn('bash', ['-e', '-c', step.run], { cwd: path.join(dir, 'work'), env, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.match(fs.readFileSync(path.join(dir, 'summary.md'), 'utf8'), /the page's own audit trail \(file driver\), which keeps the newest transitions only; run this check on every push/);
   });
 });

@@ -71,7 +71,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
   before(async () => {
     team = await createGitFixture({
       members: ['alice', 'bob'], operators: ['alice'], initArgs: ['--driver', 'git'],
-      settings: { pushers: { 'alice-gh': 'alice@example.com', 'bob-gh': 'bob@example.com' } },
+      settings: { pushers: { 'alice-gh': 'alice@example.com', 'bob-gh': 'bob@example.com' }, protectedBranches: ['main', 'release'] },
     });
     [alice, bob] = team.members;
     for (const who of team.members) team.git(who, 'pull', '--quiet', '--ff-only');
@@ -196,6 +196,33 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     assert.match(check.out, /topic is not a protected branch/);
     expectError(await team.cli(alice, ['verify', '--push', 'nonsense']), 2, 'configuration');
     expectError(await team.cli(alice, ['verify']), 2, 'configuration');
+  });
+
+  it('a new protected branch (OLD all zeros) is judged by the commits no other branch has', async () => {
+    team.git(alice, 'checkout', '--quiet', 'main');
+    team.git(alice, 'pull', '--quiet', '--ff-only');
+    team.git(alice, 'checkout', '--quiet', '-b', 'release');
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    const cut = commit(alice, 'release.txt', 'release notes\n');
+    team.git(alice, 'push', '--quiet', 'origin', 'release'); // the pre-push hook announces `release new..<cut>`
+    team.git(alice, 'checkout', '--quiet', 'main'); // release checks the first protected branch (main): nothing unpushed there
+    expectOk(await team.cli(alice, ['release']), 'release the lock');
+    const releaseContext = (after: string) => ({ ...pushContext(ZEROS, after), 'github.ref_name': 'release' });
+    const passed = await runCheck(steps.githubPush, releaseContext(cut), cut);
+    assert.equal(passed.code, 0, passed.out);
+    assert.match(passed.out, new RegExp(`${cut.slice(0, 12)} announced by alice@example\\.com`));
+    // bob, with no grant, deletes the branch and creates it again with a commit of his own.
+    team.git(bob, 'fetch', '--quiet', 'origin');
+    team.git(bob, 'checkout', '--quiet', '-B', 'mine', 'origin/main');
+    const own = commit(bob, 'bob-release.txt', 'bob\'s cut\n');
+    team.git(bob, 'push', '--quiet', '--no-verify', 'origin', ':refs/heads/release');
+    team.git(bob, 'push', '--quiet', '--no-verify', 'origin', 'mine:refs/heads/release');
+    const failed = await runCheck(steps.githubPush, releaseContext(own), own);
+    assert.equal(failed.code, 1, failed.out);
+    assert.match(failed.out, new RegExp(`${own.slice(0, 12)} \\(bob@example\\.com\\)`));
+    const deleted = await runCheck(steps.githubPush, { ...pushContext(own, ZEROS), 'github.ref_name': 'release' }, 'origin/main');
+    assert.equal(deleted.code, 1, deleted.out);
+    assert.match(deleted.out, /was deleted/);
   });
 
   it('forge init writes the shipped files into the clone, once; a second run and an unknown forge are refused', async () => {

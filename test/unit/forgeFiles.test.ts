@@ -38,4 +38,16 @@ describe('forge checks', () => {
     assert.match(md, /\\\| \\\[click\\\]\(http:\/\/x\) \\<img\\> next \| \*\*not announced\*\*/);
     assert.match(md, /not proven/);
   });
+
+  it('the summary\'s table is bounded, unannounced commits first', () => {
+    const steps = Array.from({ length: 120 }, (_, i) => ({
+      commit: i.toString(16).padStart(40, '0'), author: 'a@example.com', subject: `s${i}`,
+      ...(i === 119 ? {} : { announcedBy: { who: 'a@example.com', grant: 1, at: 0 } }),
+    }));
+    const md = verdictMarkdown({ kind: 'push', outcome: 'failed', branch: 'main', old: null, new: 'b'.repeat(40), reasons: [], steps, history: { driver: 'git', reach: 'complete', trimmed: false } });
+    const rows = md.split('\n').filter(l => /^\| [0-9a-f]{12} /.test(l));
+    assert.equal(rows.length, 50);
+    assert.match(rows[0], /\*\*not announced\*\*/);
+    assert.match(md, /… and 70 more commits/);
+  });
 });

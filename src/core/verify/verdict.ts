@@ -41,6 +41,9 @@ export type Verdict = PushVerdict | MergeVerdict;
 /** The caveat every summary carries until the page's history is signed. */
 export const DECLARED_IDENTITIES = 'Identities on the lock page are declared by the clients that wrote it, not proven: until signed history is on, a teammate who can write the page could write announcements in another name.';
 
+/** The summary's table stays short (a check's page has a size limit); `--json` has every step. */
+const MAX_TABLE_ROWS = 50;
+
 function short(commit: string): string {
   return commit.slice(0, 12);
 }
@@ -59,10 +62,13 @@ export function verdictMarkdown(verdict: Verdict): string {
     for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
     if (verdict.steps.length > 0) {
       lines.push('', '| commit | author | subject | announced by |', '| --- | --- | --- | --- |');
-      for (const s of verdict.steps) {
+      // Unannounced steps first, so that the page's bounded table always shows them.
+      const shown = [...verdict.steps.filter(s => !s.announcedBy), ...verdict.steps.filter(s => s.announcedBy)].slice(0, MAX_TABLE_ROWS);
+      for (const s of shown) {
         const by = s.announcedBy ? `${cell(s.announcedBy.who)} (grant #${s.announcedBy.grant})` : '**not announced**';
         lines.push(`| ${short(s.commit)} | ${cell(s.author)} | ${cell(s.subject)} | ${by} |`);
       }
+      if (verdict.steps.length > shown.length) lines.push('', `… and ${verdict.steps.length - shown.length} more commits (\`--json\` lists them all).`);
     }
     const h = verdict.history;
     lines.push('', h.reach === 'complete'

@@ -10,6 +10,8 @@ import { adoptCommand, auditCommand, clearCommand, compactCommand } from './oper
 import { petitionCommand, withdrawCommand } from './queue';
 import { runCommand } from './run';
 import { statusCommand } from './status';
+import { verifyCommand } from './verify';
+import { forgeInitCommand } from './forge';
 import { assignCommand, doneCommand, leaseIdsCommand, nextIdCommand } from './work';
 
 /** Every command of the public command line, in the order `lockstep --help` lists them. */
@@ -38,6 +40,8 @@ export const commands: readonly Command[] = [
   doctorCommand,
   hooksInstallCommand,
   hooksStatusCommand,
+  verifyCommand,
+  forgeInitCommand,
   guardPrePushCommand,
   guardPreReceiveCommand,
   runCommand,

@@ -7,7 +7,7 @@ import { carriesProof, checkProofLeak, proofsSent } from '../../core/guard/proof
 import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushCommandLine';
 import { gitIn, type GitCommand } from '../../core/git/runner';
 import { digestsEqual, hashProof } from '../../core/tokens';
-import { parsePrePush, readStdin } from './hookInput';
+import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
 import { gitProcessArguments } from './pushArguments';
 
 /**
@@ -57,6 +57,11 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
       // Refused pushes that reach the guard are audited on the page (folded when repeated).
       await container.auditRefusedPush(`client guard refused a push to ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}: ${refusalGist(verdict.message)}`);
       throw verdict;
+    }
+    // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks).
+    for (const p of container.announcesLandings ? touching : []) {
+      if (ZERO_SHA.test(p.localSha)) continue; // a deletion lands no commit
+      await container.announceLanding({ branch: p.remoteRef.slice('refs/heads/'.length), from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha, to: p.localSha });
     }
     context.out.note(`lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`);
     return 0;

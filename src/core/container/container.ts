@@ -7,7 +7,7 @@ import {
   type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
-import type { ContainerSettings, HolderProof, IdSpan, LockRecord, Outcome } from '../lockRecord';
+import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
@@ -126,7 +126,7 @@ function pointingAway(committed: Omit<PageLocation, 'container'>, page: PageLoca
   return away;
 }
 
-function containerKey(prefix: string, container: string): string {
+export function containerKey(prefix: string, container: string): string {
   return keyDigest(prefix, `container:${container}`);
 }
 
@@ -478,6 +478,33 @@ export class Container {
     if (!landing.head || !landing.onRemote || !session) return undefined;
     const ours = await landedUnderGrant(this.clone, landing.head, session.base, this.identity);
     return ours ? landing.head.slice(0, 12) : undefined;
+  }
+
+  /**
+   * Whether this clone's pushes to a protected branch are announced on the page first: where no server
+   * guard runs (`serverGuard` off), the announcement is what a forge's `lockstep verify` checks. With the
+   * server guard on, the guard itself fences each landing with the grant's proof, and an announcement
+   * would only add a guarded write of the page to every push.
+   */
+  get announcesLandings(): boolean {
+    return !this.file.serverGuard;
+  }
+
+  /**
+   * Announces on the page, before the push is sent, that this clone's live grant lands `landing.to` on
+   * `landing.branch` (what `lockstep verify` reads on a forge). Once per grant and commit: an identical
+   * announcement already on the page (release --push, then its own pre-push hook) is not written again.
+   * A write whose outcome is unknown throws, and the push is not sent; an announcement whose push then
+   * never lands is harmless (the verifier asks only that each landed commit was announced).
+   */
+  async announceLanding(landing: Landing): Promise<{ announced: boolean }> {
+    const proof = await this.holderProof();
+    const { record } = await this.read();
+    const already = record.audit.some(l => l.action === 'land' && l.outcome === 'done' && l.grant === proof.grant
+      && protocol.parseLandingDetail(l.detail)?.to === landing.to && protocol.parseLandingDetail(l.detail)?.branch === landing.branch);
+    if (already && protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
+    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings));
+    return { announced: true };
   }
 
   petition(note?: string): Promise<{ position: number }> {

@@ -36,6 +36,8 @@ export interface ContainerFile {
   heartbeatSeconds: number;
   windowSeconds: number;
   operators: string[];
+  /** For `lockstep verify --merge`: forge login → Lockstep identity (who a request's author is). */
+  pushers?: Record<string, string>;
   /** True when the shared remote runs `lockstep guard pre-receive`: pushes then carry a proof of grant. */
   serverGuard: boolean;
 }

@@ -1,5 +1,5 @@
 import type { Container } from './container';
-import { LockRefusedError } from '../errors';
+import { LockBackendError, LockRefusedError } from '../errors';
 import { failure } from '../git/gitError';
 import { explainPushFailure } from '../git/pushFailure';
 
@@ -20,6 +20,12 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
   if (dirty) {
     throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
   }
+  // The landing is announced on the page before the push is sent (what a forge's `lockstep verify` checks).
+  if (container.announcesLandings) {
+    const to = (await git.raw(['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
+    const from = await remoteTip(container, remote, branch);
+    if (from !== to) await container.announceLanding({ branch, from, to });
+  }
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
   const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {
@@ -27,4 +33,13 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
     throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, { cause: failure(output, 'push') });
   }
   return { branch, remote };
+}
+
+/** The remote's tip of `branch` as it answers now; null when the branch does not exist there yet. */
+async function remoteTip(container: Container, remote: string, branch: string): Promise<string | null> {
+  const listed = await container.clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(cause => {
+    throw new LockBackendError('git', `The remote ${remote} could not be reached to announce the landing; nothing was pushed. Try again when it is reachable.`, { cause });
+  });
+  const tip = listed.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
+  return tip !== undefined && /^[0-9a-f]{40,64}$/.test(tip) ? tip : null;
 }

@@ -122,6 +122,12 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
         const landed = /(?:^|; )landed ([0-9a-f]{7,64})(?:;|$)/.exec(line.detail ?? '')?.[1];
         return [at => protocol.release(before, proof, at, landed !== undefined ? { landed } : {})];
       });
+    case 'land': {
+      // A landing announcement: the holder's, with its proof; it adds one audit line and nothing else.
+      const landing = protocol.parseLandingDetail(line.detail);
+      if (landing === undefined) return 'a landing announcement must name a branch and the commits it lands (`main <from>..<to>`).';
+      return asHolder(proof => [at => protocol.announceLanding(before, proof, landing, at)]);
+    }
     case 'petition': {
       const petition = after.queue.find(p => p.identity === line.who);
       return [at => protocol.petition(before, { identity: line.who, ...(petition?.note !== undefined ? { note: petition.note } : {}) }, at)];

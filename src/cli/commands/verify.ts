@@ -1,0 +1,110 @@
+import * as fs from 'node:fs';
+import { openClone } from '../../core/container/clone';
+import type { ContainerFile } from '../../core/container/containerFile';
+import { LockBackendError, LockConfigurationError } from '../../core/errors';
+import type { GitCommand } from '../../core/git/runner';
+import { containerFileAt, readPageHistory } from '../../core/verify/pageHistory';
+import { verdictMarkdown, verdictText, type Verdict } from '../../core/verify/verdict';
+import { verifyMerge } from '../../core/verify/verifyMerge';
+import { verifyPush } from '../../core/verify/verifyPush';
+import { parseCommandArgs } from '../args';
+import type { Command, CommandContext } from '../command';
+
+const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const ZERO = /^0+$/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const BRANCH = /^(?!.*(?:\.\.|\/\/|\/\.|\.lock\/|\.lock$|[/.]$))[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$/;
+
+export const verifyCommand: Command = {
+  name: 'verify',
+  summary: 'a forge\'s required check: were landings made under the live grant? (--push OLD..NEW | --merge BASE HEAD --actor LOGIN)',
+  help: `usage: lockstep verify --push OLD..NEW [--branch B] [--remote R]
+       lockstep verify --merge BASE HEAD --actor LOGIN [--remote R]
+
+For a forge where no server hook runs (GitHub, GitLab.com): run as a required check in a clean
+clone of the repository (full history). Decides from the lock page's history and the protected
+branch alone. The container's settings are read from the protected branch as committed before
+the change under check (OLD, or BASE's tip), never from the work tree.
+
+  --push OLD..NEW   a push event: every first-parent commit from OLD to NEW must have been
+                    announced by the holder of the live grant before it landed (release --push,
+                    the pre-push hook and VS Code's Push and Release announce it). OLD all zeros:
+                    a new branch (judged by the commits no other branch of R has); NEW all zeros
+                    (a deletion) or NEW not descending from OLD (a rewrite) fails.
+  --branch B        the branch pushed (default: the first protected branch)
+  --merge BASE HEAD a pull or merge request into BASE with head commit HEAD: the request's author
+  --actor LOGIN     (LOGIN, mapped by pushers in .lockstep.json) must hold the live grant now,
+                    and HEAD must be based on BASE's current tip.
+  --remote R        the remote the clone was made from (default origin)
+
+Prints a short summary; with --json one object. When GITHUB_STEP_SUMMARY is set, the Markdown
+summary is appended to that file (the check's page). Credentials for a file, SQL or Redis page
+come from the environment (LOCKSTEP_DATABASE_URL, LOCKSTEP_REDIS_URL, …: the CI's secrets).
+Identities on the page are declared by its writers, not proven, until signed history is on.
+
+Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 usage ·
+4 backend unavailable · 5 damaged record or no lock page.`,
+
+  async run(context) {
+    const { values, positionals } = parseCommandArgs(context.args, {
+      push: { type: 'string' }, merge: { type: 'string' }, actor: { type: 'string' }, branch: { type: 'string' }, remote: { type: 'string' },
+    }, true);
+    const remote = values.remote ?? 'origin';
+    if (!NAME.test(remote)) throw usage('--remote must be the name of a remote, such as origin.', 'remote');
+    if ((values.push === undefined) === (values.merge === undefined)) throw usage('Give exactly one of --push OLD..NEW or --merge BASE HEAD --actor LOGIN.', 'arguments');
+    const clone = await openClone(context.cwd);
+    const verdict = values.push !== undefined
+      ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals)
+      : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote);
+    const summaryFile = context.env.GITHUB_STEP_SUMMARY;
+    if (summaryFile) fs.appendFileSync(summaryFile, verdictMarkdown(verdict));
+    context.out.result(verdictText(verdict), { ...verdict, markdown: verdictMarkdown(verdict) });
+    return verdict.outcome === 'passed' ? 0 : 1;
+  },
+};
+
+function usage(message: string, setting: string): LockConfigurationError {
+  return new LockConfigurationError(`${message} See lockstep verify --help.`, { setting });
+}
+
+async function runPush(context: CommandContext, git: GitCommand, root: string, range: string, branchOption: string | undefined, remote: string, extra: readonly string[]): Promise<Verdict> {
+  if (extra.length > 0) throw usage('--push takes one OLD..NEW range and no other words.', 'push');
+  const match = /^([0-9a-f]{40}|[0-9a-f]{64})\.\.([0-9a-f]{40}|[0-9a-f]{64})$/.exec(range);
+  if (!match) throw usage('--push takes OLD..NEW, two full commit ids (all zeros for a new or deleted branch).', 'push');
+  const old = ZERO.test(match[1]) ? null : match[1];
+  const next = ZERO.test(match[2]) ? null : match[2];
+  if (old === null && next === null) throw usage('--push OLD..NEW: OLD and NEW cannot both be all zeros.', 'push');
+  // The settings as committed on the branch before the push (a new branch: the remote's default branch).
+  const file = await containerFileAt(git, old ?? `refs/remotes/${remote}/HEAD`);
+  const branch = branchOption ?? file.protectedBranches[0];
+  if (!BRANCH.test(branch)) throw usage('--branch must be a branch name such as main.', 'branch');
+  return verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env));
+}
+
+async function runMerge(
+  context: CommandContext, git: GitCommand, root: string, branch: string, positionals: readonly string[], actor: string | undefined, remote: string,
+): Promise<Verdict> {
+  if (positionals.length !== 1) throw usage('--merge takes BASE (the branch) and HEAD (the request\'s head commit).', 'merge');
+  if (!BRANCH.test(branch)) throw usage('--merge BASE must be a branch name such as main.', 'merge');
+  const head = positionals[0];
+  if (!COMMIT.test(head)) throw usage('--merge BASE HEAD: HEAD must be a full commit id.', 'merge');
+  if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor)) throw usage('--merge needs --actor LOGIN, the request\'s author.', 'actor');
+  const tip = await remoteTip(git, remote, branch);
+  const file: ContainerFile = await containerFileAt(git, tip);
+  return verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env)).record, Date.now());
+}
+
+/** BASE's tip as the remote answers now, fetched when the clone does not have it yet. */
+async function remoteTip(git: GitCommand, remote: string, branch: string): Promise<string> {
+  const unreachable = (cause: unknown) => {
+    throw new LockBackendError('git', `The remote ${remote} could not be reached to read ${branch}'s tip; run the check again when it is reachable.`, { cause });
+  };
+  const listed = await git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(unreachable);
+  const tip = listed.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
+  if (tip === undefined || !COMMIT.test(tip)) throw usage(`The remote has no branch ${branch}.`, 'merge');
+  const present = await git.raw(['cat-file', '-e', '--end-of-options', `${tip}^{commit}`]).then(() => true, () => false);
+  if (!present) {
+    await git.raw(['-c', 'fetch.writeFetchHead=false', 'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
+  }
+  return tip;
+}

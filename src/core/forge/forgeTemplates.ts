@@ -1,0 +1,120 @@
+/**
+ * The ready-made checks `lockstep forge init github|gitlab` writes (and docs/forges/ ships, byte for
+ * byte: a unit test compares them). Each runs `lockstep verify` exactly as the integration test
+ * runs it: the same command line, fed by the same environment variables. Nothing from the commit
+ * under check is executed: lockstep comes from the registry and reads its settings from the
+ * protected branch.
+ */
+
+export type Forge = 'github' | 'gitlab';
+
+/** Where `forge init` writes each forge's check, relative to the repository's root. */
+export const FORGE_FILES: Readonly<Record<Forge, string>> = {
+  github: '.github/workflows/lockstep-verify.yml',
+  gitlab: '.gitlab/lockstep-verify.gitlab-ci.yml',
+};
+
+/** The command lines of the checks (the `run:` / `script:` lines); tests run exactly these. */
+export const VERIFY_PUSH_LINE = 'lockstep verify --push "$LOCKSTEP_OLD..$LOCKSTEP_NEW" --branch "$LOCKSTEP_BRANCH"';
+export const VERIFY_MERGE_LINE = 'lockstep verify --merge "$LOCKSTEP_BASE" "$LOCKSTEP_HEAD" --actor "$LOCKSTEP_ACTOR"';
+
+function installLine(version: string): string {
+  return `npm install --global --ignore-scripts lockstep@${version}`;
+}
+
+export function githubWorkflow(version: string): string {
+  return `# Lockstep: a landing on a protected branch passes only when made under the live grant of its author.
+# Written by \`lockstep forge init github\`. Make the job that matches how you land a required status
+# check in the branch protection rule, with no bypass (README: "Forges without server hooks").
+name: lockstep-verify
+on:
+  push:
+    branches: ['**']
+  # The workflow of the base branch runs, never the request's: nothing from the request is executed.
+  pull_request_target:
+    types: [opened, synchronize, reopened]
+permissions:
+  contents: read
+jobs:
+  verify-push:
+    if: github.event_name == 'push'
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 20
+      - run: ${installLine(version)}
+      - name: lockstep verify --push
+        env:
+          LOCKSTEP_OLD: \${{ github.event.before }}
+          LOCKSTEP_NEW: \${{ github.event.after }}
+          LOCKSTEP_BRANCH: \${{ github.ref_name }}
+          # A file, SQL or Redis page: its credentials from the repository's secrets (unset for the git driver).
+          LOCKSTEP_DATABASE_URL: \${{ secrets.LOCKSTEP_DATABASE_URL }}
+          LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
+        run: ${VERIFY_PUSH_LINE}
+  verify-merge:
+    if: github.event_name == 'pull_request_target'
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+          ref: \${{ github.event.pull_request.head.sha }}
+      - uses: actions/setup-node@v4
+        with:
+          node-version: 20
+      - run: ${installLine(version)}
+      - name: lockstep verify --merge
+        env:
+          LOCKSTEP_BASE: \${{ github.base_ref }}
+          LOCKSTEP_HEAD: \${{ github.event.pull_request.head.sha }}
+          LOCKSTEP_ACTOR: \${{ github.event.pull_request.user.login }}
+          LOCKSTEP_DATABASE_URL: \${{ secrets.LOCKSTEP_DATABASE_URL }}
+          LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
+        run: ${VERIFY_MERGE_LINE}
+`;
+}
+
+export function gitlabInclude(version: string): string {
+  return `# Lockstep: a landing on a protected branch passes only when made under the live grant of its author.
+# Written by \`lockstep forge init gitlab\`. Include it from .gitlab-ci.yml:
+#   include:
+#     - local: ${FORGE_FILES.gitlab}
+# then require the pipeline to succeed before merging, and protect the branch (README: "Forges
+# without server hooks"). Credentials of a file, SQL or Redis page: masked CI/CD variables
+# LOCKSTEP_DATABASE_URL / LOCKSTEP_REDIS_URL.
+lockstep-verify-push:
+  image: node:20
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "push" && $CI_COMMIT_BRANCH
+  variables:
+    GIT_DEPTH: "0"
+    LOCKSTEP_OLD: $CI_COMMIT_BEFORE_SHA
+    LOCKSTEP_NEW: $CI_COMMIT_SHA
+    LOCKSTEP_BRANCH: $CI_COMMIT_BRANCH
+  script:
+    - ${installLine(version)}
+    - ${VERIFY_PUSH_LINE}
+lockstep-verify-merge:
+  image: node:20
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "merge_request_event"
+  variables:
+    GIT_DEPTH: "0"
+    LOCKSTEP_BASE: $CI_MERGE_REQUEST_TARGET_BRANCH_NAME
+    LOCKSTEP_HEAD: $CI_COMMIT_SHA
+    # The user who started the pipeline (GitLab names no request author in its variables).
+    LOCKSTEP_ACTOR: $GITLAB_USER_LOGIN
+  script:
+    - ${installLine(version)}
+    - ${VERIFY_MERGE_LINE}
+`;
+}
+
+export function forgeFile(forge: Forge, version: string): string {
+  return forge === 'github' ? githubWorkflow(version) : gitlabInclude(version);
+}

@@ -194,5 +194,25 @@ for (const transport of ['path', 'daemon'] as const) {
       grantSeen = Math.max(grantSeen, mine.record.grant);
       await opsAdopts('bob rewound the page');
     });
+
+    it('with the server guard installed, unsigned and wrongly signed record pushes are refused at the door; signed steps pass', async () => {
+      ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'install the server guard (it pins allowedSigners)');
+      await aliceAcquires();
+      const { tip, record } = await remoteRecord(bob);
+      const petition = (who: string) => encodeRecord(protocol.petition(record, { identity: who }, Date.now()).record!);
+      const push = (commit: string) => team.git(bob.dir, ['push', '--no-verify', 'origin', `${commit}:${recordRef}`]);
+      const refusedAtDoor = (result: CliResult, why: RegExp, what: string) => {
+        assert.notEqual(result.code, 0, `${what}: refused\n${result.stderr}`);
+        assert.match(result.stderr, /pre-receive hook declined/, what);
+        assert.match(result.stderr, why, what);
+      };
+      refusedAtDoor(await push(await forgeLike(bob, petition(bob.identity), [tip], null)), /requires signed lock records: its commit is not signed/, 'bob\'s unsigned petition');
+      refusedAtDoor(await push(await forgeLike(bob, petition(ops.identity), [tip], keys.bob)), /gives bob@example\.com, but its audit line acts as ops@example\.com/, 'bob signs a petition in ops\'s name');
+      assert.equal((await remoteRecord(bob)).tip, tip, 'the lock ref did not move');
+      // Controls: bob's own petition through lockstep (signed with his key), and alice's release.
+      ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions, signed');
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases, signed');
+      assert.equal(ok(await status(ops), 'ops reads the page').holder, null);
+    });
   });
 }

@@ -213,6 +213,16 @@ for (const transport of ['path', 'daemon'] as const) {
       ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions, signed');
       ok(await team.lockstep(alice.dir, ['release']), 'alice releases, signed');
       assert.equal(ok(await status(ops), 'ops reads the page').holder, null);
+      // A compaction by the operator (signed; the guard checks its signer too) reads fine everywhere, a fresh clone included.
+      const byBob = await team.lockstep(bob.dir, ['compact']);
+      assert.equal(byBob.code, 1, `bob, neither operator nor last actor, may not compact: ${byBob.stdout}`);
+      assert.match(byBob.json.error.message, /only an operator/);
+      assert.ok(ok(await team.lockstep(ops.dir, ['compact']), 'ops compacts').squashed > 1);
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the compacted page`).holder, null);
+      const fresh: TeamMember = { name: 'dan', identity: 'dan@example.com', dir: path.join(team.root, 'dan') };
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
+      await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
+      assert.equal(ok(await status(fresh), 'a fresh clone reads the compacted page').holder, null);
     });
   });
 }

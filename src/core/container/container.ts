@@ -568,6 +568,14 @@ export class Container {
     if (!driver.compact) {
       throw new LockConfigurationError(`The ${driver.name} driver keeps no history to compact; compact applies to the git driver.`, { setting: 'driver' });
     }
+    if (this.file.allowedSigners !== undefined) {
+      // A signed page's snapshot is proven by its signer alone: only a proven page is compacted, by its last actor or an operator.
+      const { record } = await this.read();
+      const last = record.audit[record.audit.length - 1];
+      if (!this.settings.operators.includes(this.identity) && last?.who !== this.identity) {
+        throw new LockRefusedError('not-operator', `On a signed lock page only an operator (or the page's last actor) compacts its history; ${this.identity} is neither.`);
+      }
+    }
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const result = await driver.compact(this.key);
       if (result.ok) return { squashed: result.squashed };

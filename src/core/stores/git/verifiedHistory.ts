@@ -85,10 +85,18 @@ async function checkStart(refs: GitRefs, commit: SignedCommit, after: { value: L
   if (commit.snapshot) {
     const why = checkSignedSnapshot(after.value, signature, policy.settings);
     if (why !== undefined || checkpoint === undefined) return why;
-    // A compaction of what this clone verified keeps that step among the revisions of its audit.log.
+    // A compaction of what this clone verified keeps that step among the revisions of its audit.log, and
+    // when it compacted exactly that step, its record byte for byte.
     const log = await refs.readFile(commit.revision, AUDIT_FILE);
-    return log !== null && log.includes(`"revision":"${checkpoint}"`) ? undefined
-      : 'it replaces the history with a snapshot that does not hold the step this clone verified last.';
+    if (log === null || !log.includes(`"revision":"${checkpoint}"`)) {
+      return 'it replaces the history with a snapshot that does not hold the step this clone verified last.';
+    }
+    const lastRevision = /"revision":"([0-9a-f]{40,64})"[^\n]*\n?$/.exec(log)?.[1];
+    if (lastRevision === checkpoint) {
+      const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
+      if (known === null || known.toString('utf8') !== after.text) return 'it is a compaction that changes the record it compacts.';
+    }
+    return undefined;
   }
   const line = after.value.audit[after.value.audit.length - 1];
   if (checkpoint !== undefined) {

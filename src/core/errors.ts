@@ -14,7 +14,8 @@ export enum LockErrorCode {
   Backend = 'backend',
   /**
    * A stored record is damaged, or the container's page is not there (LockNoPageError: the store
-   * holds none, or the settings point at another page than the committed one); never read as free.
+   * holds none, or the settings point at another page than the committed one), or a signed page's
+   * history holds a step that is not proven (LockTamperedPageError); never read as free.
    * Exit code 5.
    */
   Storage = 'storage',

@@ -224,5 +224,28 @@ for (const transport of ['path', 'daemon'] as const) {
       await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
       assert.equal(ok(await status(fresh), 'a fresh clone reads the compacted page').holder, null);
     });
+
+    it('behind the server guard, the page is repaired only by an operator\'s signed adopt that keeps the fence', async () => {
+      // The server's administrator (trusted) leaves an unsigned step, as a page from before signing has.
+      const { tip, record } = await remoteRecord(ops);
+      const petitioned = encodeRecord(protocol.petition(record, { identity: alice.identity }, Date.now()).record!);
+      const line = JSON.parse(petitioned).audit.at(-1);
+      const blob = (await team.git(team.remote, ['hash-object', '-w', '--stdin'], { input: petitioned })).stdout.trim();
+      const tree = (await team.git(team.remote, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+      const unsigned = (await team.git(team.remote, ['commit-tree', '--no-gpg-sign', tree, '-p', tip],
+        { input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`, env: stampEnv(stampOf(line)) })).stdout.trim();
+      await team.gitOk(team.remote, 'update-ref', recordRef, unsigned);
+      await tampered(ops, unsigned, /not signed/, 'an unsigned step behind the guard');
+      // bob's own signed adopt is refused at the door (he is no operator), and so is one that lowers the grant.
+      const bobAdopt = protocol.adoptPage(team.container, { ...settings(), operators: [bob.identity] }, { identity: bob.identity, reason: 'mine', grantFloor: record.grant, nextIdFloor: record.nextId }, Date.now());
+      const byBob = await team.git(bob.dir, ['push', '--no-verify', '--force', 'origin', `${await forgeLike(bob, encodeRecord(bobAdopt.record!), [], keys.bob)}:${recordRef}`]);
+      assert.notEqual(byBob.code, 0);
+      assert.match(byBob.stderr, /pre-receive hook declined/);
+      assert.match(byBob.stderr, /not what adopt by bob@example\.com/);
+      const lowered = await team.lockstep(ops.dir, ['adopt', '--reason', 'lowered', '--grant', '0', '--next-id', '1']);
+      assert.notEqual(lowered.code, 0, 'an adopt that lowers the grant is refused by the guard');
+      ok(await team.lockstep(ops.dir, ['adopt', '--reason', 'unsigned step', '--grant', String(record.grant), '--next-id', String(record.nextId)]), 'ops adopts, signed, through the guard');
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the repaired page`).holder, null);
+    });
   });
 }

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { checkSignedSnapshot, checkSignedStep, checkSigner } from '../../src/core/guard/signedStep';
+import { recordCommitShape } from '../../src/core/guard/recordHistory';
+import { DEFAULT_SKEW_MS } from '../../src/core/guard/recordUpdate';
+import { checkSignedRestart, checkSignedSnapshot, checkSignedStep, checkSigner } from '../../src/core/guard/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';
 import { checkRecordCommit, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';
@@ -80,5 +82,29 @@ describe('a record commit may carry its writer\'s signature, and nothing else mo
   it('refuses any other header beside the signature', () => {
     assert.match(checkRecordCommit(head + 'encoding ISO-8859-1\n' + body, expected) ?? '', /headers are not the ones/);
     assert.match(checkRecordCommit(head + signature + 'mergetag x\n' + body, expected) ?? '', /headers are not the ones/);
+  });
+});
+
+describe('the server guard on a signed page: an operator\'s signed adopt may restart the history', () => {
+  const t = at(5);
+  const held = acquireAs(fresh(), LEAD, at(4)).record;
+  const adopt = (who: string, grantFloor: number, nextIdFloor: number) =>
+    ok(protocol.adoptPage(fresh().container, { ...SETTINGS, operators: [who] }, { identity: who, reason: 'repair', grantFloor, nextIdFloor }, t)).record;
+  const context = { settings: SETTINGS, now: t, skewMs: DEFAULT_SKEW_MS, requireProof: false, pushed: {} };
+  const A = 'a'.repeat(40);
+
+  it('a parentless record is a restart only where the page is signed', () => {
+    const commit = { parents: [], files: ['record.json'], snapshot: false };
+    assert.deepEqual(recordCommitShape(A, commit, { record: 'record.json', audit: 'audit.log' }, { restart: true }), { kind: 'restart' });
+    assert.equal(recordCommitShape(A, commit, { record: 'record.json', audit: 'audit.log' }).kind, 'refuse');
+  });
+
+  it('accepts the operator\'s signed adopt that keeps the fence (control); refuses a lowered fence, another signer, a non-operator, another action', () => {
+    assert.equal(checkSignedRestart(held, adopt(OP, held.grant, held.nextId), good(OP), context), undefined);
+    assert.equal(checkSignedRestart(undefined, adopt(OP, 0, 1), good(OP), context), undefined, 'an unreadable current record');
+    assert.match(checkSignedRestart({ ...held, grant: 7 }, adopt(OP, 3, held.nextId), good(OP), context) ?? '', /continues its fence: grant #7/);
+    assert.match(checkSignedRestart(held, adopt(OP, 9, 9), good(ANA), context) ?? '', /gives ana@example\.com/);
+    assert.notEqual(checkSignedRestart(held, adopt(ANA, 9, 9), good(ANA), context), undefined, 'ana is no operator');
+    assert.match(checkSignedRestart(held, held, good(LEAD), context) ?? '', /only an operator's signed lockstep adopt/);
   });
 });

@@ -7,7 +7,7 @@ import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { gitIn } from '../../core/git/runner';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/guard/recordUpdate';
-import { checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/guard/signedStep';
+import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/guard/signedStep';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../../core/stores/git/signersFile';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {
@@ -126,7 +126,7 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   const oldSha = ZERO_SHA.test(update.oldSha) ? null : update.oldSha;
   const commit = await repo.commit(update.newSha);
   if (commit === undefined) return 'the new value is not a commit.';
-  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE });
+  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE }, { restart: settings.file.allowedSigners !== undefined });
   if (shape.kind === 'refuse') return shape.why;
   const afterFile = await repo.file(update.newSha, RECORD_FILE);
   if (afterFile === 'absent') return `the new commit holds no ${RECORD_FILE}.`;
@@ -150,6 +150,15 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   }
   const after = parseRecordText(afterText, container, settings);
   if (after === undefined) return 'the new record is damaged (not a valid lock record of this container).';
+  if (shape.kind === 'restart') {
+    // An operator's signed adopt over a signed page (its history unproven, or signing just turned on).
+    const problem = await signedBy(repo, settings, update.newSha, signature => checkSignedRestart(
+      beforeText === null ? undefined : parseRecordText(beforeText, container, settings), after, signature, {
+        settings: serverContainerSettings(settings), now: context.now, skewMs: settings.skewSeconds * SECOND, requireProof: false, pushed: {}, afterText,
+      }));
+    const line = after.audit[after.audit.length - 1];
+    return problem ?? checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: transitionSubject(line) });
+  }
   const before = beforeText === null ? null : parseRecordText(beforeText, container, settings);
   if (before === undefined) return 'the current record is damaged; the server\'s administrator restores the ref from its history.';
   const pusher = pusherIdentity(settings, context.env);

@@ -1,5 +1,5 @@
 import type { ContainerSettings, LockRecord } from '../lockRecord';
-import { checkRecordUpdate } from './recordUpdate';
+import { checkRecordUpdate, type RecordUpdateContext } from './recordUpdate';
 
 /**
  * Is one step of a signed lock page proven? A step is proven when git verified its commit's
@@ -53,4 +53,24 @@ export function checkSignedSnapshot(record: LockRecord, signature: StepSignature
   if (asActor === undefined) return undefined;
   if (signature.status === 'G' && settings.operators.includes(signature.signer)) return undefined;
   return `a compaction is signed by the record's last actor or by an operator; ${asActor}`;
+}
+
+/**
+ * Why a new history pushed over a signed page (the server guard) is not an operator's repair: it
+ * must be an adopt signed by its operator, legal by the server's clock, and it may not lower the
+ * fence — its grant and next identifier at least the current record's (`before`; undefined when the
+ * current record cannot be read, as a tampered one may not).
+ */
+export function checkSignedRestart(before: LockRecord | undefined, after: LockRecord, signature: StepSignature,
+  context: RecordUpdateContext): string | undefined {
+  const line = after.audit[after.audit.length - 1];
+  if (line?.action !== 'adopt') return 'a new history over the lock page is only an operator\'s signed lockstep adopt.';
+  const unsigned = checkSigner(signature, line.who);
+  if (unsigned !== undefined) return unsigned;
+  const illegal = checkRecordUpdate(null, after, { ...context, pusher: signature.signer });
+  if (illegal !== undefined) return illegal;
+  if (before !== undefined && (after.grant < before.grant || after.nextId < before.nextId)) {
+    return `an adopt over the page continues its fence: grant #${before.grant} or higher, and identifiers from ${before.nextId} or higher.`;
+  }
+  return undefined;
 }

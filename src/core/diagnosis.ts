@@ -25,7 +25,7 @@ export interface DoctorFacts {
   readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
   /**
    * Git driver: whether the page's steps must be signed (allowedSigners in .lockstep.json), and whether
-   * git has a signing key in this clone (user.signingkey, or gpg.ssh.defaultKeyCommand).
+   * git has an SSH signing key in this clone (gpg.format=ssh with user.signingkey or gpg.ssh.defaultKeyCommand).
    */
   readonly signing?: { readonly required: boolean; readonly allowedSigners?: string; readonly key: boolean };
   readonly identity?: string;
@@ -82,7 +82,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   } else if (g && g.key) {
     out.push({ check: 'signing', level: 'ok', found: `the lock page's steps are signed and checked against ${g.allowedSigners}; git has a signing key here` });
   } else if (g) {
-    out.push({ check: 'signing', level: 'error', found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no signing key in this clone: every write is refused`,
+    out.push({ check: 'signing', level: 'error', found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,
       fix: `git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.` });
   }
 

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError, LockTamperedPageError } from '../errors';
 import { gitIn } from '../git/runner';
+import { signingSetup } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
@@ -60,8 +61,8 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
 }
 
 async function signing(container: Container): Promise<DoctorFacts['signing']> {
-  const keys = await container.clone.git.run(['config', '--get-regexp', '^(user\\.signingkey|gpg\\.ssh\\.defaultkeycommand)$']).catch(() => undefined);
-  const key = keys !== undefined && keys.code === 0 && keys.stdout.toString('utf8').trim() !== '';
+  const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, ssh: false }));
+  const key = setup.key && setup.ssh;
   const where = container.file.allowedSigners;
   return { required: where !== undefined, ...(where !== undefined ? { allowedSigners: where } : {}), key };
 }

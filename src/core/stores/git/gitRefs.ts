@@ -2,8 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../../errors';
 import { namespaceDigest } from '../../names';
-import { failure, redact } from '../../git/gitError';
+import { failure, GitError, redact } from '../../git/gitError';
 import type { GitOutput, GitRunner } from '../../git/runner';
+import { signingSetup } from '../../git/signingKey';
 
 /**
  * The git plumbing of the git driver: where a value lives (one ref per key on the remote), how it is
@@ -94,7 +95,7 @@ export class GitRefs {
   readonly local: boolean;
   private readonly trackingRoot: string;
   private identityEnv: Readonly<Record<string, string>> | undefined;
-  /** Whether git has a signing key for this clone (asked once, on the first write). */
+  /** Whether this clone signs its commits (asked once, on the first write). */
   private signingKey: Promise<boolean> | undefined;
 
   /**
@@ -190,7 +191,12 @@ export class GitRefs {
       ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
     const sign = await this.shouldSign();
     let args = commitArgs(sign);
-    let output = await this.git.run(args, { input, env: stamp ?? this.identityEnv });
+    // A courtesy signature whose key waits on a passphrase nobody will type: written unsigned instead.
+    const unanswered = (error: unknown) => {
+      if (!(sign && this.signing === 'auto' && error instanceof GitError && error.kind === 'timeout')) throw error;
+      return { code: 128, stdout: Buffer.alloc(0), stderr: 'signing timed out' };
+    };
+    let output: GitOutput = await this.git.run(args, { input, env: stamp ?? this.identityEnv }).catch(unanswered);
     if (output.code !== 0 && sign && !NO_IDENTITY.test(output.stderr) && !MISSING_PARENT.test(output.stderr)) {
       if (this.signing === 'required') {
         throw new LockConfigurationError('git could not sign the lock record\'s commit with your signing key, and this container requires signed steps'
@@ -214,18 +220,20 @@ export class GitRefs {
     return output.stdout.toString('utf8').trim();
   }
 
-  /** Whether to sign: `required` always (refusing without a key), `auto` when git has a signing key. */
+  /**
+   * Whether to sign: `required` always, refusing without an SSH signing key (the one kind a signed
+   * page checks); `auto` when git has an SSH signing key (a GPG key may wait on a passphrase prompt).
+   */
   private shouldSign(): Promise<boolean> {
-    this.signingKey ??= this.git.run(['config', '--get-regexp', '^(user\\.signingkey|gpg\\.ssh\\.defaultkeycommand)$'])
-      .then(output => output.code === 0 && output.stdout.toString('utf8').trim() !== '');
-    return this.signingKey.then(hasKey => {
-      if (!hasKey && this.signing === 'required') {
+    this.signingKey ??= signingSetup(this.git).then(setup => setup.key && setup.ssh);
+    return this.signingKey.then(usable => {
+      if (!usable && this.signing === 'required') {
         this.signingKey = undefined;
         throw new LockConfigurationError('This container requires every step of its lock page to be signed (allowedSigners in .lockstep.json), and git has no'
-          + ' signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —'
+          + ' SSH signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —'
           + ' and ask an operator to list its public key for your identity in the allowed signers file; lockstep doctor shows the set-up.', { setting: 'user.signingkey' });
       }
-      return hasKey;
+      return usable;
     });
   }
 

@@ -40,6 +40,58 @@ function findCommand(commands: readonly Command[], words: readonly string[]): { 
   return best;
 }
 
+/** The words a user typed as a command: the family's two (`hooks instal`), else one. */
+function typedCommand(commands: readonly Command[], words: readonly string[]): string {
+  const isFamily = commands.some(c => c.name.startsWith(`${words[0]} `));
+  const typed = isFamily && words[1] !== undefined && !words[1].startsWith('-') ? `${words[0]} ${words[1]}` : words[0];
+  return typed.slice(0, 40);
+}
+
+function unknownCommand(commands: readonly Command[], words: readonly string[]): LockConfigurationError {
+  const typed = typedCommand(commands, words);
+  const near = closestCommand(commands, typed);
+  return new LockConfigurationError(
+    `Unknown command: ${typed}.${near ? ` Did you mean \`lockstep ${near}\`?` : ''} Run lockstep --help for the list.`, { setting: 'command' });
+}
+
+/** The nearest command within one edit per three letters typed (two at most), if any. */
+function closestCommand(commands: readonly Command[], typed: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const { name } of commands) {
+    const distance = editDistance(typed, name);
+    if (distance <= Math.min(2, Math.max(1, Math.floor(typed.length / 3))) && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
+/**
+ * Optimal string alignment distance (insertions, deletions, substitutions, adjacent swaps). A dozen
+ * lines for a CLI hint did not earn a dependency in the bundle that every git hook loads.
+ */
+export function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** `help CMD…`: the same page as `CMD --help` (a family's first word: every command under it). */
+function dispatchHelp(commands: readonly Command[], words: readonly string[], out: Output): number {
+  const found = findCommand(commands, words);
+  const family = commands.filter(c => c.name.startsWith(`${words[0]} `));
+  const help = found?.consumed === words.length ? found.command.help
+    : words.length === 1 && family.length > 0 ? family.map(c => c.help).join('\n\n')
+      : undefined;
+  if (help === undefined) return out.error(unknownCommand(commands, words));
+  out.result(help, { usage: help });
+  return 0;
+}
+
 /** Runs one command line against `commands` (the whole CLI, or only the guards); resolves with the exit code. */
 export async function dispatch(commands: readonly Command[], argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let json = false;
@@ -55,8 +107,14 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   }
   const rest = argv.slice(i);
   const out = new Output(json || (rest.includes('--json') && !rest.slice(0, rest.indexOf('--json')).includes('--')));
-  if (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
-    if (rest.length === 0 && !json) { process.stderr.write(usage(commands) + '\n'); return 2; }
+  if (rest.length === 0) {
+    // No command is a usage error, with or without --json.
+    if (!json) { process.stderr.write(usage(commands) + '\n'); return 2; }
+    return out.error(new LockConfigurationError('No command given. Run lockstep --help for the list.', { setting: 'command' }));
+  }
+  // `help CMD` is `CMD --help`.
+  if (rest[0] === 'help' && rest.length > 1) return dispatchHelp(commands, rest.slice(1), out);
+  if (rest[0] === '--help' || rest[0] === '-h' || rest[0] === 'help') {
     out.result(usage(commands), { usage: usage(commands) });
     return 0;
   }
@@ -73,9 +131,7 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
     out.result(help, { usage: help });
     return 0;
   }
-  if (!found) {
-    return out.error(new LockConfigurationError(`Unknown command: ${rest[0].slice(0, 40)}. Run lockstep --help for the list.`, { setting: 'command' }));
-  }
+  if (!found) return out.error(unknownCommand(commands, rest));
   // `--json` may also follow the command word (before any `--`).
   const ownArgs = rest.slice(found.consumed);
   const terminator = ownArgs.indexOf('--');

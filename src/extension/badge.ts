@@ -111,7 +111,10 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
         tooltip, severity: 'normal', command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
       };
     case LockState.HeldByMe:
-      return { state: s.state, text: `$(pass-filled) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}`, tooltip, severity: 'mine', command: CommandIds.holderMenu };
+      return {
+        state: s.state, text: `$(pass-filled) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}${s.queue.length > 0 ? ` · ${s.queue.length} waiting` : ''}`,
+        tooltip, severity: 'mine', command: CommandIds.holderMenu,
+      };
     case LockState.HeldByOther:
       return { state: s.state, text: `$(lock) Held by ${shortName(h!.identity)}`, tooltip, severity: 'normal', command: CommandIds.petition };
     case LockState.Queued:

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { Container } from '../core/container/container';
 import type { ContainerFile } from '../core/container/containerFile';
-import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError, LockRefusedError, LockTamperedPageError } from '../core/errors';
+import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError, LockTamperedPageError } from '../core/errors';
+import { isNoContainerHere } from '../core/container/clone';
 import type { LockRecord } from '../core/lockRecord';
 import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
 import type { HistoryEntry, Disposable as StoreDisposable } from '../core/stores/store';
@@ -160,7 +161,7 @@ export class ContainerModel implements vscode.Disposable {
       const wasTurn = previous.kind === 'status' && hasTurn(previous.status);
       if (hasTurn(status) && !wasTurn) this._onDidBecomeTurn.fire(status);
     } catch (error) {
-      if (error instanceof LockRefusedError && error.reason === 'not-initialised') {
+      if (isNoContainerHere(error)) {
         this._source = { kind: 'not-initialised' };
         await this.closeContainer();
       } else {

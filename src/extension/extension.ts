@@ -10,10 +10,12 @@ import type { ContainerModel } from './containerModel';
 import { HoldWarningNotices } from './holdWarningNotices';
 import { LockPagePanel } from './lockPagePanel';
 import { Log } from './log';
+import { PetitionNotices } from './petitionNotices';
 import { ReadOnlyEditors } from './readOnlyEditors';
 import { readSettings } from './settings';
 import { SetupProgress } from './setupProgress';
 import { StatusBar } from './statusBar';
+import { putCliOnTerminalPath } from './terminalCli';
 import { WorkspaceModel } from './workspaceModel';
 
 /**
@@ -33,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     new AutoAcquire(workspace, log),
     new ReadOnlyEditors(workspace, log),
     new HoldWarningNotices(workspace, log),
+    new PetitionNotices(workspace, log),
     new SetupProgress(workspace, log),
     registerContextKeys(workspace),
     ...registerCommands({ workspace, log, extensionUri: context.extensionUri, showLockPage: () => lockPage.show() }),
@@ -41,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
     vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),
     vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel); }),
   );
+  putCliOnTerminalPath(context, log);
   setTimeout(() => workspace.sync(), 0);
 
   const activationMs = performance.now() - started;

@@ -16,6 +16,8 @@ export interface ExtensionSettings {
   readonly whileLockedByOthers: 'warn' | 'readOnly';
   /** Globs (relative to the workspace folder) of files that stay writable under `readOnly`. */
   readonly readOnlyExclude: readonly string[];
+  /** Tell the holder of each new petition with a notification (the badge counts them either way). */
+  readonly notifyPetitions: boolean;
 }
 
 export function readSettings(scope?: vscode.Uri): ExtensionSettings {
@@ -31,5 +33,6 @@ export function readSettings(scope?: vscode.Uri): ExtensionSettings {
     store: storePath === '' ? {} : { path: storePath },
     whileLockedByOthers: c.get<string>('whileLockedByOthers', 'warn') === 'readOnly' ? 'readOnly' : 'warn',
     readOnlyExclude: c.get<string[]>('readOnlyExclude', []).filter(g => typeof g === 'string' && g.trim() !== ''),
+    notifyPetitions: c.get<boolean>('notifyPetitions', true),
   };
 }

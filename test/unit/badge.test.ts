@@ -36,6 +36,14 @@ describe('badge', () => {
     assert.notEqual(b.text.split(' ')[0], other.text.split(' ')[0]);
   });
 
+  it('Held by me with a queue: how many wait, in the badge text itself', () => {
+    const queue = [{ identity: 'bob@x.io', at: now - 60_000 }, { identity: 'carol@x.io', at: now - 30_000, note: 'the parser' }];
+    const b = badge({ ...held('alice@x.io', 4, now + 90 * 60_000), queue }, 'alice@x.io', { grant: 4, tokenHash: hash('a') });
+    assert.equal(b.text, '$(pass-filled) Held by me #4 · 1h 30m · 2 waiting');
+    // The others' badges do not count the queue (theirs shows their own place).
+    assert.equal(badge({ ...held('alice@x.io', 4, now + 90 * 60_000), queue }, 'dan@x.io').text, '$(lock) Held by alice');
+  });
+
   it('an identity an older client stored with a bidi or C1 control shows it as an escape, in the text, the tooltip and the notice', () => {
     const b = badge(held('ev\u202eil@x.io', 3, now + 60_000), 'bob@x.io');
     for (const text of [b.text, b.tooltip]) {

@@ -1,7 +1,12 @@
+import type { Container } from '../../core/container/container';
+import { isNoContainerHere } from '../../core/container/clone';
+import { readPageInBareRepository } from '../../core/container/pageFromAnywhere';
 import { LockConfigurationError } from '../../core/errors';
+import { isBareRepository } from '../../core/hooks/install';
+import type { AuditLine } from '../../core/lockRecord';
 import { formatTime, localiseTimes } from '../../core/format';
 import { parseCommandArgs, requireOption } from '../args';
-import type { Command } from '../command';
+import type { Command, CommandContext } from '../command';
 import { withContainer } from '../containerContext';
 
 /** The operator's one intervention and the audit trail it writes to. */
@@ -82,6 +87,7 @@ they would pass 256 KiB). Refused attempts — pushes a guard refused (action pu
 are there too, in a section of their own (the last 50): one line per person and action, with how
 many (×N), since when, and the latest one's grant and detail.
   --limit N    only the newest N lines (a whole number from 1)
+In the shared bare repository it prints the record the server guard reads (its pinned settings).
   --history    git driver only (exit 2 on the others): every transition, from the lock ref's commits
                (a compacted history keeps its audit lines), up to the newest 10,000 or N`,
 
@@ -89,26 +95,40 @@ many (×N), since when, and the latest one's grant and detail.
     const { values } = parseCommandArgs(context.args, { limit: { type: 'string' }, history: { type: 'boolean' } });
     const limit = values.limit === undefined ? Infinity : wholeNumber(values.limit, '--limit');
     if (limit < 1) throw new LockConfigurationError('--limit must be a whole number from 1.', { setting: '--limit' });
-    return withContainer(context, async container => {
-      if (values.history) {
-        const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);
-        if (entries === undefined) {
-          throw new LockConfigurationError(`The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`, { setting: 'history' });
-        }
-        const oldestFirst = [...entries].reverse();
-        context.out.result(oldestFirst.map(e => `${formatTime(e.time)}  ${localiseTimes(e.summary)}`), { history: oldestFirst });
-        return 0;
-      }
-      const { record } = await container.read();
-      const lines = record.audit.slice(-limit);
-      context.out.result(
-        lines.length === 0 ? 'No audit lines yet.' : lines.map(l =>
-          `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.since !== undefined ? ` since ${formatTime(l.since)}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
-        { audit: lines });
+    try {
+      return await withContainer(context, container => printAudit(context, container, values.history === true, limit));
+    } catch (error) {
+      // In the shared bare repository: the page the server guard reads (its pinned settings), as status shows there.
+      if (!isNoContainerHere(error) || !(await isBareRepository(context.cwd))) throw error;
+      if (values.history) throw new LockConfigurationError('audit --history reads a clone\'s lock ref: run it in a clone of this repository; here, audit prints the record\'s lines.', { setting: 'history' });
+      const { record } = await readPageInBareRepository(context.cwd);
+      printAuditLines(context, record.audit.slice(-limit));
       return 0;
-    });
+    }
   },
 };
+
+async function printAudit(context: CommandContext, container: Container, history: boolean, limit: number): Promise<number> {
+  if (history) {
+    const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);
+    if (entries === undefined) {
+      throw new LockConfigurationError(`The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`, { setting: 'history' });
+    }
+    const oldestFirst = [...entries].reverse();
+    context.out.result(oldestFirst.map(e => `${formatTime(e.time)}  ${localiseTimes(e.summary)}`), { history: oldestFirst });
+    return 0;
+  }
+  const { record } = await container.read();
+  printAuditLines(context, record.audit.slice(-limit));
+  return 0;
+}
+
+function printAuditLines(context: CommandContext, lines: readonly AuditLine[]): void {
+  context.out.result(
+    lines.length === 0 ? 'No audit lines yet.' : lines.map(l =>
+      `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.since !== undefined ? ` since ${formatTime(l.since)}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
+    { audit: lines });
+}
 
 export const compactCommand: Command = {
   name: 'compact',

@@ -4,7 +4,7 @@ import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../
 import { isBareRepository } from '../../core/hooks/install';
 import { renderStatus, statusJson } from '../renderStatus';
 import { Container } from '../../core/container/container';
-import { LockRefusedError } from '../../core/errors';
+import { isNoContainerHere } from '../../core/container/clone';
 import type { Command, CommandContext } from '../command';
 import { parseCommandArgs } from '../args';
 
@@ -35,7 +35,7 @@ error (exit 5), never a free lock.`,
     } catch (error) {
       // A bare repository has no work tree, so it opens as no clone: there, the page the server guard reads.
       // (Asked only then, so that a clone's status spawns no extra git.)
-      if (error instanceof LockRefusedError && error.reason === 'not-initialised' && await isBareRepository(context.cwd)) {
+      if (isNoContainerHere(error) && await isBareRepository(context.cwd)) {
         return showWithoutClone(context, await readPageInBareRepository(context.cwd));
       }
       throw error;

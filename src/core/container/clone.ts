@@ -16,6 +16,18 @@ export interface Clone {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The `setting` of the configuration error for a folder outside any git repository (exit 2). */
+export const OUTSIDE_REPOSITORY = 'repository';
+
+/**
+ * Whether a container could not be opened because there is none here: no git repository (a
+ * configuration error, exit 2) or a repository without `.lockstep.json` (refused, not-initialised).
+ */
+export function isNoContainerHere(error: unknown): boolean {
+  return (error instanceof LockRefusedError && error.reason === 'not-initialised')
+    || (error instanceof LockConfigurationError && error.setting === OUTSIDE_REPOSITORY);
+}
+
 export async function openClone(cwd: string): Promise<Clone> {
   if (!fs.existsSync(cwd)) {
     throw new LockConfigurationError('The folder given with --cwd does not exist.', { setting: 'cwd' });
@@ -24,7 +36,7 @@ export async function openClone(cwd: string): Promise<Clone> {
   try {
     out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
-    throw new LockRefusedError('not-initialised', 'This folder is not inside a git repository; Lockstep works on a git clone.', { cause });
+    throw new LockConfigurationError('This folder is not inside a git repository; Lockstep works on a git clone (cd into one, or pass --cwd CLONE).', { setting: OUTSIDE_REPOSITORY, cause });
   }
   const [root, gitDir] = out.split('\n').map(s => s.trim());
   return { root, gitDir, git: gitIn(root) };

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
-import { LockBackendError, LockError, LockNoPageError, LockRefusedError, LockStorageError, LockTamperedPageError } from '../errors';
+import { LockBackendError, LockError, LockNoPageError, LockStorageError, LockTamperedPageError } from '../errors';
+import { isNoContainerHere } from './clone';
 import { gitIn } from '../git/runner';
 import { signingSetup } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
@@ -20,7 +21,7 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
     container = await Container.open(options);
   } catch (error) {
     const kind = error instanceof LockNoPageError ? 'page-mismatch'
-      : error instanceof LockRefusedError && error.reason === 'not-initialised' ? 'not-initialised' : 'other';
+      : isNoContainerHere(error) ? 'not-initialised' : 'other';
     return { container: { ok: false, kind, why: error instanceof LockError ? error.message : 'The container could not be opened.' } };
   }
   try {
@@ -82,7 +83,8 @@ async function localRemotePath(container: Container): Promise<string | undefined
   return fs.existsSync(dir) ? dir : undefined;
 }
 
-async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean; stale?: string }> {
+/** The shared bare repository's server guard: hook, pinned settings (and whether they went stale), push options. */
+export async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean; stale?: string }> {
   const git = gitIn(repo);
   const hooks = path.resolve(repo, (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => 'hooks')).trim());
   let preReceive = false;

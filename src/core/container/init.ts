@@ -26,6 +26,32 @@ export interface InitOptions {
 }
 
 /**
+ * The refusals `init` makes before it writes anything, for a caller that asks the user questions
+ * first (the extension): a repository inside another container's work tree, one without the shared
+ * remote, a clone whose remote's default branch already has `.lockstep.json`. Fetches that branch.
+ */
+export async function checkInitAllowed(cwd: string, options: { remote?: string } = {}): Promise<void> {
+  const clone = await openClone(cwd);
+  if (fs.existsSync(path.join(clone.root, CONTAINER_FILE))) {
+    throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
+  }
+  await refuseWhereNoContainerBelongs(clone, options.remote ?? 'origin');
+}
+
+async function refuseWhereNoContainerBelongs(clone: Clone, remote: string): Promise<void> {
+  await refuseNested(clone);
+  await requireRemote(clone, remote);
+  // A teammate made this repository a container and pushed it: this clone pulls the file, it does not make a second container.
+  const initialised = await containerFileOnRemote(clone, remote, CONTAINER_FILE, { fetch: true });
+  if (initialised !== undefined) {
+    throw new LockConfigurationError(
+      `${remote}/${initialised} already has a committed ${CONTAINER_FILE}: a teammate has made this repository a container, and this clone has not pulled it yet.`
+      + ` Pull it (\`git pull\`) instead of running lockstep init, which would make a second container with a second lock page.`,
+      { setting: CONTAINER_FILE });
+  }
+}
+
+/**
  * Makes the repository at `cwd` a container: writes `.lockstep.json` at its root with a new UUID
  * and the page's location (concrete driver, prefix, store location without credentials), and
  * creates the container's lock page there — the one page every clone reads (seed 001). Defaults:
@@ -51,16 +77,7 @@ export async function initContainer(cwd: string, options: InitOptions = {}): Pro
   // An explicit --driver wins over LOCKSTEP_DRIVER here: it is what the user asked to commit.
   const pageEnv: Env = options.driver === undefined ? env : { ...env, LOCKSTEP_DRIVER: options.driver };
   const config = resolveConfig({ gitRemote: remote, ...options.driverOptions, gitDir: clone.root }, pageEnv);
-  await refuseNested(clone);
-  await requireRemote(clone, remote);
-  // A teammate made this repository a container and pushed it: this clone pulls the file, it does not make a second container.
-  const initialised = await containerFileOnRemote(clone, remote, CONTAINER_FILE, { fetch: true });
-  if (initialised !== undefined) {
-    throw new LockConfigurationError(
-      `${remote}/${initialised} already has a committed ${CONTAINER_FILE}: a teammate has made this repository a container, and this clone has not pulled it yet.`
-      + ` Pull it (\`git pull\`) instead of running lockstep init, which would make a second container with a second lock page.`,
-      { setting: CONTAINER_FILE });
-  }
+  await refuseWhereNoContainerBelongs(clone, remote);
   const driver = await decideDriver(config);
   const operators = options.operators?.length ? [...options.operators] : [await resolveIdentity(clone, env, options.identity)];
   const branches = options.protectedBranches?.length ? [...options.protectedBranches] : [await defaultBranch(clone, remote)];

@@ -29,7 +29,8 @@ export interface HookPaths {
 
 /** Client side: the user's own `node` first (their toolchain), else the one seen at install time. */
 function findNode(paths: HookPaths): string {
-  return `node_bin=$(command -v node 2>/dev/null) || node_bin=${shellQuote(paths.node)}
+  // The one seen at install time may be VS Code's own binary (Electron): it runs a script only as Node.
+  return `node_bin=$(command -v node 2>/dev/null) || { node_bin=${shellQuote(paths.node)}; ELECTRON_RUN_AS_NODE=1; export ELECTRON_RUN_AS_NODE; }
 if ! [ -x "$node_bin" ]; then
   echo "lockstep: node was not found, so the fencing guard cannot run and the push is refused. Install Node.js or run lockstep hooks install again." >&2
   exit 1
@@ -52,6 +53,7 @@ fi`;
  */
 function pinnedNode(paths: HookPaths): string {
   return `node_bin=${shellQuote(paths.node)}
+ELECTRON_RUN_AS_NODE=1; export ELECTRON_RUN_AS_NODE
 if ! [ -x "$node_bin" ]; then
   echo "lockstep: the node this guard was installed with (${paths.node.replace(/[`$"\\]/g, '')}) is gone, so every protected push is refused. Run lockstep hooks install --server again." >&2
   exit 1

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONTAINER_FILE } from '../../core/container/containerFile';
 import { gitIn } from '../../core/git/runner';
-import { initContainer } from '../../core/container/init';
+import { checkInitAllowed, initContainer } from '../../core/container/init';
 import { gatherDoctorFacts } from '../../core/container/doctorFacts';
 import type { DriverSetting } from '../../core/config';
 import { diagnose as findingsFrom, type Finding } from '../../core/diagnosis';
@@ -32,6 +32,9 @@ export function registerSetupCommands(ctx: CommandContext): vscode.Disposable[] 
     }
     const folder = candidates.length === 1 ? candidates[0] : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Initialise which repository?' });
     if (!folder) return undefined;
+    // Refusals that need no answers come before the questions (the remote is fetched: it can take a moment).
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Lockstep: checking whether the shared remote is a container already…' },
+      () => checkInitAllowed(folder.uri.fsPath));
     const identity = readSettings(folder.uri).identity;
     const answers = await askInitQuestions(folder.uri.fsPath, identity);
     if (answers === undefined) return undefined;

@@ -119,25 +119,29 @@ suite('the settings in VS Code', () => {
     }
   });
 
-  // SKIPPED, to rewrite: the committed page location now wins over the editor setting and the environment
-  // (a store elsewhere is the exit-5 mismatch, issue 23), which this test's reopen does not expect yet.
-  // Reported as skipped, never as passed.
-  test.skip('lockstep.store.path: the window reads the file store it names, and LOCKSTEP_PATH wins over it', async () => {
+  test('lockstep.store.path cannot move the page: the committed store (LOCKSTEP_PATH naming it) is read; pointing away reads "no page", naming the setting, never Free', async () => {
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-elsewhere-'));
     const environment = process.env.LOCKSTEP_PATH;
+    const away = path.join(elsewhere, 'store');
     try {
-      // The environment names the fixture's store: it wins, and the window still reads the lock there.
+      // The environment names the committed store: it wins over the setting, and the window reads the lock there.
       await setAndReopen(api, 'store.path', elsewhere);
       await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'free');
-      // Without it the setting decides: that store has no page for this container (never read as a free lock).
+      // Without it the setting would move the page: refused before any store is opened (a second page is how a
+      // team forks its lock), shown as an error that says which setting and where the committed page is.
       delete process.env.LOCKSTEP_PATH;
-      await setAndReopen(api, 'store.path', path.join(elsewhere, 'store'));
+      await set('store.path', away);
       await badgeBecomes(api, 'no-page');
-      assert.match(api.badge().tooltip, new RegExp(path.join(elsewhere, 'store').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+      const tooltip = api.badge().tooltip;
+      assert.match(tooltip, /the path setting points at another lock page/);
+      assert.match(tooltip, new RegExp(away.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+      const { container } = JSON.parse(fs.readFileSync(path.join(fixture.alice, '.lockstep.json'), 'utf8')) as { container: string };
+      assert.match(tooltip, new RegExp(`commits for container ${container.slice(0, 8)}…`));
+      assert.equal(fs.existsSync(away), false, 'nothing was created where the setting points');
     } finally {
       process.env.LOCKSTEP_PATH = environment;
-      await setAndReopen(api, 'store.path', undefined);
+      await set('store.path', undefined);
       fs.rmSync(elsewhere, { recursive: true, force: true });
     }
     await badgeBecomes(api, 'free');

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
@@ -80,13 +82,17 @@ suite('a team\'s day in VS Code', () => {
       .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
   });
 
-  // SKIPPED, to rewrite: `init` now refuses a clone whose remote branch already has .lockstep.json (told to pull;
-  // issue 23), and this test removes the file from a clone of such a remote. It needs a fresh repository with
-  // its own bare remote. Reported as skipped, never as passed.
-  test.skip('Initialise Container asks for the driver, the operators and the protected branch', async () => {
+  test('Initialise Container asks for the driver, the operators and the protected branch (a repository whose remote has no container yet)', async () => {
     const file = path.join(fixture.alice, '.lockstep.json');
     const kept = fs.readFileSync(file);
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: fixture.alice, encoding: 'utf8' }).trim();
+    const origin = git('remote', 'get-url', 'origin');
+    // A shared remote nobody has pushed to: the state in which a team makes a repository a container. (The
+    // fixture's own remote has .lockstep.json on main, where init rightly tells the clone to pull instead.)
+    const fresh = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-fresh-remote-'));
+    execFileSync('git', ['init', '--quiet', '--bare', fresh]);
     fs.rmSync(file);
+    git('remote', 'set-url', 'origin', fresh);
     try {
       await badgeBecomes(api, 'not-initialised');
       let done = false;
@@ -102,9 +108,38 @@ suite('a team\'s day in VS Code', () => {
       const container = await asked;
       assert.match(container ?? '', /^[0-9a-f-]{36}$/);
       const written = JSON.parse(fs.readFileSync(file, 'utf8'));
+      assert.equal(written.container, container);
       assert.equal(written.driver, 'file');
       assert.deepEqual(written.operators, [ALICE]);
       assert.deepEqual(written.protectedBranches, ['main']);
+      await badgeBecomes(api, 'free', 15_000);
+    } finally {
+      git('remote', 'set-url', 'origin', origin);
+      fs.writeFileSync(file, kept);
+      fs.rmSync(fresh, { recursive: true, force: true });
+    }
+    await badgeBecomes(api, 'free', 15_000);
+    assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).container, JSON.parse(kept.toString('utf8')).container);
+  });
+
+  test('Initialise Container in a clone whose remote already has .lockstep.json tells it to pull before asking anything, and writes nothing', async () => {
+    const REFUSED = /origin\/main already has a committed \.lockstep\.json/;
+    const file = path.join(fixture.alice, '.lockstep.json');
+    const kept = fs.readFileSync(file);
+    fs.rmSync(file);
+    try {
+      await badgeBecomes(api, 'not-initialised');
+      const asked = Promise.resolve(vscode.commands.executeCommand<string | undefined>('lockstep.initialise'));
+      let done = false;
+      void asked.finally(() => { done = true; });
+      // It refuses before asking anything: no question is answered here, only its error message dismissed.
+      await until('Initialise to refuse', async () => {
+        if (api.logLines().some(line => REFUSED.test(line))) await dismissNotifications();
+        return done;
+      }, 15_000);
+      assert.equal(await asked, undefined, 'no container was made');
+      assert.equal(fs.existsSync(file), false, 'no .lockstep.json was written');
+      assert.ok(api.logLines().some(line => /Pull it \(`git pull`\) instead of running lockstep init/.test(line)), 'the refusal says to pull');
     } finally {
       fs.writeFileSync(file, kept);
     }

@@ -1,4 +1,4 @@
-import { LockError, LockErrorCode, LockNoPageError, exitCodeFor } from '../core/errors';
+import { LockError, LockErrorCode, LockNoPageError, LockTamperedPageError, exitCodeFor } from '../core/errors';
 import { escapeControls } from '../core/safeText';
 
 /**
@@ -44,6 +44,7 @@ export class Output {
         body.page = error.page;
         if (error.mismatch.length > 0) Object.assign(body, { committed: error.committed, mismatch: error.mismatch });
       }
+      if (error instanceof LockTamperedPageError) body.revision = error.revision;
       if (typed && error.code === LockErrorCode.Fenced) {
         body.currentGrant = (error as { currentGrant?: unknown }).currentGrant;
         body.presentedGrant = (error as { presentedGrant?: unknown }).presentedGrant;

@@ -32,6 +32,12 @@ export interface LockManagerOptions {
   gitRemote?: string;
   /** Git driver: how long one git command (a push of the record) may run before it is stopped. Default: commandTimeoutMs. */
   gitTimeoutMs?: number;
+  /**
+   * Git driver: `required` (the container's `.lockstep.json` names allowedSigners) makes every record
+   * commit signed with the user's git signing key, and refuses to write without one; `auto` (default)
+   * signs when git has a signing key configured (user.signingkey).
+   */
+  gitSigning?: 'required' | 'auto';
 }
 
 export interface ResolvedConfig {
@@ -51,6 +57,8 @@ export interface ResolvedConfig {
   readonly gitRemote: string;
   /** Git driver: per-command timeout (LOCKSTEP_GIT_TIMEOUT_SECONDS > gitTimeoutMs > commandTimeoutMs). */
   readonly gitTimeoutMs: number;
+  /** Git driver: sign record commits always (`required`) or when a signing key is configured (`auto`). */
+  readonly gitSigning: 'required' | 'auto';
 }
 
 export const DEFAULT_PREFIX = 'lockstep';
@@ -108,6 +116,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     gitDir: options.gitDir,
     gitRemote: pick(env.LOCKSTEP_GIT_REMOTE, options.gitRemote, 'origin'),
     gitTimeoutMs: gitTimeout(env.LOCKSTEP_GIT_TIMEOUT_SECONDS, options.gitTimeoutMs, options.commandTimeoutMs),
+    gitSigning: options.gitSigning === 'required' ? 'required' : 'auto',
   });
 }
 
@@ -130,6 +139,7 @@ class Settings implements ResolvedConfig {
   readonly gitDir: string | undefined;
   readonly gitRemote: string;
   readonly gitTimeoutMs: number;
+  readonly gitSigning: 'required' | 'auto';
 
   constructor(fields: ResolvedConfig) {
     this.driver = fields.driver;
@@ -145,6 +155,7 @@ class Settings implements ResolvedConfig {
     this.gitDir = fields.gitDir;
     this.gitRemote = fields.gitRemote;
     this.gitTimeoutMs = fields.gitTimeoutMs;
+    this.gitSigning = fields.gitSigning;
   }
 
   get redisUrl(): string | undefined { return this.#redisUrl; }

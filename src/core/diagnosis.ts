@@ -22,7 +22,12 @@ export interface DoctorFacts {
     | { readonly ok: true; readonly id: string; readonly driver: string; readonly prefix: string; readonly location: string; readonly serverGuard: boolean; readonly remote: string }
     | { readonly ok: false; readonly why: string; readonly kind?: 'not-initialised' | 'page-mismatch' | 'other' };
   /** Whether the store holds the container's page; `why` says what the read said otherwise. */
-  readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'other'; readonly why: string };
+  readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
+  /**
+   * Git driver: whether the page's steps must be signed (allowedSigners in .lockstep.json), and whether
+   * git has an SSH signing key in this clone (gpg.format=ssh with user.signingkey or gpg.ssh.defaultKeyCommand).
+   */
+  readonly signing?: { readonly required: boolean; readonly allowedSigners?: string; readonly key: boolean };
   readonly identity?: string;
   /** This clone's session: its grant and the state it sees (with the lapse line, when lapsed). */
   readonly session?: { readonly grant: number; readonly state: string; readonly lapse?: string } | null;
@@ -64,9 +69,21 @@ export function diagnose(facts: DoctorFacts): Finding[] {
     const fix = p.kind === 'no-page'
       ? 'Point LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (or the lockstep.store settings) at the store .lockstep.json names; a lost page is recreated by an operator with lockstep adopt.'
       : p.kind === 'backend' ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL), then run lockstep doctor again.'
+        : p.kind === 'tampered' ? 'Find who pushed the named commit (the remote\'s logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen).'
         : p.kind === 'storage' ? 'Restore the record from the store\'s history (lockstep audit --history with the git driver) or a backup.'
           : 'Read the message, fix the setting it names, and run lockstep doctor again.';
     out.push({ check: 'page', level: 'error', found: p.why, fix });
+  }
+
+  const g = facts.signing;
+  if (g && !g.required) {
+    out.push({ check: 'signing', level: 'info', found: 'the lock page\'s steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)',
+      fix: 'To prove them: everyone sets a signing key (git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed.' });
+  } else if (g && g.key) {
+    out.push({ check: 'signing', level: 'ok', found: `the lock page's steps are signed and checked against ${g.allowedSigners}; git has a signing key here` });
+  } else if (g) {
+    out.push({ check: 'signing', level: 'error', found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,
+      fix: `git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.` });
   }
 
   const s = facts.session;

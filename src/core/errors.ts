@@ -14,7 +14,8 @@ export enum LockErrorCode {
   Backend = 'backend',
   /**
    * A stored record is damaged, or the container's page is not there (LockNoPageError: the store
-   * holds none, or the settings point at another page than the committed one); never read as free.
+   * holds none, or the settings point at another page than the committed one), or a signed page's
+   * history holds a step that is not proven (LockTamperedPageError); never read as free.
    * Exit code 5.
    */
   Storage = 'storage',
@@ -144,6 +145,28 @@ function mismatchMessage(page: PageLocation, committed: Omit<PageLocation, 'cont
     + ` container ${page.container.slice(0, 8)}… (${describePage(committed)}). Which page a container uses is committed; the environment`
     + ` supplies only credentials and machine-local details. Unset ${names} (or make ${mismatch.length === 1 ? 'it' : 'them'} match .lockstep.json)`
     + ' and run the command again; nothing was read or written.';
+}
+
+/**
+ * The lock page's history holds a step that is not proven (docs in README "Threat model"): a
+ * commit that is unsigned, signed by a key the allowed signers list does not give its audit line's
+ * identity, not a legal transition of the record before it, or a history that rewinds past what
+ * this clone verified. Never read as a free lock, never its forged holder. Exit code 5, like a
+ * damaged record; JSON `reason: "tampered"`. The repair is an operator's signed `lockstep adopt`.
+ */
+export class LockTamperedPageError extends LockStorageError {
+  readonly reason = 'tampered' as const;
+  /** The offending commit (full SHA): safe to print, it names no lock and no token. */
+  readonly revision: string;
+  /** What is wrong with it, one sentence naming no secret. */
+  readonly why: string;
+  constructor(driver: string, revision: string, why: string, options: LockErrorOptions = {}) {
+    super(driver, `The lock page is tampered: its history step ${revision.slice(0, 12)} is not proven — ${why}`
+      + ' No one is read as its holder. An operator repairs it with a signed `lockstep adopt` (lockstep doctor shows the signing set-up).', options);
+    this.name = 'LockTamperedPageError';
+    this.revision = revision;
+    this.why = why;
+  }
 }
 
 export class LockOwnershipError extends LockError {

@@ -14,6 +14,8 @@ export type BadgeSource =
   | { readonly kind: 'offline'; readonly message: string; readonly retryAt: number }
   /** The store holds no page for this container (another path, prefix or driver than committed). Never Free. */
   | { readonly kind: 'no-page'; readonly message: string; readonly retryAt: number }
+  /** The page's history holds a step that is not proven (a signed page, git driver): never Free, never its forged holder. */
+  | { readonly kind: 'tampered'; readonly message: string; readonly retryAt: number }
   /** The settings are not valid (`.lockstep.json` breaks its schema, is a symbolic link, too large…): nothing is read until they are fixed. */
   | { readonly kind: 'misconfigured'; readonly message: string; readonly retryAt: number }
   /** The store stayed unreachable until our lease's expiry passed: lost, and never revived. */
@@ -24,7 +26,7 @@ export type BadgeSource =
 export type BadgeSeverity = 'normal' | 'mine' | 'warning' | 'error';
 
 export interface Badge {
-  /** The state word for tests and accessibility: one of LockState or offline / no-page / misconfigured / not-initialised / loading. */
+  /** The state word for tests and accessibility: one of LockState or offline / no-page / tampered / misconfigured / not-initialised / loading. */
   readonly state: string;
   readonly text: string;
   /** Markdown. */
@@ -52,6 +54,14 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
         state: 'no-page',
         text: '$(error) Lockstep: no lock page',
         tooltip: `**Lockstep: no lock page in this store**\n\n${source.message}\n\nRetrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        severity: 'error',
+        command: CommandIds.refresh,
+      };
+    case 'tampered':
+      return {
+        state: 'tampered',
+        text: '$(error) Lockstep: page tampered',
+        tooltip: `**Lockstep: the lock page is tampered**\n\n${source.message}\n\nNo one is shown as holder and nothing is acquired until an operator repairs the page. Retrying in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
         severity: 'error',
         command: CommandIds.refresh,
       };

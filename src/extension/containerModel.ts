@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Container } from '../core/container/container';
 import type { ContainerFile } from '../core/container/containerFile';
-import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError } from '../core/errors';
+import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError, LockTamperedPageError } from '../core/errors';
 import { isNoContainerHere } from '../core/container/clone';
 import type { LockRecord } from '../core/lockRecord';
 import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
@@ -170,6 +170,8 @@ export class ContainerModel implements vscode.Disposable {
         this.setOffline(error, backoffDelay(this.failures));
         // Not a free lock and not an outage: the environment points at a store without this container's page.
         if (error instanceof LockNoPageError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'no-page' };
+        // Nor a free lock: a step of the page's history is not proven (a signed page); the holder it names is never shown.
+        if (error instanceof LockTamperedPageError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'tampered' };
         // Not an outage either: the committed settings break their schema (fixing and saving the file reopens the container).
         if (error instanceof LockConfigurationError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'misconfigured' };
       }

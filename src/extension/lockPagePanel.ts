@@ -138,7 +138,7 @@ export function viewOf(model: ContainerModel | undefined, all: readonly Containe
     identity: model?.identity,
     state: badge.state,
     badgeText: badgeWords(badge),
-    message: source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'misconfigured' ? source.message : undefined,
+    message: source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'tampered' || source.kind === 'misconfigured' ? source.message : undefined,
     grant: status?.grant ?? 0,
     holder: status?.holder ?? null,
     queue: status?.queue ?? [],

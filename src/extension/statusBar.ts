@@ -50,7 +50,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   private scheduleTick(source: BadgeSource): void {
-    const counting = source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'misconfigured' || source.kind === 'lease-lost-offline' || (source.kind === 'status' &&
+    const counting = source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'tampered' || source.kind === 'misconfigured' || source.kind === 'lease-lost-offline' || (source.kind === 'status' &&
       ([LockState.HeldByMe, LockState.YourTurn, LockState.Free].includes(source.status.state) || hasTurn(source.status)));
     if (counting && !this.ticker) {
       this.ticker = setInterval(() => this.render(), 1000);

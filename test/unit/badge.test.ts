@@ -194,6 +194,16 @@ describe('badge: the page rule and the caution mark', () => {
     assert.equal(b.command, CommandIds.refresh);
   });
 
+  it('a tampered (signed) page: an error badge naming it, never Free and never a holder; click retries', () => {
+    const b = badgeFor({ kind: 'tampered', message: 'The lock page is tampered: its history step 0123456789ab is not proven — its commit is not signed.', retryAt: now + 5_000 }, now);
+    assert.equal(b.state, 'tampered');
+    assert.match(b.text, /page tampered/);
+    assert.doesNotMatch(b.text, /Free|Held/);
+    assert.match(b.tooltip, /0123456789ab is not proven/);
+    assert.equal(b.severity, 'error');
+    assert.equal(b.command, CommandIds.refresh);
+  });
+
   it('settings that are not valid: an error badge that says so (not Offline, never Free); click reads them again', () => {
     const b = badgeFor({ kind: 'misconfigured', message: '.lockstep.json: "protectedBranch" is not a setting Lockstep knows (did you mean protectedBranches?).', retryAt: now + 5_000 }, now);
     assert.equal(b.state, 'misconfigured');

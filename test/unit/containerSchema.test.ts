@@ -41,6 +41,7 @@ const ACCEPTED: readonly Case[] = [
   ['an editor\'s $schema key', { $schema: './node_modules/lockstep/schemas/lockstep.schema.json' }],
   ['identities with spaces inside', { operators: ['Alice Smith <alice@example.com>'] }],
   ['a Windows path', { path: 'C:\\locks' }],
+  ['a signed page (git driver) with its allowed signers file', { driver: 'git', allowedSigners: '.lockstep/allowed_signers' }],
 ];
 
 const REFUSED: readonly Case[] = [
@@ -104,6 +105,10 @@ const REFUSED: readonly Case[] = [
   ['an operator with a bidi override', { operators: ['alice\u202e@example.com'] }, 'operators'],
   ['an operator listed twice', { operators: ['a@x', 'a@x'] }, 'operators'],
   ['$schema of the wrong type', { $schema: 1 }, '$schema'],
+  ['allowedSigners outside the repository', { driver: 'git', allowedSigners: '../keys' }, 'allowedSigners'],
+  ['allowedSigners as an absolute path', { driver: 'git', allowedSigners: '/etc/keys' }, 'allowedSigners'],
+  ['allowedSigners as an option', { driver: 'git', allowedSigners: '-keys' }, 'allowedSigners'],
+  ['allowedSigners on a driver whose signed history is not built yet', { driver: 'file', allowedSigners: 'keys' }, 'allowedSigners', 'runtime only'],
 ];
 
 const withBase = (settings: Record<string, unknown>) => JSON.parse(JSON.stringify({ ...base, ...settings }));

@@ -35,6 +35,21 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     assert.match(byCheck.get('server-settings')?.fix ?? '', /lockstep hooks install --server/);
   });
 
+  it('signing: declared identities are said (info, with how to sign); a signed page without a key here is an error; a tampered page names the repair', () => {
+    const git = { ...container, driver: 'git' };
+    const declared = new Map(diagnose({ container: git, signing: { required: false, key: false } }).map(f => [f.check, f]));
+    assert.equal(declared.get('signing')?.level, 'info');
+    assert.match(declared.get('signing')?.found ?? '', /declared, not proven/);
+    assert.match(declared.get('signing')?.fix ?? '', /gpg\.format ssh.*user\.signingkey.*allowedSigners.*lockstep adopt/);
+    const noKey = new Map(diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: false } }).map(f => [f.check, f]));
+    assert.equal(noKey.get('signing')?.level, 'error');
+    assert.match(noKey.get('signing')?.fix ?? '', /user\.signingkey/);
+    const signed = new Map(diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: true } }).map(f => [f.check, f]));
+    assert.equal(signed.get('signing')?.level, 'ok');
+    const tampered = new Map(diagnose({ container: git, page: { held: false, kind: 'tampered', why: 'The lock page is tampered' } }).map(f => [f.check, f]));
+    assert.match(tampered.get('page')?.fix ?? '', /signed lockstep adopt/);
+  });
+
   it('a folder that is no container: one finding, with how to make one', () => {
     const findings = diagnose({ container: { ok: false, why: 'No .lockstep.json here.' } });
     assert.equal(findings.length, 1);

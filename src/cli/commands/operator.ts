@@ -43,7 +43,9 @@ Recreates the lock page of this container where .lockstep.json points (driver, p
 location), when that store holds none (a lost or wiped store). A LOCKSTEP_* variable that points
 at another page is refused (exit 5) and nothing is created: the environment supplies credentials
 only. Only an operator may (exit 1 otherwise), with a reason; the page's first audit line says so.
-An existing page — a damaged one too — is never overwritten (exit 2).
+An existing page — a damaged one too — is never overwritten (exit 2), with one exception: on a
+signed page (allowedSigners), a page that reads tampered is replaced by this adopt, signed with
+the operator's key, and its verified history restarts there.
 
   --reason TEXT  why, for the audit trail
   --grant N      the highest grant anyone has seen (old audit output, clones' \`lockstep status\`):

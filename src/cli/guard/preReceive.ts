@@ -7,6 +7,8 @@ import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { gitIn } from '../../core/git/runner';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/guard/recordUpdate';
+import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/guard/signedStep';
+import { MAX_ALLOWED_SIGNERS_BYTES } from '../../core/stores/git/signersFile';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {
   parseServerSettings, pusherIdentity, serverContainerSettings, serverDriverOptions, SERVER_SETTINGS_FILE, type ServerSettings,
@@ -124,7 +126,7 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   const oldSha = ZERO_SHA.test(update.oldSha) ? null : update.oldSha;
   const commit = await repo.commit(update.newSha);
   if (commit === undefined) return 'the new value is not a commit.';
-  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE });
+  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE }, { restart: settings.file.allowedSigners !== undefined });
   if (shape.kind === 'refuse') return shape.why;
   const afterFile = await repo.file(update.newSha, RECORD_FILE);
   if (afterFile === 'absent') return `the new commit holds no ${RECORD_FILE}.`;
@@ -142,10 +144,21 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
     const line = lastAuditLine(parseRecordText(afterText, container, settings));
     if (line === undefined) return 'the record has no audit line to stamp its compaction with.';
     const entries = auditLog.split('\n').filter(l => l !== '').length;
-    return checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: compactionSubject(entries), trailers: [`${SNAPSHOT_TRAILER}: ${entries}`] });
+    const record = parseRecordText(afterText, container, settings);
+    const unsigned = record === undefined ? undefined : await signedBy(repo, settings, update.newSha, signature => checkSignedSnapshot(record, signature, settings.file));
+    return unsigned ?? checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: compactionSubject(entries), trailers: [`${SNAPSHOT_TRAILER}: ${entries}`] });
   }
   const after = parseRecordText(afterText, container, settings);
   if (after === undefined) return 'the new record is damaged (not a valid lock record of this container).';
+  if (shape.kind === 'restart') {
+    // An operator's signed adopt over a signed page (its history unproven, or signing just turned on).
+    const problem = await signedBy(repo, settings, update.newSha, signature => checkSignedRestart(
+      beforeText === null ? undefined : parseRecordText(beforeText, container, settings), after, signature, {
+        settings: serverContainerSettings(settings), now: context.now, skewMs: settings.skewSeconds * SECOND, requireProof: false, pushed: {}, afterText,
+      }));
+    const line = after.audit[after.audit.length - 1];
+    return problem ?? checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: transitionSubject(line) });
+  }
   const before = beforeText === null ? null : parseRecordText(beforeText, container, settings);
   if (before === undefined) return 'the current record is damaged; the server\'s administrator restores the ref from its history.';
   const pusher = pusherIdentity(settings, context.env);
@@ -162,7 +175,25 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
   if (problem) return problem;
   // The commit says what the record says: its subject, author and date derive from the new audit line.
   const line = after.audit[after.audit.length - 1];
+  const unsigned = await signedBy(repo, settings, update.newSha, signature => checkSigner(signature, line.who));
+  if (unsigned !== undefined) return unsigned;
   return checkRecordCommit(commit.text, { parents: commit.parents, stamp: stampOf(line), subject: transitionSubject(line) });
+}
+
+/**
+ * Where the pinned settings require a signed page (allowedSigners), why the pushed commit's signature
+ * does not prove its step, judged against the allowed signers file on the pinned protected branch.
+ */
+async function signedBy(repo: ServerRepo, settings: ServerSettings, sha: string, judge: (signature: StepSignature) => string | undefined): Promise<string | undefined> {
+  const where = settings.file.allowedSigners;
+  if (where === undefined) return undefined;
+  const branch = settings.file.protectedBranches[0];
+  const signers = await repo.file(`refs/heads/${branch}`, where, MAX_ALLOWED_SIGNERS_BYTES);
+  if (typeof signers !== 'object') {
+    return `this container requires signed lock records, and the protected branch ${branch} has no allowed signers file of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB at ${where}; an operator lands it first.`;
+  }
+  const why = judge(await repo.signature(sha, signers.text));
+  return why === undefined ? undefined : `this container requires signed lock records: ${why}`;
 }
 
 function parseRecordText(text: string, container: string, settings: ServerSettings): LockRecord | undefined {

@@ -3,6 +3,8 @@ import { GitError } from '../../core/git/gitError';
 import { GitRunner, type GitOutput } from '../../core/git/runner';
 import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
+import type { StepSignature } from '../../core/guard/signedStep';
+import { withSignersFile } from '../../core/stores/git/signersFile';
 
 /**
  * The shared bare repository as the server's guard reads it, during a push. git runs are given only
@@ -72,6 +74,14 @@ export class ServerRepo {
     if (check.code !== 0 || match === null || match[2] !== 'blob') return 'absent';
     if (Number(match[3]) > maxBytes) return 'too large';
     return { text: await this.ok(['cat-file', 'blob', '--end-of-options', match[1]]) };
+  }
+
+  /** What git says of a pushed commit's signature, verified against the allowed signers text (signedStep.ts). */
+  async signature(sha: string, allowedSigners: string): Promise<StepSignature> {
+    const out = await withSignersFile(allowedSigners, file => this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`,
+      'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--']));
+    const [status = 'N', signer = ''] = out.trim().split('\x1f');
+    return { status, signer };
   }
 
   /** What a compaction of the history ending at `sha` must write as its audit.log. */

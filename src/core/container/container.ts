@@ -3,7 +3,7 @@ import { systemClock, SECOND, type Clock } from '../clock';
 import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
 import {
-  describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError,
+  describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError, LockTamperedPageError,
   type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
@@ -11,12 +11,13 @@ import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outco
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
-import type { DeploymentInfo, Disposable, Driver, HistoryEntry } from '../stores/store';
+import type { DeploymentInfo, Disposable, Driver, HistoryEntry, VersionedRecord } from '../stores/store';
 import { gitIn } from '../git/runner';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import { containerFileOnRemote, hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
 import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
+import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
 import { resolveSharedRemote } from './sharedRemote';
 import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
@@ -209,11 +210,34 @@ export class Container {
   /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
   async read(): Promise<{ record: LockRecord; revision: string }> {
     const driver = await this.driver();
-    const stored = await driver.read(this.key);
+    let stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
+    if (this.file.allowedSigners !== undefined) stored = await this.proven(driver, stored);
     const record = parseRecord(stored.value, driver.name, this.file.container, this.settings);
     await this.settle(record);
     return { record, revision: stored.revision };
+  }
+
+  /**
+   * A signed page's value once its history is proven (signedPage.ts, verifiedHistory.ts). A step that
+   * is not is judged once more on fresh evidence before the page reads tampered: the ref read again
+   * (another process of this clone may have verified a later step meanwhile) and the allowed signers
+   * fetched again (a teammate's key may have landed since this clone last fetched).
+   */
+  private async proven(driver: Driver, stored: VersionedRecord): Promise<VersionedRecord> {
+    const signed = signedPageDriver(driver);
+    const file = this.file as ContainerFile & { allowedSigners: string };
+    try {
+      await signed.verifyHistory(stored.revision, signingPolicy(this.clone, file, this.settings, this.key));
+      return stored;
+    } catch (error) {
+      if (!(error instanceof LockTamperedPageError)) throw error;
+      const again = await driver.read(this.key);
+      if (again === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
+      const policy = signingPolicy(this.clone, file, this.settings, this.key);
+      await signed.verifyHistory(again.revision, { ...policy, allowedSigners: () => allowedSignersText(this.clone, file, { fetch: true }) });
+      return again;
+    }
   }
 
   /**
@@ -288,13 +312,34 @@ export class Container {
     // The SQL driver's table is created with the page, so that a new team needs no separate step.
     const migratable = driver as Driver & { migrate?: () => Promise<void> };
     if (typeof migratable.migrate === 'function') await migratable.migrate();
-    const written = await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
+    const written = adopt && this.file.allowedSigners !== undefined
+      ? await this.adoptOverTampered(driver, outcome.record) ?? await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary })
+      : await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
     if (!written.ok) {
       throw new LockConfigurationError(
         `This store (${describePage(await this.page())}) already holds the lock page of container ${this.file.container.slice(0, 8)}…; it is never overwritten. \`lockstep status\` shows it.`,
         { setting: 'container' });
     }
     return { grant: outcome.record.grant, nextId: outcome.record.nextId };
+  }
+
+  /**
+   * On a signed page, an operator's adopt also repairs a tampered page: its signed, parentless commit
+   * replaces the history whose step is not proven, and the verified chain restarts there. A page that
+   * reads proven is never replaced. Undefined when the store holds no page (then adopt creates one).
+   */
+  private async adoptOverTampered(driver: Driver, record: LockRecord): Promise<{ ok: boolean } | undefined> {
+    const stored = await driver.read(this.key);
+    if (stored === null) return undefined;
+    try {
+      await this.proven(driver, stored);
+      return { ok: false };
+    } catch (error) {
+      if (!(error instanceof LockTamperedPageError)) throw error;
+      // The tip as it reads now: a tampered history stays tampered whatever is added on top of it.
+      const current = await driver.read(this.key);
+      return current === null ? undefined : signedPageDriver(driver).replaceRecord(this.key, current.revision, record);
+    }
   }
 
   async status(): Promise<LockStatus> {
@@ -549,6 +594,14 @@ export class Container {
     const driver = await this.driver();
     if (!driver.compact) {
       throw new LockConfigurationError(`The ${driver.name} driver keeps no history to compact; compact applies to the git driver.`, { setting: 'driver' });
+    }
+    if (this.file.allowedSigners !== undefined) {
+      // A signed page's snapshot is proven by its signer alone: only a proven page is compacted, by its last actor or an operator.
+      const { record } = await this.read();
+      const last = record.audit[record.audit.length - 1];
+      if (!this.settings.operators.includes(this.identity) && last?.who !== this.identity) {
+        throw new LockRefusedError('not-operator', `On a signed lock page only an operator (or the page's last actor) compacts its history; ${this.identity} is neither.`);
+      }
     }
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const result = await driver.compact(this.key);

@@ -28,6 +28,11 @@ export interface ContainerFile {
   gitRemote?: string;
   /** Git driver: how long one git command may run, in whole seconds (default 5; LOCKSTEP_GIT_TIMEOUT_SECONDS wins). */
   gitTimeoutSeconds?: number;
+  /**
+   * Git driver: the repository path of an allowed_signers file on the first protected branch. Set, every
+   * step of the page's history must be signed by a key it lists for that step's identity (README "Threat model").
+   */
+  allowedSigners?: string;
   /** Branches whose landing is fenced (at least one; init writes the remote's default branch). */
   protectedBranches: string[];
   /** The name of the clone's remote that is the register (default origin). */
@@ -151,6 +156,9 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   if (value.heartbeatSeconds > value.leaseTtlSeconds / 2) {
     bad('heartbeatSeconds', `must be a number of seconds from 5 to ${value.leaseTtlSeconds / 2} (half of leaseTtlSeconds)`);
   }
+  if (value.allowedSigners !== undefined && value.driver !== 'git') {
+    bad('allowedSigners', `is read by the git driver only so far (the ${value.driver} driver's signed history is not built yet); remove it, or use the git driver`);
+  }
   return value;
 }
 
@@ -220,6 +228,7 @@ export function driverOptions(file: ContainerFile, root: string): LockManagerOpt
     gitDir: root,
     gitRemote: file.gitRemote ?? file.remote,
     ...(file.gitTimeoutSeconds !== undefined ? { gitTimeoutMs: file.gitTimeoutSeconds * SECOND } : {}),
+    ...(file.allowedSigners !== undefined ? { gitSigning: 'required' as const } : {}),
   };
 }
 

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DoctorFacts } from '../diagnosis';
-import { LockBackendError, LockError, LockNoPageError, LockStorageError } from '../errors';
+import { LockBackendError, LockError, LockNoPageError, LockStorageError, LockTamperedPageError } from '../errors';
 import { isNoContainerHere } from './clone';
 import { gitIn } from '../git/runner';
+import { signingSetup } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
@@ -45,9 +46,10 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
       const h = record.holder;
       if (status.heldElsewhere && h !== null) facts.heldWithoutToken = { grant: h.grant, expiresAt: h.expiresAt };
     } catch (error) {
-      const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
+      const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockTamperedPageError ? 'tampered' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
     }
+    if (container.config.driver === 'git') facts.signing = await signing(container);
     facts.clientHook = await clientHook(container);
     const remotePath = await localRemotePath(container);
     if (remotePath !== undefined) facts.serverHook = await serverHook(remotePath);
@@ -57,6 +59,13 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
   } finally {
     await container.close();
   }
+}
+
+async function signing(container: Container): Promise<DoctorFacts['signing']> {
+  const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, ssh: false }));
+  const key = setup.key && setup.ssh;
+  const where = container.file.allowedSigners;
+  return { required: where !== undefined, ...(where !== undefined ? { allowedSigners: where } : {}), key };
 }
 
 async function clientHook(container: Container): Promise<'installed' | 'missing' | 'foreign'> {

@@ -14,9 +14,14 @@ export interface PushedCommit {
   readonly snapshot: boolean;
 }
 
-export type CommitShape = { readonly kind: 'transition' } | { readonly kind: 'compaction' } | { readonly kind: 'refuse'; readonly why: string };
+export type CommitShape = { readonly kind: 'transition' } | { readonly kind: 'compaction' } | { readonly kind: 'restart' } | { readonly kind: 'refuse'; readonly why: string };
 
-export function recordCommitShape(oldSha: string | null, commit: PushedCommit, files: { record: string; audit: string }): CommitShape {
+/**
+ * `restart`: on a signed page (allowedSigners), a parentless commit holding only a record may also
+ * replace the history — an operator's signed adopt (signedStep.ts checks the rest).
+ */
+export function recordCommitShape(oldSha: string | null, commit: PushedCommit, files: { record: string; audit: string },
+  options: { readonly restart?: boolean } = {}): CommitShape {
   const names = [...commit.files].sort();
   const onlyRecord = names.length === 1 && names[0] === files.record;
   if (oldSha === null) {
@@ -28,6 +33,7 @@ export function recordCommitShape(oldSha: string | null, commit: PushedCommit, f
   if (commit.parents.length === 0 && commit.snapshot && names.length === 2 && names[0] === files.audit && names[1] === files.record) {
     return { kind: 'compaction' };
   }
+  if (options.restart && commit.parents.length === 0 && onlyRecord && !commit.snapshot) return { kind: 'restart' };
   return { kind: 'refuse', why: 'the update rewinds, replaces or skips the record\'s history; each write is one commit on top of the last (or a compaction).' };
 }
 

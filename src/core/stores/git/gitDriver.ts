@@ -8,6 +8,7 @@ import { GitRunner } from '../../git/runner';
 import { GitRefs } from './gitRefs';
 import { GitRefCells } from './refCells';
 import { DEFAULT_POLL_INTERVAL_MS, RemotePoller } from './remotePoller';
+import { verifyHistory, type SigningPolicy } from './verifiedHistory';
 
 /**
  * The `git` driver: the shared git remote is the lock store, so a team needs no server to run.
@@ -62,6 +63,22 @@ export class GitDriver implements Driver {
     return this.cells.watch(recordCell(key), onChange);
   }
 
+  /**
+   * Proves the record's history up to `revision` (a signed page: verifiedHistory.ts); throws
+   * LockTamperedPageError naming the first step that is not proven.
+   */
+  verifyHistory(revision: string, policy: SigningPolicy): Promise<void> {
+    return verifyHistory(this.cells.refs, revision, policy);
+  }
+
+  /**
+   * Replaces a record whose history is not proven by a new one (an operator's signed adopt): a
+   * parentless commit pushed against the current revision. `{ok:false}` when it moved meanwhile.
+   */
+  replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<CasResult> {
+    return this.cells.replace(recordCell(key), expectedRevision, next);
+  }
+
   /** The record's audit trail (for `lockstep audit`): the newest `limit` writes, newest first. */
   readHistory(key: string, limit = 100): Promise<AuditEntry[]> {
     return this.history.read(this.cells.refOf(recordCell(key)), limit);
@@ -86,7 +103,7 @@ function recordCell(key: string): string { return `r${key}`; }
 
 /** Opens the `git` driver. Runs nothing until the first operation. */
 export function createGitDriver(
-  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'gitTimeoutMs'>,
+  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'gitTimeoutMs'> & { readonly gitSigning?: ResolvedConfig['gitSigning'] },
   options: GitDriverOptions = {},
 ): GitDriver {
   if (config.gitDir === undefined || config.gitDir === '' || !path.isAbsolute(config.gitDir)) {
@@ -101,7 +118,7 @@ export function createGitDriver(
     throw new LockConfigurationError('The git poll interval must be a positive number of milliseconds.', { setting: 'pollIntervalMs' });
   }
   const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.gitTimeoutMs, onSpawn: options.onGitSpawn });
-  const refs = new GitRefs(runner, config.gitRemote);
+  const refs = new GitRefs(runner, config.gitRemote, config.gitSigning ?? 'auto');
   const poller = new RemotePoller(heads => refs.lsRemote(heads), pollIntervalMs);
   const cells = new GitRefCells(refs, config.prefix, poller);
   return new GitDriver(cells, new AuditHistory(cells, refs));

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import { LockBackendError, LockStorageError } from '../../errors';
+import { LockBackendError, LockConfigurationError, LockStorageError } from '../../errors';
 import { namespaceDigest } from '../../names';
-import { failure, redact } from '../../git/gitError';
+import { failure, GitError, redact } from '../../git/gitError';
 import type { GitOutput, GitRunner } from '../../git/runner';
+import { signingSetup } from '../../git/signingKey';
 
 /**
  * The git plumbing of the git driver: where a value lives (one ref per key on the remote), how it is
@@ -64,12 +65,25 @@ export interface CommitInfo {
   readonly snapshot: boolean;
 }
 
+/** A commit of a record's history with what git says of its signature (see {@link GitRefs.signedLog}). */
+export interface SignedCommit {
+  readonly revision: string;
+  readonly parents: readonly string[];
+  /** git's `%G?`: G a good signature by a listed key, N none, B bad, U/E/X/Y/R not verified. */
+  readonly status: string;
+  /** git's `%GS`: the principal the allowed signers list gives the key ('' when none). */
+  readonly signer: string;
+  readonly snapshot: boolean;
+}
+
 /** Neutral identity used only when the clone has none configured (commit-tree would refuse). */
 const FALLBACK_IDENTITY = {
   GIT_AUTHOR_NAME: 'Lockstep', GIT_AUTHOR_EMAIL: 'lockstep@localhost',
   GIT_COMMITTER_NAME: 'Lockstep', GIT_COMMITTER_EMAIL: 'lockstep@localhost',
 };
 const NO_IDENTITY = /Author identity unknown|Committer identity unknown|unable to auto-detect email|empty ident name|Please tell me who you are/i;
+/** commit-tree's parent is not in the clone's object store. */
+const MISSING_PARENT = /not a valid (?:object|'commit' object)|bad object|unable to read/i;
 /** Another process of this clone is updating the same tracking ref. */
 const LOCAL_REF_BUSY = /cannot lock ref|Unable to create '.*\.lock'|but expected|unable to update local ref/i;
 
@@ -81,8 +95,15 @@ export class GitRefs {
   readonly local: boolean;
   private readonly trackingRoot: string;
   private identityEnv: Readonly<Record<string, string>> | undefined;
+  /** Whether this clone signs its commits (asked once, on the first write). */
+  private signingKey: Promise<boolean> | undefined;
 
-  constructor(private readonly git: GitRunner, readonly remote: string) {
+  /**
+   * `signing`: `required` signs every commit with the user's git signing key and refuses to write
+   * without one (the container's history must be signed); `auto` signs when a key is configured and
+   * writes unsigned when git cannot sign. The key stays git's business: nothing of it reaches argv.
+   */
+  constructor(private readonly git: GitRunner, readonly remote: string, private readonly signing: 'required' | 'auto' = 'auto') {
     this.local = remote === '.';
     this.trackingRoot = `refs/lockstep-remotes/${createHash('sha256').update(remote).digest('hex').slice(0, 16)}/`;
   }
@@ -166,18 +187,54 @@ export class GitRefs {
     const body = [`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n');
     const input = `${message}\n\n${body}\n`;
     // UTF-8 whatever the clone's i18n.commitEncoding says: no `encoding` header the guard would refuse.
-    const args = ['-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', '--no-gpg-sign', tree, ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
-    let output = await this.git.run(args, { input, env: stamp ?? this.identityEnv });
+    const commitArgs = (sign: boolean) => ['-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', sign ? '-S' : '--no-gpg-sign', tree,
+      ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
+    const sign = await this.shouldSign();
+    let args = commitArgs(sign);
+    // A courtesy signature whose key waits on a passphrase nobody will type: written unsigned instead.
+    const unanswered = (error: unknown) => {
+      if (!(sign && this.signing === 'auto' && error instanceof GitError && error.kind === 'timeout')) throw error;
+      return { code: 128, stdout: Buffer.alloc(0), stderr: 'signing timed out' };
+    };
+    let output: GitOutput = await this.git.run(args, { input, env: stamp ?? this.identityEnv }).catch(unanswered);
+    if (output.code !== 0 && sign && !NO_IDENTITY.test(output.stderr) && !MISSING_PARENT.test(output.stderr)) {
+      if (this.signing === 'required') {
+        throw new LockConfigurationError('git could not sign the lock record\'s commit with your signing key, and this container requires signed steps'
+          + ' (allowedSigners in .lockstep.json). Check that user.signingkey names a key you have (an SSH key: gpg.format=ssh) and that its agent runs;'
+          + ' lockstep doctor shows the set-up.', { setting: 'user.signingkey', cause: failure(output, 'commit-tree') });
+      }
+      // Signing is a courtesy here: nobody checks it, so a key git cannot use never stops a write.
+      this.signingKey = Promise.resolve(false);
+      args = commitArgs(false);
+      output = await this.git.run(args, { input, env: stamp ?? this.identityEnv });
+    }
     if (output.code !== 0 && stamp === undefined && this.identityEnv === undefined && NO_IDENTITY.test(output.stderr)) {
       // The clone has no user.name/user.email: write with a neutral identity rather than fail.
       this.identityEnv = FALLBACK_IDENTITY;
       output = await this.git.run(args, { input, env: this.identityEnv });
     }
     if (output.code !== 0) {
-      if (parent !== null && /not a valid (?:object|'commit' object)|bad object|unable to read/i.test(output.stderr)) return null;
+      if (parent !== null && MISSING_PARENT.test(output.stderr)) return null;
       throw failure(output, 'commit-tree');
     }
     return output.stdout.toString('utf8').trim();
+  }
+
+  /**
+   * Whether to sign: `required` always, refusing without an SSH signing key (the one kind a signed
+   * page checks); `auto` when git has an SSH signing key (a GPG key may wait on a passphrase prompt).
+   */
+  private shouldSign(): Promise<boolean> {
+    this.signingKey ??= signingSetup(this.git).then(setup => setup.key && setup.ssh);
+    return this.signingKey.then(usable => {
+      if (!usable && this.signing === 'required') {
+        this.signingKey = undefined;
+        throw new LockConfigurationError('This container requires every step of its lock page to be signed (allowedSigners in .lockstep.json), and git has no'
+          + ' SSH signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —'
+          + ' and ask an operator to list its public key for your identity in the allowed signers file; lockstep doctor shows the set-up.', { setting: 'user.signingkey' });
+      }
+      return usable;
+    });
   }
 
   /**
@@ -216,6 +273,32 @@ export class GitRefs {
       commits.push({ revision: sha, time: Number(seconds) * 1000, author, summary, snapshot: snapshot.trim() !== '' });
     }
     return commits;
+  }
+
+  /**
+   * The first-parent history from `tip` down, newest first, stopping at (and leaving out) what
+   * `verified` reaches, each commit with its signature as git verifies it against the allowed
+   * signers file at `allowedSignersFile` (an absolute path). One git process (git runs ssh-keygen
+   * per commit); a `verified` commit the clone no longer has is treated as none.
+   */
+  async signedLog(tip: string, verified: string | undefined, allowedSignersFile: string): Promise<SignedCommit[]> {
+    const format = `%H%x1f%P%x1f%G?%x1f%GS%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
+    const stop = verified !== undefined && isObjectName(verified) && await this.hasCommit(verified) ? [`^${verified}`] : [];
+    const stdout = await this.git.raw(['-c', `gpg.ssh.allowedSignersFile=${allowedSignersFile}`,
+      'log', '--first-parent', `--format=${format}`, '--end-of-options', tip, ...stop, '--']);
+    const commits: SignedCommit[] = [];
+    for (const chunk of stdout.split('\x1e')) {
+      const fields = chunk.replace(/^\n/, '').split('\x1f');
+      if (fields.length < 5) continue;
+      const [revision, parents, status, signer, snapshot] = fields;
+      commits.push({ revision, parents: parents.split(' ').filter(p => p !== ''), status, signer, snapshot: snapshot.trim() !== '' });
+    }
+    return commits;
+  }
+
+  /** Whether the clone has `revision` as a commit. */
+  async hasCommit(revision: string): Promise<boolean> {
+    return (await this.git.run(['cat-file', '-e', '--end-of-options', `${revision}^{commit}`])).code === 0;
   }
 
   /**

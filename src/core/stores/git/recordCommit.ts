@@ -10,6 +10,7 @@ import { AUDIT_FILE, WRITE_TRAILER } from './gitRefs';
  *   parent <the revision it was computed from>      (none for a first record or a compaction)
  *   author <who> <<who>> <seconds of the line's time> +0000
  *   committer <the same>
+ *   gpgsig <the writer's signature>                   (when the writer signs; required with allowedSigners)
  *
  *   <the line's summary, on one line>
  *
@@ -85,6 +86,9 @@ export function stampEnv(stamp: CommitStamp): Record<string, string> {
   };
 }
 
+/** A commit's signature header as git writes it: `gpgsig` (or `gpgsig-sha256`), its lines continued by a space. */
+const SIGNATURE_HEADER = /^gpgsig(?:-sha256)? [^\n]*\n(?: [^\n]*\n)*/;
+
 /**
  * Why a pushed record commit is not the commit lockstep writes for it (one sentence, naming no
  * value), or undefined when it is, byte for byte: its tree, the parents git reads, the stamp and
@@ -96,9 +100,12 @@ export function checkRecordCommit(text: string, expected: {
   const tree = /^tree ([0-9a-f]{40}|[0-9a-f]{64})\n/.exec(text)?.[1];
   if (tree === undefined) return 'its commit does not start with its tree.';
   const who = `${expected.stamp.ident} <${expected.stamp.ident}> ${expected.stamp.seconds} +0000`;
-  const header = `tree ${tree}\n${expected.parents.map(p => `parent ${p}\n`).join('')}author ${who}\ncommitter ${who}\n\n`;
+  const fixed = `tree ${tree}\n${expected.parents.map(p => `parent ${p}\n`).join('')}author ${who}\ncommitter ${who}\n`;
+  // Then, when the writer signs (git's SSH or GPG signing), its signature: one header with continuation lines.
+  const signature = text.startsWith(fixed) ? SIGNATURE_HEADER.exec(text.slice(fixed.length))?.[0] ?? '' : '';
+  const header = `${fixed}${signature}\n`;
   if (!text.startsWith(header)) {
-    return 'its commit\'s headers are not the ones lockstep writes: the parents as git reads them, then author and committer derived from the new audit line (its actor, at its time).';
+    return 'its commit\'s headers are not the ones lockstep writes: the parents as git reads them, then author and committer derived from the new audit line (its actor, at its time), then at most its signature.';
   }
   const message = text.slice(header.length);
   const trailers = (expected.trailers ?? []).map(t => `${t}\n`).join('');

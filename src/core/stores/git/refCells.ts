@@ -113,6 +113,13 @@ export class GitRefCells implements CasCells {
       line !== undefined ? transitionSubject(line) : summary, cell[0] === 'r', [], line !== undefined ? stampEnv(stampOf(line)) : undefined);
   }
 
+  /** A record written as a new history (no parent) over `expected`: an operator's adopt of a tampered page. */
+  replace(cell: string, expectedRevision: string, value: unknown): Promise<CasResult> {
+    const line = lastAuditLine(value);
+    return this.write(this.refOf(cell), expectedRevision, [{ name: RECORD_FILE, content: JSON.stringify(value) }],
+      line !== undefined ? transitionSubject(line) : 'lockstep: adopt', false, [], line !== undefined ? stampEnv(stampOf(line)) : undefined);
+  }
+
   /**
    * One write: a new commit (on top of `expected` when `chained`) pushed with `expected` as the
    * lease. `{ok:false}` when the remote ref is not at `expected` (any more). `stamp`: the author and

@@ -1,0 +1,22 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The largest allowed signers file read (a team's public keys: a few hundred bytes each). */
+export const MAX_ALLOWED_SIGNERS_BYTES = 1024 * 1024;
+
+/**
+ * Runs `use` with the allowed signers text (ssh-keygen's ALLOWED SIGNERS format, as committed on the
+ * protected branch) in a private temporary file, for git's `gpg.ssh.allowedSignersFile`; the file
+ * is removed afterwards. It holds public keys only.
+ */
+export async function withSignersFile<T>(text: string, use: (file: string) => Promise<T>): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-signers-'));
+  try {
+    const file = path.join(dir, 'allowed_signers');
+    fs.writeFileSync(file, text, { mode: 0o600 });
+    return await use(file);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

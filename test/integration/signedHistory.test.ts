@@ -1,0 +1,251 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as protocol from '../../src/core/lockRecord';
+import { keyDigest, namespaceDigest } from '../../src/core/names';
+import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
+import { stampEnv, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';
+import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
+
+/**
+ * A signed lock page on the git driver (`allowedSigners` in .lockstep.json), attacked by a teammate
+ * who may push anything: the shared remote is a forge with NO hooks (anyone may write the lock ref),
+ * reached by its path and through `git daemon`. Keys are real ed25519 keys made by ssh-keygen, and
+ * every signature is checked by git's own verification (ssh-keygen -Y verify). Each attack must read
+ * as a tampered page (exit 5) naming the forged commit, with bob never read as holder; an operator's
+ * signed adopt repairs it. A last part installs the server guard and checks that it refuses the same
+ * forgeries at the door.
+ */
+
+const SIGNERS_PATH = '.lockstep/allowed_signers';
+
+for (const transport of ['path', 'daemon'] as const) {
+  describe(`signed lock history on the git driver (a forge with no hooks, remote by ${transport})`, function () {
+    this.timeout(300_000);
+    let team: FencingTeam;
+    let alice: TeamMember, bob: TeamMember, ops: TeamMember;
+    let recordRef: string;
+    let keys: Record<string, string>;
+    let grantSeen = 0;
+
+    const ok = (result: CliResult, what: string): any => {
+      assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+      return result.json;
+    };
+    const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
+    /** The page reads tampered in `who`'s clone, naming `commit`; no holder is shown. */
+    async function tampered(who: TeamMember, commit: string, why: RegExp, what: string): Promise<void> {
+      const read = await status(who);
+      assert.equal(read.code, 5, `${what}: exit 5 in ${who.name}'s clone\n${read.stdout}${read.stderr}`);
+      assert.equal(read.json.ok, false);
+      assert.equal(read.json.error.reason, 'tampered', `${what}: ${read.stdout}`);
+      assert.equal(read.json.error.revision, commit, `${what}: names the forged commit`);
+      assert.match(read.json.error.message, why, what);
+      assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
+    }
+    /** The clone's tip of the lock ref, and its record. */
+    async function remoteRecord(who: TeamMember): Promise<{ tip: string; text: string; record: protocol.LockRecord }> {
+      await team.gitOk(who.dir, 'fetch', '--quiet', 'origin', `+${recordRef}:refs/forge/tip`);
+      const tip = await team.gitOk(who.dir, 'rev-parse', 'refs/forge/tip');
+      const text = await team.gitOk(who.dir, 'cat-file', 'blob', `${tip}:record.json`);
+      return { tip, text, record: parseRecord(JSON.parse(text), 'git', team.container, settings()) };
+    }
+    const settings = () => ({ leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] });
+    /**
+     * A record commit exactly as a lockstep client writes it (subject, author and date from the new
+     * audit line), signed with `key` (a path) or unsigned (null).
+     */
+    async function forgeLike(who: TeamMember, recordText: string, parents: readonly string[], key: string | null): Promise<string> {
+      const line = JSON.parse(recordText).audit.at(-1);
+      const blob = (await team.git(who.dir, ['hash-object', '-w', '--stdin'], { input: recordText })).stdout.trim();
+      const tree = (await team.git(who.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+      const message = `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`;
+      const args = key === null ? ['commit-tree', '--no-gpg-sign'] : ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${key}`, 'commit-tree', '-S'];
+      const commit = await team.git(who.dir, [...args, tree, ...parents.flatMap(p => ['-p', p])], { input: message, env: stampEnv(stampOf(line)) });
+      assert.equal(commit.code, 0, commit.stderr);
+      return commit.stdout.trim();
+    }
+    /** Pushes a commit to the lock ref with force: on a forge nothing stands in the way. */
+    async function forcePush(who: TeamMember, commit: string): Promise<void> {
+      ok(await team.git(who.dir, ['push', '--quiet', '--no-verify', '--force', 'origin', `${commit}:${recordRef}`]), `${who.name} force-pushes the lock ref`);
+    }
+    /** The operator's signed adopt repairs the page; everyone then reads it, free. */
+    async function opsAdopts(reason: string): Promise<void> {
+      const adopted = ok(await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');
+      assert.equal(adopted.grant, grantSeen);
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the adopted page`).holder, null);
+    }
+    async function aliceAcquires(): Promise<void> {
+      const got = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires');
+      grantSeen = got.grant;
+    }
+
+    before(async () => {
+      team = await createFencingTeam({ members: ['alice', 'bob', 'ops'], operators: ['ops@example.com'], driver: 'git', transport, serverHooks: false, clientHooks: false });
+      [alice, bob, ops] = team.members;
+      // init --server-guard makes holders push a proof as a push option; the forge accepts them and checks nothing.
+      await team.gitOk(team.remote, 'config', 'receive.advertisePushOptions', 'true');
+      recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
+      const keyDir = path.join(team.root, 'keys');
+      fs.mkdirSync(keyDir);
+      keys = {};
+      const listed: string[] = [];
+      for (const who of [alice, bob, ops]) {
+        keys[who.name] = path.join(keyDir, who.name);
+        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', who.name, '-f', keys[who.name]]);
+        listed.push(`${who.identity} ${fs.readFileSync(`${keys[who.name]}.pub`, 'utf8').trim()}`);
+        // Each clone signs with its own key, the way a developer configures git for GitHub.
+        await team.gitOk(who.dir, 'config', 'gpg.format', 'ssh');
+        await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
+      }
+      // An operator lands the allowed signers file and allowedSigners in .lockstep.json on main.
+      fs.mkdirSync(path.join(ops.dir, '.lockstep'));
+      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), listed.join('\n') + '\n');
+      const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
+      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2) + '\n');
+      await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
+      await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
+      await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
+      for (const who of [alice, bob]) await team.gitOk(who.dir, 'pull', '--quiet', 'origin', 'main');
+    });
+    after(() => team?.dispose());
+
+    it('turning signing on: the unsigned history reads tampered until an operator\'s signed adopt restarts it', async () => {
+      const { tip } = await remoteRecord(alice);
+      await tampered(alice, tip, /not signed/, 'the page made by an unsigned init');
+      await opsAdopts('signing turned on');
+    });
+
+    it('control: alice\'s signed acquire and release read fine, in her clone and in a fresh clone', async () => {
+      await aliceAcquires();
+      assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
+      const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
+      await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
+      assert.equal(ok(await status(fresh), 'a fresh clone verifies from the adopt').holder.identity, alice.identity);
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
+      assert.equal(ok(await status(fresh), 'the fresh clone reads the release').holder, null);
+      assert.ok(fs.existsSync(path.join(fresh.dir, '.git', 'lockstep')), 'the fresh clone keeps its verified checkpoint');
+      await aliceAcquires();
+    });
+
+    it('an unsigned commit naming bob holder reads tampered, and the operator repairs it', async () => {
+      const { tip, record } = await remoteRecord(bob);
+      const now = Date.now();
+      const forged = { ...record, grant: record.grant + 1, holder: { ...record.holder!, identity: bob.identity, grant: record.grant + 1 },
+        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire' as const, grant: record.grant + 1, outcome: 'done' as const }] };
+      const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
+      await forcePush(bob, commit);
+      await tampered(alice, commit, /not signed/, 'unsigned forgery, alice\'s clone');
+      await tampered(bob, commit, /not signed/, 'unsigned forgery, bob\'s own clone');
+      grantSeen = record.grant + 1;
+      await opsAdopts('bob forged an unsigned acquire');
+      await aliceAcquires();
+    });
+
+    it('bob\'s key signing a legal step in alice\'s name reads tampered', async () => {
+      const { tip, record } = await remoteRecord(bob);
+      const h = record.holder!;
+      const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, Date.now(), {});
+      assert.ok(released.ok && released.record);
+      const commit = await forgeLike(bob, encodeRecord(released.record), [tip], keys.bob);
+      await forcePush(bob, commit);
+      await tampered(alice, commit, new RegExp(`gives ${bob.identity.replace('.', '\\.')}, but its audit line acts as ${alice.identity.replace('.', '\\.')}`), 'bob signs for alice');
+      await opsAdopts('bob signed for alice');
+      await aliceAcquires();
+    });
+
+    it('a replay of alice\'s older signed step (its signature copied onto a new commit) reads tampered', async () => {
+      // alice's signed acquire, then her release on top of it.
+      const older = (await remoteRecord(bob)).tip;
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
+      const { tip } = await remoteRecord(bob);
+      // alice's signed acquire, with its parent changed to the current tip: the signature is hers, the bytes are not.
+      const raw = await team.gitOk(bob.dir, 'cat-file', 'commit', older);
+      const replayed = raw.replace(/^parent [0-9a-f]{40}$/m, `parent ${tip}`) + '\n';
+      const commit = (await team.git(bob.dir, ['hash-object', '-t', 'commit', '-w', '--stdin'], { input: replayed })).stdout.trim();
+      assert.match(commit, /^[0-9a-f]{40}$/);
+      await forcePush(bob, commit);
+      await tampered(alice, commit, /signature does not verify/, 'a replayed signature');
+      await opsAdopts('bob replayed alice\'s step');
+      await aliceAcquires();
+    });
+
+    it('a rewind to an older step, and a rewind rewritten with bob\'s own signed acquire, read tampered in clones that saw more', async () => {
+      const acquired = (await remoteRecord(bob)).tip;
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
+      const releasedTip = (await remoteRecord(alice)).tip;
+      for (const who of [alice, ops]) assert.equal(ok(await status(who), `${who.name} reads alice's release`).holder, null);
+      // Plain rewind: the ref set back to alice's acquire.
+      await forcePush(bob, acquired);
+      await tampered(alice, acquired, /rewind/, 'a rewind');
+      // Rewind rewritten: back below alice's acquire, then bob's own signed, legal acquire on top.
+      const below = (await team.gitOk(bob.dir, 'rev-parse', `${acquired}^`));
+      const base = parseRecord(JSON.parse(await team.gitOk(bob.dir, 'cat-file', 'blob', `${below}:record.json`)), 'git', team.container, settings());
+      const mine = protocol.acquire(base, settings(), { identity: bob.identity, tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64), ttlMs: 3_600_000 }, Date.now());
+      assert.ok(mine.ok && mine.record, 'bob\'s acquire is legal on the rewound page');
+      const commit = await forgeLike(bob, encodeRecord(mine.record), [below], keys.bob);
+      await forcePush(bob, commit);
+      await tampered(alice, commit, /rewound and rewritten/, 'a rewind rewritten');
+      await tampered(ops, commit, /rewound and rewritten/, 'a rewind rewritten, in the operator\'s clone');
+      assert.notEqual(releasedTip, commit);
+      grantSeen = Math.max(grantSeen, mine.record.grant);
+      await opsAdopts('bob rewound the page');
+    });
+
+    it('with the server guard installed, unsigned and wrongly signed record pushes are refused at the door; signed steps pass', async () => {
+      ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'install the server guard (it pins allowedSigners)');
+      await aliceAcquires();
+      const { tip, record } = await remoteRecord(bob);
+      const petition = (who: string) => encodeRecord(protocol.petition(record, { identity: who }, Date.now()).record!);
+      const push = (commit: string) => team.git(bob.dir, ['push', '--no-verify', 'origin', `${commit}:${recordRef}`]);
+      const refusedAtDoor = (result: CliResult, why: RegExp, what: string) => {
+        assert.notEqual(result.code, 0, `${what}: refused\n${result.stderr}`);
+        assert.match(result.stderr, /pre-receive hook declined/, what);
+        assert.match(result.stderr, why, what);
+      };
+      refusedAtDoor(await push(await forgeLike(bob, petition(bob.identity), [tip], null)), /requires signed lock records: its commit is not signed/, 'bob\'s unsigned petition');
+      refusedAtDoor(await push(await forgeLike(bob, petition(ops.identity), [tip], keys.bob)), /gives bob@example\.com, but its audit line acts as ops@example\.com/, 'bob signs a petition in ops\'s name');
+      assert.equal((await remoteRecord(bob)).tip, tip, 'the lock ref did not move');
+      // Controls: bob's own petition through lockstep (signed with his key), and alice's release.
+      ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions, signed');
+      ok(await team.lockstep(alice.dir, ['release']), 'alice releases, signed');
+      assert.equal(ok(await status(ops), 'ops reads the page').holder, null);
+      // A compaction by the operator (signed; the guard checks its signer too) reads fine everywhere, a fresh clone included.
+      const byBob = await team.lockstep(bob.dir, ['compact']);
+      assert.equal(byBob.code, 1, `bob, neither operator nor last actor, may not compact: ${byBob.stdout}`);
+      assert.match(byBob.json.error.message, /only an operator/);
+      assert.ok(ok(await team.lockstep(ops.dir, ['compact']), 'ops compacts').squashed > 1);
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the compacted page`).holder, null);
+      const fresh: TeamMember = { name: 'dan', identity: 'dan@example.com', dir: path.join(team.root, 'dan') };
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
+      await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
+      assert.equal(ok(await status(fresh), 'a fresh clone reads the compacted page').holder, null);
+    });
+
+    it('behind the server guard, the page is repaired only by an operator\'s signed adopt that keeps the fence', async () => {
+      // The server's administrator (trusted) leaves an unsigned step, as a page from before signing has.
+      const { tip, record } = await remoteRecord(ops);
+      const petitioned = encodeRecord(protocol.petition(record, { identity: alice.identity }, Date.now()).record!);
+      const line = JSON.parse(petitioned).audit.at(-1);
+      const blob = (await team.git(team.remote, ['hash-object', '-w', '--stdin'], { input: petitioned })).stdout.trim();
+      const tree = (await team.git(team.remote, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+      const unsigned = (await team.git(team.remote, ['commit-tree', '--no-gpg-sign', tree, '-p', tip],
+        { input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`, env: stampEnv(stampOf(line)) })).stdout.trim();
+      await team.gitOk(team.remote, 'update-ref', recordRef, unsigned);
+      await tampered(ops, unsigned, /not signed/, 'an unsigned step behind the guard');
+      // bob's own signed adopt is refused at the door (he is no operator), and so is one that lowers the grant.
+      const bobAdopt = protocol.adoptPage(team.container, { ...settings(), operators: [bob.identity] }, { identity: bob.identity, reason: 'mine', grantFloor: record.grant, nextIdFloor: record.nextId }, Date.now());
+      const byBob = await team.git(bob.dir, ['push', '--no-verify', '--force', 'origin', `${await forgeLike(bob, encodeRecord(bobAdopt.record!), [], keys.bob)}:${recordRef}`]);
+      assert.notEqual(byBob.code, 0);
+      assert.match(byBob.stderr, /pre-receive hook declined/);
+      assert.match(byBob.stderr, /not what adopt by bob@example\.com/);
+      const lowered = await team.lockstep(ops.dir, ['adopt', '--reason', 'lowered', '--grant', '0', '--next-id', '1']);
+      assert.notEqual(lowered.code, 0, 'an adopt that lowers the grant is refused by the guard');
+      ok(await team.lockstep(ops.dir, ['adopt', '--reason', 'unsigned step', '--grant', String(record.grant), '--next-id', String(record.nextId)]), 'ops adopts, signed, through the guard');
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the repaired page`).holder, null);
+    });
+  });
+}

@@ -3,13 +3,15 @@
 import { formatDuration, formatTime, localiseTimes } from '../src/core/format';
 import { escapeControls } from '../src/core/safeText';
 import type { FromWebview, LockPageView, ToWebview } from '../src/extension/lockPageProtocol';
-import { renderTimeline } from './timeline';
+import { fittingSpan, renderTimeline, type TimelineSpan } from './timeline';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromWebview): void; setState(state: unknown): void; getState(): unknown };
 
 const vscode = acquireVsCodeApi();
 const app = document.getElementById('app') as HTMLElement;
 let view: LockPageView | undefined = vscode.getState() as LockPageView | undefined;
+/** The timeline's span once the user chose one (else the one that fits the activity). */
+let span: TimelineSpan | undefined;
 let offset = 0; // page clock minus extension clock
 
 /** The one human time format: local time with the zone (src/core/format.ts). */
@@ -97,7 +99,10 @@ function render(): void {
   app.append(section('Queue', list(v.queue.map(p => `${p.identity}${p.note ? ` — ${p.note}` : ''} (since ${time(p.at)})`), 'Nobody is waiting.')));
   app.append(section('Blocks', list(v.blocks.map(b => `${b.to}: ${b.text}`), 'No blocks assigned.')));
   app.append(section('Leased identifiers', list(v.ranges.map(r => `${r.start}–${r.end} to ${r.to} (next: ${r.next <= r.end ? r.next : 'used up'})`), 'No ranges leased.')));
-  if (v.timeline) app.append(section('Last 7 days', renderTimeline(v.timeline, now)));
+  if (v.timeline) {
+    const shown = span ?? fittingSpan(v.timeline, now);
+    app.append(section(shown === 'day' ? 'Last 24 hours' : 'Last 7 days', renderTimeline(v.timeline, now, shown, chosen => { span = chosen; render(); })));
+  }
   const audit = el('table', undefined, 'audit');
   const head = el('tr');
   for (const title of ['Time', 'Grant', 'Who', 'Action', 'Detail']) {

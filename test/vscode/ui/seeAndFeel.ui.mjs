@@ -91,6 +91,15 @@ const ok = await runUiTests(suite, [
       assert.equal(await doc.locator('details li').count(), 13);
       await chart.scrollIntoViewIfNeeded();
       await screenshot(p, `lock-page-timeline${suffix}`);
+      // The week's activity spans the week: 7 days is pressed. 24 h zooms to what the last day holds, hour by hour.
+      assert.equal(await doc.locator('.span-switch button[data-span="week"]').getAttribute('aria-pressed'), 'true');
+      await doc.locator('.span-switch button[data-span="day"]').click();
+      await doc.locator('.span-switch button[data-span="day"][aria-pressed="true"]').waitFor({ timeout: 10_000 });
+      const dayBars = await doc.locator('rect.bar').count();
+      assert.ok(dayBars >= 1 && dayBars < 10, `the last 24 hours show fewer grants than the week (${dayBars})`);
+      assert.equal(await doc.locator('rect.bar-holding').count(), 1, 'bob\'s grant, now');
+      assert.match(await doc.locator('text.axis').first().textContent(), /\d{1,2}:\d\d/);
+      await screenshot(p, `lock-page-timeline-day${suffix}`);
     },
   },
   {

@@ -3,11 +3,8 @@ import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_proces
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import { childEnv, finished, REPO_ROOT, TSX_NODE_ARGS } from './children';
+import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
 import { makeTempDir, removeTempDir, walk } from './tempDir';
-
-/** The lapsing grant's entry point (lapsingGrant.ts), run as a child with the CLI's environment. */
-const LAPSING_GRANT = path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts');
 
 /**
  * A real team for the command line's integration tests: a bare remote, clones of it with their own
@@ -233,8 +230,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     spawnCli: (who, args) => spawn(process.execPath, [cli, '--cwd', who.dir, ...args], { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
     git: (who, ...args) => git(who.dir, ...args),
     async lapsingGrant(who, lapseMs = 2_000) {
-      const done = await finished(spawn(process.execPath, [...TSX_NODE_ARGS, LAPSING_GRANT, '--cwd', who.dir, '--lapse-ms', String(lapseMs)],
-        { cwd: REPO_ROOT, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+      const done = await finished(spawn(process.execPath, lapsingGrantArgv(who.dir, lapseMs), { cwd: REPO_ROOT, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
       collectTokens();
       assert.equal(done.code, 0, `the lapsing grant in ${who.name}'s clone failed: ${done.stdout}${done.stderr}`);
       return JSON.parse(done.stdout) as { grant: number; expiresAt: number; identity: string };

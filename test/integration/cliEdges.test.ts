@@ -48,6 +48,10 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
         assert.ok(Math.abs(got.expiresAt - Date.now() - ttl * 1000) < 30_000, `--ttl ${ttl}: expires about ${ttl} s from now`);
         expectOk(await team.cli(lead, ['release']), 'release');
       }
+      const human = await team.cli(lead, ['acquire', '--ttl', '60'], { json: false });
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(human.stdout, /^Acquired — grant #\d+, (1m 00s|5\ds) until expiry\./m);
+      expectOk(await team.cli(lead, ['release']), 'release');
     });
 
     it('heartbeat --every: below 1 s or past a day is a usage error (exit 2) naming every, also while holding', async () => {

@@ -52,6 +52,8 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
       assert.equal(human.code, 0, human.stderr);
       assert.match(human.stdout, /^Acquired — grant #\d+, (1m 00s|5\ds) until expiry\./m);
       expectOk(await team.cli(lead, ['release']), 'release');
+      const help = await team.cli(lead, ['acquire', '--help'], { json: false });
+      assert.match(help.stdout, /--ttl S {4}lease length in whole seconds, 60–86400, the container's bounds/);
     });
 
     it('heartbeat --every: below 1 s or past a day is a usage error (exit 2) naming every, also while holding', async () => {

@@ -34,12 +34,13 @@ describe('lockstep heartbeat --every (real processes, file driver)', function ()
   const state = async (who: TeamMember) => (await team.cli(who, ['status'])).json;
 
   it('keeps extending the lease past its first TTL, and ends with exit 0 when the lead releases', async () => {
-    // The shortest lease (60 s), dated so that it runs out 4 s from now (lapsingGrant.ts): the loop must renew it by then.
-    const acquired = await team.lapsingGrant(lead, 4_000);
+    // The shortest lease (60 s), dated so that it runs out 10 s from now (lapsingGrant.ts): the loop must renew it by
+    // then (10 s: a loop that starts slowly on a loaded machine still renews in time).
+    const acquired = await team.lapsingGrant(lead, 10_000);
     const beat = await startHeartbeat(lead, '1', true);
-    await waitFor(() => Date.now() > acquired.expiresAt + 1_000, { timeoutMs: 20_000, description: 'the first TTL to pass' });
+    await waitFor(() => Date.now() > acquired.expiresAt + 1_000, { timeoutMs: 30_000, description: 'the first TTL to pass' });
     const held = await state(lead);
-    assert.equal(held.state, 'held-by-me', 'still held after the first TTL');
+    assert.equal(held.state, 'held-by-me', `still held after the first TTL; the loop said: ${beat.stderr()}`);
     assert.ok(held.holder.expiresAt > acquired.expiresAt);
     assert.equal((await team.cli(lead, ['release'])).json.ok, true);
     const done = await beat.done;

@@ -16,7 +16,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Container } from '../src/core/container/container';
-import type { AuditLine, LockRecord } from '../src/core/lockRecord';
+import { SECOND } from '../src/core/clock';
+import { MIN_LEASE_TTL_MS, type AuditLine, type LockRecord } from '../src/core/lockRecord';
 import { hashToken } from '../src/core/tokens';
 import { checkContainerLog, type Landing, type ObservedHolder, type PushStart } from './checkContainerLog';
 import { needsAfterRead, strandedGrant, unsettledAfterKill, type PageView, type TokenFileView } from './checkSettle';
@@ -68,38 +69,40 @@ exit 0
 `;
 
 /**
- * How fast the run goes on each driver: the lease an acquire asks for (`--ttl`, times this) and the killer's pause
- * between SIGKILLs (ms). On git every lockstep command fetches from and pushes to the remote (0.5–2 s each on a
- * loaded 2-core machine, the slowed pre-receive included), and landing is pull + commit + push + release: at the
- * file driver's pace (a kill every 0.1–0.6 s among 5 clones, a 1 s lease) nearly every git command was killed
- * before it finished and every push came after its 1 s lease lapsed, so a 30 s run landed nothing (0 landings,
- * "proves little"). The git run therefore asks for 10× the lease (at 5×, 30 s still landed 1 commit: a holder's
- * next-id, heartbeat and land took longer than 5 s) and kills about 5× less often; the invariants are the same.
- * On file and SQLite a landing (pull, commit, a push through the client and the server guard, each a Node process,
- * then release) took 1–3 s under load: with a 1 s lease 8 in 9 pushes came after the lease lapsed and were refused
- * (which the guards must do), and a 25 s run landed 1 commit. They asked for 3× the lease (3 s: still short),
- * which held while a heartbeat extended the grant to the container's 2 h; since a grant keeps its own TTL (a
- * heartbeat extends by the 3 s it was granted) and every command starts two more gits (the shared remote's
- * URLs), 38 of 41 pushes of a CI-sized run came after the lease and nothing landed. They now ask for 8× (8 s)
- * and the killer pauses 0.2–1 s: still several kills per grant, and a landing fits in a lease.
+ * How fast the run goes on each driver: the killer's pause between SIGKILLs (ms). On git every lockstep command
+ * fetches from and pushes to the remote (0.5–2 s each on a loaded 2-core machine, the slowed pre-receive included),
+ * and landing is pull + commit + push + release: at the file driver's pace (a kill every 0.1–0.6 s among 5 clones)
+ * nearly every git command was killed before it finished, so git kills about 5× less often; the invariants are the
+ * same. On file and SQLite a landing (pull, commit, a push through the client and the server guard, each a Node
+ * process, then release) takes 1–3 s under load, and the killer pauses 0.2–1 s: still several kills per grant.
+ *
+ * The lease an acquire asks for is the container's shortest, 60 s ({@link ACQUIRE_TTL_SECONDS}; issue #24: a grant
+ * is bounded by the container's limits, and `--ttl` of the run is the plain leases' only). It used to be the run's
+ * `--ttl` times 8 (10 on git) so that killed holders went silent within seconds. A grant cannot be dated back here
+ * (test/helpers/lapsingGrant.ts does that for tests): the audit's times are the run's real timeline, and the checker
+ * (checkContainerLog.ts) reads "two live holders" from them. So a holder killed for good now blocks for a minute
+ * before it goes silent and may be cleared or taken over: most grants end by a landing and a release, and a run
+ * sees takeovers and clears only past a minute (a CI-sized run of a minute or two sees a few).
  */
-const PACE: Record<ContainerDriver, { ttlTimes: number; killMs: readonly [number, number] }> = {
-  file: { ttlTimes: 8, killMs: [200, 1000] },
-  sqlite: { ttlTimes: 8, killMs: [200, 1000] },
-  git: { ttlTimes: 10, killMs: [500, 3000] },
+const PACE: Record<ContainerDriver, { killMs: readonly [number, number] }> = {
+  file: { killMs: [200, 1000] },
+  sqlite: { killMs: [200, 1000] },
+  git: { killMs: [500, 3000] },
   // Redis, MariaDB and PostgreSQL answer as fast as file and SQLite: their pace.
-  redis: { ttlTimes: 8, killMs: [200, 1000] },
-  mariadb: { ttlTimes: 8, killMs: [200, 1000] },
-  postgres: { ttlTimes: 8, killMs: [200, 1000] },
+  redis: { killMs: [200, 1000] },
+  mariadb: { killMs: [200, 1000] },
+  postgres: { killMs: [200, 1000] },
 };
+/** The lease every acquire of the run asks for: the container's shortest. */
+const ACQUIRE_TTL_SECONDS = MIN_LEASE_TTL_MS / SECOND;
 
 /** The store a container runs on (`init --driver`: the three SQL ones are `sql`). */
 export type ContainerDriver = 'file' | 'sqlite' | 'git' | 'redis' | 'mariadb' | 'postgres';
 
-export async function runContainerChaos(options: { driver: ContainerDriver; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; ttl: number; slowPreReceive?: { install: (bare: string, chained: string) => void; describe: string } }): Promise<ContainerRow> {
+export async function runContainerChaos(options: { driver: ContainerDriver; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; slowPreReceive?: { install: (bare: string, chained: string) => void; describe: string } }): Promise<ContainerRow> {
   const { dir } = options;
   const pace = PACE[options.driver];
-  const ttl = options.ttl * pace.ttlTimes;
+  const ttl = ACQUIRE_TTL_SECONDS;
   if (!fs.existsSync(CLI)) {
     const built = spawnSync(process.execPath, ['scripts/build.mjs', '--no-types'], { cwd: ROOT, encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`scripts/build.mjs failed: ${built.stderr}`);

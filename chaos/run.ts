@@ -231,7 +231,7 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
     } else if (kind === 'git') env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(GIT_TIMEOUT_SECONDS);
     else throw new Error(`unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`);
     const slowed = { install: (bare: string, chained: string) => slowPreReceive(bare, chained, GIT_TIMEOUT_SECONDS), describe: `pre-receive slowed (1 push in 8 past the ${GIT_TIMEOUT_SECONDS} s git timeout)` };
-    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ttl: TTL, ...(kind === 'git' ? { slowPreReceive: slowed } : {}) });
+    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ...(kind === 'git' ? { slowPreReceive: slowed } : {}) });
     console.log(`           ${row.summary}`);
     return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations, settling: row.settling };
   } finally {

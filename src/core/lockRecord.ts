@@ -15,11 +15,16 @@ import { cleanText, hasControls } from './safeText';
 export const MAX_HOLD_MS = 24 * HOUR;
 /**
  * docs/protocol.md#caps: the lease length of a grant (`acquire --ttl`, else `leaseTtlSeconds`) is
- * 1 s to 24 h. A grant keeps its own ({@link Holder.ttlMs}): each heartbeat extends it by that much.
- * (`leaseTtlSeconds` itself starts at 60 s; the floor of `acquire --ttl` stays at seed 003's 1 s
- * until the test harnesses and chaos can let a lease lapse without waiting a minute: issue #24.)
+ * the container's: 60 s (the floor of `leaseTtlSeconds`) to 24 h. A grant keeps its own
+ * ({@link Holder.ttlMs}): each heartbeat extends it by that much. Seed 003's plain leases
+ * (leases.ts) are another thing and keep their own bounds (bounds.ts).
  */
-export const MIN_LEASE_TTL_MS = SECOND;
+export const MIN_LEASE_TTL_MS = 60 * SECOND;
+/**
+ * The floor before issue #24 (seed 003's 1 s): a holder stored by that version with a shorter lease
+ * than {@link MIN_LEASE_TTL_MS} still reads (recordCodec.ts) and runs out on its own; no new grant gets one.
+ */
+export const LEGACY_MIN_LEASE_TTL_MS = SECOND;
 export const MAX_LEASE_TTL_MS = MAX_HOLD_MS;
 /**
  * The record keeps this many transition lines besides the operator's clear lines (which it always

@@ -1,5 +1,5 @@
 import { LockStorageError } from './errors';
-import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, type ContainerSettings, type LockRecord } from './lockRecord';
+import { LEGACY_MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS, type ContainerSettings, type LockRecord } from './lockRecord';
 
 /**
  * The bytes a record is stored as (the git driver's record.json, and what the server guard requires
@@ -28,7 +28,10 @@ export function parseRecord(value: unknown, driver: string, container: string, s
     const h = value.holder;
     if (!isObject(h) || !isText(h.identity) || !isCount(h.grant) || h.grant !== value.grant || !isHex(h.tokenHash) || !isHex(h.proofHash)
       || !isTime(h.grantedAt) || !isTime(h.expiresAt)) return fail('holder');
-    if (h.ttlMs !== undefined && !(Number.isSafeInteger(h.ttlMs) && (h.ttlMs as number) >= MIN_LEASE_TTL_MS && (h.ttlMs as number) <= MAX_LEASE_TTL_MS)) {
+    // A grant's lease length is the container's (60 s to 24 h) for every new grant (lockRecord.acquire, and the git
+    // guard for pushed acquires). A holder stored before that floor, with 1 s to 59 s, still reads as it was stored:
+    // the page stays readable and that lease runs out on its own (its heartbeats keep its own length, as granted).
+    if (h.ttlMs !== undefined && !(Number.isSafeInteger(h.ttlMs) && (h.ttlMs as number) >= LEGACY_MIN_LEASE_TTL_MS && (h.ttlMs as number) <= MAX_LEASE_TTL_MS)) {
       return fail('the holder\'s lease length');
     }
   }

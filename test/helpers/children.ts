@@ -10,6 +10,14 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
  */
 export const TSX_NODE_ARGS = ['--import', 'tsx'];
 
+/**
+ * `node` arguments for a container grant in the clone `cwd` that lapses `lapseMs` from now (lapsingGrant.ts);
+ * run from the repository root with the CLI's environment, it prints one JSON line.
+ */
+export function lapsingGrantArgv(cwd: string, lapseMs: number): string[] {
+  return [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)];
+}
+
 export interface Finished {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { childEnv, finished, REPO_ROOT } from './children';
+import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
 import { identityOf, type CliResult, type TeamMember } from './gitFixture';
 import { makeTempDir, removeTempDir } from './tempDir';
 import { startGitDaemon, type GitDaemon } from './gitDaemon';
@@ -65,6 +65,11 @@ export interface FencingTeam {
   member(name: string): TeamMember;
   /** `node dist/cli.js --cwd DIR [--json] ARGS…`; `json` defaults to true. */
   lockstep(dir: string, args: readonly string[], options?: RunOptions & { json?: boolean }): Promise<CliResult>;
+  /**
+   * Acquires the lock in the clone DIR with the shortest lease (60 s), dated so that it runs out `lapseMs`
+   * from now (lapsingGrant.ts): a holder going silent within seconds, without waiting a minute.
+   */
+  lapsingGrant(dir: string, lapseMs?: number): Promise<{ grant: number; expiresAt: number; identity: string }>;
   /** git in DIR; never throws on a non-zero exit. */
   git(dir: string, args: readonly string[], options?: RunOptions): Promise<CliResult>;
   /** git in DIR; throws (with stderr) on a non-zero exit; returns trimmed stdout. */
@@ -160,6 +165,11 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
     return { ...result, json: JSON.parse(lines[0]) };
   };
   const git = (dir: string, args: readonly string[], opts?: RunOptions) => run('git', args, dir, opts);
+  const lapsingGrant = async (dir: string, lapseMs = 2_000) => {
+    const result = await run(process.execPath, lapsingGrantArgv(dir, lapseMs), REPO_ROOT);
+    assert.equal(result.code, 0, `the lapsing grant in ${path.basename(dir)} failed: ${result.stdout}${result.stderr}`);
+    return JSON.parse(result.stdout) as { grant: number; expiresAt: number; identity: string };
+  };
   const gitOk = async (dir: string, ...args: string[]): Promise<string> => {
     const result = await git(dir, args);
     assert.equal(result.code, 0, `git ${args.join(' ')} in ${path.basename(dir)} failed: ${result.stderr}`);
@@ -219,7 +229,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
       if (!found) throw new Error(`no member ${name}`);
       return found;
     },
-    lockstep, git, gitOk,
+    lockstep, lapsingGrant, git, gitOk,
     async pushOptions(who) {
       const result = await git(who.dir, ['config', '--get-all', 'push.pushOption'], { printsSecrets: true });
       return result.stdout.split('\n').filter(Boolean);

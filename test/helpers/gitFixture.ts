@@ -3,7 +3,7 @@ import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_proces
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
-import { childEnv, finished, REPO_ROOT } from './children';
+import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
 import { makeTempDir, removeTempDir, walk } from './tempDir';
 
 /**
@@ -46,6 +46,11 @@ export interface GitFixture {
   spawnCli(who: TeamMember, args: readonly string[]): ChildProcessByStdio<null, Readable, Readable>;
   /** git in a clone, synchronously. */
   git(who: TeamMember, ...args: string[]): string;
+  /**
+   * Acquires the lock in `who`'s clone with the shortest lease (60 s), dated so that it runs out `lapseMs`
+   * from now (lapsingGrant.ts): a holder going silent within seconds, without waiting a minute.
+   */
+  lapsingGrant(who: TeamMember, lapseMs?: number): Promise<{ grant: number; expiresAt: number; identity: string }>;
   /** The owner token of a clone's session, if it has one (read only to check that it never leaks). */
   sessionToken(who: TeamMember): string | undefined;
   /** Every owner token any clone ever held (collected after each command). */
@@ -224,6 +229,12 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     },
     spawnCli: (who, args) => spawn(process.execPath, [cli, '--cwd', who.dir, ...args], { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
     git: (who, ...args) => git(who.dir, ...args),
+    async lapsingGrant(who, lapseMs = 2_000) {
+      const done = await finished(spawn(process.execPath, lapsingGrantArgv(who.dir, lapseMs), { cwd: REPO_ROOT, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+      collectTokens();
+      assert.equal(done.code, 0, `the lapsing grant in ${who.name}'s clone failed: ${done.stdout}${done.stderr}`);
+      return JSON.parse(done.stdout) as { grant: number; expiresAt: number; identity: string };
+    },
     sessionToken,
     assertNoTokenLeaked() {
       collectTokens();

@@ -41,7 +41,8 @@ describe('the audit cannot be flooded by refused pushes (server guard behind git
     ok(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']), 'alice lands (the control)');
     assert.equal(team.remoteSha(), landed);
     ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
-    const bobs = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', '2']), 'bob acquires for 2 s');
+    // The shortest lease (60 s) dated so that it runs out 2 s from now (lapsingGrant.ts).
+    const bobs = await team.lapsingGrant(bob.dir, 2_000);
     await waitFor(async () => (await team.lockstep(alice.dir, ['clear', '--reason', 'bob went quiet'], { env: { LOCKSTEP_IDENTITY: OPS } })).code === 0,
       { timeoutMs: 120_000, intervalMs: 500, description: 'bob\'s lease to lapse and the operator to clear it' });
     const real = await audit(alice);

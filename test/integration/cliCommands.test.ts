@@ -87,7 +87,8 @@ describe('CLI commands beyond the container story (real processes, real git)', f
 
     it('a heartbeat after the lease expired fails (exit 1), removes push.config, and status says stale', async () => {
       const pushConfig = path.join(lead.dir, '.git', 'lockstep', 'push.config');
-      const got = expectOk(await team.cli(lead, ['acquire', '--ttl', '2']), 'acquire');
+      // The shortest lease (60 s), granted so that it runs out 2 s from now (lapsingGrant.ts).
+      const got = await team.lapsingGrant(lead, 2_000);
       assert.match(fs.readFileSync(pushConfig, 'utf8'), new RegExp(`lockstep-grant=${got.grant}\\n\\tpushOption = lockstep-proof=[0-9a-f]{64}`));
       // Real processes: the lease must really expire; ana takes over as soon as it has.
       await waitFor(async () => (await team.cli(ana, ['acquire'])).code === 0, { timeoutMs: 30_000, intervalMs: 250, description: 'lead\'s lease to expire' });

@@ -24,16 +24,36 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
   after(() => team?.dispose());
 
   describe('input bounds', () => {
-    it('acquire --ttl: a fraction, 0 or past a day is a usage error (exit 2) naming ttl, and the lock stays free', async () => {
-      for (const ttl of ['1.5', '0.5', '30.25', '0', '86401']) {
+    it('acquire --ttl: a fraction, 0, under the container\'s 60 s or past a day is a usage error (exit 2) naming ttl, and the lock stays free', async () => {
+      for (const ttl of ['1.5', '0.5', '30.25', '0', '1', '2', '59', '59.9', '60.5', '86401']) {
         const error = expectError(await team.cli(lead, ['acquire', '--ttl', ttl]), 2, 'configuration');
         assert.equal(error.setting, 'ttl', `--ttl ${ttl}`);
-        assert.match(error.message, /whole number of seconds from 1 to 86400/);
+        assert.match(error.message, /whole number of seconds from 60 to 86400/);
       }
+      const short = await team.cli(lead, ['acquire', '--ttl', '59'], { json: false });
+      assert.equal(short.code, 2);
+      assert.match(short.stderr, /^lockstep: The ttl must be a whole number of seconds from 60 to 86400, e\.g\. 60;/m);
       const human = await team.cli(lead, ['acquire', '--ttl', '1.5'], { json: false });
       assert.equal(human.code, 2);
       assert.match(human.stderr, /^lockstep: The ttl must be a whole number of seconds/m);
       assert.equal((await status(lead)).state, 'free', 'no bad TTL acquired anything');
+    });
+
+    it('acquire --ttl: the bounds themselves, 60 s and 86,400 s, are granted and kept by the grant', async () => {
+      for (const ttl of [60, 86_400]) {
+        const got = expectOk(await team.cli(lead, ['acquire', '--ttl', String(ttl)]), `--ttl ${ttl}`);
+        const held = await status(lead);
+        assert.equal(held.state, 'held-by-me');
+        assert.equal(held.holder.expiresAt, got.expiresAt);
+        assert.ok(Math.abs(got.expiresAt - Date.now() - ttl * 1000) < 30_000, `--ttl ${ttl}: expires about ${ttl} s from now`);
+        expectOk(await team.cli(lead, ['release']), 'release');
+      }
+      const human = await team.cli(lead, ['acquire', '--ttl', '60'], { json: false });
+      assert.equal(human.code, 0, human.stderr);
+      assert.match(human.stdout, /^Acquired — grant #\d+, (1m 00s|5\ds) until expiry\./m);
+      expectOk(await team.cli(lead, ['release']), 'release');
+      const help = await team.cli(lead, ['acquire', '--help'], { json: false });
+      assert.match(help.stdout, /--ttl S {4}lease length in whole seconds, 60–86400, the container's bounds/);
     });
 
     it('heartbeat --every: below 1 s or past a day is a usage error (exit 2) naming every, also while holding', async () => {

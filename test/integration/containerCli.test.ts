@@ -124,8 +124,9 @@ describe('container lock through the CLI (real processes, real git, file driver)
     }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s turn after ben\'s window' });
     assert.equal(mine.state, 'your-turn');
     assert.equal(mine.turn.identity, lead.identity);
-    // A short lease, so that it goes silent for the next step.
-    const got = expectOk(await team.cli(lead, ['acquire', '--ttl', '2']), 'acquire by the second waiter');
+    // The shortest lease (the container's 60 s), so that it goes silent for the next step. It cannot be dated back
+    // (lapsingGrant.ts): before this moment it was ben's turn, so the next step waits for its full minute.
+    const got = expectOk(await team.cli(lead, ['acquire', '--ttl', '60']), 'acquire by the second waiter');
     assert.equal(got.grant, 3);
   });
 
@@ -133,7 +134,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
     const silent = await waitFor(async () => {
       const s = await status(ana);
       return s.state === 'holder-silent' ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'HOLDER SILENT' });
+    }, { timeoutMs: 90_000, intervalMs: 500, description: 'HOLDER SILENT (the lead\'s 60 s lease)' });
     assert.equal(silent.holder.identity, lead.identity);
     assert.equal(silent.turn.identity, ben.identity);
     // The head sees HOLDER SILENT too (seed 001's worked example), and that it may take over.
@@ -141,9 +142,10 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(head.state, 'holder-silent');
     assert.equal(head.canAcquire, true);
     assert.equal(head.turn.identity, ben.identity);
-    const bens = expectOk(await team.cli(ben, ['acquire', '--ttl', '8']), 'acquire');
+    // A takeover is dated when the lead's silence began at the earliest: ben's shortest lease lasts its full 60 s.
+    const bens = expectOk(await team.cli(ben, ['acquire', '--ttl', '60']), 'acquire');
     assert.equal(bens.grant, 4);
-    // The operator may not clear a live lock (ben's lease runs for 8 s).
+    // The operator may not clear a live lock (ben's lease runs for 60 s).
     expectError(await team.cli(op, ['clear', '--reason', 'too early']), 1, 'refused', 'not-silent');
     assert.ok(Date.now() < bens.expiresAt, 'the clear was tried while ben\'s lease was live (machine too slow otherwise)');
 
@@ -166,7 +168,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
     // Without --reason the attempt still reaches the page and is audited (folded with the next, identical one).
     expectError(await team.cli(op, ['clear']), 1, 'refused', 'reason-required');
     expectError(await team.cli(op, ['clear', '--reason', '   ']), 1, 'refused', 'reason-required');
-    await waitFor(async () => (await status(op)).state === 'holder-silent', { timeoutMs: 30_000, intervalMs: 250, description: 'ben silent' });
+    await waitFor(async () => (await status(op)).state === 'holder-silent', { timeoutMs: 90_000, intervalMs: 500, description: 'ben silent (his 60 s lease)' });
     expectError(await team.cli(ana, ['clear', '--reason', 'impatient']), 1, 'refused', 'not-operator');
     const cleared = expectOk(await team.cli(op, ['clear', '--reason', 'ben\'s laptop died']), 'clear');
     assert.equal(cleared.clearedGrant, 4);

@@ -13,8 +13,14 @@ import { walk } from '../helpers/tempDir';
  * `describe` the steps are one story told in order; each starts where the previous one ended.
  */
 
-/** Short leases for the holders whose expiry the story waits for (polled, never slept). */
-const SHORT_TTL = '6';
+/**
+ * Alice's grant is the shortest lease (60 s) dated so that it runs out 6 s after it is written (lapsingGrant.ts):
+ * time to land, then the story waits for her silence (polled, never slept). Bob takes over from her silence, so
+ * his lease cannot be dated earlier than her expiry: it really lasts the container's 60 s, and the story waits
+ * for it once.
+ */
+const ALICE_LAPSE_MS = 6_000;
+const BOB_TTL = '60';
 const OPS = 'ops@example.com';
 
 function ok(result: CliResult, what: string): any {
@@ -52,7 +58,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     let bobsLanding = '';
 
     it('alice acquires grant #1 and lands while she holds it; her proof travels in push options from .git/lockstep/push.config', async () => {
-      const got = ok(await team.lockstep(alice.dir, ['acquire', '--ttl', SHORT_TTL]), 'alice acquire');
+      const got = await team.lapsingGrant(alice.dir, ALICE_LAPSE_MS);
       assert.equal(got.grant, 1);
       const config = path.join(alice.dir, '.git', 'lockstep', 'push.config');
       assert.equal(fs.statSync(config).mode & 0o777, 0o600);
@@ -76,7 +82,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.equal(expired.state, 'holder-silent', 'the badge shows HOLDER SILENT, to the queue head too');
       assert.equal(expired.canAcquire, true, 'the head may take over');
       assert.equal(expired.holder.identity, alice.identity);
-      const got = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', SHORT_TTL]), 'bob acquire');
+      const got = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', BOB_TTL]), 'bob acquire');
       assert.equal(got.grant, 2);
       await team.gitOk(bob.dir, 'pull', '--quiet', '--ff-only', 'origin', 'main');
       bobsLanding = await team.commit(bob, 'b.txt');
@@ -112,7 +118,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     let landed = '';
 
     it('bob\'s lease expires; the operator clears it (with a reason, audited)', async () => {
-      await waitUntilExpired(team, carol.dir);
+      await waitUntilExpired(team, carol.dir, 90_000);
       const cleared = ok(await team.lockstep(carol.dir, ['clear', '--reason', 'bob vanished'], { env: { LOCKSTEP_IDENTITY: OPS } }), 'clear');
       assert.equal(cleared.clearedGrant, 2);
       landed = team.remoteSha();

@@ -34,12 +34,13 @@ describe('lockstep heartbeat --every (real processes, file driver)', function ()
   const state = async (who: TeamMember) => (await team.cli(who, ['status'])).json;
 
   it('keeps extending the lease past its first TTL, and ends with exit 0 when the lead releases', async () => {
-    const acquired = (await team.cli(lead, ['acquire', '--ttl', '4'])).json;
-    assert.equal(acquired.ok, true);
+    // The shortest lease (60 s), dated so that it runs out 10 s from now (lapsingGrant.ts): the loop must renew it by
+    // then (10 s: a loop that starts slowly on a loaded machine still renews in time).
+    const acquired = await team.lapsingGrant(lead, 10_000);
     const beat = await startHeartbeat(lead, '1', true);
-    await waitFor(() => Date.now() > acquired.expiresAt + 1_000, { timeoutMs: 20_000, description: 'the first TTL to pass' });
+    await waitFor(() => Date.now() > acquired.expiresAt + 1_000, { timeoutMs: 30_000, description: 'the first TTL to pass' });
     const held = await state(lead);
-    assert.equal(held.state, 'held-by-me', 'still held after the first TTL');
+    assert.equal(held.state, 'held-by-me', `still held after the first TTL; the loop said: ${beat.stderr()}`);
     assert.ok(held.holder.expiresAt > acquired.expiresAt);
     assert.equal((await team.cli(lead, ['release'])).json.ok, true);
     const done = await beat.done;
@@ -63,11 +64,11 @@ describe('lockstep heartbeat --every (real processes, file driver)', function ()
   });
 
   it('exits 1 (lease-lost) when its lease expired while it could not renew, and the lease is not revived', async () => {
-    const acquired = (await team.cli(lead, ['acquire', '--ttl', '6'])).json;
-    assert.equal(acquired.ok, true);
+    // The shortest lease (60 s), dated so that it runs out 6 s from now (lapsingGrant.ts).
+    const acquired = await team.lapsingGrant(lead, 6_000);
     const beat = await startHeartbeat(lead, '30');
     await waitFor(() => /Heartbeat every/.test(beat.stderr()), { timeoutMs: 20_000, description: 'the loop to start' });
-    // Frozen before its first renewal (at half the 6 s lease): the lease runs out meanwhile.
+    // Frozen before its first renewal (at half the 6 s left): the lease runs out meanwhile.
     beat.child.kill('SIGSTOP');
     try {
       await waitFor(async () => (await state(ana)).state === 'holder-silent', { timeoutMs: 30_000, description: 'the lease to expire' });

@@ -140,10 +140,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.equal(reasonless.json.error.reason, 'reason-required');
     const audit = ok(await team.cli(op, ['audit']), 'audit').audit;
     assert.deepEqual(audit.at(-1), { ...audit.at(-1), action: 'clear', who: op.identity, outcome: 'refused' });
-    // Let the lead's lease lapse: acquire again with a 1 s lease after releasing.
+    // Let the lead's lease lapse: after releasing, acquire again with a lease that runs out in a second (lapsingGrant.ts).
     team.git(lead, 'push', '--quiet', 'origin', 'main');
     ok(await team.cli(lead, ['release']), 'release');
-    ok(await team.cli(lead, ['acquire', '--ttl', '1']), 'short acquire');
+    await team.lapsingGrant(lead, 1_000);
     const deadline = Date.now() + 30_000;
     let cleared: CliResult;
     do {

@@ -47,13 +47,13 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     }
   });
 
-  it('--ttl 5 prints 5s; acquiring again in the holding clone changes nothing (exit 0)', async () => {
-    const human = await team.cli(lead, ['acquire', '--ttl', '5'], { json: false });
-    assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stdout, /grant #1, 5s until expiry/);
+  it('a lease with seconds left prints them (Ns); acquiring again in the holding clone changes nothing (exit 0)', async () => {
+    // The shortest lease (60 s), granted so that it lapses 6 s from now (lapsingGrant.ts): the lapse test below waits for it.
+    const { grant } = await team.lapsingGrant(lead, 6_000);
+    assert.equal(grant, 1);
     const again = await team.cli(lead, ['acquire'], { json: false });
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /You already hold the lock in this clone — grant #1/);
+    assert.match(again.stdout, /You already hold the lock in this clone — grant #1, [1-6]s until expiry/);
     assert.doesNotMatch(again.stdout, /another clone/);
   });
 
@@ -82,7 +82,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     const stale = await waitFor(async () => {
       const s = await status(lead);
       return s.state === 'stale' ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s 5 s lease lapses' });
+    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s lease lapses' });
     assert.equal(stale.lapse.how, 'expired');
     assert.equal(stale.lapse.grant, 1);
     const human = await team.cli(lead, ['status'], { json: false });
@@ -168,7 +168,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
   });
 
   it('forget drops a lapsed session on purpose; refused while the session is the live holder', async () => {
-    const got = expectOk(await team.cli(ben, ['acquire', '--ttl', '2']), 'ben acquires');
+    const got = await team.lapsingGrant(ben, 2_000);
     expectError(await team.cli(ben, ['forget']), 1, 'refused', 'already-holder');
     await waitFor(async () => (await status(ben)).state === 'stale', { timeoutMs: 30_000, intervalMs: 250, description: 'ben\'s lease lapses' });
     assert.deepEqual(expectOk(await team.cli(ben, ['forget']), 'forget'), { ok: true, forgotten: got.grant });

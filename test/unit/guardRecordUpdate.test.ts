@@ -219,13 +219,15 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       assert.ok(checkRecordUpdate(held, extra, context(t)));
     });
 
-    it('one TTL per grant: an acquire of a lease outside 1 s to 24 h, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
+    it('one TTL per grant: an acquire of a lease outside 60 s to 24 h, an expiry the TTL does not give, a heartbeat by any TTL but the grant\'s', () => {
       const granted = acquired(fresh(), LEAD, t, 30 * MINUTE);
-      // A lease shorter than a second, or past a day: outside the bounds.
-      for (const ttlMs of [500, MAX_HOLD_MS + SECOND]) {
+      // A lease shorter than the container's 60 s (seed 003's 1 s too), or past a day: outside the bounds.
+      for (const ttlMs of [500, SECOND, 5 * SECOND, MINUTE - SECOND, MINUTE - 1, MAX_HOLD_MS + 1, MAX_HOLD_MS + SECOND]) {
         const odd: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + ttlMs, ttlMs } };
-        assert.match(checkRecordUpdate(fresh(), odd, context(t)) ?? '', /a lease of 1 s to 86400 s/);
+        assert.match(checkRecordUpdate(fresh(), odd, context(t)) ?? '', /a lease of 60 s to 86400 s/, `${ttlMs} ms`);
       }
+      // The bounds themselves are legal grants.
+      for (const ttlMs of [MINUTE, MAX_HOLD_MS]) assert.equal(checkRecordUpdate(fresh(), acquired(fresh(), LEAD, t, ttlMs), context(t)), undefined, `${ttlMs} ms`);
       const longer: LockRecord = { ...granted, holder: { ...granted.holder!, expiresAt: t + 2 * HOUR } };
       assert.match(checkRecordUpdate(fresh(), longer, context(t)) ?? '', /not what acquire by lead/);
       // A 60 s grant's heartbeat extends it by 60 s (the control), not by the container's 2 h.
@@ -238,6 +240,19 @@ describe('server guard: lock-record updates must be one legal transition', () =>
       const stretched: LockRecord = { ...beat, holder: { ...beat.holder!, expiresAt: now + 2 * HOUR } };
       assert.match(checkRecordUpdate(short, stretched, ctx) ?? '', /not what heartbeat by lead/);
       assert.match(checkRecordUpdate(short, { ...stretched, holder: { ...stretched.holder!, ttlMs: 2 * HOUR } }, ctx) ?? '', /not what heartbeat by lead/);
+    });
+
+    it('a holder stored before the 60 s floor (a 5 s grant) may still heartbeat by its own 5 s, and release; never by more', () => {
+      const minute = acquired(fresh(), LEAD, t, MINUTE);
+      const legacy: LockRecord = { ...minute, holder: { ...minute.holder!, expiresAt: t + 5 * SECOND, ttlMs: 5 * SECOND } };
+      const now = t + 2 * SECOND;
+      const ctx = context(now, withProof(LEAD, 1));
+      const beat = ok(protocol.heartbeat(legacy, SETTINGS, holderProof(legacy), now)).record;
+      assert.equal(beat.holder!.expiresAt, now + 5 * SECOND);
+      assert.equal(checkRecordUpdate(legacy, beat, ctx), undefined);
+      assert.match(checkRecordUpdate(legacy, { ...beat, holder: { ...beat.holder!, expiresAt: now + MINUTE } }, ctx) ?? '', /not what heartbeat by lead/);
+      const released = ok(protocol.release(legacy, holderProof(legacy), now)).record;
+      assert.equal(checkRecordUpdate(legacy, released, ctx), undefined);
     });
 
     it('a clear claimed done by someone who is not an operator, or of a live holder', () => {

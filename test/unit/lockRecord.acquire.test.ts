@@ -35,14 +35,17 @@ describe('lockRecord: acquire', () => {
     assert.equal(value.expiresAt, T0 + 60 * SECOND);
     assert.equal(record.holder?.ttlMs, 60 * SECOND);
     assert.equal(acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MAX_HOLD_MS })).expiresAt, T0 + MAX_HOLD_MS, '24 h is the longest lease');
+    assert.equal(MIN_LEASE_TTL_MS, 60 * SECOND, 'the floor is the container\'s (leaseTtlSeconds starts at 60)');
+    const longest = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 86_400 * SECOND }, T0));
+    assert.equal(longest.value.expiresAt, T0 + MAX_HOLD_MS, '86,400 s asked for is granted');
   });
 
-  // Past 24 h it was capped silently; now refused, like one below a second.
-  for (const ttlMs of [0, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
-    it(`refuses a lease of ${ttlMs} ms, outside 1 s to 24 h: 'invalid-request', writing nothing`, () => {
+  // Past 24 h it was capped silently; now refused, like one below the container's floor of 60 s (seed 003's 1 s too).
+  for (const ttlMs of [0, SECOND, 59 * SECOND, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
+    it(`refuses a lease of ${ttlMs} ms, outside 60 s to 24 h: 'invalid-request', writing nothing`, () => {
       const { error, record } = refusedWith(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0), 'invalid-request');
       assert.equal(record, undefined);
-      assert.match(error.message, /1 to 86400 seconds; .*--ttl/);
+      assert.match(error.message, /60 to 86400 seconds; .*--ttl/);
     });
   }
 

@@ -76,7 +76,10 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'an audit line without time', damage: r => ({ ...r, audit: [{ who: LEAD, action: 'acquire' }] }) },
   { what: 'audit as text', damage: r => ({ ...r, audit: 'lost' }) },
   { what: 'a holder\'s lease length below 1 s', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 500 } }) },
+  { what: 'a holder\'s lease length of 0', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 0 } }) },
   { what: 'a holder\'s lease length past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 25 * 3_600_000 } }) },
+  { what: 'a holder\'s lease length 1 ms past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 86_400_001 } }) },
+  { what: 'a holder\'s fractional lease length', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 60_000.5 } }) },
   { what: 'a holder\'s lease length as text', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: '60000' } }) },
 ];
 
@@ -94,6 +97,18 @@ describe('recordCodec: parseRecord', () => {
     const read = parseRecord({ ...structuredClone(full), holder: older }, 'file', CONTAINER, { leaseTtlMs: 45 * 60_000 });
     assert.equal(read.holder?.ttlMs, 45 * 60_000);
     assert.deepEqual({ ...read, holder: { ...read.holder, ttlMs } }, full);
+  });
+
+  it('reads a holder stored before the 60 s floor (a 1 s to 59 s grant) as stored: the page stays readable and that lease runs out on its own', () => {
+    const full = fullRecord();
+    for (const ttlMs of [1_000, 5_000, 59_999]) {
+      const older = { ...structuredClone(full), holder: { ...(full.holder as object), ttlMs } };
+      assert.equal(parseRecord(older, 'file', CONTAINER, SETTINGS).holder?.ttlMs, ttlMs);
+    }
+    const floor = { ...structuredClone(full), holder: { ...(full.holder as object), ttlMs: 60_000 } };
+    assert.equal(parseRecord(floor, 'file', CONTAINER, SETTINGS).holder?.ttlMs, 60_000);
+    const cap = { ...structuredClone(full), holder: { ...(full.holder as object), ttlMs: 86_400_000 } };
+    assert.equal(parseRecord(cap, 'file', CONTAINER, SETTINGS).holder?.ttlMs, 86_400_000);
   });
 
   for (const d of damages) {

@@ -23,8 +23,9 @@ export const acquireCommand: Command = {
 Takes the lock for this clone: a new grant (previous + 1). The owner token stays in
 .git/lockstep/session.json and is never printed.
 
-  --ttl S    lease length in whole seconds, ${GRANT_TTL.min}–${GRANT_TTL.max} (default: leaseTtlSeconds of .lockstep.json);
-             the grant keeps it: each heartbeat extends the lease by that much
+  --ttl S    lease length in whole seconds, ${GRANT_TTL.min}–${GRANT_TTL.max}, the container's bounds as for leaseTtlSeconds
+             (default: leaseTtlSeconds of .lockstep.json); the grant keeps it: each heartbeat extends the
+             lease by that much
   --wait S   keep trying while it is held by another or not your turn, up to S seconds (0–${WAIT_MAX_SECONDS})
 
 Acquiring again in the clone that holds the lock changes nothing and says so (exit 0, "already": true).

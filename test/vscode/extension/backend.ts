@@ -11,6 +11,7 @@ import { Container } from '../../../src/core/container/container';
 import type { LockStatus } from '../../../src/core/lockStatus';
 import type { Badge } from '../../../src/extension/badge';
 import type { LockstepAPI, LockstepExtension } from '../../../src/extension/api';
+import { grantLapsing, type LapsingGrant } from '../../helpers/lapsingGrant';
 import { until } from './until';
 
 export const ALICE = 'alice@example.com';
@@ -47,6 +48,15 @@ export async function as<T>(identity: string, action: (c: Container) => Promise<
   } finally {
     await container.close();
   }
+}
+
+/**
+ * A grant as `identity` in `clone` (bob's by default) with the shortest lease (the container's 60 s), dated so that
+ * it runs out `lapseMs` from now: core's real Container on the real store, only its clock dated back
+ * (test/helpers/lapsingGrant.ts). For a holder that goes silent within a test's deadline.
+ */
+export function lapsingGrantAs(identity: string, clone = fixture.bob, lapseMs = 1_000): Promise<LapsingGrant> {
+  return grantLapsing({ cwd: clone, env: { ...process.env, LOCKSTEP_IDENTITY: identity }, lapseMs });
 }
 
 /** The lock as `identity` sees it, read from the store now. */

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { LockLeaseLostError } from '../../../src/core/errors';
 import type { LockstepAPI } from '../../../src/extension/api';
 import {
-  ALICE, BOB, OPS, as, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lockstepApi, resetToFree, statusAs,
+  ALICE, BOB, OPS, as, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lapsingGrantAs, lockstepApi, resetToFree, statusAs,
 } from './backend';
 import { until } from './until';
 
@@ -107,9 +107,9 @@ suite('holding the lock', () => {
   });
 
   test('a store unreachable past the lease\'s expiry turns the badge "Lease lost (offline)"; the lease is not revived when it returns', async () => {
-    // Alice, at her terminal, takes the lock for four seconds; her window adopts it, then loses the store
-    // before its first heartbeat (due at half the time left).
-    const { grant, expiresAt } = await as(ALICE, c => c.acquire({ ttl: 4 }), fixture.alice);
+    // Alice, at her terminal, takes the lock with four seconds left (the shortest lease, dated back: lapsingGrantAs);
+    // her window adopts it, then loses the store before its first heartbeat (due at half the time left).
+    const { grant, expiresAt } = await lapsingGrantAs(ALICE, fixture.alice, 4_000);
     await vscode.commands.executeCommand('lockstep.refresh');
     assert.equal(api.badge().state, 'held-by-me');
     const moved = `${fixture.store}.away`;
@@ -137,8 +137,8 @@ suite('holding the lock', () => {
     let lost: LockLeaseLostError | undefined;
     const subscription = model.onDidLoseLease(error => { lost = error; });
     try {
-      // Alice, at her terminal, takes the lock for one second; her window adopts it and beats too late.
-      const { grant } = await as(ALICE, c => c.acquire({ ttl: 1 }), fixture.alice);
+      // Alice, at her terminal, takes the lock with one second left (lapsingGrantAs); her window adopts it and beats too late.
+      const { grant } = await lapsingGrantAs(ALICE, fixture.alice);
       await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'held-by-me', 'the window adopted the terminal\'s lease');
       await until('the heartbeat to find the lease lost', () => lost !== undefined, 8_000);
@@ -161,10 +161,10 @@ suite('holding the lock', () => {
     const lost: LockLeaseLostError[] = [];
     const subscription = model.onDidLoseLease(error => { lost.push(error); });
     try {
-      const { grant, expiresAt } = await as(ALICE, c => c.acquire({ ttl: 1 }), fixture.alice);
+      const { grant, expiresAt } = await lapsingGrantAs(ALICE, fixture.alice);
       // Adopted late, so that its first heartbeat (1 s after adoption at the earliest) comes after the expiry: the
       // re-read the window schedules for the expiry instant notices first.
-      await until('alice\'s one-second lease to be nearly over', () => Date.now() >= expiresAt - 400, 2_000);
+      await until('alice\'s lease to be nearly over', () => Date.now() >= expiresAt - 400, 2_000);
       await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'held-by-me');
       await badgeBecomes(api, 'stale', 5_000);

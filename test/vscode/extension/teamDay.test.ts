@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
-import { ALICE, BOB, OPS, as, badgeBecomes, cli, dismissNotifications, fixture, lockstepApi, resetToFree } from './backend';
+import { ALICE, BOB, OPS, as, badgeBecomes, dismissNotifications, fixture, lapsingGrantAs, lockstepApi, resetToFree } from './backend';
 import { until } from './until';
 
 // Issue 13 in the real extension host: the lapsed lease (badge and "Your turn"), the operator's click on
@@ -18,16 +18,16 @@ suite('a team\'s day in VS Code', () => {
   suiteTeardown(async () => { if (api) await resetToFree(api); });
 
   test('a lapsed lease: Stale until alice petitions, then Queued with the lapse in the tooltip, then "Your turn" fires', async () => {
-    const mine = await cli(fixture.alice, ['acquire', '--ttl', '1']);
-    assert.equal(mine.code, 0, JSON.stringify(mine.json));
+    // Alice's terminal grant runs out a second from now (the shortest lease, dated back: lapsingGrantAs).
+    const mine = await lapsingGrantAs(ALICE, fixture.alice);
     const { grant } = await as(BOB, async c => {
-      await until('alice\'s one-second lease to run out', async () => (await c.status()).canAcquire, 8_000);
+      await until('alice\'s lease to run out', async () => (await c.status()).canAcquire, 8_000);
       return c.acquire();
     });
     // Stale from its own expiry first; then the page shows bob's grant.
     await until(`alice to see bob's grant #${grant}`, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 10_000);
     const stale = api.badge();
-    assert.match(stale.tooltip, new RegExp(`Lapsed: your lease #${mine.json.grant} has ended: grant #${grant} was issued to ${BOB}`));
+    assert.match(stale.tooltip, new RegExp(`Lapsed: your lease #${mine.grant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.equal(stale.command, 'lockstep.petition', 'held by bob: the click petitions');
     await vscode.commands.executeCommand('lockstep.petition', 'after my lapse');
     const queued = await badgeBecomes(api, 'queued');
@@ -56,9 +56,8 @@ suite('a team\'s day in VS Code', () => {
     await config.update('identity', OPS, vscode.ConfigurationTarget.Global);
     let grant: number;
     try {
-      const acquired = await cli(fixture.bob, ['acquire', '--ttl', '1']);
-      assert.equal(acquired.code, 0, JSON.stringify(acquired.json));
-      grant = acquired.json.grant as number;
+      // Bob's grant runs out a second from now (the shortest lease, dated back: lapsingGrantAs).
+      grant = (await lapsingGrantAs(BOB)).grant;
       await until('the operator\'s badge: HOLDER SILENT, click clears', () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.clear', 10_000)
         .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
       let settled = false;

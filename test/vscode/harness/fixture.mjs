@@ -26,6 +26,19 @@ export function lockstep(cwd, args, { store, identity } = {}) {
   return JSON.parse(out);
 }
 
+/**
+ * A grant in `cwd` whose lease runs out `lapseMs` from now (default 1 s), as `identity` when given: the shortest
+ * lease (60 s), made by core's real Container on the real store with only its clock dated back
+ * (test/helpers/lapsingGrant.ts). Returns `{ grant, expiresAt, identity }`.
+ */
+export function lapsingGrant(cwd, { store, identity, lapseMs = 1000 } = {}) {
+  const env = { ...gitEnv(), ...(store ? { LOCKSTEP_PATH: store } : {}), ...(identity ? { LOCKSTEP_IDENTITY: identity } : {}) };
+  if (!identity) delete env.LOCKSTEP_IDENTITY;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)],
+    { cwd: PROJECT_ROOT, env, encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
 function cloneAs(remote, dir, email, name) {
   git(path.dirname(dir), 'clone', '--quiet', remote, dir);
   git(dir, 'config', 'user.email', email);

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { log, parseOptions, resolveHost } from '../harness/codeServer.mjs';
-import { lockstep } from '../harness/fixture.mjs';
+import { lapsingGrant, lockstep } from '../harness/fixture.mjs';
 import {
   badgeScreenshot, badgeShows, lockstepBadge, openWorkbench, readStatusBar, runCommand, runUiTests, screenshot,
 } from '../harness/ui.mjs';
@@ -28,6 +28,8 @@ opened.catch(() => undefined);
 const page = async () => (await opened).page;
 const as = (who, args) => lockstep(who === 'alice' ? session.fixture.alice : session.fixture.bob, args,
   { store: session.fixture.store, ...(who === 'ops' ? { identity: 'ops@example.com' } : {}) });
+/** A grant in `who`'s clone with the shortest lease (60 s), dated so that it runs out in a second (lapsingGrant.ts). */
+const lapsing = who => lapsingGrant(who === 'alice' ? session.fixture.alice : session.fixture.bob, { store: session.fixture.store });
 
 const ok = await runUiTests(suite, [
   {
@@ -76,10 +78,10 @@ const ok = await runUiTests(suite, [
     },
   },
   {
-    name: 'HOLDER SILENT (warning background) when bob\'s one-second lease runs out',
+    name: 'HOLDER SILENT (warning background) when bob\'s lease runs out',
     async run() {
       const p = await page();
-      as('bob', ['acquire', '--ttl', '1']);
+      lapsing('bob');
       const badge = await badgeShows(p, /^HOLDER SILENT$/);
       assert.equal(badge.icon, 'codicon-warning');
       assert.equal(badge.severity, 'warning', `background ${badge.background}`);
@@ -93,7 +95,7 @@ const ok = await runUiTests(suite, [
     name: 'Stale grant — push blocked (error background) after alice\'s lease expires and bob takes over',
     async run() {
       const p = await page();
-      const { grant } = as('alice', ['acquire', '--ttl', '1']);
+      const { grant } = lapsing('alice');
       await badgeShows(p, /^Stale grant/);
       as('bob', ['acquire']);
       const badge = await badgeShows(p, new RegExp(`^Stale grant #${grant} — push blocked · +caution$`));

@@ -29,5 +29,5 @@ if ! have_redis; then
   fi
 fi
 
-exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
+exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/redis/**/*.test.ts'

@@ -1,13 +1,17 @@
+import { scaled } from './calibration';
+
 /**
  * Polls `condition` until it returns a value other than `undefined`/`false`, or throws when the
  * deadline passes. For tests where real time must pass (TTL expiry across processes, a child
- * getting ready): the test waits for the condition itself, never for a fixed time.
+ * getting ready): the test waits for the condition itself, never for a fixed time. The deadline
+ * (`timeoutMs`, as chosen on an unloaded machine) is scaled by the run's slowdown factor
+ * (test/helpers/calibration.ts), so a busy machine gets more time, never a different verdict.
  */
 export async function waitFor<T>(
   condition: () => T | undefined | false | Promise<T | undefined | false>,
   options: { timeoutMs?: number; intervalMs?: number; description?: string } = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = scaled(options.timeoutMs ?? 10_000);
   const intervalMs = options.intervalMs ?? 20;
   const deadline = performance.now() + timeoutMs;
   for (;;) {

@@ -2,14 +2,23 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createGitFixture, expectError, expectOk, sessionModes, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { scaledSeconds } from '../helpers/calibration';
 import { waitFor } from '../helpers/waitFor';
 
 /**
  * The container lock through the command line: real `lockstep` processes in four clones of a real
  * git repository (lead, ana, ben and the operator op), sharing one file-driver store. The steps
  * below are one story told in order; each step starts from where the previous one ended.
+ *
+ * The window and the short leases are real time that a few CLI calls must fit into: 6, 2 and 8 s on an unloaded
+ * machine, scaled by the run's slowdown factor (test/helpers/calibration.ts), so that the same calls fit on a busy
+ * one (at load ≈ 19 on 2 cores the unscaled 6 s window failed 6 runs of 11).
  */
-const WINDOW_SECONDS = 6;
+const WINDOW_SECONDS = scaledSeconds(6);
+/** The lead's lease that must go silent in the next step. */
+const SILENT_TTL = scaledSeconds(2);
+/** ben's lease, live while the operator's clear is refused. */
+const BEN_TTL = scaledSeconds(8);
 
 describe('container lock through the CLI (real processes, real git, file driver)', function () {
   this.timeout(120_000);
@@ -125,7 +134,7 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(mine.state, 'your-turn');
     assert.equal(mine.turn.identity, lead.identity);
     // A short lease, so that it goes silent for the next step.
-    const got = expectOk(await team.cli(lead, ['acquire', '--ttl', '2']), 'acquire by the second waiter');
+    const got = expectOk(await team.cli(lead, ['acquire', '--ttl', String(SILENT_TTL)]), 'acquire by the second waiter');
     assert.equal(got.grant, 3);
   });
 
@@ -141,9 +150,9 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(head.state, 'holder-silent');
     assert.equal(head.canAcquire, true);
     assert.equal(head.turn.identity, ben.identity);
-    const bens = expectOk(await team.cli(ben, ['acquire', '--ttl', '8']), 'acquire');
+    const bens = expectOk(await team.cli(ben, ['acquire', '--ttl', String(BEN_TTL)]), 'acquire');
     assert.equal(bens.grant, 4);
-    // The operator may not clear a live lock (ben's lease runs for 8 s).
+    // The operator may not clear a live lock (ben's lease runs for BEN_TTL s).
     expectError(await team.cli(op, ['clear', '--reason', 'too early']), 1, 'refused', 'not-silent');
     assert.ok(Date.now() < bens.expiresAt, 'the clear was tried while ben\'s lease was live (machine too slow otherwise)');
 

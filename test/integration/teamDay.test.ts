@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finished } from '../helpers/children';
 import { cliPath, createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { scaledSeconds } from '../helpers/calibration';
 import { waitFor } from '../helpers/waitFor';
 
 /**
@@ -13,8 +14,14 @@ import { waitFor } from '../helpers/waitFor';
  * doctor, --version, family help), exit codes and JSON as the README says, and refused pushes in
  * the audit. One story, in order.
  */
-// Long enough that a few CLI calls on a loaded machine still see the lapsed lead's own window (the third).
-const WINDOW_SECONDS = 10;
+// Long enough that a few CLI calls still see the lapsed lead's own window (the third): 10 s on an unloaded machine,
+// scaled by the run's slowdown factor (test/helpers/calibration.ts), as are the short leases below, so that the
+// CLI calls meant to run inside a window or a lease do so however busy the machine is.
+const WINDOW_SECONDS = scaledSeconds(10);
+/** The lead's first lease: it must outlast the next two steps' CLI calls, then lapse. */
+const LEAD_TTL = scaledSeconds(5);
+/** ben's lease in the forget step: it must outlast one refused forget, then lapse. */
+const BEN_TTL = scaledSeconds(2);
 
 describe('a team\'s day through the CLI (real processes, real git, file driver)', function () {
   this.timeout(180_000);
@@ -47,10 +54,10 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     }
   });
 
-  it('--ttl 5 prints 5s; acquiring again in the holding clone changes nothing (exit 0)', async () => {
-    const human = await team.cli(lead, ['acquire', '--ttl', '5'], { json: false });
+  it('--ttl N prints Ns; acquiring again in the holding clone changes nothing (exit 0)', async () => {
+    const human = await team.cli(lead, ['acquire', '--ttl', String(LEAD_TTL)], { json: false });
     assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stdout, /grant #1, 5s until expiry/);
+    assert.match(human.stdout, new RegExp(`grant #1, ${LEAD_TTL}s until expiry`));
     const again = await team.cli(lead, ['acquire'], { json: false });
     assert.equal(again.code, 0);
     assert.match(again.stdout, /You already hold the lock in this clone — grant #1/);
@@ -82,7 +89,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     const stale = await waitFor(async () => {
       const s = await status(lead);
       return s.state === 'stale' ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s 5 s lease lapses' });
+    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s short lease lapses' });
     assert.equal(stale.lapse.how, 'expired');
     assert.equal(stale.lapse.grant, 1);
     const human = await team.cli(lead, ['status'], { json: false });
@@ -121,7 +128,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     const short = await team.cli(ana, ['wait', '--timeout', '1'], { json: false });
     assert.equal(short.code, 3);
     assert.match(short.stderr, /waiting — position 1 of 2; held by lead@example\.com/);
-    const waiting = team.cli(ana, ['wait', '--timeout', '60']);
+    const waiting = team.cli(ana, ['wait', '--timeout', String(scaledSeconds(60))]);
     fs.appendFileSync(path.join(lead.dir, 'README.md'), 'the lead\'s work\n');
     team.git(lead, 'commit', '--quiet', '-am', 'lead work');
     const released = expectOk(await team.cli(lead, ['release', '--push']), 'release --push');
@@ -168,7 +175,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
   });
 
   it('forget drops a lapsed session on purpose; refused while the session is the live holder', async () => {
-    const got = expectOk(await team.cli(ben, ['acquire', '--ttl', '2']), 'ben acquires');
+    const got = expectOk(await team.cli(ben, ['acquire', '--ttl', String(BEN_TTL)]), 'ben acquires');
     expectError(await team.cli(ben, ['forget']), 1, 'refused', 'already-holder');
     await waitFor(async () => (await status(ben)).state === 'stale', { timeoutMs: 30_000, intervalMs: 250, description: 'ben\'s lease lapses' });
     assert.deepEqual(expectOk(await team.cli(ben, ['forget']), 'forget'), { ok: true, forgotten: got.grant });

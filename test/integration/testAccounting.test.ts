@@ -95,6 +95,23 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.notEqual(run.code, 0);
   });
 
+  it('stops a suite that hangs at its time limit and fails it by name, beside a suite that passed', async () => {
+    const started = performance.now();
+    // The subject: a suite that never ends (a child that sleeps for ten minutes, as a hung mocha run would).
+    const run = await runSuites({ a: reports('a', 2, 0, 0), hang: 'sleep 600 & wait' }, { LOCKSTEP_TIMEOUT_HANG: '2' });
+    assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
+    assert.ok(run.tally.some(l => l.suite === 'hang' && /timed out: still running after 2 s/.test(l.note)), JSON.stringify(run.tally));
+    assert.ok(performance.now() - started < 40_000, 'the hang cost its limit, not its ten minutes');
+    assert.notEqual(run.code, 0);
+  });
+
+  it('fails a suite as not run once the run\'s time budget (LOCKSTEP_RUN_DEADLINE) is spent', async () => {
+    const run = await runSuites({ late: reports('late', 3, 0, 0) }, { LOCKSTEP_RUN_DEADLINE: String(Math.floor(Date.now() / 1000) - 1) });
+    assert.deepEqual([run.passed, run.failed], [0, 1], run.output);
+    assert.ok(run.tally.some(l => l.suite === 'late' && /not run: the run's time budget was spent/.test(l.note)), JSON.stringify(run.tally));
+    assert.notEqual(run.code, 0);
+  });
+
   it('fails on nothing reported at all', async () => {
     const run = await runSuites({});
     assert.equal(run.failed, 1, run.output);

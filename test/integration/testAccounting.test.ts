@@ -191,6 +191,31 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.equal(run.code, 0);
   });
 
+  it('counts the tests a failed before-all hook kept from running as failed, not as vanished', async () => {
+    const spec = path.join(tmp.path, 'hook.test.js');
+    fs.writeFileSync(spec, [
+      // The subject: a set-up that breaks, with three tests below it that therefore never run.
+      'describe("set-up breaks", () => { before(() => { throw new Error("boom"); }); it("a", () => {}); it("b", () => {}); describe("deeper", () => { it("c", () => {}); }); });',
+      'describe("fine", () => { it("d", () => {}); });',
+      // A clean-up that breaks after its tests passed: one failure of its own.
+      'describe("clean-up breaks", () => { after(() => { throw new Error("late"); }); it("e", () => {}); });',
+    ].join('\n'));
+    const run = await runSuites({ mocha: `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
+    assert.deepEqual([run.passed, run.failed], [2, 4], `a, b and c failed (never ran), the after-all hook once; d and e passed\n${run.output}`);
+    assert.match(run.output, /3 test\(s\) did not run because a hook failed/);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('counts a behaviour once however many hosts ran it (the same titles on two runners)', async () => {
+    const spec = path.join(tmp.path, 'hosts.test.js');
+    fs.writeFileSync(spec, 'describe("badge", () => { it("reads Free", () => {}); it("reads Held", () => {}); });\n');
+    const mocha = `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`;
+    const run = await runSuites({ hosts: `source scripts/accounting.sh\nrun_reported host-old ${mocha}\nrun_reported host-new ${mocha}` });
+    assert.equal(run.passed, 4, run.output);
+    assert.equal(run.behaviours, 2, 'badge › reads Free and badge › reads Held, once each');
+    assert.equal(run.code, 0);
+  });
+
   it('fails the unit suite when a unit test uses more than 100 ms of CPU, naming it; a test that only waits is reported, not failed (test/helpers/unitSpeed.ts)', async () => {
     const spec = path.join(tmp.path, 'speed.test.js');
     fs.writeFileSync(spec, [

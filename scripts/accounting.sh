@@ -8,7 +8,7 @@
 #                                  runner still running at its time limit (suite_limit) is stopped (TERM to its
 #                                  process group, KILL 30 s later) and counts as one failure that names it
 #   suite_limit NAME               the runner's time limit in seconds: LOCKSTEP_TIMEOUT_<NAME> (upper case, other
-#                                  characters as _), else its default below, and never past LOCKSTEP_RUN_DEADLINE
+#                                  characters as _), else its default below times LOCKSTEP_TEST_SLOWDOWN, and never past LOCKSTEP_RUN_DEADLINE
 #                                  (epoch seconds; scripts/test-all.sh sets it so the whole run ends within its budget)
 #   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported
 #   tally_summary                  the table, the behaviours line and last `N passed, N failed, N skipped`;
@@ -26,7 +26,7 @@ tally_line() {
 
 tally_lines() { if [ -n "${LOCKSTEP_TALLY:-}" ] && [ -f "$LOCKSTEP_TALLY" ]; then wc -l < "$LOCKSTEP_TALLY"; else echo 0; fi; }
 
-# Default limits (seconds), each well above the suite's time on a loaded 2-core machine; a hang costs at most this.
+# Default limits (seconds) on an unloaded machine, each well above the suite's time there; a hang costs at most this.
 suite_default_limit() {
   case "$1" in
     unit) echo 600 ;;
@@ -39,9 +39,16 @@ suite_default_limit() {
 }
 
 suite_limit() {
-  local var limit now
+  local var limit now factor
   var="LOCKSTEP_TIMEOUT_$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]' | tr -c 'A-Z0-9\n' '_')"
-  limit=${!var:-$(suite_default_limit "$1")}
+  if [ -n "${!var:-}" ]; then
+    limit=${!var}
+  else
+    # A default limit grows with the run's slowdown factor (LOCKSTEP_TEST_SLOWDOWN, test/helpers/calibration.ts), as
+    # every deadline inside the tests does: a busy machine must not turn a slow suite into a "hang".
+    factor=${LOCKSTEP_TEST_SLOWDOWN:-1}
+    limit=$(awk -v l="$(suite_default_limit "$1")" -v f="$factor" 'BEGIN { if (f !~ /^[0-9.]+$/ || f < 1) f = 1; printf "%d", l * f + 0.5 }')
+  fi
   if [ -n "${LOCKSTEP_RUN_DEADLINE:-}" ]; then
     now=$(date +%s)
     [ $((LOCKSTEP_RUN_DEADLINE - now)) -lt "$limit" ] && limit=$((LOCKSTEP_RUN_DEADLINE - now))

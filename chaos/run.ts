@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { buildSync } from 'esbuild';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
+import { slowdown } from '../test/helpers/calibration';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
 import { runContainerChaos, type ContainerDriver } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
@@ -61,9 +62,10 @@ const ROOT = path.resolve(__dirname, '..');
  * 2-core machine the workers may still be starting when a short slot ends, and such a run proves nothing. Only the
  * duration adapts; a run still short of that at EXTEND times fails ("proves too little"): a plain-lease run with
  * fewer than its floor of critical sections (MIN_SECTIONS, or --sections when that is smaller) is a failure, not a
- * pass with one section.
+ * pass with one section. EXTEND is 3 on an unloaded machine and grows with the run's slowdown factor
+ * (test/helpers/calibration.ts), so that the floor asks for the same work however busy the machine is.
  */
-export const EXTEND = 3;
+export const EXTEND = Math.ceil(3 * slowdown());
 const MIN_SECTIONS = 16;
 const SECTION_FLOOR = Math.min(MIN_SECTIONS, SECTIONS ?? MIN_SECTIONS);
 const sectionsSoFar = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('"kind":"enter"').length - 1 : 0);

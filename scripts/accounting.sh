@@ -65,7 +65,10 @@ run_reported() {
     return 1
   fi
   local started=$SECONDS
-  LOCKSTEP_SUITE=$name timeout --kill-after=30 "$limit" "$@"; local rc=$?
+  # A runner inside a runner (sql.sh's dialects, vscode.sh's hosts) stays in the outer runner's process group
+  # (--foreground), so that the outer limit stops it too; only the outermost makes a group of its own.
+  local group=(); [ -n "${LOCKSTEP_IN_RUNNER:-}" ] && group=(--foreground)
+  LOCKSTEP_SUITE=$name LOCKSTEP_IN_RUNNER=1 timeout "${group[@]}" --kill-after=30 "$limit" "$@"; local rc=$?
   if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ $((SECONDS - started)) -ge "$limit" ]; }; then
     echo "[accounting] $name did not finish within its limit of $limit s: stopped"
     tally_line "$name" 0 1 0 "timed out: still running after $limit s (its limit), stopped"

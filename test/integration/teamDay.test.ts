@@ -55,9 +55,15 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
   });
 
   it('--ttl N prints Ns; acquiring again in the holding clone changes nothing (exit 0)', async () => {
+    const called = performance.now();
     const human = await team.cli(lead, ['acquire', '--ttl', String(LEAD_TTL)], { json: false });
+    const callSeconds = (performance.now() - called) / 1000;
     assert.equal(human.code, 0, human.stderr);
-    assert.match(human.stdout, new RegExp(`grant #1, ${LEAD_TTL}s until expiry`));
+    // The time left, as the CLI printed it after the grant (`5s`, `1m 40s`): the lease, less at most the call's own time.
+    const left = /grant #1, (?:(\d+)m )?(\d+)s until expiry/.exec(human.stdout);
+    assert.ok(left, human.stdout);
+    const printed = Number(left[1] ?? 0) * 60 + Number(left[2]);
+    assert.ok(printed <= LEAD_TTL && printed >= LEAD_TTL - Math.ceil(callSeconds), `printed ${printed} s of a ${LEAD_TTL} s lease, after a ${callSeconds.toFixed(1)} s call`);
     const again = await team.cli(lead, ['acquire'], { json: false });
     assert.equal(again.code, 0);
     assert.match(again.stdout, /You already hold the lock in this clone — grant #1/);

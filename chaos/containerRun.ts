@@ -43,14 +43,27 @@ const LEANED = new Set(['heartbeat', 'release']);
 /** How often an acquire that wrote its pending.json is killed a random instant later (its write in flight). */
 const WINDOW_KILL = 0.25;
 
-/** A clone's token file as the checks see it: its grant and its token's hash (the token itself goes no further). */
-function tokenFile(clone: string, name: 'pending.json' | 'session.json'): TokenFileView | undefined {
+/**
+ * A clone's token file as the checks see it: its grant and its token's hash (the token itself goes no further), or
+ * undefined when there is no file. A file that exists but cannot be read or holds no grant and token is not a removed
+ * one (Lockstep writes these files whole, by rename): it is noted in `unreadable`, which fails the run, and the checks
+ * that read it go on as if it were absent.
+ */
+function tokenFile(clone: string, name: 'pending.json' | 'session.json', unreadable: string[]): TokenFileView | undefined {
+  const file = path.join(clone, '.git', 'lockstep', name);
   let text: string;
-  try { text = fs.readFileSync(path.join(clone, '.git', 'lockstep', name), 'utf8'); } catch { return undefined; }
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push(`${path.basename(clone)}/${name} could not be read (${(error as NodeJS.ErrnoException).code})`);
+    return undefined;
+  }
   try {
     const s = JSON.parse(text) as { grant?: unknown; token?: unknown };
-    return typeof s.token === 'string' && typeof s.grant === 'number' ? { grant: s.grant, tokenHash: hashToken(s.token) } : undefined;
-  } catch { return undefined; }
+    if (typeof s.token === 'string' && typeof s.grant === 'number') return { grant: s.grant, tokenHash: hashToken(s.token) };
+  } catch { /* noted below */ }
+  unreadable.push(`${path.basename(clone)}/${name} exists but holds no grant and token (${text.length} bytes): a torn write`);
+  return undefined;
 }
 
 const pageView = (record: LockRecord): PageView => ({ grant: record.grant, holder: record.holder, audit: record.audit });
@@ -219,6 +232,8 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   // Stranded grants: a live holder on the page, then every clone's pending.json and session.json (in that order in
   // each clone: a promotion writes the session before it removes the pending file), then the page again.
   const stranded = new Set<number>();
+  /** Token files that existed but could not be read (tokenFile): each one fails the run. */
+  const unreadable: string[] = [];
   let strandedChecks = 0;
   const checkStranded = async () => {
     const first = await readPage();
@@ -226,7 +241,7 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     if (first.holder === null || first.holder.expiresAt <= now) return;
     const held = new Set<string>();
     for (const c of [seed, ...clones.map(x => x.dir)]) {
-      for (const name of ['pending.json', 'session.json'] as const) { const f = tokenFile(c, name); if (f) held.add(f.tokenHash); }
+      for (const name of ['pending.json', 'session.json'] as const) { const f = tokenFile(c, name, unreadable); if (f) held.add(f.tokenHash); }
     }
     const second = await readPage();
     strandedChecks++;
@@ -264,17 +279,17 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     const step = async (args: string[], extra: Record<string, string> = {}) => {
       const judging = owed;
       const before = judging ? await readPage().catch(() => undefined) : undefined;
-      const sessionBefore = tokenFile(me.dir, 'session.json');
+      const sessionBefore = tokenFile(me.dir, 'session.json', unreadable);
       const r = await lockstep(me.dir, args, extra);
       // A grant this command promoted from pending.json (an earlier acquire's, killed or timed out): the clone holds it.
-      const now = tokenFile(me.dir, 'session.json');
+      const now = tokenFile(me.dir, 'session.json', unreadable);
       if (now !== undefined && now.tokenHash !== sessionBefore?.tokenHash && args[0] !== 'acquire') { holding = true; mine.add(now.grant); }
       const message: string = r.json?.error?.message ?? '';
       if (r.code === 4 && /did not finish within/.test(message)) timeouts[args[0]] = (timeouts[args[0]] ?? 0) + 1;
       if (r.code === 4 && args[0] === 'acquire' && /not known yet/.test(message)) unknownAcquires++;
       if (r.code === null) {
         if (SETTLED.has(args[0])) {
-          const left = tokenFile(me.dir, 'pending.json');
+          const left = tokenFile(me.dir, 'pending.json', unreadable);
           if (left && owed?.leftPending === undefined) settling.leftPending++;
           owed = { kills: [...(owed?.kills ?? []), args[0]], leftPending: owed?.leftPending ?? left };
         }
@@ -284,8 +299,8 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       if (judging === undefined || before === undefined || ![0, 1, 3].includes(r.code)) return r;
       owed = undefined;
       settling.judged += judging.kills.length;
-      const pending = tokenFile(me.dir, 'pending.json');
-      const session = tokenFile(me.dir, 'session.json');
+      const pending = tokenFile(me.dir, 'pending.json', unreadable);
+      const session = tokenFile(me.dir, 'session.json', unreadable);
       const after = needsAfterRead(before, session) ? await readPage().catch(() => undefined) : undefined;
       const problem = unsettledAfterKill({ before, pending, session, ...(after ? { after } : {}) });
       if (problem !== undefined) {
@@ -365,6 +380,7 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   for (const [k, n] of undocumented) violations.push(`${n} × ${k}: a usage or internal error`);
   for (const g of [...stranded].sort((a, b) => a - b)) violations.push(`stranded grant #${g}: live on the page while no clone's session.json or pending.json held its token`);
   violations.push(...unsettled);
+  for (const u of [...new Set(unreadable)].slice(0, 10)) violations.push(`unreadable token file: ${u}`);
   const byCommand = [...SETTLED, 'other'].map(c => `${c} ${c === 'other' ? Object.entries(killsBy).filter(([k]) => !SETTLED.has(k)).reduce((n, [, v]) => n + v, 0) : killsBy[c] ?? 0}`).join(', ');
   const timedOut = Object.entries(timeouts).sort().map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
   return {

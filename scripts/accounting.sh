@@ -4,7 +4,12 @@
 #   in_ci                          true when CI is `true` or `1` (any case), the one way every suite reads CI
 #   tally_line SUITE P F S [NOTE]  appends one line (to $LOCKSTEP_TALLY, when set)
 #   run_reported NAME COMMAND…     runs one runner with LOCKSTEP_SUITE=NAME; a runner that appended no line, or
-#                                  that exited non-zero without reporting a failure, counts as one failure
+#                                  that exited non-zero without reporting a failure, counts as one failure; a
+#                                  runner still running at its time limit (suite_limit) is stopped (TERM to its
+#                                  process group, KILL 30 s later) and counts as one failure that names it
+#   suite_limit NAME               the runner's time limit in seconds: LOCKSTEP_TIMEOUT_<NAME> (upper case, other
+#                                  characters as _), else its default below times LOCKSTEP_TEST_SLOWDOWN, and never past LOCKSTEP_RUN_DEADLINE
+#                                  (epoch seconds; scripts/test-all.sh sets it so the whole run ends within its budget)
 #   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported
 #   tally_summary                  the table, the behaviours line and last `N passed, N failed, N skipped`;
 #                                  returns 1 exactly when N failed > 0
@@ -21,10 +26,54 @@ tally_line() {
 
 tally_lines() { if [ -n "${LOCKSTEP_TALLY:-}" ] && [ -f "$LOCKSTEP_TALLY" ]; then wc -l < "$LOCKSTEP_TALLY"; else echo 0; fi; }
 
+# Default limits (seconds) on an unloaded machine, each well above the suite's time there; a hang costs at most this.
+suite_default_limit() {
+  case "$1" in
+    unit) echo 600 ;;
+    integration) echo 1800 ;;
+    model | redis | redis-ha) echo 600 ;;
+    chaos | sql) echo 900 ;;
+    vscode) echo 1500 ;;
+    *) echo 900 ;;
+  esac
+}
+
+suite_limit() {
+  local var limit now factor
+  var="LOCKSTEP_TIMEOUT_$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]' | tr -c 'A-Z0-9\n' '_')"
+  if [ -n "${!var:-}" ]; then
+    limit=${!var}
+  else
+    # A default limit grows with the run's slowdown factor (LOCKSTEP_TEST_SLOWDOWN, test/helpers/calibration.ts), as
+    # every deadline inside the tests does: a busy machine must not turn a slow suite into a "hang".
+    factor=${LOCKSTEP_TEST_SLOWDOWN:-1}
+    limit=$(awk -v l="$(suite_default_limit "$1")" -v f="$factor" 'BEGIN { if (f !~ /^[0-9.]+$/ || f < 1) f = 1; printf "%d", l * f + 0.5 }')
+  fi
+  if [ -n "${LOCKSTEP_RUN_DEADLINE:-}" ]; then
+    now=$(date +%s)
+    [ $((LOCKSTEP_RUN_DEADLINE - now)) -lt "$limit" ] && limit=$((LOCKSTEP_RUN_DEADLINE - now))
+  fi
+  echo "$limit"
+}
+
 run_reported() {
   local name=$1; shift
   local before; before=$(tally_lines)
-  LOCKSTEP_SUITE=$name "$@"; local rc=$?
+  local limit; limit=$(suite_limit "$name")
+  if [ "$limit" -le 0 ]; then
+    tally_line "$name" 0 1 0 "not run: the run's time budget was spent before it could start"
+    return 1
+  fi
+  local started=$SECONDS
+  # A runner inside a runner (sql.sh's dialects, vscode.sh's hosts) stays in the outer runner's process group
+  # (--foreground), so that the outer limit stops it too; only the outermost makes a group of its own.
+  local group=(); [ -n "${LOCKSTEP_IN_RUNNER:-}" ] && group=(--foreground)
+  LOCKSTEP_SUITE=$name LOCKSTEP_IN_RUNNER=1 timeout "${group[@]}" --kill-after=30 "$limit" "$@"; local rc=$?
+  if [ "$rc" -eq 124 ] || { [ "$rc" -eq 137 ] && [ $((SECONDS - started)) -ge "$limit" ]; }; then
+    echo "[accounting] $name did not finish within its limit of $limit s: stopped"
+    tally_line "$name" 0 1 0 "timed out: still running after $limit s (its limit), stopped"
+    return "$rc"
+  fi
   [ -n "${LOCKSTEP_TALLY:-}" ] || return "$rc"
   local p f s n
   read -r p f s n < <(node "$ACCOUNTING_ROOT/scripts/tally.mjs" --counts "$LOCKSTEP_TALLY" --from "$before")

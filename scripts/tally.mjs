@@ -66,7 +66,7 @@ function main(argv) {
   }
   const s = sum(lines);
   if (lines.length === 0) s.failed += 1; // nothing reported at all is not a pass
-  console.log(`${s.behaviours} distinct behaviours ran (a test title counts once, however many backends ran it)`);
+  console.log(`${s.behaviours} distinct behaviours ran (a test title counts once, however many backends or hosts ran it)`);
   console.log(`${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped`);
   return s.failed > 0 ? 1 : 0;
 }

@@ -4,9 +4,16 @@
 # what counts: a runner that does not report, a runner that ran zero tests, or a line that cannot be read is a
 # failure). The exit status is non-zero exactly when that line says a test failed.
 # LOCKSTEP_SUITES_DIR (default scripts/suites) names the folder of extra suite scripts.
+#
+# Time: every suite runs under a limit (suite_limit in scripts/accounting.sh) and the whole run under a budget,
+# LOCKSTEP_RUN_BUDGET_SECONDS (default 2400: 40 minutes): a suite that hangs fails by name at its limit, a suite the
+# budget no longer reaches fails as not run, and the run ends within the budget either way. The machine's slowdown
+# factor is measured once at the start (test/helpers/calibration.ts) and exported as LOCKSTEP_TEST_SLOWDOWN: every
+# real deadline in the tests is scaled by it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+export LOCKSTEP_RUN_DEADLINE=$(( $(date +%s) + ${LOCKSTEP_RUN_BUDGET_SECONDS:-2400} ))
 # shellcheck source=scripts/accounting.sh
 source scripts/accounting.sh
 export LOCKSTEP_TALLY="$ROOT/test-artifacts/tally.jsonl"
@@ -20,6 +27,10 @@ step "build and type check"
 if ! { npm run -s build && npm run -s typecheck; }; then
   tally_line build+typecheck 0 1 0 "npm run build or typecheck failed"
 fi
+
+step "calibration"
+LOCKSTEP_TEST_SLOWDOWN=$(npx tsx test/helpers/calibration.ts) || LOCKSTEP_TEST_SLOWDOWN=
+export LOCKSTEP_TEST_SLOWDOWN
 
 step "suite: unit"
 run_reported unit npx mocha --config .mocharc.unit.json

@@ -30,5 +30,5 @@ if ! command -v redis-sentinel >/dev/null 2>&1 || ! command -v redis-cli >/dev/n
   fi
 fi
 
-exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000 --slow 10000 \
+exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 10000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/redis-ha/**/*.test.ts'

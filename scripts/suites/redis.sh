@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Live Redis suite (issue 7): the redis driver against a real redis-server that the tests start
-# themselves (free loopback port, persistence off, throwaway folder, one random key prefix that is
-# verified empty at the end). Installs Debian's redis-server when it is missing (apt-get update
+# themselves (free loopback port, persistence off, throwaway folder, random key prefixes; one test checks
+# that the driver writes only under its prefix and that a released lease leaves only its fencing counter). Installs Debian's redis-server when it is missing (apt-get update
 # first; only as root or with password-less sudo). Runs mocha with the tally reporter, which appends
 # exactly one tally line (suite "redis").
 #
@@ -29,5 +29,5 @@ if ! have_redis; then
   fi
 fi
 
-exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
+exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/redis/**/*.test.ts'

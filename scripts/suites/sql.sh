@@ -23,7 +23,7 @@ loud() { echo; echo "!!!!!!!! $* !!!!!!!!"; echo; }
 source scripts/accounting.sh
 # shellcheck source=scripts/live-servers.sh
 source scripts/live-servers.sh
-MOCHA=(npx mocha --require tsx --require ./test/helpers/privateHome.ts --forbid-only --extension ts --timeout 60000
+MOCHA=(npx mocha --require tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000
   --slow 5000 --reporter ./scripts/tally-reporter.cjs 'test/live/sql/**/*.test.ts')
 load_state() { # shellcheck disable=SC1091
   [ -n "${STATE:-}" ] && [ -f "$STATE/servers.env" ] && . "$STATE/servers.env"

@@ -299,8 +299,13 @@ export class LockManager {
       return Promise.reject(new LockConfigurationError('This lock manager is closed; create a new one with createLockManager().'));
     }
     if (this.#injected) return Promise.resolve(this.#opened = this.#injected);
-    // Decided once: `auto` never switches driver for the life of this manager.
-    this.#driverPromise ??= openDriver(this.config).then(driver => (this.#opened = driver));
+    // Decided once: `auto` never switches driver for the life of this manager. An open that failed decided nothing:
+    // the next operation tries again (a SQLite folder not there yet, a server still starting), instead of failing for
+    // the life of the manager.
+    this.#driverPromise ??= openDriver(this.config).then(driver => (this.#opened = driver), (error: unknown) => {
+      this.#driverPromise = undefined;
+      throw error;
+    });
     return this.#driverPromise;
   }
 

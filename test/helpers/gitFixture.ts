@@ -195,21 +195,31 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   });
 
   const sessionFile = (who: TeamMember) => path.join(who.dir, '.git', 'lockstep', 'session.json');
-  const sessionToken = (who: TeamMember): string | undefined => {
+  /**
+   * The token in a clone's token file, or undefined when there is no file. A file that exists but cannot be read, or
+   * holds no token, fails the test: it is not a removed session (Lockstep writes these files whole, by rename).
+   */
+  const tokenIn = (file: string): string | undefined => {
+    let text: string;
     try {
-      return (JSON.parse(fs.readFileSync(sessionFile(who), 'utf8')) as { token: string }).token;
-    } catch {
-      return undefined;
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new Error(`${path.basename(file)} exists but cannot be read (${(error as NodeJS.ErrnoException).code}): not the same as removed`);
     }
+    let token: unknown;
+    try { token = (JSON.parse(text) as { token?: unknown }).token; } catch { token = undefined; }
+    if (typeof token !== 'string') throw new Error(`${path.basename(file)} exists but holds no token (${text.length} bytes): a torn or foreign file, not a removed one`);
+    return token;
   };
+  const sessionToken = (who: TeamMember): string | undefined => tokenIn(sessionFile(who));
   const collectTokens = () => {
     for (const m of members) {
       const token = sessionToken(m);
       if (token) tokensSeen.add(token);
       // An acquire whose outcome is not known yet keeps its token beside the session.
-      try {
-        tokensSeen.add((JSON.parse(fs.readFileSync(path.join(m.dir, '.git', 'lockstep', 'pending.json'), 'utf8')) as { token: string }).token);
-      } catch { /* none pending */ }
+      const pending = tokenIn(path.join(m.dir, '.git', 'lockstep', 'pending.json'));
+      if (pending) tokensSeen.add(pending);
     }
   };
 

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { finished } from '../helpers/children';
 import { cliPath, createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
+import { scaledSeconds } from '../helpers/calibration';
 import { waitFor } from '../helpers/waitFor';
 
 /**
@@ -13,8 +14,10 @@ import { waitFor } from '../helpers/waitFor';
  * doctor, --version, family help), exit codes and JSON as the README says, and refused pushes in
  * the audit. One story, in order.
  */
-// Long enough that a few CLI calls on a loaded machine still see the lapsed lead's own window (the third).
-const WINDOW_SECONDS = 10;
+// Long enough that a few CLI calls still see the lapsed lead's own window (the third): 10 s on an unloaded machine,
+// scaled by the run's slowdown factor (test/helpers/calibration.ts), so that the CLI calls meant to run inside a
+// window do so however busy the machine is.
+const WINDOW_SECONDS = scaledSeconds(10);
 
 describe('a team\'s day through the CLI (real processes, real git, file driver)', function () {
   this.timeout(180_000);
@@ -121,7 +124,7 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     const short = await team.cli(ana, ['wait', '--timeout', '1'], { json: false });
     assert.equal(short.code, 3);
     assert.match(short.stderr, /waiting — position 1 of 2; held by lead@example\.com/);
-    const waiting = team.cli(ana, ['wait', '--timeout', '60']);
+    const waiting = team.cli(ana, ['wait', '--timeout', String(scaledSeconds(60))]);
     fs.appendFileSync(path.join(lead.dir, 'README.md'), 'the lead\'s work\n');
     team.git(lead, 'commit', '--quiet', '-am', 'lead work');
     const released = expectOk(await team.cli(lead, ['release', '--push']), 'release --push');

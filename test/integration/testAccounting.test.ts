@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { scaled } from '../helpers/calibration';
 import { childEnv, finished, REPO_ROOT } from '../helpers/children';
 import { useTempDir } from '../helpers/tempDir';
 
@@ -28,7 +29,7 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     const script = `source scripts/accounting.sh\nexport LOCKSTEP_TALLY=${JSON.stringify(tally)}\n: > "$LOCKSTEP_TALLY"\nrun_suites ${JSON.stringify(dir)}\ntally_summary\n`;
     const done = await finished(spawn('bash', ['-c', script], {
       cwd: REPO_ROOT, env: childEnv({ CI: '', ...env }), stdio: ['ignore', 'pipe', 'pipe'],
-    }), 50_000);
+    }), scaled(50_000)); // a deadline from an unloaded machine, scaled like every other (test/helpers/calibration.ts)
     const lines = done.stdout.trimEnd().split('\n');
     const last = LAST_LINE.exec(lines[lines.length - 1]);
     assert.ok(last, `the last line is "N passed, N failed, N skipped"; output:\n${done.stdout}\n${done.stderr}`);
@@ -92,6 +93,23 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
   it('counts an unreadable tally line as a failure', async () => {
     const run = await runSuites({ a: reports('a', 2, 0, 0), garbled: 'echo \'{"suite":"garbled","passed":"lots"\' >> "$LOCKSTEP_TALLY"' });
     assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('stops a suite that hangs at its time limit and fails it by name, beside a suite that passed', async () => {
+    const started = performance.now();
+    // The subject: a suite that never ends (a child that sleeps for ten minutes, as a hung mocha run would).
+    const run = await runSuites({ a: reports('a', 2, 0, 0), hang: 'sleep 600 & wait' }, { LOCKSTEP_TIMEOUT_HANG: '2' });
+    assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
+    assert.ok(run.tally.some(l => l.suite === 'hang' && /timed out: still running after 2 s/.test(l.note)), JSON.stringify(run.tally));
+    assert.ok(performance.now() - started < 300_000, 'the hang cost its limit, not its ten minutes');
+    assert.notEqual(run.code, 0);
+  });
+
+  it('fails a suite as not run once the run\'s time budget (LOCKSTEP_RUN_DEADLINE) is spent', async () => {
+    const run = await runSuites({ late: reports('late', 3, 0, 0) }, { LOCKSTEP_RUN_DEADLINE: String(Math.floor(Date.now() / 1000) - 1) });
+    assert.deepEqual([run.passed, run.failed], [0, 1], run.output);
+    assert.ok(run.tally.some(l => l.suite === 'late' && /not run: the run's time budget was spent/.test(l.note)), JSON.stringify(run.tally));
     assert.notEqual(run.code, 0);
   });
 
@@ -174,20 +192,48 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.equal(run.code, 0);
   });
 
-  it('fails the unit suite when a unit test takes longer than 100 ms, naming it (test/helpers/unitSpeed.ts)', async () => {
+  it('counts the tests a failed before-all hook kept from running as failed, not as vanished', async () => {
+    const spec = path.join(tmp.path, 'hook.test.js');
+    fs.writeFileSync(spec, [
+      // The subject: a set-up that breaks, with three tests below it that therefore never run.
+      'describe("set-up breaks", () => { before(() => { throw new Error("boom"); }); it("a", () => {}); it("b", () => {}); describe("deeper", () => { it("c", () => {}); }); });',
+      'describe("fine", () => { it("d", () => {}); });',
+      // A clean-up that breaks after its tests passed: one failure of its own.
+      'describe("clean-up breaks", () => { after(() => { throw new Error("late"); }); it("e", () => {}); });',
+    ].join('\n'));
+    const run = await runSuites({ mocha: `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
+    assert.deepEqual([run.passed, run.failed], [2, 4], `a, b and c failed (never ran), the after-all hook once; d and e passed\n${run.output}`);
+    assert.match(run.output, /3 test\(s\) did not run because a hook failed/);
+    assert.notEqual(run.code, 0);
+  });
+
+  it('counts a behaviour once however many hosts ran it (the same titles on two runners)', async () => {
+    const spec = path.join(tmp.path, 'hosts.test.js');
+    fs.writeFileSync(spec, 'describe("badge", () => { it("reads Free", () => {}); it("reads Held", () => {}); });\n');
+    const mocha = `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`;
+    const run = await runSuites({ hosts: `source scripts/accounting.sh\nrun_reported host-old ${mocha}\nrun_reported host-new ${mocha}` });
+    assert.equal(run.passed, 4, run.output);
+    assert.equal(run.behaviours, 2, 'badge › reads Free and badge › reads Held, once each');
+    assert.equal(run.code, 0);
+  });
+
+  it('fails the unit suite when a unit test uses more than 100 ms of CPU, naming it; a test that only waits is reported, not failed (test/helpers/unitSpeed.ts)', async () => {
     const spec = path.join(tmp.path, 'speed.test.js');
     fs.writeFileSync(spec, [
       'describe("timing", () => {',
       '  it("quick", () => {});',
-      // The subject of this test is a slow test: it keeps the CPU busy for 150 ms.
-      '  it("slow", () => { const end = performance.now() + 150; while (performance.now() < end); });',
+      // The subject of this test is a slow test: it uses 150 ms of CPU time, however busy the machine is.
+      '  it("slow", () => { const start = process.cpuUsage(); for (;;) { const u = process.cpuUsage(start); if (u.user + u.system >= 150_000) break; } });',
+      // A test that waits 150 ms of wall time uses almost no CPU: on a busy machine every test looks like this.
+      '  it("waits", () => new Promise(resolve => setTimeout(resolve, 150)));',
       '});',
     ].join('\n'));
     const run = await runSuites({
       mocha: `npx mocha -r tsx/cjs -r ./test/helpers/unitSpeed.ts --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`,
     });
-    assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
-    assert.match(run.output, /1 unit test\(s\) took longer than 100 ms[^]*timing slow \(\d+ ms\)/);
+    assert.deepEqual([run.passed, run.failed], [3, 1], run.output);
+    assert.match(run.output, /1 unit test\(s\) used more than 100 ms of CPU time[^]*timing slow \(\d+ ms CPU, \d+ ms wall\)/);
+    assert.match(run.output, /over 100 ms of wall time but not of CPU time[^]*timing waits \(\d+ ms wall/);
     assert.doesNotMatch(run.output, /timing quick \(/);
     assert.notEqual(run.code, 0);
   });

@@ -386,13 +386,36 @@ describe('redis driver (live redis-server)', function () {
     });
   });
 
-  describe('clean-up', () => {
-    it('removes this run\'s keys and only them; zero remain', async () => {
-      const foreign = `${prefix}-neighbour:keep`;
-      await admin.set(foreign, '1');
-      assert.equal(await removeKeysUnder(admin, prefix), 0);
-      assert.equal(await admin.get(foreign), '1');
-      await admin.del(foreign);
+  describe('what it leaves in Redis', () => {
+    /** Every key on this file's own server (SCAN, never KEYS). */
+    const everyKey = async () => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await admin.scan(cursor, 'COUNT', 1000);
+        found.push(...batch);
+        cursor = next;
+      } while (cursor !== '0');
+      return found;
+    };
+    it('keeps every key under its own prefix and never a lock name; a released lease leaves only its fencing counter', async () => {
+      const own = randomPrefix();
+      const name = 'a-lock-name-that-must-not-reach-redis';
+      const before = new Set(await everyKey());
+      const m = manager({ prefix: own });
+      const handle = await m.acquire(name, { ttl: 60 });
+      assert.ok(handle.acquired);
+      const added = async () => (await everyKey()).filter(k => !before.has(k)).sort();
+      const held = await added();
+      assert.ok(held.length > 0 && held.every(k => k.startsWith(`${own}:`)), `only keys under ${own}: ${held.join(', ')}`);
+      assert.ok(held.every(k => !k.includes(name)), 'the lock name never reaches a key');
+      assert.deepEqual(held.map(k => k.split(':')[1]), ['fence', 'lease'], 'a held lease: its lease key and its fencing counter');
+      const ownerHash = await admin.get(held.find(k => k.split(':')[1] === 'lease')!);
+      assert.match(ownerHash ?? '', /^[0-9a-f]{64}$/, 'the lease key holds the owner\'s hash, never the token');
+      assert.equal(await handle.release(), true);
+      assert.deepEqual((await added()).map(k => k.split(':')[1]), ['fence'], 'released: the lease key is gone, the counter stays (fencing survives release)');
+      await m.close();
+      assert.equal(await removeKeysUnder(admin, own), 0);
     });
   });
 });

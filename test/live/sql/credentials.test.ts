@@ -1,7 +1,8 @@
 /**
  * Connection handling that needs no running server: credentials never reach an error or the
  * command line's output, connections open lazily, and the configured timeouts bound a silent
- * server. Registered in the SQLite run only (the run that always happens), for both server schemes.
+ * server. Registered in the SQLite run (the run that always happens) and in a run with no live target (runsServerlessTests),
+ * for both server schemes.
  */
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -9,7 +10,7 @@ import { inspect } from 'node:util';
 import { LockBackendError, LockConfigurationError, exitCodeFor } from '../../../src/core/errors';
 import { createLockManager } from '../../../src/core/leases';
 import { runTs } from '../../helpers/children';
-import { liveDialect, tsChildEnv } from './sqlLive';
+import { runsServerlessTests, tsChildEnv } from './sqlLive';
 
 const USER = 'lockuser7Q';
 const PASSWORD = 'S3cret-pw-9XZ';
@@ -41,7 +42,7 @@ function assertNoCredentials(text: string): void {
   assert.ok(!text.includes(USER), `user leaked: ${text}`);
 }
 
-if (liveDialect === 'sqlite') {
+if (runsServerlessTests) {
   describe('sql driver: credentials, laziness and timeouts (no server needed)', function () {
     this.timeout(30_000);
 

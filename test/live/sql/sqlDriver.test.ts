@@ -254,11 +254,28 @@ describe(`sql driver, live: ${label}`, function () {
   describe('outage', () => {
     it('a stopped server gives LockBackendError without credentials, and the driver recovers once it is back', async function () {
       if (dialect === 'sqlite') {
-        // SQLite has no server: an unopenable database file is its outage.
-        const dir = makeTempDir('lockstep-sql-missing');
+        // SQLite has no server: its outage is a database file that cannot be reached (its folder moved away), and its
+        // return is the folder moved back, with the table and the rows as they were.
+        const dir = makeTempDir('lockstep-sql-outage');
         try {
-          const m = createLockManager({ ...liveOptions(`sqlite://${dir}/no/such/folder/locks.db`, prefix), env: {} });
-          await assert.rejects(m.acquire('outage'), (error: unknown) => error instanceof LockBackendError && exitCodeFor(error) === 4);
+          const home = path.join(dir, 'db');
+          const away = path.join(dir, 'away');
+          fs.mkdirSync(home);
+          const dbUrl = `sqlite://${home}/locks.db`;
+          const first = createLockManager({ ...liveOptions(dbUrl, prefix), env: {} });
+          await first.migrate();
+          const held = await first.acquire('outage-held', { ttl: 60 });
+          assert.ok(held.acquired);
+          await first.close();
+          fs.renameSync(home, away);
+          const m = createLockManager({ ...liveOptions(dbUrl, prefix), env: {} });
+          await assert.rejects(m.acquire('outage-during'), (error: unknown) => error instanceof LockBackendError && exitCodeFor(error) === 4);
+          fs.renameSync(away, home);
+          // Same manager, no restart: the next operations work again, on the same rows.
+          assert.equal((await m.acquire('outage-held')).acquired, false, 'the lease taken before the outage is still held');
+          const after = await m.acquire('outage-after', { ttl: 60 });
+          assert.ok(after.acquired, 'a new lease is granted once the database is back');
+          assert.ok(await after.release());
           await m.close();
         } finally {
           removeTempDir(dir);

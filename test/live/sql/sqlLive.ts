@@ -23,6 +23,14 @@ export const liveDialect = process.env.LOCKSTEP_TEST_SQL_DIALECT as LiveDialect 
 const stateDir = process.env.LOCKSTEP_TEST_SQL_STATE;
 
 /**
+ * Whether this run registers the tests that need no server (credentials.test.ts, sqlite.test.ts: their own loopback
+ * ports and files): in the SQLite run of scripts/suites/sql.sh, and in a run with no live target at all (mocha on the
+ * files directly), where they used to register zero tests. The MariaDB and PostgreSQL runs leave them out, so they
+ * count once.
+ */
+export const runsServerlessTests = liveDialect === undefined || liveDialect === 'sqlite';
+
+/**
  * Call in a `before` hook. Without a target: in CI a failure, elsewhere a loud skip (the suite
  * script is what provides the target: `bash scripts/suites/sql.sh`).
  */

@@ -1,7 +1,8 @@
 /**
  * What only SQLite has: a shared file (never :memory:), the default file under the storage path,
  * WAL and a bounded busy timeout set on first use, a caller's transaction refused on an injected
- * connection, and a configuration error when no SQLite library loads. Registered in the SQLite run.
+ * connection, and a configuration error when no SQLite library loads. Registered in the SQLite run and in a run with
+ * no live target (runsServerlessTests).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -14,9 +15,9 @@ import { createSqliteDriver } from '../../../src/core/stores/sql/sqlDriver';
 import { randomKey, randomOwner } from '../../contract/driverContract';
 import { REPO_ROOT, runTs } from '../../helpers/children';
 import { useTempDir } from '../../helpers/tempDir';
-import { liveDialect, openLiveDriver, tsChildEnv } from './sqlLive';
+import { openLiveDriver, runsServerlessTests, tsChildEnv } from './sqlLive';
 
-if (liveDialect === 'sqlite') {
+if (runsServerlessTests) {
   describe('sql driver: SQLite specifics', function () {
     this.timeout(30_000);
     const dir = useTempDir('lockstep-sqlite');

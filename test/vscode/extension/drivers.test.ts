@@ -7,6 +7,7 @@ import type { LockstepAPI } from '../../../src/extension/api';
 import {
   ALICE, BOB, EXTENSION_ID, OPS, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lockstepApi, statusAs,
 } from './backend';
+import { behaviourGroup } from '../../helpers/behaviours';
 import { until } from './until';
 
 // The essentials of a container on one driver, in this host: run once per driver by scripts/suites/vscode.sh
@@ -38,7 +39,8 @@ function extensionHasSqlite(): boolean {
 const count = (api: LockstepAPI, pattern: RegExp) => api.logLines().filter(line => pattern.test(line)).length;
 
 if (driver === 'sqlite' && !extensionHasSqlite()) {
-  suite(`SQLite in VS Code ${vscode.version} (Node ${process.versions.node}, no node:sqlite, no better-sqlite3)`, () => {
+  suite(`SQLite in VS Code ${vscode.version} (Node ${process.versions.node}, no node:sqlite, no better-sqlite3)`, function () {
+    behaviourGroup(this, 'SQLite in a VS Code host without node:sqlite or better-sqlite3');
     teardown(dismissNotifications);
 
     test('the badge is an error that says why and what to use instead, never Free; acquire changes nothing', async () => {
@@ -61,12 +63,14 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
     });
   });
 } else {
-  suite(`the ${driver} driver in VS Code ${vscode.version} (Node ${process.versions.node})`, () => {
+  suite(`the ${driver} driver in VS Code ${vscode.version} (Node ${process.versions.node})`, function () {
+    // One behaviour per test, whichever driver and host ran it (the tally counts distinct behaviours).
+    behaviourGroup(this, 'a container driver in VS Code');
     let api: LockstepAPI;
     suiteSetup(async () => { api = await lockstepApi(); });
     teardown(dismissNotifications);
 
-    test(`a fresh container on ${driver} reads Free (last grant #0)`, async () => {
+    test('a fresh container on the driver under test reads Free (last grant #0)', async () => {
       const file = JSON.parse(fs.readFileSync(path.join(fixture.alice, '.lockstep.json'), 'utf8')) as { driver: string };
       assert.equal(file.driver, WRITTEN[driver], '.lockstep.json names the driver under test');
       const badge = await badgeBecomes(api, 'free', 15_000);

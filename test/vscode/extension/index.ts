@@ -1,5 +1,7 @@
 // Entry point that VS Code's extension host calls (extensionTestsPath): runs the *.test.js bundled beside this file
-// with mocha's tdd interface, and writes the counts to $LOCKSTEP_VSCODE_RESULT for the runner outside.
+// with mocha's tdd interface, and writes the counts to $LOCKSTEP_VSCODE_RESULT for the runner outside: counted as every
+// tally counts (scripts/test-counts.cjs: a test a failed hook kept from running is failed; the behaviours that ran, as
+// title hashes, so the same test on both hosts counts once).
 // LOCKSTEP_VSCODE_TESTS (the runner's --tests) names the files to run; without it, every file but those that need a
 // workspace of their own (ON_REQUEST: a container per driver, a multi-root workspace). The untrusted run
 // (LOCKSTEP_VSCODE_UNTRUSTED=1) runs the *.untrusted.test.js files, and only those; every other run leaves them out.
@@ -9,6 +11,10 @@ import Mocha from 'mocha';
 import * as vscode from 'vscode';
 
 const ON_REQUEST = ['drivers', 'multiRoot'];
+
+interface RunCounts { passed: number; failed: number; skipped: number; notRun: number; behaviours: string[] }
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { countRun } = require('../../../scripts/test-counts.cjs') as { countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts };
 
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
@@ -20,14 +26,20 @@ export async function run(): Promise<void> {
   if (named && !untrusted && files.length !== named.length) throw new Error(`LOCKSTEP_VSCODE_TESTS names ${named.join(', ')}; found ${files.join(', ') || 'none of them'}`);
   for (const file of files) mocha.addFile(path.join(__dirname, file));
 
-  const stats = await new Promise<Mocha.Stats>((resolve, reject) => {
+  const run = await new Promise<RunCounts>((resolve, reject) => {
     try {
-      const runner = mocha.run(() => resolve(runner.stats ?? { passes: 0, failures: 1, pending: 0 } as Mocha.Stats));
+      const failedHooks: Mocha.Runnable[] = [];
+      let other = 0;
+      const runner = mocha.run(() => resolve(countRun(runner.suite, failedHooks, other)));
+      runner.on('fail', (runnable: Mocha.Runnable & { type?: string }) => {
+        if (runnable.type === 'hook') failedHooks.push(runnable);
+        else if (runnable.type !== 'test') other++;
+      });
     } catch (err) {
       reject(err);
     }
   });
-  const counts = { passed: stats.passes, failed: stats.failures, skipped: stats.pending, vscode: vscode.version, node: process.version };
+  const counts = { passed: run.passed, failed: run.failed, skipped: run.skipped, behaviours: run.behaviours, vscode: vscode.version, node: process.version };
   if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, JSON.stringify(counts) + '\n');
   if (counts.failed > 0) throw new Error(`${counts.failed} extension test(s) failed`);
   // A run that found no test file, or no test, is not a pass.

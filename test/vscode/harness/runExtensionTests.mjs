@@ -91,7 +91,7 @@ try {
   if (!fs.existsSync(resultFile)) throw new Error('the extension host wrote no result file: the test index did not run (see the logs)');
   const result = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
   log(`ran inside VS Code ${result.vscode} on Node ${result.node}`);
-  counts = { passed: result.passed, failed: result.failed, skipped: result.skipped };
+  counts = { passed: result.passed, failed: result.failed, skipped: result.skipped, ...(Array.isArray(result.behaviours) ? { behaviours: result.behaviours } : {}) };
   if (code !== 0 && counts.failed === 0) { counts.failed = 1; note = `host exited ${code} with no failed test`; }
   if (counts.passed + counts.failed + counts.skipped === 0) { counts.failed = 1; note = 'the extension host ran zero tests'; }
   ok = code === 0 && counts.failed === 0;

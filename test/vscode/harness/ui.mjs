@@ -6,7 +6,7 @@ import {
   PROJECT_ROOT, createRun, installExtension, launchChromium, log, startCodeServer,
 } from './codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
-import { appendTally } from './tally.mjs';
+import { appendTally, keyOf } from './tally.mjs';
 
 export const SCREENSHOTS = path.join(PROJECT_ROOT, 'test-artifacts', 'screenshots');
 const STATUS_BAR = '#workbench\\.parts\\.statusbar';
@@ -157,8 +157,10 @@ export async function badgeScreenshot(page, name) {
  */
 export async function runUiTests(suite, tests) {
   let passed = 0, failed = 0;
+  const behaviours = new Set();
   for (const test of tests) {
     const started = Date.now();
+    behaviours.add(keyOf('VS Code UI', test.name));
     try {
       await test.run();
       passed++;
@@ -168,6 +170,6 @@ export async function runUiTests(suite, tests) {
       console.log(`  ✘ ${test.name}\n    ${String(err?.stack ?? err).split('\n').slice(0, 6).join('\n    ')}`);
     }
   }
-  appendTally({ suite, passed, failed, skipped: 0 });
+  appendTally({ suite, passed, failed, skipped: 0, behaviours: [...behaviours].sort() });
   return failed === 0;
 }

@@ -6,14 +6,14 @@
 # LOCKSTEP_SUITES_DIR (default scripts/suites) names the folder of extra suite scripts.
 #
 # Time: every suite runs under a limit (suite_limit in scripts/accounting.sh) and the whole run under a budget,
-# LOCKSTEP_RUN_BUDGET_SECONDS (default 2400: 40 minutes): a suite that hangs fails by name at its limit, a suite the
+# LOCKSTEP_RUN_BUDGET_SECONDS (default 4800: 80 minutes, under CI's 90; the run aims at 40, which is measured, not enforced): a suite that hangs fails by name at its limit, a suite the
 # budget no longer reaches fails as not run, and the run ends within the budget either way. The machine's slowdown
 # factor is measured once at the start (test/helpers/calibration.ts) and exported as LOCKSTEP_TEST_SLOWDOWN: every
 # real deadline in the tests is scaled by it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-export LOCKSTEP_RUN_DEADLINE=$(( $(date +%s) + ${LOCKSTEP_RUN_BUDGET_SECONDS:-2400} ))
+export LOCKSTEP_RUN_DEADLINE=$(( $(date +%s) + ${LOCKSTEP_RUN_BUDGET_SECONDS:-4800} ))
 # shellcheck source=scripts/accounting.sh
 source scripts/accounting.sh
 export LOCKSTEP_TALLY="$ROOT/test-artifacts/tally.jsonl"

@@ -30,7 +30,7 @@ tally_lines() { if [ -n "${LOCKSTEP_TALLY:-}" ] && [ -f "$LOCKSTEP_TALLY" ]; the
 suite_default_limit() {
   case "$1" in
     unit) echo 600 ;;
-    integration) echo 1800 ;;
+    integration) echo 3000 ;;
     model | redis | redis-ha) echo 600 ;;
     chaos | sql) echo 900 ;;
     vscode) echo 1500 ;;

@@ -195,6 +195,39 @@ for (const transport of ['path', 'daemon'] as const) {
       await opsAdopts('bob rewound the page');
     });
 
+    it('lockstep verify in a fresh CI clone proves the signed page first: proven, the verdict says so; a forged step fails the check as a tampered page naming it', async () => {
+      // A landing on main after signing was turned on (ops's own, unannounced): the check's range.
+      const from = await team.gitOk(ops.dir, 'rev-parse', 'HEAD');
+      fs.writeFileSync(path.join(ops.dir, `notes-${transport}.txt`), 'a note\n');
+      await team.gitOk(ops.dir, 'add', `notes-${transport}.txt`);
+      await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'a note');
+      await team.gitOk(ops.dir, 'push', '--quiet', '--no-verify', 'origin', 'HEAD:main');
+      const to = await team.gitOk(ops.dir, 'rev-parse', 'HEAD');
+      const ci: TeamMember = { name: 'ci', identity: 'ci@example.com', dir: path.join(team.root, 'ci') };
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, ci.dir);
+      const check = () => team.lockstep(ci.dir, ['verify', '--push', `${from}..${to}`, '--branch', 'main']);
+      const proven = await check();
+      assert.equal(proven.code, 1, `a verdict on a proven page (the landing was not announced): ${proven.stdout}${proven.stderr}`);
+      assert.equal(proven.json.identities, 'proven');
+      assert.match(proven.json.markdown, /Identities on the lock page are proven/);
+      // bob writes a step naming himself holder, unsigned, as anyone may on a forge.
+      const { tip, record } = await remoteRecord(bob);
+      const now = Date.now();
+      const grant = record.grant + 1;
+      const forged = { ...record, grant,
+        holder: { identity: bob.identity, grant, tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64), grantedAt: now, expiresAt: now + 3_600_000, ttlMs: 3_600_000 },
+        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire' as const, grant, outcome: 'done' as const }] };
+      const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
+      await forcePush(bob, commit);
+      const refused = await check();
+      assert.equal(refused.code, 5, `the check reads a tampered page, not a verdict: ${refused.stdout}${refused.stderr}`);
+      assert.equal(refused.json.error.reason, 'tampered');
+      assert.equal(refused.json.error.revision, commit);
+      assert.doesNotMatch(refused.stdout, /"outcome"/);
+      grantSeen = grant;
+      await opsAdopts('bob forged a step before the check');
+    });
+
     it('with the server guard installed, unsigned and wrongly signed record pushes are refused at the door; signed steps pass', async () => {
       ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'install the server guard (it pins allowedSigners)');
       await aliceAcquires();

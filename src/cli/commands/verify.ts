@@ -75,10 +75,12 @@ async function runPush(context: CommandContext, git: GitCommand, root: string, r
   const next = ZERO.test(match[2]) ? null : match[2];
   if (old === null && next === null) throw usage('--push OLD..NEW: OLD and NEW cannot both be all zeros.', 'push');
   // The settings as committed on the branch before the push (a new branch: the remote's default branch).
-  const file = await containerFileAt(git, old ?? `refs/remotes/${remote}/HEAD`);
+  const settingsAt = old ?? `refs/remotes/${remote}/HEAD`;
+  const file = await containerFileAt(git, settingsAt);
   const branch = branchOption ?? file.protectedBranches[0];
   if (!BRANCH.test(branch)) throw usage('--branch must be a branch name such as main.', 'branch');
-  return verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env));
+  const verdict = await verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env, { git, revision: settingsAt }));
+  return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 
 async function runMerge(
@@ -91,7 +93,8 @@ async function runMerge(
   if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor)) throw usage('--merge needs --actor LOGIN, the request\'s author.', 'actor');
   const tip = await remoteTip(git, remote, branch);
   const file: ContainerFile = await containerFileAt(git, tip);
-  return verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env)).record, Date.now());
+  const verdict = await verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env, { git, revision: tip })).record, Date.now());
+  return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 
 /** BASE's tip as the remote answers now, fetched when the clone does not have it yet. */

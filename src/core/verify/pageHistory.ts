@@ -1,6 +1,12 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { containerConfig, containerKey } from '../container/container';
+import { signedPageDriver } from '../container/signedPage';
 import { containerSettings, CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES, parseContainerFile, type ContainerFile } from '../container/containerFile';
 import { openDriver } from '../drivers';
+import type { Driver } from '../stores/store';
+import { MAX_ALLOWED_SIGNERS_BYTES } from '../stores/git/signersFile';
 import { LockConfigurationError, LockNoPageError } from '../errors';
 import type { GitCommand } from '../git/runner';
 import { keptForever, type AuditLine, type LockRecord } from '../lockRecord';
@@ -29,14 +35,31 @@ export async function containerFileAt(git: GitCommand, revision: string): Promis
   return parseContainerFile(await git.raw(['cat-file', 'blob', '--end-of-options', spec]));
 }
 
-/** The page now and its transition lines, oldest first, with how far back they reach. */
-export async function readPageHistory(file: ContainerFile, root: string, env: Env): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
+/** Where the verifier reads the allowed signers of a signed page: the protected branch at the settings' own revision. */
+export interface SignersAt {
+  readonly git: GitCommand;
+  /** The commit `.lockstep.json` was read at (before the change under check). */
+  readonly revision: string;
+}
+
+/**
+ * The page now and its transition lines, oldest first, with how far back they reach. A signed page
+ * (`allowedSigners`) is proven first, every step from its creation or last compaction, with the
+ * allowed signers as the protected branch had them at `signers.revision` — never as the change under
+ * check has them: a history with a step that is not proven is a tampered page (exit 5, the commit
+ * named), never a verdict read from it.
+ */
+export async function readPageHistory(file: ContainerFile, root: string, env: Env, signers?: SignersAt): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
   const config = containerConfig(file, root, env);
   const driver = await openDriver(config);
   try {
     const key = containerKey(config.prefix, file.container);
     const stored = await driver.read(key);
     if (stored === null) throw new LockNoPageError(pageLocation(config, file.container, driver.name), undefined);
+    if (file.allowedSigners !== undefined) {
+      if (signers === undefined) throw new LockConfigurationError('A signed page is read by the verifier only with the allowed signers of the protected branch.', { setting: 'allowedSigners' });
+      await proveFromCreation(driver, stored.revision, file as ContainerFile & { allowedSigners: string }, signers);
+    }
     const record = parseRecord(stored.value, driver.name, file.container, containerSettings(file));
     if (driver.readHistory) {
       // Every write's own line, down through compaction snapshots: nothing is ever evicted from it.
@@ -50,5 +73,22 @@ export async function readPageHistory(file: ContainerFile, root: string, env: En
     return { record, lines: [...record.audit], reach: { driver: driver.name, reach: 'page', trimmed } };
   } finally {
     await driver.close();
+  }
+}
+
+/** Proves a signed page's whole history in a fresh checkpoint (the CI clone has none to trust). */
+async function proveFromCreation(driver: Driver, revision: string, file: ContainerFile & { allowedSigners: string }, signers: SignersAt): Promise<void> {
+  const signed = signedPageDriver(driver);
+  const spec = `${signers.revision}:${file.allowedSigners}`;
+  const size = Number((await signers.git.raw(['cat-file', '-s', '--end-of-options', spec]).catch(() => '')).trim());
+  if (!Number.isSafeInteger(size) || size <= 0 || size > MAX_ALLOWED_SIGNERS_BYTES) {
+    throw new LockConfigurationError(`.lockstep.json says the lock page is signed by the keys in ${file.allowedSigners}, and the protected branch has no such file (of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB) at ${signers.revision.slice(0, 12)}.`, { setting: 'allowedSigners' });
+  }
+  const text = await signers.git.raw(['cat-file', 'blob', '--end-of-options', spec]);
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-verify-'));
+  try {
+    await signed.verifyHistory(revision, { container: file.container, settings: containerSettings(file), allowedSigners: async () => text, checkpointFile: path.join(scratch, 'verified') });
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -16,6 +16,8 @@ export interface PushVerdict {
   readonly steps: readonly { readonly commit: string; readonly subject: string; readonly author: string; readonly announcedBy?: { readonly who: string; readonly grant: number; readonly at: number } }[];
   /** What the history reaches back to: the whole history (git driver) or the page's bounded audit trail. */
   readonly history: HistoryReach;
+  /** `proven`: the page is signed and its whole history was verified; else identities are declared. */
+  readonly identities?: Identities;
 }
 
 export interface MergeVerdict {
@@ -26,6 +28,7 @@ export interface MergeVerdict {
   readonly actor: string;
   readonly identity: string | null;
   readonly reasons: readonly string[];
+  readonly identities?: Identities;
 }
 
 export interface HistoryReach {
@@ -37,6 +40,15 @@ export interface HistoryReach {
 }
 
 export type Verdict = PushVerdict | MergeVerdict;
+
+export type Identities = 'declared' | 'proven';
+
+/** What a signed page's verified history proves. */
+export const PROVEN_IDENTITIES = 'Identities on the lock page are proven: every step of its history was verified against the allowed signers of the protected branch (git\'s SSH signatures).';
+
+function identitiesNote(verdict: Verdict): string {
+  return verdict.identities === 'proven' ? PROVEN_IDENTITIES : DECLARED_IDENTITIES;
+}
 
 /** The caveat every summary carries until the page's history is signed. */
 export const DECLARED_IDENTITIES = 'Identities on the lock page are declared by the clients that wrote it, not proven: until signed history is on, a teammate who can write the page could write announcements in another name.';
@@ -78,7 +90,7 @@ export function verdictMarkdown(verdict: Verdict): string {
     lines.push(`### ${mark} Lockstep verify: request by \`${cell(verdict.actor)}\` into \`${cell(verdict.branch)}\` ${verdict.outcome}`, '');
     for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
   }
-  lines.push('', `_${DECLARED_IDENTITIES}_`);
+  lines.push('', `_${identitiesNote(verdict)}_`);
   return lines.join('\n') + '\n';
 }
 
@@ -90,5 +102,5 @@ export function verdictText(verdict: Verdict): string {
   const steps = verdict.kind === 'push'
     ? verdict.steps.map(s => `  ${short(s.commit)} ${s.announcedBy ? `announced by ${s.announcedBy.who} (grant #${s.announcedBy.grant})` : 'NOT ANNOUNCED'} — ${s.author}: ${s.subject}`)
     : [];
-  return [head, ...verdict.reasons.map(r => `  ${r}`), ...steps, `  Note: ${DECLARED_IDENTITIES}`].join('\n');
+  return [head, ...verdict.reasons.map(r => `  ${r}`), ...steps, `  Note: ${identitiesNote(verdict)}`].join('\n');
 }

@@ -1,11 +1,35 @@
 import * as vscode from 'vscode';
 import type { Container } from '../core/container/container';
-import { pushProtectedBranch as push } from '../core/container/push';
+import { prepareLanding, pushWithGit } from '../core/container/push';
+import { LockRefusedError } from '../core/errors';
+import { explainPushFailure } from '../core/git/pushFailure';
+import { gitExtensionRepository, gitExtensionStderr } from './gitExtension';
+import type { Log } from './log';
 
-/** Pushes the protected branch to the shared remote with a progress notification (src/core/container/push.ts). */
-export async function pushProtectedBranch(container: Container): Promise<void> {
+/**
+ * Pushes the protected branch to the shared remote with a progress notification: checked and announced
+ * as core does it (src/core/container/push.ts), then sent through VS Code's git extension where it is
+ * present — the user's credentials, askpass and Git output, as the Source Control view's Push — else by
+ * git itself. A refusal is core's 'not-landed' refusal with git's reason and the next step.
+ */
+export async function pushProtectedBranch(container: Container, log: Log): Promise<void> {
   const branch = container.file.protectedBranches[0] ?? 'main';
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Lockstep: pushing ${branch} to ${container.file.remote}…` },
-    () => push(container));
+    async () => {
+      const where = await prepareLanding(container);
+      const repository = await gitExtensionRepository(container.clone.root).catch(() => undefined);
+      if (repository === undefined) {
+        log.info(`Pushing ${where.branch} with git (VS Code's git extension is not available for this folder).`);
+        await pushWithGit(container, where);
+        return;
+      }
+      try {
+        await repository.push(where.remote, where.branch);
+      } catch (error) {
+        const explained = explainPushFailure({ stdout: '', stderr: gitExtensionStderr(error) }, where);
+        throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`);
+      }
+      log.info(`Pushed ${where.branch} to ${where.remote} through VS Code's git.`);
+    });
 }

@@ -32,6 +32,13 @@ describe('explainPushFailure: why the protected branch did not land, and the nex
     assert.match(f.message, /^the server refused it \(protected branch hook declined\): error: GH006: Protected branch update failed for refs\/heads\/main\. error: Required status check "lockstep-verify" is expected\. Ask whoever administers the remote/);
   });
 
+  it('without porcelain lines (a push by VS Code\'s git): git\'s human lines on stderr say the same', () => {
+    const behind = explainPushFailure({ stdout: '', stderr: `${to} ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs to 'x'\n` }, where);
+    assert.equal(behind.kind, 'behind');
+    const guard = explainPushFailure({ stdout: '', stderr: `lockstep: grant #22 verified for main.\nremote: lockstep: Push refused: the pusher does not hold the live grant.        \n${to} ! [remote rejected] main -> main (pre-receive hook declined)\nerror: failed to push some refs to 'x'\n` }, where);
+    assert.equal(guard.message, 'the server refused it (pre-receive hook declined): Push refused: the pusher does not hold the live grant.');
+  });
+
   it('the client\'s pre-push guard refused: its words', () => {
     const f = explainPushFailure({ stdout: '', stderr: 'lockstep: This clone does not hold the lock; pushes to protected branches need it.\nerror: failed to push some refs to \'x\'\n' }, where);
     assert.deepEqual(f, { kind: 'refused-by-guard', message: 'the pre-push guard refused it: This clone does not hold the lock; pushes to protected branches need it.' });

@@ -9,6 +9,17 @@ import { explainPushFailure } from '../git/pushFailure';
  * a refusal comes back as a 'not-landed' refusal with git's reason and its next step (pushFailure.ts).
  */
 export async function pushProtectedBranch(container: Container): Promise<{ branch: string; remote: string }> {
+  const where = await prepareLanding(container);
+  await pushWithGit(container, where);
+  return where;
+}
+
+/**
+ * What comes before any push of the protected branch, whoever sends it (git here, or VS Code's git
+ * extension): HEAD is the protected branch, nothing tracked is uncommitted, and the landing is
+ * announced on the page where the container asks for announcements.
+ */
+export async function prepareLanding(container: Container): Promise<{ branch: string; remote: string }> {
   const branch = container.file.protectedBranches[0] ?? 'main';
   const remote = container.file.remote;
   const git = container.clone.git;
@@ -26,13 +37,18 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
     const from = await remoteTip(container, remote, branch);
     if (from !== to) await container.announceLanding({ branch, from, to });
   }
+  return { branch, remote };
+}
+
+/** The push itself, by this process's git; a refusal is a 'not-landed' refusal with git's reason and next step. */
+export async function pushWithGit(container: Container, { branch, remote }: { branch: string; remote: string }): Promise<void> {
+  const git = container.clone.git;
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
   const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {
     const explained = explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch });
     throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, { cause: failure(output, 'push') });
   }
-  return { branch, remote };
 }
 
 /** The remote's tip of `branch` as it answers now; null when the branch does not exist there yet. */

@@ -32,7 +32,10 @@ function quote(line: string): string {
  */
 export function explainPushFailure(output: { readonly stdout: string; readonly stderr: string }, where: { readonly remote: string; readonly branch: string }): PushFailure {
   const refLines = output.stdout.split('\n').filter(l => /^[!]\t/.test(l));
-  const summary = refLines.map(l => l.split('\t')[2] ?? '').join(' ');
+  // The porcelain status lines; without them (a push run by another program, such as VS Code's git), git's
+  // human lines on stderr (" ! [remote rejected] main -> main (pre-receive hook declined)") say the same.
+  const human = output.stderr.split('\n').filter(l => /^\s*!\s+\[/.test(l)).map(l => l.replace(/^\s*!\s+/, '').replace(/\s+\S+ -> \S+\s+/, ' '));
+  const summary = [...refLines.map(l => l.split('\t')[2] ?? ''), ...human].join(' ');
   const stderr = output.stderr.split('\n').map(l => l.trimEnd()).filter(l => l !== '');
   const remoteLines = stderr.filter(l => /^remote:/.test(l)).map(l => l.replace(/^remote:\s?/, '')).filter(l => l.trim() !== '');
   const ours = (lines: readonly string[]) => lines.filter(l => /^lockstep:/.test(l.trim()) && !/^lockstep:\s*(warning:|grant #\d+ verified)/.test(l.trim()));

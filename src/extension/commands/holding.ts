@@ -19,7 +19,7 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
     const model = activeModel(ctx);
     if (!model || !requireTrust(ctx)) return undefined;
     return model.act(async c => {
-      await pushProtectedBranch(c);
+      await pushProtectedBranch(c, ctx.log);
       const { grant } = await c.release();
       void vscode.window.showInformationMessage(`Lockstep: pushed and released grant #${grant}.`);
       return grant;

@@ -204,12 +204,16 @@ suite('holding the lock', () => {
     assert.equal((await statusAs(OPS)).holder, null);
   });
 
-  test('Push and Release pushes the protected branch, then releases', async () => {
+  test('Push and Release pushes the protected branch through VS Code\'s git (where it runs), then releases', async () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
     await commitInAlice('more-notes.txt', 'more work\n');
     const head = (await git(fixture.alice, 'rev-parse', 'HEAD')).trim();
     assert.equal(await vscode.commands.executeCommand('lockstep.pushAndRelease'), grant);
     assert.equal((await git(fixture.alice, 'ls-remote', 'origin', 'refs/heads/main')).split('\t')[0], head, 'the remote has the commit');
+    // The built-in git extension sends it (the user's credentials and askpass) when this host has it enabled.
+    const gitExtension = vscode.extensions.getExtension<{ enabled: boolean }>('vscode.git');
+    const expected = gitExtension?.isActive && gitExtension.exports.enabled ? /Pushed main to origin through VS Code's git\.$/ : /Pushing main with git \(VS Code's git extension is not available/;
+    assert.ok(api.logLines().some(line => expected.test(line)), `the log says who pushed: ${api.logLines().slice(-4).join(' | ')}`);
     await badgeBecomes(api, 'free');
   });
 });

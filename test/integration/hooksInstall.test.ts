@@ -227,8 +227,9 @@ describe('lockstep hooks install (real git)', function () {
       // Node moved since the install: the hook refuses and says so; installing again repairs it.
       const hook = path.join(alice.dir, '.git', 'hooks', 'pre-push');
       const text = fs.readFileSync(hook, 'utf8');
-      assert.ok(text.includes(`|| node_bin='${process.execPath}'`));
-      fs.writeFileSync(hook, text.replace(`|| node_bin='${process.execPath}'`, `|| node_bin='${path.join(team.root, 'gone', 'node')}'`));
+      // The install-time binary is run as Node even when it is VS Code's Electron (ELECTRON_RUN_AS_NODE).
+      assert.ok(text.includes(`|| { node_bin='${process.execPath}'; ELECTRON_RUN_AS_NODE=1; export ELECTRON_RUN_AS_NODE; }`));
+      fs.writeFileSync(hook, text.replace(`|| { node_bin='${process.execPath}';`, `|| { node_bin='${path.join(team.root, 'gone', 'node')}';`));
       await team.commit(alice, 'd.txt');
       const gone = await push(alice, { env: noNode });
       assert.notEqual(gone.code, 0);

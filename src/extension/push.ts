@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import type { Container } from '../core/container/container';
-import { prepareLanding, pushWithGit } from '../core/container/push';
-import { LockRefusedError } from '../core/errors';
+import { prepareLanding, pushRefused, pushWithGit } from '../core/container/push';
 import { explainPushFailure } from '../core/git/pushFailure';
 import { gitExtensionRepository, gitExtensionStderr } from './gitExtension';
 import type { Log } from './log';
@@ -27,8 +26,7 @@ export async function pushProtectedBranch(container: Container, log: Log): Promi
       try {
         await repository.push(where.remote, where.branch);
       } catch (error) {
-        const explained = explainPushFailure({ stdout: '', stderr: gitExtensionStderr(error) }, where);
-        throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`);
+        throw pushRefused(explainPushFailure({ stdout: '', stderr: gitExtensionStderr(error) }, where));
       }
       log.info(`Pushed ${where.branch} to ${where.remote} through VS Code's git.`);
     });

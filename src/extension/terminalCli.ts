@@ -1,15 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { shellQuote } from '../core/hooks/hookScripts';
 import type { Log } from './log';
 
 /** The folder (in the extension's global storage) whose `lockstep` runs this version's bundled CLI. */
 export function terminalBinDir(context: vscode.ExtensionContext): string {
   return path.join(context.globalStorageUri.fsPath, 'bin');
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Container } from './container';
 import { LockBackendError, LockRefusedError } from '../errors';
 import { failure } from '../git/gitError';
-import { explainPushFailure } from '../git/pushFailure';
+import { explainPushFailure, type PushFailure } from '../git/pushFailure';
 
 /**
  * Pushes the protected branch to the shared remote (VS Code's Push and Release, `lockstep release
@@ -46,8 +46,7 @@ export async function pushWithGit(container: Container, { branch, remote }: { br
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
   const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {
-    const explained = explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch });
-    throw new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, { cause: failure(output, 'push') });
+    throw pushRefused(explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch }), failure(output, 'push'));
   }
 }
 
@@ -58,4 +57,9 @@ async function remoteTip(container: Container, remote: string, branch: string): 
   });
   const tip = listed.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
   return tip !== undefined && /^[0-9a-f]{40,64}$/.test(tip) ? tip : null;
+}
+
+/** A push that did not land: the lock stays the holder's, and git's reason with its next step says why. */
+export function pushRefused(explained: PushFailure, cause?: unknown): LockRefusedError {
+  return new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, cause === undefined ? {} : { cause });
 }

@@ -1,5 +1,5 @@
 import { escapeControls } from '../safeText';
-import { redact } from './gitError';
+import { failure, GitError, redact } from './gitError';
 
 /** Why a push of the protected branch did not land, in classes that each have one next step. */
 export type PushFailureKind =
@@ -58,10 +58,13 @@ export function explainPushFailure(output: { readonly stdout: string; readonly s
   if (hook !== undefined && /failed to push|hook declined/i.test(output.stderr)) {
     return { kind: 'refused-by-guard', message: `the pre-push guard refused it: ${quote(hook.replace(/^\s*lockstep:\s*/, ''))}` };
   }
-  if (/Authentication failed|Permission denied|could not read Username|terminal prompts disabled|\b40[13]\b/i.test(output.stderr)) {
+  // Credentials and reachability as every git failure is typed (gitError.ts), in a push's words.
+  const typed = failure({ code: 1, stderr: output.stderr }, 'push');
+  const gitKind = typed instanceof GitError ? typed.kind : undefined;
+  if (gitKind === 'credentials') {
     return { kind: 'credentials', message: `${where.remote} did not accept your credentials (or none were available without a prompt): set up your git credentials for it (credential helper or SSH key), then push and release again.` };
   }
-  if (/Could not resolve host|Connection refused|Connection timed out|Network is unreachable|Failed to connect|unable to access|Could not read from remote/i.test(output.stderr)) {
+  if (gitKind === 'unreachable') {
     return { kind: 'unreachable', message: `${where.remote} could not be reached (network, or the remote's address): try again when it is.` };
   }
   const last = stderr.filter(l => !/^(To |hint:|remote:\s*$)/.test(l)).at(-1);

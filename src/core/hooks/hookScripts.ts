@@ -16,7 +16,8 @@ export const CHAINED_SUFFIX = '.lockstep-chained';
 /** Every lock ref of every driver lives below this root (stores/git/gitRefs.ts). */
 export const LOCK_REF_ROOT = 'refs/lockstep/';
 
-function shellQuote(text: string): string {
+/** A single-quoted sh word: exactly `text`, whatever it holds. */
+export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -21,6 +21,16 @@ async function typeInto(editor: vscode.TextEditor, text: string): Promise<void> 
   await vscode.commands.executeCommand('type', { text });
 }
 
+/** alice's src/greeting.ts open in an editor, then bob acquires: the editor is made read-only. */
+async function greetingOpenWhileBobHolds(api: LockstepAPI): Promise<{ editor: vscode.TextEditor; original: string }> {
+  const editor = await open(path.join(fixture.alice, 'src', 'greeting.ts'));
+  const original = editor.document.getText();
+  await as(BOB, c => c.acquire());
+  await badgeBecomes(api, 'held-by-other');
+  await until('the editor to be made read-only', () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1);
+  return { editor, original };
+}
+
 suite('read-only while another holds the lock (lockstep.whileLockedByOthers: readOnly)', () => {
   let api: LockstepAPI;
   suiteSetup(async () => {
@@ -41,12 +51,7 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
   });
 
   test('typing while bob holds the lock changes nothing; once the lock passes to alice, typing works without reopening', async () => {
-    const greeting = path.join(fixture.alice, 'src', 'greeting.ts');
-    const editor = await open(greeting);
-    const original = editor.document.getText();
-    await as(BOB, c => c.acquire());
-    await badgeBecomes(api, 'held-by-other');
-    await until('the editor to be made read-only', () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1);
+    const { editor, original } = await greetingOpenWhileBobHolds(api);
     await typeInto(editor, 'typed while bob holds it ');
     assert.equal(editor.document.getText(), original, 'a read-only editor takes no typing');
     assert.equal(editor.document.isDirty, false);
@@ -62,12 +67,7 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
   });
 
   test('VS Code\'s own "set writeable" is a way round the switch: the first edit then says who holds the lock and that the fence is at the push, once', async () => {
-    const greeting = path.join(fixture.alice, 'src', 'greeting.ts');
-    const editor = await open(greeting);
-    const original = editor.document.getText();
-    await as(BOB, c => c.acquire());
-    await badgeBecomes(api, 'held-by-other');
-    await until('the editor to be made read-only', () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1);
+    const { editor, original } = await greetingOpenWhileBobHolds(api);
     const told = /src\/greeting\.ts was made writable and edited while bob@example\.com has the lock/;
     const before = count(api, told);
     // What the banner's "set writeable" does: VS Code's session switch back.

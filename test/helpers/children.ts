@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import { scaled } from './calibration';
 
 /** The repository root, for spawning TypeScript entry points with tsx. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -12,10 +13,13 @@ export const TSX_NODE_ARGS = ['--import', 'tsx'];
 
 /**
  * `node` arguments for a container grant in the clone `cwd` that lapses `lapseMs` from now (lapsingGrant.ts);
- * run from the repository root with the CLI's environment, it prints one JSON line.
+ * run from the repository root with the CLI's environment, it prints one JSON line. `lapseMs` is chosen on an
+ * unloaded machine, and is often the time a story needs to act before the lapse (land, heartbeat): it is scaled
+ * by the run's slowdown factor like every deadline (test/helpers/calibration.ts), up to the lease's 59 s.
  */
 export function lapsingGrantArgv(cwd: string, lapseMs: number): string[] {
-  return [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)];
+  const lapse = Math.min(59_000, scaled(lapseMs));
+  return [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapse)];
 }
 
 export interface Finished {

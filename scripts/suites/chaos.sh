@@ -4,7 +4,7 @@
 # git's pre-receive slowed; 5 guarded clones run the container protocol on file, SQLite, Redis and git (15 s each: no
 # stranded grant, every killed acquire/heartbeat/release settled by the clone's next command, git pushes past the
 # timeout); then
-# MariaDB and PostgreSQL (8 s each, `sql.sh chaos`: its own servers) have connections killed from the server side,
+# MariaDB and PostgreSQL (15 s each, `sql.sh chaos`: its own servers) have connections killed from the server side,
 # and run the container protocol (15 s each, like every slot here): every container driver is in CI's chaos.
 # The harness starts its own redis-server (free loopback port, appendonly yes, throwaway folder) and removes only
 # what it created. Appends one tally line per chaos run (suites chaos-leases, chaos-container, chaos-sql): each driver

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { scaled } from './calibration';
+import { DEFAULT_COMMAND_TIMEOUT_MS, MAX_GIT_TIMEOUT_SECONDS } from '../../src/core/config';
+import { scaled, scaledSeconds } from './calibration';
 
 /** The repository root, for spawning TypeScript entry points with tsx. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -31,11 +32,15 @@ export interface Finished {
 
 /**
  * The environment of a child: the parent's without any LOCKSTEP_* variable (so the developer's own
- * settings cannot leak into a test), plus `extra`.
+ * settings cannot leak into a test), plus `extra`. On a loaded machine (slowdown factor above 1) the git
+ * driver's per-command timeout, a real deadline of 5 s by default, is scaled like every other deadline
+ * (LOCKSTEP_GIT_TIMEOUT_SECONDS; `extra` may set its own, as the tests of the timeout do).
  */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LOCKSTEP_')) env[k] = v;
+  const gitTimeout = scaledSeconds(DEFAULT_COMMAND_TIMEOUT_MS / 1000);
+  if (gitTimeout > DEFAULT_COMMAND_TIMEOUT_MS / 1000) env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(Math.min(gitTimeout, MAX_GIT_TIMEOUT_SECONDS));
   return { ...env, ...extra };
 }
 

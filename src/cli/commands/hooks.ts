@@ -57,7 +57,7 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
       ...(values.branch !== undefined ? { branch: values.branch } : {}),
       ...(values['require-proof'] ? { requireProof: true } : values['no-require-proof'] ? { requireProof: false } : {}),
       store: storeFromEnv(context.env),
-      ...(values.skew !== undefined ? { skewSeconds: seconds(values.skew) } : {}),
+      ...(values.skew !== undefined ? { skewSeconds: parseSkewSeconds(values.skew) } : {}),
       ...pushersOption(values['pusher-variable'], values.pusher ?? []),
       path: context.env.PATH ?? '/usr/bin:/bin',
     });
@@ -109,7 +109,8 @@ function storeFromEnv(env: NodeJS.ProcessEnv): { path?: string; redisUrl?: strin
   };
 }
 
-function seconds(text: string): number {
+/** `hooks install --server --skew S`: whole seconds, 0–3600. */
+export function parseSkewSeconds(text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 3600) throw new LockConfigurationError('--skew must be a whole number of seconds from 0 to 3600.', { setting: '--skew' });
   return n;

@@ -10,7 +10,8 @@ import { createLockManager } from '../../src/core/leases';
 import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../../src/core/lockRecord';
 import { assertValidName, assertValidPrefix } from '../../src/core/names';
 import { createMemoryDriver } from '../../src/core/stores/memory';
-import { parseSkewSeconds } from '../../src/cli/commands/hooks';
+import { parsePushers, parseSkewSeconds } from '../../src/cli/commands/hooks';
+import { createGitDriver } from '../../src/core/stores/git/gitDriver';
 import { POLL_SECONDS, settingsFrom } from '../../src/extension/settingValues';
 
 /**
@@ -51,12 +52,20 @@ interface Row<I> {
   readonly choices?: boolean;
 }
 
+/** A value as a test title shows it: short ones as JSON, long strings and lists by their length. */
+function label(value: unknown): string {
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  if (typeof value === 'string' && value.length > 24) return `${value.length} characters`;
+  if (Array.isArray(value) && JSON.stringify(value).length > 40) return `${value.length} entries${value.length === 1 ? ` of ${String(value[0]).length} characters` : ''}`;
+  return JSON.stringify(value);
+}
+
 function table<I>(rows: readonly Row<I>[]): void {
   for (const row of rows) {
-    it(`${row.input}: accepts ${row.accepted.map(([v]) => JSON.stringify(v)).join(', ')}`, () => {
+    it(`${row.input}: accepts ${row.accepted.map(([v]) => label(v)).join(', ')}`, () => {
       for (const [value, expected] of row.accepted) assert.deepEqual(row.parse(value), expected, `${row.input} ${JSON.stringify(value)}`);
     });
-    it(`${row.input}: refuses ${row.refused.map(v => typeof v === 'string' && v.length > 12 ? `${v.length} characters` : JSON.stringify(v)).join(', ')}`, () => {
+    it(`${row.input}: refuses ${row.refused.map(label).join(', ')}`, () => {
       for (const value of row.refused) refuses(() => row.parse(value), row.setting, row.gist, typeof value === 'string' && !row.choices ? value : undefined);
     });
   }
@@ -102,6 +111,16 @@ describe('input surface: command-line flags parsed by shared functions', () => {
       refused: ['3601', '-1', '1.5', 'abc', '', ' 5'],
     },
   ]);
+
+  it('hooks install --server --pusher-variable V --pusher USER=ID: the four variables, pairs with both sides; anything else is a usage error naming the flag', () => {
+    for (const variable of ['REMOTE_USER', 'GL_USERNAME', 'GL_USER', 'GITEA_PUSHER_EMAIL']) {
+      assert.deepEqual(parsePushers(variable, ['alice=alice@example.com', 'b=b=c']), { pushers: { variable, identities: { alice: 'alice@example.com', b: 'b=c' } } });
+    }
+    assert.deepEqual(parsePushers(undefined, []), {});
+    for (const variable of ['USER', 'remote_user', '']) refuses(() => parsePushers(variable, []), '--pusher-variable', /--pusher-variable must be one of REMOTE_USER, GL_USERNAME, GL_USER, GITEA_PUSHER_EMAIL/);
+    refuses(() => parsePushers(undefined, ['alice=alice@example.com']), '--pusher', /--pusher needs --pusher-variable/);
+    for (const pair of ['=alice@example.com', 'alice=', 'alice', '']) refuses(() => parsePushers('REMOTE_USER', [pair]), '--pusher', /--pusher takes USER=IDENTITY/);
+  });
 });
 
 describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an env object)', () => {
@@ -157,6 +176,13 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
   it('LOCKSTEP_GIT_REMOTE: any name, path or URL here; empty falls back to the option (the git driver refuses one starting with -)', () => {
     assert.equal(env({ LOCKSTEP_GIT_REMOTE: 'upstream' }).gitRemote, 'upstream');
     assert.equal(env({ LOCKSTEP_GIT_REMOTE: '' }, { gitRemote: 'mirror' }).gitRemote, 'mirror');
+  });
+
+  it('LOCKSTEP_GIT_REMOTE and the gitDir option at the git driver: a name, path or URL and an absolute clone are taken (nothing runs); -x, empty and a relative gitDir are refused', () => {
+    const config = (gitRemote: string, gitDir = abs) => ({ ...env({ LOCKSTEP_DRIVER: 'git', LOCKSTEP_GIT_REMOTE: gitRemote }, { gitDir }), gitRemote });
+    for (const remote of ['origin', '../shared.git', 'https://example.com/r.git']) assert.equal(createGitDriver(config(remote)).name, 'git');
+    for (const remote of ['-x', '--upload-pack=evil', '']) refuses(() => createGitDriver(config(remote)), 'gitRemote', /gitRemote must be a remote name of the clone, a path or a URL/);
+    refuses(() => createGitDriver(config('origin', 'relative/clone')), 'gitDir', /needs gitDir: the absolute path of a local clone/);
   });
 });
 

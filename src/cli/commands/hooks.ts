@@ -58,7 +58,7 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
       ...(values['require-proof'] ? { requireProof: true } : values['no-require-proof'] ? { requireProof: false } : {}),
       store: storeFromEnv(context.env),
       ...(values.skew !== undefined ? { skewSeconds: parseSkewSeconds(values.skew) } : {}),
-      ...pushersOption(values['pusher-variable'], values.pusher ?? []),
+      ...parsePushers(values['pusher-variable'], values.pusher ?? []),
       path: context.env.PATH ?? '/usr/bin:/bin',
     });
     context.out.result([
@@ -116,7 +116,8 @@ export function parseSkewSeconds(text: string): number {
   return n;
 }
 
-function pushersOption(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
+/** `--pusher-variable V --pusher USER=IDENTITY …`: V one of PUSHER_VARIABLES, each pair with both sides non-empty. */
+export function parsePushers(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
   if (variable === undefined) {
     if (pairs.length > 0) throw new LockConfigurationError('--pusher needs --pusher-variable (which variable your git server sets).', { setting: '--pusher' });
     return {};

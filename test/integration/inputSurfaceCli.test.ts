@@ -134,6 +134,34 @@ describe('CLI input surface: each flag checked in its command, both sides of eac
     }
   });
 
+  it('required options: lease-ids without --to, assign without --block, adopt without --reason are usage errors naming the flag', async () => {
+    await usageErrors(lead, [['lease-ids', '--count', '1'], ['lease-ids', '--to', '', '--count', '1']], '--to', /--to is required/);
+    await usageErrors(lead, [['assign', '--to', ana.identity]], '--block', /--block is required/);
+    await usageErrors(op, [['adopt', '--grant', '0', '--next-id', '1'], ['adopt', '--reason', '', '--grant', '0', '--next-id', '1']], '--reason', /--reason is required/);
+  });
+
+  it('init --remote: a remote name is taken; a path, a URL or one past 100 characters is a usage error naming remote, and nothing is written', async () => {
+    const zoe: TeamMember = { name: 'zoe', identity: 'zoe@example.com', dir: path.join(team.root, 'fresh') };
+    team.git(lead, 'init', '--quiet', '--initial-branch=main', zoe.dir);
+    team.git(zoe, 'config', 'user.email', zoe.identity);
+    team.git(zoe, 'commit', '--quiet', '--allow-empty', '-m', 'first');
+    await usageErrors(zoe, [['init', '--remote=../shared.git'], ['init', '--remote', 'https://example.com/r.git'], ['init', '--remote', 'r'.repeat(101)], ['init', '--remote=-x']],
+      'remote', /The remote must be the name of one of this clone's remotes/);
+    assert.equal(fs.existsSync(path.join(zoe.dir, '.lockstep.json')), false);
+    // A well-formed name passes the rule and reaches the next check: this repository has no such remote.
+    const missing = expectError(await team.cli(zoe, ['init', '--remote', 'r'.repeat(100)]), 2, 'configuration');
+    assert.equal(missing.setting, 'remote');
+    assert.doesNotMatch(missing.message, /must be the name of one of this clone's remotes/);
+  });
+
+  it('status --remote URL: one git cannot read is exit 4 (backend), saying to check the URL; a file-driver container\'s remote is exit 2 naming --remote', async () => {
+    const unreachable = expectError(await team.cli(lead, ['status', '--remote', `file://${path.join(team.root, 'no-such-remote.git')}`]), 4, 'backend');
+    assert.match(unreachable.message, /The remote could not be read \(check the URL and your access to it\)/);
+    const fileDriver = expectError(await team.cli(lead, ['status', '--remote', `file://${team.remote}`]), 2, 'configuration');
+    assert.equal(fileDriver.setting, '--remote');
+    assert.match(fileDriver.message, /--remote reads git-driver containers only/);
+  });
+
   it('adopt --grant and --next-id: text, fractions, negatives and --next-id 0 are usage errors before the store; --grant 0 --next-id 1 adopts a lost page', async () => {
     const adopt = (grant: string, nextId: string) => ['adopt', '--reason', 'store wiped', '--grant', grant, '--next-id', nextId];
     await usageErrors(op, [adopt('many', '1'), adopt('1.5', '1'), adopt('', '1'), adopt('1'.repeat(16), '1'), ['adopt', '--reason', 'r', '--grant=-1', '--next-id', '1']],

@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { assertTtl, assertWait, parseSeconds, parseTtlSeconds } from '../../src/core/bounds';
 import { ManualClock, SECOND } from '../../src/core/clock';
 import { resolveConfig, type LockManagerOptions } from '../../src/core/config';
-import { checkContainerFile, MAX_CONTAINER_FILE_BYTES, parseContainerFile } from '../../src/core/container/containerFile';
+import { checkContainerFile, containerSettings, MAX_CONTAINER_FILE_BYTES, parseContainerFile } from '../../src/core/container/containerFile';
 import { LockConfigurationError } from '../../src/core/errors';
 import { createLockManager } from '../../src/core/leases';
-import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../../src/core/lockRecord';
+import { acquire, emptyRecord, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../../src/core/lockRecord';
 import { assertValidName, assertValidPrefix } from '../../src/core/names';
 import { createMemoryDriver } from '../../src/core/stores/memory';
 import { parsePushers, parseSkewSeconds } from '../../src/cli/commands/hooks';
@@ -354,6 +354,15 @@ describe('input surface: .lockstep.json keys (checkContainerFile, the published 
       accepted: same(true, false), refused: ['true', 1, null],
     },
   ]);
+
+  it('leaseTtlSeconds: every accepted value, a fraction of a millisecond too (60.0001, 86399.9999), makes a lease the page grants', () => {
+    for (const leaseTtlSeconds of [60, 60.0001, 90.5, 1.005 * 100, 86_399.9999, 86_400]) {
+      const settings = containerSettings(checkContainerFile({ ...base, leaseTtlSeconds, heartbeatSeconds: 30 }));
+      const granted = acquire(emptyRecord(base.container), settings, { identity: 'lead@example.com', tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64) }, 1_000_000);
+      assert.ok(granted.ok, `leaseTtlSeconds ${leaseTtlSeconds}: ${granted.ok ? '' : granted.error.message}`);
+      assert.equal(granted.value.expiresAt - 1_000_000, Math.round(leaseTtlSeconds * 1000));
+    }
+  });
 
   it('an unknown or misspelt key is refused, naming the key meant; a missing required key is refused naming it', () => {
     refuses(() => checkContainerFile({ ...base, leaseTTLSeconds: 60 }), 'leaseTtlSeconds', /"leaseTTLSeconds" is not a setting Lockstep knows \(did you mean leaseTtlSeconds\?\)/);

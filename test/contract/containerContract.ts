@@ -184,7 +184,7 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       const audit = expectOk(await cli(carol, 'audit'), 'audit').audit as { action: string; who: string; grant: number; detail?: string }[];
       const line = audit.filter(l => l.action === 'acquire').at(-1)!;
       assert.deepEqual([line.who, line.grant], [carol.identity, 6]);
-      assert.match(line.detail ?? '', new RegExp(`took over from ${bob.identity.replace('.', '\\.')} \\(grant #5, silent since `));
+      assert.ok(line.detail?.startsWith(`took over from ${bob.identity} (grant #5, silent since `), line.detail);
     });
 
     it('no owner token or push proof appeared in anything printed', () => {

@@ -375,7 +375,7 @@ export function nextStep(record: LockRecord, settings: ContainerSettings | undef
 }
 
 function sentence(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1) + '.';
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
 /** Why a grant this person held is no longer live, in words true for them, and what to do next. */

@@ -181,7 +181,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
-  if (options.settings) fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
+  if (options.settings) fs.writeFileSync(file, `${JSON.stringify({ ...written, ...options.settings }, null, 2)}\n`);
   git(seed, 'add', '.lockstep.json');
   git(seed, 'commit', '--quiet', '-m', 'lockstep container');
   git(seed, 'push', '--quiet', 'origin', 'main');

@@ -107,7 +107,7 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   fs.mkdirSync(dir, { recursive: true });
   const settingsFile = path.join(dir, SERVER_SETTINGS_FILE);
   const temp = `${settingsFile}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(settings, null, 2) + '\n', { mode: 0o600 });
+  fs.writeFileSync(temp, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
   fs.chmodSync(temp, 0o600);
   fs.renameSync(temp, settingsFile);
   // The environment file of earlier versions held credentials and is read no more.

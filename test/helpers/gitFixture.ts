@@ -253,8 +253,8 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       const storeText = walk(store).files.map(f => fs.lstatSync(f).isSymbolicLink() ? fs.readlinkSync(f, 'latin1') : fs.readFileSync(f, 'latin1'));
       for (const token of tokensSeen) {
         assert.match(token, /^[0-9a-f]{64}$/);
-        outputs.forEach((text, i) => assert.ok(!text.includes(token), `output #${i} contains an owner token`));
-        storeText.forEach(text => assert.ok(!text.includes(token), 'the shared store contains an owner token'));
+        for (const [i, text] of outputs.entries()) assert.ok(!text.includes(token), `output #${i} contains an owner token`);
+        for (const text of storeText) assert.ok(!text.includes(token), 'the shared store contains an owner token');
       }
     },
     dispose: () => removeTempDir(root),

@@ -257,8 +257,8 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
       mocha: `npx mocha -r tsx/cjs -r ./test/helpers/unitSpeed.ts --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`,
     });
     assert.deepEqual([run.passed, run.failed], [3, 1], run.output);
-    assert.match(run.output, /1 unit test\(s\) used more than 100 ms of CPU time[^]*timing slow \(\d+ ms CPU, \d+ ms wall\)/);
-    assert.match(run.output, /over 100 ms of wall time but not of CPU time[^]*timing waits \(\d+ ms wall/);
+    assert.match(run.output, /1 unit test\(s\) used more than 100 ms of CPU time[\s\S]*timing slow \(\d+ ms CPU, \d+ ms wall\)/);
+    assert.match(run.output, /over 100 ms of wall time but not of CPU time[\s\S]*timing waits \(\d+ ms wall/);
     assert.doesNotMatch(run.output, /timing quick \(/);
     assert.notEqual(run.code, 0);
   });

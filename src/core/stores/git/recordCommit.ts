@@ -44,7 +44,7 @@ export function lastAuditLine(value: unknown): AuditLine | undefined {
 
 /** Any summary as one commit subject: no newlines or control characters, bounded length. */
 export function commitSubject(summary: string): string {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes from a commit subject
   const line = summary.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 500);
   return line === '' ? 'lockstep: update' : line;
 }

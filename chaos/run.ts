@@ -24,7 +24,6 @@ import { slowdown } from '../test/helpers/calibration';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
 import { runContainerChaos, type ContainerDriver } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { behaviourKey } = require('../scripts/test-counts.cjs') as { behaviourKey(titles: string[]): string };
 
 const { values } = parseArgs({

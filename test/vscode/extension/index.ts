@@ -13,7 +13,6 @@ import * as vscode from 'vscode';
 const ON_REQUEST = ['drivers', 'multiRoot'];
 
 interface RunCounts { passed: number; failed: number; skipped: number; notRun: number; behaviours: string[] }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { countRun } = require('../../../scripts/test-counts.cjs') as { countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts };
 
 export async function run(): Promise<void> {

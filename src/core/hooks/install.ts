@@ -47,7 +47,7 @@ function writeHook(dir: string, name: string, text: string): InstalledHook {
   }
   fs.writeFileSync(hook, text, { mode: 0o755 });
   fs.chmodSync(hook, 0o755);
-  return { hook, chained: fs.existsSync(chainedPath) ? chainedPath : undefined, updated: existing !== undefined && existing.includes(HOOK_MARKER) };
+  return { hook, chained: fs.existsSync(chainedPath) ? chainedPath : undefined, updated: existing?.includes(HOOK_MARKER) === true };
 }
 
 export async function installClientHooks(repo: string, paths: HookPaths): Promise<InstalledHook> {

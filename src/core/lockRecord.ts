@@ -1,7 +1,7 @@
 import { HOUR, SECOND } from './clock';
 import { formatClock } from './format';
 import {
-  LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
+  type LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
 } from './errors';
 import { cleanText, hasControls } from './safeText';
 

@@ -180,6 +180,7 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     const spec = path.join(tmp.path, 'backends.test.js');
     fs.writeFileSync(spec, [
       `const { behaviourGroup } = require(${JSON.stringify(path.join(REPO_ROOT, 'test/helpers/behaviours.ts'))});`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the source of a test file, with a template literal in it
       'for (const backend of ["a", "b", "c"]) describe(`contract on ${backend}`, function () {',
       '  behaviourGroup(this, "contract");',
       '  it("claims", () => {}); it("releases", () => {});',

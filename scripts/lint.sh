@@ -32,7 +32,7 @@ if [ -z "${errors:-}" ]; then
   exit 1
 fi
 if [ "$rc" -ne 0 ] || [ "$errors" -gt 0 ] || [ "$warnings" -gt 0 ] || [ "$infos" -gt 0 ]; then
-  tally_line lint 0 1 0 "biome ci: $errors errors, $warnings warnings, $infos infos in $files files (a format error: npm run format)"
+  tally_line lint 0 1 0 "biome ci: $errors errors, $warnings warnings, $infos infos in $files files (every format difference is an error: npm run format fixes those)"
   exit 1
 fi
 tally_line lint 1 0 0 "biome ci: $files files formatted and lint-free"

@@ -57,7 +57,9 @@ function main(): void {
       const ran = COMMANDS.map(command => timed(process.execPath, [CLI, command], clone, env));
       if (round < WARMUP) continue;
       times.get('node -e 0')!.push(floor);
-      COMMANDS.forEach((command, i) => times.get(command)!.push(ran[i]));
+      COMMANDS.forEach((command, i) => {
+        times.get(command)!.push(ran[i]);
+      });
     }
 
     const floor = median(times.get('node -e 0')!);

@@ -135,7 +135,7 @@ async function worker(kind: Contender, dir: string, ops: number): Promise<void> 
   }
   result.end = Date.now();
   await lock.close();
-  process.stdout.write(JSON.stringify(result) + '\n');
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 async function contention(kind: Contender, dir: string): Promise<Stats & { violations: number }> {
@@ -188,7 +188,7 @@ async function starveWorker(kind: Contender, dir: string, clients: number): Prom
   for (const socket of sockets) socket.destroy();
   server.close();
   await Promise.all(locks.map(lock => lock.close()));
-  process.stdout.write(JSON.stringify({ counts, violations }) + '\n');
+  process.stdout.write(`${JSON.stringify({ counts, violations })}\n`);
 }
 
 interface Starved { perSecond: number; least: number; clients: number; violations: number }
@@ -284,12 +284,12 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--starve-worker') {
   void starveWorker(process.argv[3] as Contender, process.argv[4], Number(process.argv[5])).catch(error => {
-    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
     process.exitCode = 1;
   });
 } else if (process.argv[2] === '--worker') {
   void worker(process.argv[3] as Contender, process.argv[4], Number(process.argv[5])).catch(error => {
-    process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+    process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
     process.exitCode = 1;
   });
 } else {

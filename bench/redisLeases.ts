@@ -194,7 +194,7 @@ async function worker(kind: Contender, url: string): Promise<void> {
     }
   }));
   for (const lock of locks) await lock.close();
-  process.stdout.write(JSON.stringify({ latencies }) + '\n');
+  process.stdout.write(`${JSON.stringify({ latencies })}\n`);
 }
 
 async function contention(kind: Contender, url: string): Promise<Stats> {

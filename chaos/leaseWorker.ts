@@ -30,7 +30,7 @@ const wait = Number(values.wait);
 // in every process. performance.timeOrigin + performance.now() is finer but each process maps it to wall time on its
 // own at start-up, so two processes' instants can disagree by a millisecond under load: a false overlap.
 const clock = () => Date.now();
-const write = (entry: object) => fs.appendFileSync(log, JSON.stringify({ pid: process.pid, ...entry }) + '\n');
+const write = (entry: object) => fs.appendFileSync(log, `${JSON.stringify({ pid: process.pid, ...entry })}\n`);
 const hold = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 /** A name no worker races for: the warm-up's, never written to the log as a section. */

@@ -24,7 +24,6 @@ import { slowdown } from '../test/helpers/calibration';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
 import { runContainerChaos, type ContainerDriver } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { behaviourKey } = require('../scripts/test-counts.cjs') as { behaviourKey(titles: string[]): string };
 
 const { values } = parseArgs({
@@ -297,7 +296,7 @@ async function runDriver(driver: string): Promise<Row> {
     let deadline = began + perDriverMs;
     const faulting = store.faults?.(() => deadline, (what, outage) => {
       faults[what] = (faults[what] ?? 0) + 1;
-      if (outage) fs.appendFileSync(log, JSON.stringify({ kind: 'outage', pid: 0, ...outage }) + '\n');
+      if (outage) fs.appendFileSync(log, `${JSON.stringify({ kind: 'outage', pid: 0, ...outage })}\n`);
     });
     let counted = began;
     for (;;) {
@@ -314,7 +313,7 @@ async function runDriver(driver: string): Promise<Row> {
       const child = workers.get(slot);
       if (child === undefined || !ready.has(child)) continue;
       if (child.pid !== undefined && child.exitCode === null) {
-        fs.appendFileSync(log, JSON.stringify({ kind: 'kill', pid: child.pid, at: now() }) + '\n');
+        fs.appendFileSync(log, `${JSON.stringify({ kind: 'kill', pid: child.pid, at: now() })}\n`);
         child.kill('SIGKILL');
       }
       startWorker(slot);
@@ -322,7 +321,7 @@ async function runDriver(driver: string): Promise<Row> {
     await faulting;
     const runEnd = now();
     for (const child of workers.values()) {
-      if (child.pid !== undefined && child.exitCode === null) { fs.appendFileSync(log, JSON.stringify({ kind: 'kill', pid: child.pid, at: now() }) + '\n'); child.kill('SIGKILL'); }
+      if (child.pid !== undefined && child.exitCode === null) { fs.appendFileSync(log, `${JSON.stringify({ kind: 'kill', pid: child.pid, at: now() })}\n`); child.kill('SIGKILL'); }
     }
     await Promise.all([...workers.values()].map(c => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise(r => c.once('exit', r)))));
     const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as LogLine);
@@ -369,7 +368,7 @@ async function main(): Promise<number> {
     // A behaviour is what a run proves, not where: plain leases under faults on every driver are one behaviour (the
     // SQL servers' chaos run included), the container protocol under faults another.
     const behaviours = [...new Set(rows.map(r => behaviourKey(['chaos', r.driver.startsWith('container-') ? 'the container protocol under faults' : 'plain leases under faults'])))].sort();
-    fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0, behaviours, ...(note ? { note } : {}) }) + '\n');
+    fs.appendFileSync(process.env.LOCKSTEP_TALLY, `${JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0, behaviours, ...(note ? { note } : {}) })}\n`);
   }
   console.log(bad === 0 ? 'chaos: 0 violations' : `chaos: ${bad} violations`);
   return bad === 0 ? 0 : 1;

@@ -142,7 +142,7 @@ const total = sum(lines);
 const line = { suite, passed: total.passed, failed: total.failed + broken.length, skipped: total.skipped,
   behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort() };
 if (broken.length > 0) line.note = broken.join('; ');
-if (process.env.LOCKSTEP_TALLY) fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify(line) + '\n');
+if (process.env.LOCKSTEP_TALLY) fs.appendFileSync(process.env.LOCKSTEP_TALLY, `${JSON.stringify(line)}\n`);
 console.log(`\n[mocha-files] ${suite}: ${line.passed} passed, ${line.failed} failed, ${line.skipped} skipped over ${files.length} files`);
 for (const b of broken) console.log(`[mocha-files] FAILED: ${b}`);
 process.exit(line.failed > 0 ? 1 : 0);

@@ -34,7 +34,7 @@ class TallyReporter extends Mocha.reporters.Spec {
       const line = asSkipped
         ? { suite, passed: 0, failed: 0, skipped: countAsSkipped(runner.suite), note: asSkipped }
         : { suite, passed: counts.passed, failed: counts.failed, skipped: counts.skipped, behaviours: counts.behaviours };
-      fs.appendFileSync(file, JSON.stringify(line) + '\n');
+      fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
     });
   }
 }

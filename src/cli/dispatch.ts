@@ -109,7 +109,7 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   const out = new Output(json || (rest.includes('--json') && !rest.slice(0, rest.indexOf('--json')).includes('--')));
   if (rest.length === 0) {
     // No command is a usage error, with or without --json.
-    if (!json) { process.stderr.write(usage(commands) + '\n'); return 2; }
+    if (!json) { process.stderr.write(`${usage(commands)}\n`); return 2; }
     return out.error(new LockConfigurationError('No command given. Run lockstep --help for the list.', { setting: 'command' }));
   }
   // `help CMD` is `CMD --help`.
@@ -127,7 +127,7 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   const family = commands.filter(c => c.name.startsWith(`${rest[0]} `));
   if (family.length > 0 && (!found || found.command.name.split(' ').length === 1) && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
     const help = family.map(c => c.help).join('\n\n');
-    if (rest.length === 1 && !json) { process.stderr.write(help + '\n'); return 2; }
+    if (rest.length === 1 && !json) { process.stderr.write(`${help}\n`); return 2; }
     out.result(help, { usage: help });
     return 0;
   }

@@ -22,13 +22,13 @@ export class Output {
     if (this.json) {
       this.writeJson({ ok: true, ...data });
     } else {
-      for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(escapeControls(line) + '\n');
+      for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(`${escapeControls(line)}\n`);
     }
   }
 
   /** Progress or hints for people; silent under `--json`, always on stderr. */
   note(line: string): void {
-    if (!this.json) this.stderr.write(escapeControls(line) + '\n');
+    if (!this.json) this.stderr.write(`${escapeControls(line)}\n`);
   }
 
   /** Reports an error and returns the exit code for it. */
@@ -59,6 +59,6 @@ export class Output {
   private writeJson(value: Record<string, unknown>): void {
     if (this.emitted) return; // one JSON object per call, whatever happens after
     this.emitted = true;
-    this.stdout.write(escapeControls(JSON.stringify(value)) + '\n');
+    this.stdout.write(`${escapeControls(JSON.stringify(value))}\n`);
   }
 }

@@ -79,7 +79,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   if (g && !g.required) {
     out.push({ check: 'signing', level: 'info', found: 'the lock page\'s steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)',
       fix: 'To prove them: everyone sets a signing key (git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed.' });
-  } else if (g && g.key) {
+  } else if (g?.key) {
     out.push({ check: 'signing', level: 'ok', found: `the lock page's steps are signed and checked against ${g.allowedSigners}; git has a signing key here` });
   } else if (g) {
     out.push({ check: 'signing', level: 'error', found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,

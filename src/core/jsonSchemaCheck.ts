@@ -122,14 +122,14 @@ function check(value: unknown, node: SchemaNode, path: (string | number)[]): Sch
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return invalid('must be a JSON object');
       const properties = node.properties ?? {};
       for (const [key, inner] of Object.entries(value)) {
-        const child = Object.prototype.hasOwnProperty.call(properties, key) ? properties[key] : node.additionalProperties;
+        const child = Object.hasOwn(properties, key) ? properties[key] : node.additionalProperties;
         if (child === false) return { kind: 'unknown-key', path, key, known: Object.keys(properties) };
         if (child === undefined || child === true) continue;
         const violation = check(inner, child, [...path, key]);
         if (violation) return violation;
       }
       for (const key of node.required ?? []) {
-        if (!Object.prototype.hasOwnProperty.call(value, key)) {
+        if (!Object.hasOwn(value, key)) {
           return { kind: 'missing-key', path, key, message: properties[key]?.errorMessage ?? 'is required' };
         }
       }

@@ -298,7 +298,10 @@ export class LockManager {
     if (this.#closed) {
       return Promise.reject(new LockConfigurationError('This lock manager is closed; create a new one with createLockManager().'));
     }
-    if (this.#injected) return Promise.resolve(this.#opened = this.#injected);
+    if (this.#injected) {
+      this.#opened = this.#injected;
+      return Promise.resolve(this.#opened);
+    }
     // Decided once: `auto` never switches driver for the life of this manager. An open that failed decided nothing:
     // the next operation tries again (a SQLite folder not there yet, a server still starting), instead of failing for
     // the life of the manager.

@@ -1,7 +1,7 @@
 import { HOUR, SECOND } from './clock';
 import { formatClock } from './format';
 import {
-  LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
+  type LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
 } from './errors';
 import { cleanText, hasControls } from './safeText';
 
@@ -375,7 +375,7 @@ export function nextStep(record: LockRecord, settings: ContainerSettings | undef
 }
 
 function sentence(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1) + '.';
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
 /** Why a grant this person held is no longer live, in words true for them, and what to do next. */

@@ -76,7 +76,8 @@ export function createExtensionApi(workspace: WorkspaceModel, badge: () => Badge
         onDidBecomeTurn: model.onDidBecomeTurn,
         onDidLoseLease: model.onDidLoseLease,
       });
-      views.set(model, view = made);
+      views.set(model, made);
+      view = made;
     }
     return view;
   };

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   } finally {
     await driver.close();
   }
-  process.stdout.write(JSON.stringify(results) + '\n');
+  process.stdout.write(`${JSON.stringify(results)}\n`);
 }
 
 main().catch(error => {

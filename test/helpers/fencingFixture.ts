@@ -262,8 +262,8 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
       assert.ok(secrets.size > 0, 'the test saw at least one owner token or proof');
       for (const secret of secrets) {
         assert.match(secret, /^[0-9a-f]{64}$/);
-        outputs.forEach((text, i) => assert.ok(!text.includes(secret), `output #${i} contains an owner token or proof:\n${text.slice(0, 400)}`));
-        texts.forEach((text, i) => assert.ok(!text.includes(secret), `text #${i} contains an owner token or proof`));
+        for (const [i, text] of outputs.entries()) assert.ok(!text.includes(secret), `output #${i} contains an owner token or proof:\n${text.slice(0, 400)}`);
+        for (const [i, text] of texts.entries()) assert.ok(!text.includes(secret), `text #${i} contains an owner token or proof`);
       }
     },
     dispose: () => {

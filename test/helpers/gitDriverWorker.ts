@@ -59,7 +59,7 @@ type Driver = ReturnType<typeof createGitDriver>;
 async function counter(driver: Driver, key: string, id: string): Promise<void> {
   const base = await driver.read(key);
   if (base === null) throw new Error('no counter record');
-  process.stdout.write(JSON.stringify({ ready: true, base: base.revision }) + '\n');
+  process.stdout.write(`${JSON.stringify({ ready: true, base: base.revision })}\n`);
   const lines = createInterface({ input: process.stdin });
   await once(lines, 'line');
   lines.close();
@@ -74,7 +74,7 @@ async function counter(driver: Driver, key: string, id: string): Promise<void> {
     firstOk ??= written.ok;
     if (written.ok) {
       const result: CounterResult = { id, firstOk, win: { from: current.revision, to: written.revision, n: n + 1 }, attempts };
-      process.stdout.write(JSON.stringify(result) + '\n');
+      process.stdout.write(`${JSON.stringify(result)}\n`);
       return;
     }
     const fresh = await driver.read(key);
@@ -111,7 +111,7 @@ async function lease(driver: Driver, key: string, id: string, rounds: number, sh
     if (marked) fs.unlinkSync(marker);
     result.releases.push(await driver.release(key, owner, Date.now()));
   }
-  process.stdout.write(JSON.stringify(result) + '\n');
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 main().catch(error => {

@@ -181,7 +181,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
-  if (options.settings) fs.writeFileSync(file, JSON.stringify({ ...written, ...options.settings }, null, 2) + '\n');
+  if (options.settings) fs.writeFileSync(file, `${JSON.stringify({ ...written, ...options.settings }, null, 2)}\n`);
   git(seed, 'add', '.lockstep.json');
   git(seed, 'commit', '--quiet', '-m', 'lockstep container');
   git(seed, 'push', '--quiet', 'origin', 'main');
@@ -253,8 +253,8 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       const storeText = walk(store).files.map(f => fs.lstatSync(f).isSymbolicLink() ? fs.readlinkSync(f, 'latin1') : fs.readFileSync(f, 'latin1'));
       for (const token of tokensSeen) {
         assert.match(token, /^[0-9a-f]{64}$/);
-        outputs.forEach((text, i) => assert.ok(!text.includes(token), `output #${i} contains an owner token`));
-        storeText.forEach(text => assert.ok(!text.includes(token), 'the shared store contains an owner token'));
+        for (const [i, text] of outputs.entries()) assert.ok(!text.includes(token), `output #${i} contains an owner token`);
+        for (const text of storeText) assert.ok(!text.includes(token), 'the shared store contains an owner token');
       }
     },
     dispose: () => removeTempDir(root),

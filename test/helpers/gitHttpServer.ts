@@ -82,5 +82,5 @@ function authenticated(header: string | undefined, users: Readonly<Record<string
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const at = decoded.indexOf(':');
   const [user, password] = [decoded.slice(0, at), decoded.slice(at + 1)];
-  return Object.prototype.hasOwnProperty.call(users, user) && users[user] === password ? user : undefined;
+  return Object.hasOwn(users, user) && users[user] === password ? user : undefined;
 }

@@ -30,7 +30,7 @@ async function publish(team: FencingTeam, who: TeamMember, branch: string, edit:
   const settings = JSON.parse(fs.readFileSync(path.join(who.dir, '.lockstep.json'), 'utf8'));
   edit(settings);
   // Written as text, past any schema: what a teammate can commit.
-  fs.writeFileSync(path.join(who.dir, '.lockstep.json'), JSON.stringify(settings, null, 2) + '\n');
+  fs.writeFileSync(path.join(who.dir, '.lockstep.json'), `${JSON.stringify(settings, null, 2)}\n`);
   for (const [name, file] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(who.dir, name)), { recursive: true });
     fs.writeFileSync(path.join(who.dir, name), file.text, { mode: file.mode ?? 0o644 });

@@ -8,7 +8,6 @@ import { childEnv, fileDriverEnv, REPO_ROOT, TSX_NODE_ARGS } from '../helpers/ch
 import { randomKey, randomOwner } from '../contract/driverContract';
 import { useTempDir } from '../helpers/tempDir';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const fsModule = require('node:fs') as typeof import('node:fs');
 
 /**

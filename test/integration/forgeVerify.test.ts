@@ -234,8 +234,8 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     }
     expectError(await team.cli(bob, ['forge', 'init', 'bitbucket']), 2, 'configuration');
     const help = await team.cli(bob, ['--help'], { json: false });
-    assert.match(help.stdout, /\n  verify\s+a forge's required check/);
-    assert.match(help.stdout, /\n  forge init\s+write the ready-made check/);
+    assert.match(help.stdout, /\n {2}verify\s+a forge's required check/);
+    assert.match(help.stdout, /\n {2}forge init\s+write the ready-made check/);
   });
 
   it('every lockstep line of the shipped files was run by this test', () => {

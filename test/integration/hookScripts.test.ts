@@ -244,7 +244,7 @@ describe('hook scripts (text and shell behaviour)', () => {
     for (const ref of ['refs/heads/main', 'refs/heads/release/1.x', 'refs/lockstep/abc/records/def']) {
       it(`the guard runs for ${ref} (a pinned protected branch or a lock ref)`, () => {
         const { remote, hook } = bareWithHook();
-        assert.equal(run(hook, [], FEATURE + `2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 ${ref}\n`, {}, remote).guard.length, 1);
+        assert.equal(run(hook, [], `${FEATURE}2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 ${ref}\n`, {}, remote).guard.length, 1);
       });
     }
 

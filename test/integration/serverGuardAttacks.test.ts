@@ -168,7 +168,7 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
       await unmoved(async () => {
         for (const [what, write] of [
           ['a symbolic link', () => { fs.rmSync(path.join(bob.dir, '.lockstep.json')); fs.symlinkSync('README.md', path.join(bob.dir, '.lockstep.json')); }],
-          ['a UTF-8 BOM', () => { const f = path.join(bob.dir, '.lockstep.json'); fs.writeFileSync(f, '\ufeff' + fs.readFileSync(f, 'utf8')); }],
+          ['a UTF-8 BOM', () => { const f = path.join(bob.dir, '.lockstep.json'); fs.writeFileSync(f, `\ufeff${fs.readFileSync(f, 'utf8')}`); }],
         ] as const) {
           await team.gitOk(bob.dir, 'fetch', '--quiet', 'origin');
           await team.gitOk(bob.dir, 'reset', '--quiet', '--hard', 'origin/main');
@@ -275,7 +275,7 @@ for (const transport of (process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPOR
         const proper = await forgeLike(ops, JSON.stringify(next.record), [tip!]);
         // The same commit with its parent line moved after the committer: git reads no parent at all.
         const text = (await team.gitOk(ops.dir, 'cat-file', 'commit', proper)).split('\n');
-        const moved = [text[0], ...text.slice(2, 4), text[1], ...text.slice(4)].join('\n') + '\n';
+        const moved = `${[text[0], ...text.slice(2, 4), text[1], ...text.slice(4)].join('\n')}\n`;
         assert.match(moved, /^tree .*\nauthor .*\ncommitter .*\nparent /);
         const crafted = (await team.git(ops.dir, ['hash-object', '-t', 'commit', '--literally', '-w', '--stdin'], { input: moved })).stdout.trim();
         assert.equal(await team.gitOk(ops.dir, 'rev-list', '--count', crafted), '1', 'git sees a parentless commit');

@@ -34,7 +34,7 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
 
   /** Bob's working copy of the settings, changed; restored from git after each test. */
   const writeSettings = (change: (settings: Record<string, unknown>) => Record<string, unknown>) =>
-    fs.writeFileSync(path.join(bob.dir, SETTINGS), JSON.stringify(change(JSON.parse(committed)), null, 2) + '\n');
+    fs.writeFileSync(path.join(bob.dir, SETTINGS), `${JSON.stringify(change(JSON.parse(committed)), null, 2)}\n`);
   afterEach(async () => {
     fs.rmSync(path.join(bob.dir, SETTINGS), { force: true });
     await team.gitOk(bob.dir, 'checkout', '--', SETTINGS);
@@ -131,7 +131,7 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
       await team.gitOk(alice.dir, 'pull', '--quiet', '--rebase', 'origin', 'main');
       const file = path.join(alice.dir, SETTINGS);
       const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
-      fs.writeFileSync(file, JSON.stringify({ ...settings, protectedBranches: ['main', 'release'], operators: [...settings.operators, 'new-op@example.com'] }, null, 2) + '\n');
+      fs.writeFileSync(file, `${JSON.stringify({ ...settings, protectedBranches: ['main', 'release'], operators: [...settings.operators, 'new-op@example.com'] }, null, 2)}\n`);
       await team.gitOk(alice.dir, 'commit', '--quiet', '-am', 'protect release too');
       const landed = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
       assert.equal(landed.code, 0, landed.stderr);

@@ -102,9 +102,9 @@ for (const transport of ['path', 'daemon'] as const) {
       }
       // An operator lands the allowed signers file and allowedSigners in .lockstep.json on main.
       fs.mkdirSync(path.join(ops.dir, '.lockstep'));
-      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), listed.join('\n') + '\n');
+      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
       const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
-      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2) + '\n');
+      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
       await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
       await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
       await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
@@ -164,7 +164,7 @@ for (const transport of ['path', 'daemon'] as const) {
       const { tip } = await remoteRecord(bob);
       // alice's signed acquire, with its parent changed to the current tip: the signature is hers, the bytes are not.
       const raw = await team.gitOk(bob.dir, 'cat-file', 'commit', older);
-      const replayed = raw.replace(/^parent [0-9a-f]{40}$/m, `parent ${tip}`) + '\n';
+      const replayed = `${raw.replace(/^parent [0-9a-f]{40}$/m, `parent ${tip}`)}\n`;
       const commit = (await team.git(bob.dir, ['hash-object', '-t', 'commit', '-w', '--stdin'], { input: replayed })).stdout.trim();
       assert.match(commit, /^[0-9a-f]{40}$/);
       await forcePush(bob, commit);

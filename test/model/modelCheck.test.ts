@@ -21,38 +21,38 @@ describe('model: spin checks the container protocol', function () {
   });
   const SAFETY = ['-DNOCLAIM', '-DSAFETY'];
 
-  it('safety, exhaustively: 3 clones, 4 grants, 2 crashes, an operator, the clock and the server guard', function () {
+  it('safety, exhaustively: 3 clones, 4 grants, 2 crashes, an operator, the clock and the server guard', () => {
     const r = verify(spin, ['NOIDS', 'MAXG=4', 'MAXCRASH=2'], SAFETY, []);
     assert.equal(r.errors, 0, r.report);
     assert.ok(r.states > 100_000, `only ${r.states} states: the model no longer explores what it should`);
     console.log(`      ${r.states.toLocaleString('en')} states, 0 errors`);
   });
 
-  it('safety with identifiers (lease-ids, next-id, the pool), exhaustively: 3 clones, 2 grants, 1 crash, 2 identifiers', function () {
+  it('safety with identifiers (lease-ids, next-id, the pool), exhaustively: 3 clones, 2 grants, 1 crash, 2 identifiers', () => {
     const r = verify(spin, ['MAXG=2', 'MAXCRASH=1', 'MAXID=2'], SAFETY, []);
     assert.equal(r.errors, 0, r.report);
     console.log(`      ${r.states.toLocaleString('en')} states, 0 errors`);
   });
 
-  it('liveness under weak fairness: a waiting clone eventually may acquire (3 clones, 3 grants, 1 crash)', function () {
+  it('liveness under weak fairness: a waiting clone eventually may acquire (3 clones, 3 grants, 1 crash)', () => {
     const r = verify(spin, ['NOIDS', 'MAXG=3', 'MAXCRASH=1'], ['-DNFAIR=3'], ['-a', '-f', '-N', 'waiting']);
     assert.equal(r.errors, 0, r.report);
     console.log(`      ${r.states.toLocaleString('en')} states, 0 errors`);
   });
 
-  it('mutation: without the compare-and-swap, spin finds two clones issued the same grant', function () {
+  it('mutation: without the compare-and-swap, spin finds two clones issued the same grant', () => {
     const r = verify(spin, ['NOIDS', 'NOCAS'], SAFETY, []);
     assert.ok(r.errors > 0, 'spin found no counterexample');
     assert.match(r.violated ?? '', /issued/);
   });
 
-  it('mutation: when an ending grant retires its unminted identifiers, spin finds an identifier lost', function () {
+  it('mutation: when an ending grant retires its unminted identifiers, spin finds an identifier lost', () => {
     const r = verify(spin, ['MAXG=2', 'MAXCRASH=1', 'MAXID=2', 'RETIRE_IDS'], SAFETY, []);
     assert.ok(r.errors > 0, 'spin found no counterexample');
     assert.match(r.violated ?? '', /minted/);
   });
 
-  it('mutation: when an expired holder may heartbeat, spin finds a lapsed lease live again', function () {
+  it('mutation: when an expired holder may heartbeat, spin finds a lapsed lease live again', () => {
     const r = verify(spin, ['NOIDS', 'HB_EXPIRED'], SAFETY, []);
     assert.ok(r.errors > 0, 'spin found no counterexample');
     assert.match(r.violated ?? '', /lapsed/);

@@ -108,7 +108,7 @@ function replay(lines: string[]): Replay {
   return { steps, done };
 }
 
-describe('model: spin simulations replayed against lockRecord.ts', function () {
+describe('model: spin simulations replayed against lockRecord.ts', () => {
   let spin: string | undefined;
   before(function () {
     spin = findSpin();
@@ -137,7 +137,7 @@ describe('model: spin simulations replayed against lockRecord.ts', function () {
     assert.ok(steps > 12 * 1000, `only ${steps} steps replayed`);
   });
 
-  it('catches a transition that differs from the model (the replay can fail)', function () {
+  it('catches a transition that differs from the model (the replay can fail)', () => {
     const lines = simulate(spin as string, 3, 3000);
     const at = lines.findIndex(l => /^@ [1-3] 1 .* 1 \d+$/.test(l)); // a successful acquire
     assert.ok(at > 0, 'the simulation has an acquire');

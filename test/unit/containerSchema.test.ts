@@ -153,7 +153,7 @@ describe('.lockstep.json: the strict schema', () => {
   });
 
   it('refuses a text past the size cap before parsing it, and what is not a JSON object', () => {
-    const padded = JSON.stringify({ ...base, operators: ['a@x'] }).replace('{', '{' + ' '.repeat(MAX_CONTAINER_FILE_BYTES));
+    const padded = JSON.stringify({ ...base, operators: ['a@x'] }).replace('{', `{${' '.repeat(MAX_CONTAINER_FILE_BYTES)}`);
     assert.throws(() => parseContainerFile(padded), /larger than 64 KiB/);
     for (const text of ['[]', 'null', '"x"', '{']) assert.throws(() => parseContainerFile(text), LockConfigurationError);
   });

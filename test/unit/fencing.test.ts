@@ -192,7 +192,7 @@ describe('fencing verdicts (pure)', () => {
   });
 
   describe('pushOptionsFromEnv (GIT_PUSH_OPTION_COUNT / GIT_PUSH_OPTION_n)', () => {
-    const PROOF = 'c0ffee'.repeat(10) + 'beef';
+    const PROOF = `${'c0ffee'.repeat(10)}beef`;
     const env = (...options: string[]) => ({
       GIT_PUSH_OPTION_COUNT: String(options.length),
       ...Object.fromEntries(options.map((o, i) => [`GIT_PUSH_OPTION_${i}`, o])),
@@ -229,7 +229,7 @@ describe('fencing verdicts (pure)', () => {
       for (const option of grants) assert.deepEqual(pushOptionsFromEnv(env(option)), {}, JSON.stringify(option));
       const proofs = [PROOF.slice(1), `${PROOF}0`, PROOF.toUpperCase(), `${PROOF}\n`, ` ${PROOF}`, PROOF.replace('c', 'g'), ''];
       for (const proof of proofs) assert.deepEqual(pushOptionsFromEnv(env(`lockstep-proof=${proof}`)), {}, JSON.stringify(proof));
-      assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=4,lockstep-proof=' + PROOF)), {});
+      assert.deepEqual(pushOptionsFromEnv(env(`lockstep-grant=4,lockstep-proof=${PROOF}`)), {});
     });
 
     it('the largest accepted grant is a safe integer (15 digits)', () => {

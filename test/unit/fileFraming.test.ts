@@ -69,7 +69,7 @@ describe('file driver record framing', () => {
   it('a record cut short and followed by anything but a verified record is damage', () => {
     const bad = records[2].replace('"counter":2', '"counter":3');
     assert.equal(readLog(records[0] + records[1].slice(0, 40) + bad).ended, 'damaged');
-    assert.equal(readLog(records[0] + records[1].slice(0, 10) + '\n@garbage that is no record at all').ended, 'damaged');
+    assert.equal(readLog(`${records[0]}${records[1].slice(0, 10)}\n@garbage that is no record at all`).ended, 'damaged');
   });
 
   it('a record longer than the limit is damage, even when its header verifies', () => {
@@ -89,7 +89,7 @@ describe('file driver record framing', () => {
     assert.deepEqual(readLog(parts[0] + parts[1].slice(0, 20) + parts[2], nextLegacyRecord), { bodies: [bodies[0], bodies[2]], ended: 'clean', torn: 1 });
     // A record that does not end where the next starts, or a header that is no header: damage.
     assert.equal(readLog(parts[0] + parts[1].replace(`@${bodies[1].length}:`, `@${bodies[1].length - 1}:`) + parts[2], nextLegacyRecord).ended, 'damaged');
-    assert.equal(readLog(parts[0] + '\n@1x:{}' + parts[2], nextLegacyRecord).ended, 'damaged');
+    assert.equal(readLog(`${parts[0]}\n@1x:{}${parts[2]}`, nextLegacyRecord).ended, 'damaged');
   });
 
   it('container record revisions: framed with a checksum; any changed byte fails; bare JSON of the earlier framing still reads', () => {

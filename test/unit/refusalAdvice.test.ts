@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { fenceClientPush } from '../../src/core/fencing';
 import * as protocol from '../../src/core/lockRecord';
-import { type HolderProof, type LockRecord, type Outcome } from '../../src/core/lockRecord';
+import type { HolderProof, LockRecord, Outcome } from '../../src/core/lockRecord';
 import { describe as describeLock } from '../../src/core/lockStatus';
 import { ANA, BEN, CYD, LEAD, OP, SETTINGS, acquireAs, at, fresh, hex, ok } from '../helpers/lockRecordFixture';
 

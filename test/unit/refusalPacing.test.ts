@@ -91,7 +91,7 @@ describe('RefusalPacing: clients that retry a refused claim in a tight loop', ()
 });
 
 describe('CasDriver with synchronous cells (the file driver\'s wiring of RefusalPacing)', () => {
-  let clock = 0;
+  const clock = 0;
   const cells = new MemoryCells();
   const client = () => new CasDriver('file', false, cells, { yieldToIo: true, pacing: { now: () => clock, hotMs: 1, pauseMs: FOREVER } });
   const key = 'ab'.repeat(32);

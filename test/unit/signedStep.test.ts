@@ -80,8 +80,8 @@ describe('a record commit may carry its writer\'s signature, and nothing else mo
   });
 
   it('refuses any other header beside the signature', () => {
-    assert.match(checkRecordCommit(head + 'encoding ISO-8859-1\n' + body, expected) ?? '', /headers are not the ones/);
-    assert.match(checkRecordCommit(head + signature + 'mergetag x\n' + body, expected) ?? '', /headers are not the ones/);
+    assert.match(checkRecordCommit(`${head}encoding ISO-8859-1\n${body}`, expected) ?? '', /headers are not the ones/);
+    assert.match(checkRecordCommit(`${head}${signature}mergetag x\n${body}`, expected) ?? '', /headers are not the ones/);
   });
 });
 

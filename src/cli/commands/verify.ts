@@ -90,6 +90,7 @@ async function runMerge(
   if (!BRANCH.test(branch)) throw usage('--merge BASE must be a branch name such as main.', 'merge');
   const head = positionals[0];
   if (!COMMIT.test(head)) throw usage('--merge BASE HEAD: HEAD must be a full commit id.', 'merge');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: an actor with a control character is refused, so this matches them
   if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor)) throw usage('--merge needs --actor LOGIN, the request\'s author.', 'actor');
   const tip = await remoteTip(git, remote, branch);
   const file: ContainerFile = await containerFileAt(git, tip);

@@ -1,6 +1,6 @@
 import { Container } from '../../core/container/container';
 import { CONTAINER_DEFAULTS, readContainerFile } from '../../core/container/containerFile';
-import { LockError, LockRefusedError } from '../../core/errors';
+import { LockError, type LockFencedError, LockRefusedError } from '../../core/errors';
 import { fenceClientPush, refusalGist } from '../../core/fencing';
 import type { CommandContext } from '../command';
 import { carriesProof, checkProofLeak, proofsSent } from '../../core/guard/proofLeak';
@@ -42,7 +42,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
     if (touching.length === 0 || !shared) return 0;
-    let verdict;
+    let verdict: LockFencedError | undefined;
     try {
       const { record } = await container.read();
       verdict = fenceClientPush(record, container.session(), Date.now(), { identity: container.identity, settings: container.settings });

@@ -163,7 +163,7 @@ export function checkContainerFile(raw: unknown): ContainerFile {
 }
 
 export function writeContainerFile(root: string, value: ContainerFile): void {
-  fs.writeFileSync(path.join(root, CONTAINER_FILE), JSON.stringify(value, null, 2) + '\n');
+  fs.writeFileSync(path.join(root, CONTAINER_FILE), `${JSON.stringify(value, null, 2)}\n`);
 }
 
 function bad(setting: string, what: string): never {

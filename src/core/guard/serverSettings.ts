@@ -150,7 +150,7 @@ export function pusherIdentity(settings: ServerSettings, env: Readonly<Record<st
   if (settings.pushers === undefined) return { identity: undefined };
   const user = env[settings.pushers.variable]?.trim();
   if (!user) return { refusal: `the server did not say who pushes (${settings.pushers.variable} is empty), and the lock record needs to know.` };
-  const identity = Object.prototype.hasOwnProperty.call(settings.pushers.identities, user) ? settings.pushers.identities[user] : undefined;
+  const identity = Object.hasOwn(settings.pushers.identities, user) ? settings.pushers.identities[user] : undefined;
   if (identity === undefined) {
     return { refusal: `the server user ${user.slice(0, 100)} has no Lockstep identity; an administrator adds one with lockstep hooks install --server --pusher ${user.slice(0, 100)}=EMAIL.` };
   }

@@ -47,7 +47,7 @@ function writeHook(dir: string, name: string, text: string): InstalledHook {
   }
   fs.writeFileSync(hook, text, { mode: 0o755 });
   fs.chmodSync(hook, 0o755);
-  return { hook, chained: fs.existsSync(chainedPath) ? chainedPath : undefined, updated: existing !== undefined && existing.includes(HOOK_MARKER) };
+  return { hook, chained: fs.existsSync(chainedPath) ? chainedPath : undefined, updated: existing?.includes(HOOK_MARKER) === true };
 }
 
 export async function installClientHooks(repo: string, paths: HookPaths): Promise<InstalledHook> {
@@ -107,7 +107,7 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   fs.mkdirSync(dir, { recursive: true });
   const settingsFile = path.join(dir, SERVER_SETTINGS_FILE);
   const temp = `${settingsFile}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(settings, null, 2) + '\n', { mode: 0o600 });
+  fs.writeFileSync(temp, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
   fs.chmodSync(temp, 0o600);
   fs.renameSync(temp, settingsFile);
   // The environment file of earlier versions held credentials and is read no more.

@@ -359,7 +359,7 @@ function identity(stat: fs.Stats): FileIdentity {
 }
 
 function sameFile(stat: fs.Stats | undefined, known: FileIdentity): boolean {
-  return stat !== undefined && stat.isFile() && stat.ino === known.ino && stat.size === known.size && stat.mtimeMs === known.mtimeMs;
+  return stat?.isFile() === true && stat.ino === known.ino && stat.size === known.size && stat.mtimeMs === known.mtimeMs;
 }
 
 function isEnvelope(value: unknown): value is Envelope {

@@ -41,7 +41,7 @@ export function isLeaseSlot(value: unknown): value is LeaseSlot {
 /** One key's lease as the transitions of leaseState.ts see it (a released key reads as a tombstone). */
 export function leaseInSlot(slot: LeaseSlot | null, key: string): LeaseState {
   const counter = slot?.counter ?? 0;
-  const entry = slot !== null && Object.prototype.hasOwnProperty.call(slot.leases, key) ? slot.leases[key] : undefined;
+  const entry = slot !== null && Object.hasOwn(slot.leases, key) ? slot.leases[key] : undefined;
   return entry === undefined ? { v: 1, counter, owner: null, expiresAt: 0 } : { v: 1, counter, owner: entry.o, expiresAt: entry.e };
 }
 

@@ -26,7 +26,10 @@ export class MemoryCells implements CasCells {
 
   watch(cell: string, onChange: () => void): Disposable {
     let set = this.listeners.get(cell);
-    if (!set) this.listeners.set(cell, set = new Set());
+    if (!set) {
+      set = new Set();
+      this.listeners.set(cell, set);
+    }
     set.add(onChange);
     return { dispose: () => { set.delete(onChange); } };
   }

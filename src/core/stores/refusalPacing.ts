@@ -80,7 +80,10 @@ export class RefusalPacing {
 async function pause(key: string, ms: number): Promise<void> {
   await new Promise<void>(resolve => {
     let waiting = paused.get(key);
-    if (waiting === undefined) paused.set(key, waiting = new Set());
+    if (waiting === undefined) {
+      waiting = new Set();
+      paused.set(key, waiting);
+    }
     const wake = () => {
       clearTimeout(timer);
       waiting!.delete(wake);

@@ -91,7 +91,7 @@ export function verdictMarkdown(verdict: Verdict): string {
     for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
   }
   lines.push('', `_${identitiesNote(verdict)}_`);
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** The same verdict as plain text lines (the command's own output). */

@@ -27,7 +27,7 @@ export async function verifyMerge(git: GitCommand, file: ContainerFile, request:
   if (!present) {
     throw new LockConfigurationError(`The request's head ${request.head.slice(0, 12)} is not in this clone: check out the request's head with full history (fetch-depth: 0) before the check.`, { setting: 'merge' });
   }
-  const identity = Object.prototype.hasOwnProperty.call(file.pushers ?? {}, request.actor) ? file.pushers![request.actor] : null;
+  const identity = Object.hasOwn(file.pushers ?? {}, request.actor) ? file.pushers![request.actor] : null;
   const reasons: string[] = [];
   if (identity === null) {
     reasons.push(`${request.actor} has no Lockstep identity: .lockstep.json's pushers (on ${request.branch}) does not list this login, so no grant can be theirs. An operator adds "${request.actor}": "<identity>" to pushers.`);

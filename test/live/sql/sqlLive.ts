@@ -67,7 +67,9 @@ export async function adminQuery(url: string, sql: string, params: readonly SqlV
     const db = new Database(target.file);
     try {
       const statement = db.prepare(sql);
-      return statement.reader ? statement.all(...params) as Record<string, unknown>[] : (statement.run(...params), []);
+      if (statement.reader) return statement.all(...params) as Record<string, unknown>[];
+      statement.run(...params);
+      return [];
     } finally {
       db.close();
     }

@@ -98,7 +98,7 @@ suite('badge states, driven from the backend', () => {
       return c.acquire();
     });
     assert.equal(grant, aliceGrant + 1);
-    await until('alice to see Stale under grant #' + grant, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 8_000);
+    await until(`alice to see Stale under grant #${grant}`, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 8_000);
     const badge = api.badge();
     assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked · $(warning) caution`, 'bob took over a silent holder: the caution mark');
     assert.equal(badge.severity, 'error');

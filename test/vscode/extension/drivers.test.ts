@@ -118,7 +118,7 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
       const file = path.join(fixture.alice, '.lockstep.json');
       const kept = fs.readFileSync(file);
       // A pull brings a .lockstep.json naming a container that was never initialised on this store.
-      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(kept.toString('utf8')), container: randomUUID() }, null, 2) + '\n');
+      fs.writeFileSync(file, `${JSON.stringify({ ...JSON.parse(kept.toString('utf8')), container: randomUUID() }, null, 2)}\n`);
       try {
         const badge = await badgeBecomes(api, 'no-page', 15_000);
         assert.equal(badge.severity, 'error');

@@ -13,7 +13,6 @@ import * as vscode from 'vscode';
 const ON_REQUEST = ['drivers', 'multiRoot'];
 
 interface RunCounts { passed: number; failed: number; skipped: number; notRun: number; behaviours: string[] }
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { countRun } = require('../../../scripts/test-counts.cjs') as { countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts };
 
 export async function run(): Promise<void> {
@@ -40,7 +39,7 @@ export async function run(): Promise<void> {
     }
   });
   const counts = { passed: run.passed, failed: run.failed, skipped: run.skipped, behaviours: run.behaviours, vscode: vscode.version, node: process.version };
-  if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, JSON.stringify(counts) + '\n');
+  if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, `${JSON.stringify(counts)}\n`);
   if (counts.failed > 0) throw new Error(`${counts.failed} extension test(s) failed`);
   // A run that found no test file, or no test, is not a pass.
   if (files.length === 0 || counts.passed + counts.failed + counts.skipped === 0) throw new Error(`the extension host ran zero tests (${files.length} test files)`);

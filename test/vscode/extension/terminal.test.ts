@@ -29,7 +29,7 @@ suite('the lockstep command in the integrated terminal', () => {
       // It is the extension's own launcher, in its global storage, that the terminal found first.
       const found = fs.readFileSync(path.join(out, 'which'), 'utf8').trim();
       assert.match(found, /[\\/]bin[\\/]lockstep$/);
-      assert.match(fs.readFileSync(found, 'utf8'), new RegExp(`dist/cli\\.js' "\\$@"`));
+      assert.match(fs.readFileSync(found, 'utf8'), /dist\/cli\.js' "\$@"/);
     } finally {
       terminal.dispose();
       fs.rmSync(out, { recursive: true, force: true });

@@ -72,7 +72,7 @@ export function createContainerFixture(parent, options = {}) {
   lockstep(alice, ['init', '--driver', options.driver ?? 'file', '--operator', operator], { store });
   // Settings beyond init's flags are edited in the file, as the README says.
   const file = path.join(alice, '.lockstep.json');
-  fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...settings }, null, 2) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...settings }, null, 2)}\n`);
   git(alice, 'add', '-A');
   git(alice, 'commit', '--quiet', '-m', 'A Lockstep container');
   git(alice, 'push', '--quiet', '-u', 'origin', 'main');
@@ -93,7 +93,7 @@ export function createMultiRootWorkspace(parent, fixture) {
   fs.mkdirSync(secondParent);
   const second = createContainerFixture(secondParent, { store: fixture.store, files: { 'docs/plan.md': '# Plan\n' } });
   const file = path.join(parent, 'team.code-workspace');
-  fs.writeFileSync(file, JSON.stringify({ folders: [{ path: fixture.alice }, { path: second.alice, name: 'second' }] }, null, 2) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify({ folders: [{ path: fixture.alice }, { path: second.alice, name: 'second' }] }, null, 2)}\n`);
   return { file, second };
 }
 

@@ -109,9 +109,15 @@ export async function badgeShows(page, pattern, timeoutMs = 20_000) {
 
 /** Every visible status-bar entry as { id, text, label } (for messages and debugging). */
 export async function readStatusBar(page) {
-  return page.locator(`${STATUS_BAR} .statusbar-item`).evaluateAll(items => items
-    .filter(el => el.offsetParent !== null)
-    .map(el => ({ id: el.id, text: el.textContent?.trim() ?? '', label: el.querySelector('[aria-label]')?.getAttribute('aria-label') ?? '' })));
+  return page.locator(`${STATUS_BAR} .statusbar-item`).evaluateAll(items =>
+    items
+      .filter(el => el.offsetParent !== null)
+      .map(el => ({
+        id: el.id,
+        text: el.textContent?.trim() ?? '',
+        label: el.querySelector('[aria-label]')?.getAttribute('aria-label') ?? '',
+      })),
+  );
 }
 
 /**

@@ -57,11 +57,13 @@ const ok = await runUiTests(suite, [
       await toast.waitFor({ timeout: 20_000 });
       await toast.getByRole('button', { name: 'Petition' }).waitFor({ timeout: 5_000 });
       const lines = p.locator('.editor-instance .view-lines').first();
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText(), the text as shown, not the DOM property
       const before = await lines.innerText();
       await lines.click();
       await p.keyboard.type('typed while bob holds it');
       // VS Code's own refusal appears at the cursor.
       await p.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor({ timeout: 10_000 });
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText(), as above
       assert.equal(await lines.innerText(), before, 'the text did not change');
       assert.equal(await p.locator('.tab.active.dirty').count(), 0, 'the editor is not dirty');
       await screenshot(p, `readonly-refusal${suffix}`);

@@ -78,7 +78,7 @@ export async function historyEntries(refs: GitRefs, revision: string): Promise<A
 
 /** The text of a snapshot's audit.log: the entries oldest first, one JSON object per line. */
 export function auditLogText(newestFirst: readonly AuditEntry[]): string {
-  return newestFirst.slice().reverse().map(entry => JSON.stringify(entry)).join('\n') + '\n';
+  return `${newestFirst.slice().reverse().map(entry => JSON.stringify(entry)).join('\n')}\n`;
 }
 
 async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {

@@ -42,10 +42,12 @@ export function lastAuditLine(value: unknown): AuditLine | undefined {
     && (line.outcome === 'done' || line.outcome === 'refused') ? line as AuditLine : undefined;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what commitSubject removes
+const CONTROL_RUNS = /[\x00-\x1f\x7f]+/g;
+
 /** Any summary as one commit subject: no newlines or control characters, bounded length. */
 export function commitSubject(summary: string): string {
-  // eslint-disable-next-line no-control-regex
-  const line = summary.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 500);
+  const line = summary.replace(CONTROL_RUNS, ' ').trim().slice(0, 500);
   return line === '' ? 'lockstep: update' : line;
 }
 

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { LockBackendError, LockConfigurationError } from '../../errors';
 import type { CasCells } from '../casDriver';
 import type { CasResult, Disposable, VersionedRecord } from '../store';
-import { damaged, GitRefs, isObjectName, lockRef, RECORD_FILE, refusedError, type FetchOutcome, type RefKind, type StoredValue } from './gitRefs';
+import { damaged, type GitRefs, isObjectName, lockRef, RECORD_FILE, refusedError, type FetchOutcome, type RefKind, type StoredValue } from './gitRefs';
 import { commitSubject, lastAuditLine, stampEnv, stampOf, transitionSubject } from './recordCommit';
 import type { RemotePoller } from './remotePoller';
 

@@ -35,7 +35,10 @@ export class RemotePoller {
   watch(ref: string, onChange: () => void, baseline?: string | null): Disposable {
     if (this.closed) return { dispose: () => undefined };
     let entry = this.watched.get(ref);
-    if (!entry) this.watched.set(ref, entry = { listeners: new Set(), last: baseline, observed: 0 });
+    if (!entry) {
+      entry = { listeners: new Set(), last: baseline, observed: 0 };
+      this.watched.set(ref, entry);
+    }
     entry.listeners.add(onChange);
     const watched = entry;
     if (!this.polling) this.schedule(0);

@@ -25,7 +25,10 @@ export class RecordWatcher {
 
   watch(channel: string, onChange: () => void): Disposable {
     let set = this.listeners.get(channel);
-    if (!set) this.listeners.set(channel, set = new Set());
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
     // Wrapped so that one function watched twice is two listeners, each disposed on its own.
     let active = true;
     const listener = (): void => { if (active) callSafely(onChange); };

@@ -98,7 +98,7 @@ function serverTarget(url: URL, dialect: 'mysql' | 'postgres', defaultPort: numb
   }
   const port = url.port === '' ? defaultPort : Number(url.port);
   const params = new Map<string, string>();
-  url.searchParams.forEach((value, key) => params.set(key, value));
+  for (const [key, value] of url.searchParams) params.set(key, value);
   const normalised = new URL(url.href);
   return {
     dialect,

@@ -26,7 +26,10 @@ export class RecordWatches {
   watch(key: string, onChange: () => void): Disposable {
     const watch: Watch = { last: undefined, onChange };
     let set = this.watches.get(key);
-    if (!set) this.watches.set(key, set = new Set());
+    if (!set) {
+      set = new Set();
+      this.watches.set(key, set);
+    }
     set.add(watch);
     let polling = false;
     const poll = async () => {

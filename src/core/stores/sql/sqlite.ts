@@ -160,7 +160,10 @@ class SqliteBackend implements SqlBackend {
 
   private statement(sql: string): SqliteStatement {
     let statement = this.statements.get(sql);
-    if (!statement) this.statements.set(sql, statement = this.db.prepare(sql));
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
     return statement;
   }
 

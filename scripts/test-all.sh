@@ -28,6 +28,9 @@ if ! { npm run -s build && npm run -s typecheck; }; then
   tally_line build+typecheck 0 1 0 "npm run build or typecheck failed"
 fi
 
+step "lint"
+run_reported lint bash scripts/lint.sh
+
 step "calibration"
 LOCKSTEP_TEST_SLOWDOWN=$(npx tsx test/helpers/calibration.ts) || LOCKSTEP_TEST_SLOWDOWN=
 export LOCKSTEP_TEST_SLOWDOWN

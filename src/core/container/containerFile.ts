@@ -156,8 +156,8 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   if (value.heartbeatSeconds > value.leaseTtlSeconds / 2) {
     bad('heartbeatSeconds', `must be a number of seconds from 5 to ${value.leaseTtlSeconds / 2} (half of leaseTtlSeconds)`);
   }
-  if (value.allowedSigners !== undefined && value.driver !== 'git') {
-    bad('allowedSigners', `is read by the git driver only so far (the ${value.driver} driver's signed history is not built yet); remove it, or use the git driver`);
+  if (value.allowedSigners !== undefined && value.driver !== 'git' && value.driver !== 'file' && value.driver !== 'sql' && value.driver !== 'redis') {
+    bad('allowedSigners', `is read by the git, file, SQL and Redis drivers, and this container uses the ${value.driver} driver`);
   }
   return value;
 }

@@ -195,7 +195,13 @@ describe('signed lock history on the file driver (the store writable by every pa
   it('bob drops alice\'s acquire from the store and acquires on top: the guard and alice\'s clone saw it, refuse it and name his step', async () => {
     const beforeAcquire = top().value;
     grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
+    const from = team.remoteSha();
     ok(await lands(alice), 'alice lands (the guard proves the page and keeps its witness)');
+    // The forge's check on alice's push, keeping its witness between runs (as a CI cache would).
+    const witness = path.join(team.root, 'ci-cache', 'witness');
+    const seen = await verifyInCi(`${from}..${team.remoteSha()}`, ['--witness', witness]);
+    assert.equal(seen.json.identities, 'proven', `${seen.stdout}${seen.stderr}`);
+    assert.ok(fs.existsSync(witness), 'the check kept its witness');
     // bob sets the store back to before alice's acquire (a revision he kept), forgets what his own clone saw, and acquires.
     writeTop(beforeAcquire);
     for (const name of fs.readdirSync(path.join(bob.dir, '.git', 'lockstep'))) {
@@ -209,7 +215,12 @@ describe('signed lock history on the file driver (the store writable by every pa
     refusedAtDoor(await lands(bob), new RegExp(`${step.slice(0, 12)} is not proven — the page no longer holds the step this reader proved last \\(acquire by alice@example\\.com`), 'bob\'s landing');
     assert.equal(team.remoteSha(), before, 'main did not move');
     await tampered(alice, step, /set back past it/, 'alice\'s clone saw her acquire');
-    // A check that keeps its witness between runs (as a CI cache) saw alice's acquire too.
-    void before;
+    // The check that kept its witness saw alice's acquire too: it fails, naming bob's step.
+    const check = await verifyInCi(`${before}..${before}`, ['--witness', witness]);
+    assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
+    assert.equal(check.json.error.revision, step);
+    assert.match(check.json.error.message, /set back past it/);
+    // A check with no witness cannot tell (README "Threat model"): it proves bob's window afresh.
+    assert.notEqual((await verifyInCi(`${before}..${before}`)).code, 5);
   });
 });

@@ -8,29 +8,83 @@ import * as protocol from '../../src/core/lockRecord';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
 import { signMessage } from '../../src/core/stores/chainSignatures';
+import { TABLE } from '../../src/core/stores/sql/migration';
+import { recordRowKey } from '../../src/core/stores/sql/sqlDriver';
 import { frameRevision, unframeRevision } from '../../src/core/stores/revisionFraming';
 import { hashProof } from '../../src/core/tokens';
 import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 
 /**
- * A signed lock page on the file driver (`allowedSigners` in .lockstep.json): every participant holds
- * the store's credentials (here: write access to its folder), and bob uses them. The shared remote is
+ * A signed lock page on the file and SQL (SQLite) drivers (`allowedSigners` in .lockstep.json): every
+ * participant holds the store's credentials (write access to its folder, to the database), and bob
+ * uses them with the store's own tools: revision files framed as the driver frames them, an SQL UPDATE. The shared remote is
  * reached through `git daemon` with the server guard installed; keys are real ed25519 keys made by
  * ssh-keygen, and every signature is checked by ssh-keygen -Y verify. bob writes a record naming
- * himself holder straight into the store's revision files, and separately sets the store back past
+ * himself holder straight into the store, and separately sets the store back past
  * alice's acquire and acquires on top: each reads tampered in alice's clone naming the step, the
  * server guard refuses bob's landing, and `lockstep verify` fails naming the step.
  */
 
 const SIGNERS_PATH = '.lockstep/allowed_signers';
 
-describe('signed lock history on the file driver (the store writable by every participant; remote by git daemon)', function () {
+/** What bob does with the store's credentials: read its newest value, write one over it (returns its undo). */
+interface StoreHand {
+  top(): any;
+  writeTop(value: unknown): () => void;
+}
+
+function fileHand(recordDir: string): StoreHand {
+  const newest = () => {
+    const numbers = fs.readdirSync(recordDir).filter(n => /^\d{16}\.json$/.test(n)).map(n => Number(n.slice(0, 16))).sort((a, b) => a - b);
+    const number = numbers[numbers.length - 1];
+    const file = path.join(recordDir, `${String(number).padStart(16, '0')}.json`);
+    let text: string;
+    try { text = fs.readlinkSync(file); } catch { text = fs.readFileSync(file, 'utf8'); }
+    const envelope = JSON.parse(unframeRevision(text) as string);
+    return { number, lineage: envelope.l as string[], value: envelope.v };
+  };
+  return {
+    top: () => newest().value,
+    // The next revision, exactly as the driver frames one.
+    writeTop(value) {
+      const current = newest();
+      const file = path.join(recordDir, `${String(current.number + 1).padStart(16, '0')}.json`);
+      const lineage = [randomBytes(6).toString('hex'), ...current.lineage].slice(0, 32);
+      fs.writeFileSync(file, frameRevision(JSON.stringify({ l: lineage, v: value })), { mode: 0o600, flag: 'wx' });
+      return () => fs.unlinkSync(file);
+    },
+  };
+}
+
+function sqliteHand(database: string, key: string): StoreHand {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Database = require('better-sqlite3');
+  const row = recordRowKey(key);
+  const read = () => {
+    const db = new Database(database);
+    try { return db.prepare(`SELECT record FROM ${TABLE} WHERE key_hash = ?`).get(row).record as string; } finally { db.close(); }
+  };
+  const write = (text: string) => {
+    const db = new Database(database);
+    try { assert.equal(db.prepare(`UPDATE ${TABLE} SET record = ?, revision = revision + 1 WHERE key_hash = ?`).run(text, row).changes, 1); } finally { db.close(); }
+  };
+  return {
+    top: () => JSON.parse(read()),
+    writeTop(value) {
+      const before = read();
+      write(JSON.stringify(value));
+      return () => write(before);
+    },
+  };
+}
+
+for (const driver of ['file', 'sqlite'] as const) describe(`signed lock history on the ${driver} driver (the store writable by every participant; remote by git daemon)`, function () {
   this.timeout(300_000);
   let team: FencingTeam;
   let alice: TeamMember, bob: TeamMember, ops: TeamMember;
   let keys: Record<string, string>;
   let key: string;
-  let recordDir: string;
+  let hand: StoreHand;
   let grantSeen = 0;
 
   const ok = (result: CliResult, what: string): any => {
@@ -50,30 +104,14 @@ describe('signed lock history on the file driver (the store writable by every pa
     assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
   }
 
-  /** The store's newest revision file of the page, as bob reads it with the store's credentials. */
-  function top(): { number: number; file: string; lineage: string[]; value: any } {
-    const numbers = fs.readdirSync(recordDir).filter(n => /^\d{16}\.json$/.test(n)).map(n => Number(n.slice(0, 16))).sort((a, b) => a - b);
-    const number = numbers[numbers.length - 1];
-    const file = path.join(recordDir, `${String(number).padStart(16, '0')}.json`);
-    let text: string;
-    try { text = fs.readlinkSync(file); } catch { text = fs.readFileSync(file, 'utf8'); }
-    const envelope = JSON.parse(unframeRevision(text) as string);
-    return { number, file, lineage: envelope.l, value: envelope.v };
-  }
-  /** bob publishes `value` as the store's next revision, exactly as the driver frames one. */
-  function writeTop(value: unknown): string {
-    const current = top();
-    const file = path.join(recordDir, `${String(current.number + 1).padStart(16, '0')}.json`);
-    const lineage = [randomBytes(6).toString('hex'), ...current.lineage].slice(0, 32);
-    fs.writeFileSync(file, frameRevision(JSON.stringify({ l: lineage, v: value })), { mode: 0o600, flag: 'wx' });
-    return file;
-  }
+  const top = () => hand.top();
+  const writeTop = (value: unknown) => hand.writeTop(value);
   function chain(): ChainEnvelope {
-    const { value } = top();
+    const value = top();
     assert.ok(isChainEnvelope(value), 'the store holds a signed chain');
     return value;
   }
-  const lastRecord = (c: ChainEnvelope) => parseRecord(JSON.parse(c.steps[c.steps.length - 1].r), 'file', team.container, settings());
+  const lastRecord = (c: ChainEnvelope) => parseRecord(JSON.parse(c.steps[c.steps.length - 1].r), driver === 'file' ? 'file' : 'sql', team.container, settings());
   /** A step on top of the chain, signed with `signer`'s key (null: unsigned). */
   async function forgeStep(c: ChainEnvelope, record: protocol.LockRecord, signer: string | null): Promise<{ envelope: ChainEnvelope; step: string }> {
     const r = encodeRecord(record);
@@ -103,10 +141,12 @@ describe('signed lock history on the file driver (the store writable by every pa
   }
 
   before(async () => {
-    team = await createFencingTeam({ members: ['alice', 'bob', 'ops'], operators: ['ops@example.com'], driver: 'file', transport: 'daemon', serverHooks: false, clientHooks: false });
+    team = await createFencingTeam({ members: ['alice', 'bob', 'ops'], operators: ['ops@example.com'], transport: 'daemon', serverHooks: false, clientHooks: false,
+      ...(driver === 'file' ? { driver } : { initArgs: ['--driver', 'sql'] }) });
     [alice, bob, ops] = team.members;
     key = keyDigest('lockstep', `container:${team.container}`);
-    recordDir = path.join(team.store, namespaceDigest('lockstep'), key.slice(0, 2), `r${key}`);
+    hand = driver === 'file' ? fileHand(path.join(team.store, namespaceDigest('lockstep'), key.slice(0, 2), `r${key}`))
+      : sqliteHand(path.join(team.store, 'lockstep.sqlite'), key);
     const keyDir = path.join(team.root, 'keys');
     fs.mkdirSync(keyDir);
     keys = {};
@@ -130,7 +170,7 @@ describe('signed lock history on the file driver (the store writable by every pa
   after(() => team?.dispose());
 
   it('turning signing on: the unsigned page reads tampered until an operator\'s signed adopt starts its chain', async () => {
-    const plain = top().value;
+    const plain = top();
     assert.ok(!isChainEnvelope(plain));
     await tampered(alice, digestOf(JSON.stringify(plain)), /no signed chain/, 'the page written before signing');
     grantSeen = plain.grant;
@@ -171,9 +211,9 @@ describe('signed lock history on the file driver (the store writable by every pa
       ['unsigned', await forgeStep(c, forged, null), /not signed/],
       ['bob signs alice\'s release', await forgeStep(c, released.record, 'bob'), /gives bob@example\.com, but its audit line acts as alice@example\.com/],
     ] as const) {
-      const file = writeTop(forgery.envelope);
+      const undo = writeTop(forgery.envelope);
       await tampered(alice, forgery.step, why, what);
-      fs.unlinkSync(file);
+      undo();
     }
     // Signed with bob's own key: no legal transition while alice holds the live lease.
     const attack = await forgeStep(c, forged, 'bob');
@@ -193,7 +233,7 @@ describe('signed lock history on the file driver (the store writable by every pa
   });
 
   it('bob drops alice\'s acquire from the store and acquires on top: the guard and alice\'s clone saw it, refuse it and name his step', async () => {
-    const beforeAcquire = top().value;
+    const beforeAcquire = top();
     grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
     const from = team.remoteSha();
     ok(await lands(alice), 'alice lands (the guard proves the page and keeps its witness)');

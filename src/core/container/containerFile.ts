@@ -29,7 +29,7 @@ export interface ContainerFile {
   /** Git driver: how long one git command may run, in whole seconds (default 5; LOCKSTEP_GIT_TIMEOUT_SECONDS wins). */
   gitTimeoutSeconds?: number;
   /**
-   * Git driver: the repository path of an allowed_signers file on the first protected branch. Set, every
+   * The repository path of an allowed_signers file on the first protected branch (git, file, SQL, Redis). Set, every
    * step of the page's history must be signed by a key it lists for that step's identity (README "Threat model").
    */
   allowedSigners?: string;

@@ -71,9 +71,15 @@ describe('signed chain of a page on a participants\' store', () => {
     assert.equal(checkChain(judged([created, other]), undefined, SETTINGS).ok, true);
   });
 
-  it('a window that moved past the witness is proven when its newest record still holds the witnessed line', () => {
-    const steps = judged([held.record, released], digestOf(encodeRecord(created))).slice(1);
-    assert.equal(checkChain(steps, witnessOf(created), SETTINGS).ok, true);
+  it('fails closed when the window no longer reaches back to the witness: a window written anew, its audit copied, its first step signed by its own actor', () => {
+    // bob's invention: lead's released page with himself holder, one step whose record before is nowhere.
+    const invented = acquireAs(released, ANA, at(3)).record;
+    const steps = judged([invented], 'f'.repeat(64));
+    const verdict = checkChain(steps, witnessOf(released), SETTINGS);
+    assert.equal(!verdict.ok && verdict.step, steps[0].digest);
+    assert.match(!verdict.ok ? verdict.why : '', /no longer reach back to the step this reader proved last/);
+    // A reader with no witness accepts the window's first step as a checkpoint signed by its actor (README "Threat model").
+    assert.equal(checkChain(steps, undefined, SETTINGS).ok, true);
   });
 
   it('an operator\'s adopt after the witness that keeps the fence restarts the chain; an older one, or one lowering the grant, does not', () => {

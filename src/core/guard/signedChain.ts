@@ -16,9 +16,9 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * before it: the same rule as a git driver's commit (signedStep.ts).
  *
  * A reader keeps a witness: the last record it proved (its digest and bytes). A chain must extend it:
- * hold it, or have moved past the window since (then the newest record's audit must still hold the
- * witnessed step's own line). A store set back past the witnessed step — a dropped step — reads
- * tampered for that reader. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
+ * hold it (or begin right after it), or restart with an operator's adopt dated after it. A store set
+ * back past the witnessed step — a dropped step — reads tampered for that reader, and so, failing
+ * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
  */
 
 /** One signed transition as stored. */
@@ -46,7 +46,7 @@ export interface Witness {
 /** The namespace of a step's signature (ssh-keygen -n): a signature made for anything else never verifies here. */
 export const STEP_NAMESPACE = 'lockstep-step';
 /** A window keeps at most this many steps… */
-export const MAX_CHAIN_STEPS = 32;
+export const MAX_CHAIN_STEPS = 128;
 /** …and at most this many bytes of records (the newest step always stays). */
 export const MAX_CHAIN_BYTES = 512 * 1024;
 
@@ -113,12 +113,12 @@ export function checkChain(steps: readonly JudgedStep[], witness: (Witness & { r
     } else if (steps[0].step.p === witness.digest && witness.record !== undefined) {
       before = witness.record;
     } else if (!restartsOver(steps[0], witness.record)) {
+      // Fail closed: a window that does not reach back to the witness cannot show that nothing was
+      // dropped, and its first step (a checkpoint only its own actor signed) could be anyone's invention.
       const lost = droppedWitness(tip.record as LockRecord, witness.record);
-      if (lost !== undefined) {
-        const after = witness.record?.audit.at(-1)?.at ?? 0;
-        const first = steps.find(s => (s.record?.audit.at(-1)?.at ?? 0) > after) ?? tip;
-        return refuse(first, lost);
-      }
+      const after = witness.record?.audit.at(-1)?.at ?? 0;
+      const first = steps.find(s => (s.record?.audit.at(-1)?.at ?? 0) > after) ?? tip;
+      return refuse(first, lost ?? `the page's signed steps no longer reach back to the step this reader proved last (more than ${MAX_CHAIN_STEPS} steps since, or a window written anew), so they cannot show that nothing was dropped.`);
     }
   }
   for (let i = start; i < steps.length; i++) {
@@ -154,9 +154,10 @@ function restartsOver(first: JudgedStep, seen: LockRecord | undefined): boolean 
 }
 
 /**
- * Why a chain that no longer holds the witnessed record does not extend it, or undefined when it
- * plausibly does (the window moved on): the newest record's audit must still hold the witnessed
- * step's own line, unless the audit has trimmed lines that old; its grant never goes lower.
+ * Why a chain that no longer holds the witnessed record was set back past it, when that shows: a
+ * lower grant, or a newest record whose audit lacks the witnessed step's own line (and has not
+ * trimmed lines that old). Undefined when it does not show (the window merely moved on, or was
+ * written anew with the line copied).
  */
 function droppedWitness(tip: LockRecord, witnessed: LockRecord | undefined): string | undefined {
   const line = witnessed?.audit.at(-1);

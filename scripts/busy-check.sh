@@ -56,13 +56,7 @@ if [ "$unit" = 1 ]; then
 fi
 if [ "$integration" = 1 ]; then
   echo; echo "=== busy: integration${files[*]:+ (${files[*]})} ($(date +%T))"
-  config=.mocharc.integration.json
-  if [ "${#files[@]}" -gt 0 ]; then # the suite's configuration as it is, on FILEs instead of its own spec
-    config=test-artifacts/busy-check.mocharc.json
-    node -e 'const fs = require("fs"); const [from, to, ...spec] = process.argv.slice(1); fs.writeFileSync(to, JSON.stringify({ ...JSON.parse(fs.readFileSync(from, "utf8")), spec }));' \
-      .mocharc.integration.json "$config" "${files[@]}"
-  fi
-  run_reported integration npx mocha --config "$config"
+  run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json "${files[@]}"
 fi
 echo "[busy-check] load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 tally_summary

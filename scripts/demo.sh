@@ -9,8 +9,15 @@ port=${LOCKSTEP_DEMO_PORT:-8080}
 say() { echo "[demo $(date +%T)] $*"; }
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
+cache="${LOCKSTEP_CACHE:-$HOME/.cache/lockstep}/vscode-host"
+if [ -f "$cache/cs-1.139/.installed" ] && [ -d node_modules ]; then
+  say "starting (everything is installed: about a minute)"
+else
+  say "first run: installs npm packages and builds code-server's native parts, about 15 minutes on a fresh 2-core"
+  say "machine (each step says it is still running); later runs reuse $cache and node_modules and start in a minute"
+fi
 bash scripts/setup.sh demo
-bash scripts/vscode-host/setup.sh 1.139
+LOCKSTEP_HOST_NO_BROWSER=1 bash scripts/vscode-host/setup.sh 1.139
 # shellcheck source=/dev/null
 source "${LOCKSTEP_CACHE:-$HOME/.cache/lockstep}/vscode-host/env.sh"
 port_in_use && { echo "Port $port on 127.0.0.1 is taken; choose another with LOCKSTEP_DEMO_PORT=…" >&2; exit 2; }
@@ -32,7 +39,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
 say "building and packaging the extension"
-npm run -s package -- --out "$demo/lockstep.vsix" > "$demo/package.log" 2>&1 || { tail -30 "$demo/package.log"; exit 1; }
+# shellcheck source=scripts/progress.sh
+source scripts/progress.sh
+with_progress "demo: package" --out "$demo/package.log" npm run -s package -- --out "$demo/lockstep.vsix" || { tail -30 "$demo/package.log"; exit 1; }
 
 say "creating a sample repository: a bare remote as origin and a clone that is a Lockstep container"
 # Everything code-server writes stays in the demo folder; its extension host inherits LOCKSTEP_PATH (the store).

@@ -138,8 +138,9 @@ if [ "$MODE" = chaos ]; then # chaos/run.ts reports its own tally line (suite LO
   # A server that did not run is one chaos run skipped (outside CI) or failed (in CI), in a line of its own.
   if [ "${#notes[@]}" -gt 0 ]; then joined=$(printf '%s; ' "${notes[@]}"); tally_line sql-chaos 0 "$failed" "$skipped" "${joined%; }"; fi
   chaos_drivers=(); chaos_urls=()
-  [ -n "${MDB_URL:-}" ] && { chaos_drivers+=(mariadb); chaos_urls+=(--database-url "$MDB_URL"); }
-  [ -n "${PG_URL:-}" ] && { chaos_drivers+=(postgres); chaos_urls+=(--database-url "$PG_URL"); }
+  # Plain leases and the container protocol on each server (chaos/run.ts's container-mariadb, container-postgres).
+  [ -n "${MDB_URL:-}" ] && { chaos_drivers+=(mariadb container-mariadb); chaos_urls+=(--database-url "$MDB_URL"); }
+  [ -n "${PG_URL:-}" ] && { chaos_drivers+=(postgres container-postgres); chaos_urls+=(--database-url "$PG_URL"); }
   [ ${#chaos_drivers[@]} -eq 0 ] && exit "$((failed > 0))"
   drivers_csv=$(IFS=,; echo "${chaos_drivers[*]}")
   npx tsx chaos/run.ts --drivers "$drivers_csv" "${chaos_urls[@]}" "$@"

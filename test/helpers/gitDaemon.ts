@@ -14,6 +14,20 @@ export interface GitDaemon {
 }
 
 export async function startGitDaemon(base: string): Promise<GitDaemon> {
+  // The free port can be taken by another process between the probe and the daemon's bind (test files run side by
+  // side): a daemon that exits before it answers is started again on a new port, twice at most.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort(base);
+    } catch (error) {
+      if (!(error instanceof DaemonExited) || attempt === 3) throw error;
+    }
+  }
+}
+
+class DaemonExited extends Error {}
+
+async function startOnFreePort(base: string): Promise<GitDaemon> {
   const port = await freePort();
   const child = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', '--listen=127.0.0.1', `--port=${port}`,
     `--base-path=${base}`, base], {
@@ -26,7 +40,7 @@ export async function startGitDaemon(base: string): Promise<GitDaemon> {
   const url = `git://127.0.0.1:${port}`;
   try {
     await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`git daemon exited ${child.exitCode}: ${stderr}`);
+      if (child.exitCode !== null) throw new DaemonExited(`git daemon exited ${child.exitCode}: ${stderr}`);
       try {
         execFileSync('git', ['ls-remote', `${url}/remote.git`], { stdio: 'ignore', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
         return true;

@@ -207,6 +207,31 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.notEqual(run.code, 0);
   });
 
+  it('runs a suite file by file, two at a time, as one runner: sums, one line, and a file that crashed counted as a failure by name (scripts/mocha-files.mjs)', async () => {
+    const files = path.join(tmp.path, 'files');
+    fs.mkdirSync(files);
+    fs.writeFileSync(path.join(files, 'a.test.js'), 'describe("a", () => { it("one", () => {}); it("two", () => {}); });\n');
+    fs.writeFileSync(path.join(files, 'b.test.js'), 'describe("b", () => { it("holds", () => {}); it("breaks", () => { throw new Error("no"); }); });\n');
+    fs.writeFileSync(path.join(files, 'c.test.js'), 'process.exit(3);\n'); // dies while mocha loads it: reports nothing
+    const config = path.join(tmp.path, 'files.mocharc.json');
+    fs.writeFileSync(config, JSON.stringify({ spec: [`${files}/**/*.test.js`], reporter: './scripts/tally-reporter.cjs', timeout: 10_000 }));
+    const run = await runSuites({ files: `source scripts/accounting.sh\nrun_reported files node scripts/mocha-files.mjs --config ${JSON.stringify(config)} --jobs 2` });
+    assert.deepEqual([run.passed, run.failed], [3, 2], `one, two and holds passed; breaks failed, and c.test.js once\n${run.output}`);
+    const lines = run.tally.filter(l => l.suite === 'files');
+    assert.equal(lines.length, 1, 'one line for the whole suite');
+    assert.match(lines[0].note, /c\.test\.js: exited 3 before reporting/);
+    assert.equal(run.behaviours, 4, 'a › one, a › two, b › holds, b › breaks');
+    assert.notEqual(run.code, 0);
+  });
+
+  it('mocha-files refuses a bad --jobs with exit 2 and says what it takes', async () => {
+    const done = await finished(spawn('node', ['scripts/mocha-files.mjs', '--config', '.mocharc.integration.json', '--jobs', '0'], {
+      cwd: REPO_ROOT, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'],
+    }), scaled(20_000));
+    assert.equal(done.code, 2);
+    assert.match(done.stderr, /--jobs must be a whole number from 1 to 99, not "0"/);
+  });
+
   it('counts a behaviour once however many hosts ran it (the same titles on two runners)', async () => {
     const spec = path.join(tmp.path, 'hosts.test.js');
     fs.writeFileSync(spec, 'describe("badge", () => { it("reads Free", () => {}); it("reads Held", () => {}); });\n');

@@ -1,3 +1,4 @@
+import { MAX_IDENTITY_LENGTH } from '../../src/core/lockRecord';
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -158,10 +159,11 @@ describe('.lockstep.json: the strict schema', () => {
     for (const text of ['[]', 'null', '"x"', '{']) assert.throws(() => parseContainerFile(text), LockConfigurationError);
   });
 
-  it('checks a file near the cap entry by entry (100 operators of up to 254 characters)', () => {
+  it('checks a file near the cap entry by entry (100 operators of up to 200 characters, the record\'s identity limit)', () => {
     const many = { ...base, operators: Array.from({ length: 100 }, (_, i) => `${'o'.repeat(250)}${i}@example.com`) };
-    assert.throws(() => checkContainerFile(many), /operators/, 'past 254 characters');
+    assert.throws(() => checkContainerFile(many), /operators/, 'past 200 characters');
     assert.equal(checkAgainstSchema({ ...base, operators: many.operators.map(o => o.slice(150)) }, schema as unknown as SchemaNode), undefined);
+    assert.equal(MAX_IDENTITY_LENGTH, 200, 'an operator the schema accepts can act: the record takes identities of up to 200');
   });
 });
 

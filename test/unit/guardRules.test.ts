@@ -49,23 +49,33 @@ describe('server guard rules (pure)', () => {
     const live = { v: 1 as const, counter: 4, owner: 'e'.repeat(64), expiresAt: 10_000 };
     it('a claim raises the counter by exactly one, only once the lease is no longer live', () => {
       assert.equal(checkLeaseUpdate(null, { ...live, counter: 1 }, 0), undefined);
-      assert.equal(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 20_000), undefined);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 5, owner: 'f'.repeat(64) }, 5_000) ?? '', /still live/);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 9 }, 20_000) ?? '', /rise by one/);
-      assert.match(checkLeaseUpdate(live, { ...live, counter: 3 }, 20_000) ?? '', /rise by one/);
+      assert.equal(checkLeaseUpdate({ stored: live }, { ...live, counter: 5, owner: 'f'.repeat(64) }, 20_000), undefined);
+      assert.match(checkLeaseUpdate({ stored: live }, { ...live, counter: 5, owner: 'f'.repeat(64) }, 5_000) ?? '', /still live/);
+      assert.match(checkLeaseUpdate({ stored: live }, { ...live, counter: 9 }, 20_000) ?? '', /rise by one/);
+      assert.match(checkLeaseUpdate({ stored: live }, { ...live, counter: 3 }, 20_000) ?? '', /rise by one/);
       assert.match(checkLeaseUpdate(null, { ...live, counter: 0 }, 0) ?? '', /start with a claim/);
       assert.match(checkLeaseUpdate(null, { ...live, counter: 4 }, 0) ?? '', /rise by one/);
-      assert.match(checkLeaseUpdate(live, { ...live, owner: 'f'.repeat(64) }, 20_000) ?? '', /only a claim/);
-      assert.match(checkLeaseUpdate(live, { v: 1, counter: 'x' }, 0) ?? '', /damaged/);
+      assert.match(checkLeaseUpdate({ stored: live }, { ...live, owner: 'f'.repeat(64) }, 20_000) ?? '', /only a claim/);
+      assert.match(checkLeaseUpdate({ stored: live }, { v: 1, counter: 'x' }, 0) ?? '', /damaged/);
     });
     it('a claim needs the lease ended by the server\'s clock: a millisecond early is refused, the moment it ends is accepted', () => {
       const claim = { ...live, counter: 5, owner: 'f'.repeat(64) };
-      assert.match(checkLeaseUpdate(live, claim, live.expiresAt - 1) ?? '', /still live by the server's clock/);
-      assert.equal(checkLeaseUpdate(live, claim, live.expiresAt), undefined);
+      assert.match(checkLeaseUpdate({ stored: live }, claim, live.expiresAt - 1) ?? '', /still live by the server's clock/);
+      assert.equal(checkLeaseUpdate({ stored: live }, claim, live.expiresAt), undefined);
+    });
+    it('an existing ref whose record is damaged refuses every update, never read as absent (no counter restarts at 1)', () => {
+      const restart = { ...live, counter: 1 };
+      assert.equal(checkLeaseUpdate(null, restart, 20_000), undefined, 'control: a new ref starts at 1');
+      for (const stored of [undefined, null, 'text', { v: 1, counter: 'x' }, { ...live, owner: 'not a digest' }, { ...live, v: 2 }]) {
+        for (const update of [restart, { ...live, counter: 5 }, { ...live, owner: null, expiresAt: 0 }]) {
+          const why = checkLeaseUpdate({ stored }, update, 20_000) ?? '';
+          assert.match(why, /current record is damaged.*never treated as absent.*restores the ref from its history/, JSON.stringify(stored));
+        }
+      }
     });
     it('release (owner to null) and extend keep the counter', () => {
-      assert.equal(checkLeaseUpdate(live, { ...live, owner: null, expiresAt: 0 }, 0), undefined);
-      assert.equal(checkLeaseUpdate(live, { ...live, expiresAt: 99_000 }, 0), undefined);
+      assert.equal(checkLeaseUpdate({ stored: live }, { ...live, owner: null, expiresAt: 0 }, 0), undefined);
+      assert.equal(checkLeaseUpdate({ stored: live }, { ...live, expiresAt: 99_000 }, 0), undefined);
     });
   });
 

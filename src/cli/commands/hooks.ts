@@ -57,8 +57,8 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
       ...(values.branch !== undefined ? { branch: values.branch } : {}),
       ...(values['require-proof'] ? { requireProof: true } : values['no-require-proof'] ? { requireProof: false } : {}),
       store: storeFromEnv(context.env),
-      ...(values.skew !== undefined ? { skewSeconds: seconds(values.skew) } : {}),
-      ...pushersOption(values['pusher-variable'], values.pusher ?? []),
+      ...(values.skew !== undefined ? { skewSeconds: parseSkewSeconds(values.skew) } : {}),
+      ...parsePushers(values['pusher-variable'], values.pusher ?? []),
       path: context.env.PATH ?? '/usr/bin:/bin',
     });
     context.out.result([
@@ -109,13 +109,15 @@ function storeFromEnv(env: NodeJS.ProcessEnv): { path?: string; redisUrl?: strin
   };
 }
 
-function seconds(text: string): number {
+/** `hooks install --server --skew S`: whole seconds, 0–3600. */
+export function parseSkewSeconds(text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 3600) throw new LockConfigurationError('--skew must be a whole number of seconds from 0 to 3600.', { setting: '--skew' });
   return n;
 }
 
-function pushersOption(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
+/** `--pusher-variable V --pusher USER=IDENTITY …`: V one of PUSHER_VARIABLES, each pair with both sides non-empty. */
+export function parsePushers(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
   if (variable === undefined) {
     if (pairs.length > 0) throw new LockConfigurationError('--pusher needs --pusher-variable (which variable your git server sets).', { setting: '--pusher' });
     return {};

@@ -59,6 +59,8 @@ the operator's key, and its verified history restarts there.
     const reason = requireOption(values.reason, '--reason');
     const grantFloor = wholeNumber(requireOption(values.grant, '--grant'), '--grant');
     const nextIdFloor = wholeNumber(requireOption(values['next-id'], '--next-id'), '--next-id');
+    // Identifiers start at 1 (the help says so): 0 is a usage error here, before the store is touched.
+    if (nextIdFloor < 1) throw new LockConfigurationError('--next-id must be a whole number from 1.', { setting: '--next-id' });
     return withContainer(context, async container => {
       // A clone that held a grant knows a floor: never let the new page go below it.
       const floor = Math.max(grantFloor, container.session()?.grant ?? 0);

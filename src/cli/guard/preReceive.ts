@@ -4,7 +4,7 @@ import { auditRefusedPushOnPage, readContainerRecord, type ServerProof } from '.
 import { digestOf } from '../../core/guard/signedChain';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
-import { checkLeaseUpdate } from '../../core/guard/leaseUpdate';
+import { checkLeaseUpdate, type LeaseBefore } from '../../core/guard/leaseUpdate';
 import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { gitIn } from '../../core/git/runner';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
@@ -18,7 +18,6 @@ import {
 import type { LockRecord } from '../../core/lockRecord';
 import { parseRecord } from '../../core/recordCodec';
 import { SECOND } from '../../core/clock';
-import { isLeaseState, type LeaseState } from '../../core/stores/leaseState';
 import { AUDIT_FILE, MAX_RECORD_BYTES, RECORD_FILE, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import { checkRecordCommit, compactionSubject, lastAuditLine, stampOf, transitionSubject } from '../../core/stores/git/recordCommit';
 import { parseCommandArgs } from '../args';
@@ -231,19 +230,21 @@ function parseRecordText(text: string, container: string, settings: ServerSettin
 async function checkLeaseRef(repo: ServerRepo, update: RefUpdate, now: number): Promise<string | undefined> {
   const commit = await repo.commit(update.newSha);
   if (commit === undefined) return 'the new value is not a commit.';
-  const afterFile = await repo.file(update.newSha, RECORD_FILE);
-  const beforeFile = ZERO_SHA.test(update.oldSha) ? 'absent' : await repo.file(update.oldSha, RECORD_FILE);
-  if (afterFile === 'too large' || beforeFile === 'too large') return `a lease record is larger than ${MAX_RECORD_BYTES} bytes.`;
-  let after: unknown;
-  let before: LeaseState | null = null;
-  try {
-    after = JSON.parse(afterFile === 'absent' ? '' : afterFile.text);
-    if (beforeFile !== 'absent') {
-      const parsed: unknown = JSON.parse(beforeFile.text);
-      if (isLeaseState(parsed)) before = parsed;
-    }
-  } catch {
-    return 'the new lease record is damaged.';
-  }
+  const after = await leaseRecordOf(repo, update.newSha);
+  // An existing ref whose record cannot be read is damaged, never absent (checkLeaseUpdate refuses it).
+  const before: LeaseBefore = ZERO_SHA.test(update.oldSha) ? null
+    : { stored: await repo.commit(update.oldSha) === undefined ? undefined : await leaseRecordOf(repo, update.oldSha) };
+  if (after === 'too large' || before?.stored === 'too large') return `a lease record is larger than ${MAX_RECORD_BYTES} bytes.`;
   return checkLeaseUpdate(before, after, now);
+}
+
+/** The parsed record of a lease ref's commit; undefined when it holds no JSON record. */
+async function leaseRecordOf(repo: ServerRepo, sha: string): Promise<unknown> {
+  const file = await repo.file(sha, RECORD_FILE);
+  if (file === 'absent' || file === 'too large') return file === 'too large' ? file : undefined;
+  try {
+    return JSON.parse(file.text);
+  } catch {
+    return undefined;
+  }
 }

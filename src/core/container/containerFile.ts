@@ -208,11 +208,16 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/**
+ * The durations in whole milliseconds: the schema allows fractions of a second, and a grant's TTL
+ * must be a whole number of milliseconds (lockRecord.ts), so 60.0001 s is 60,000 ms, not a TTL every
+ * acquire refuses.
+ */
 export function containerSettings(file: ContainerFile): ContainerSettings & { heartbeatMs: number } {
   return {
-    leaseTtlMs: file.leaseTtlSeconds * SECOND,
-    windowMs: file.windowSeconds * SECOND,
-    heartbeatMs: file.heartbeatSeconds * SECOND,
+    leaseTtlMs: Math.round(file.leaseTtlSeconds * SECOND),
+    windowMs: Math.round(file.windowSeconds * SECOND),
+    heartbeatMs: Math.round(file.heartbeatSeconds * SECOND),
     operators: file.operators,
   };
 }

@@ -29,4 +29,21 @@ suite('petitions reach the holder', () => {
     assert.equal(told(BOB).length, before + 1);
     await dismissNotifications();
   });
+
+  test('with lockstep.notifyPetitions off, alice is not notified (the log says so) and the badge still counts', async () => {
+    const settings = vscode.workspace.getConfiguration('lockstep');
+    await settings.update('notifyPetitions', false, vscode.ConfigurationTarget.Workspace);
+    try {
+      await vscode.commands.executeCommand<number>('lockstep.acquire');
+      await badgeBecomes(api, 'held-by-me');
+      const before = told(BOB).length;
+      const petitioned = await cli(fixture.bob, ['petition'], BOB);
+      assert.equal(petitioned.code, 0, JSON.stringify(petitioned.json));
+      await until('alice\'s badge to count bob', () => / · 1 waiting$/.test(api.badge().text), 15_000);
+      await until('the petition to be logged', () => told(BOB).length === before + 1, 5_000);
+      assert.match(told(BOB).at(-1)!, /petitioned for the lock \(1 waiting\); lockstep\.notifyPetitions is off$/);
+    } finally {
+      await settings.update('notifyPetitions', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
 });

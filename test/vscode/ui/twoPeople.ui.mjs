@@ -2,7 +2,9 @@
 // bob's (each identity is its clone's git user.email), both on one shared file store and one bare remote.
 // Alice acquires from the palette; bob's window shows "Held by alice", bob petitions from the palette ("Queued #1");
 // alice commits, then "Lockstep: Push and Release"; bob's window shows "Your turn" and bob acquires from the palette.
-// Screenshots: badge-held-by-other.png, badge-queued.png, badge-your-turn.png, and both windows at the end.
+// Alice's badge then counts "1 waiting" and a notification quotes bob's note.
+// Screenshots: badge-held-by-other.png, badge-queued.png, badge-held-one-waiting.png, two-people-alice-petition-notice.png,
+// badge-your-turn.png, and both windows at the end.
 // usage: node test/vscode/ui/twoPeople.ui.mjs --vsix FILE [--host 1.100|1.139|oldest|newest] [--suite NAME]
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -62,6 +64,19 @@ const ok = await runUiTests(suite, [
       const queue = lockstep(fixture.alice, ['status'], { store: fixture.store }).queue;
       assert.deepEqual(queue.map(p => [p.identity, p.note]), [['bob@example.com', 'the parser']]);
       await badgeScreenshot(b, `badge-queued${suffix}`);
+    },
+  },
+  {
+    name: 'alice hears of it: her badge counts "1 waiting", and a notification quotes bob\'s note with Push and Release and Open Lock Page',
+    async run() {
+      const { a } = await ready();
+      await badgeShows(a, /^Held by me #1 · .+ · 1 waiting$/);
+      await badgeScreenshot(a, `badge-held-one-waiting${suffix}`);
+      const toast = a.locator('.notification-toast', { hasText: 'bob@example.com petitioned for the lock: "the parser"' });
+      await toast.getByRole('button', { name: 'Push and Release' }).waitFor({ timeout: 15_000 });
+      await toast.getByRole('button', { name: 'Open Lock Page' }).waitFor({ timeout: 5_000 });
+      await a.locator('.notification-toast:not(.notification-fade-in-done)').waitFor({ state: 'detached', timeout: 10_000 });
+      await screenshot(a, `two-people-alice-petition-notice${suffix}`);
     },
   },
   {

@@ -1,0 +1,148 @@
+// Runs one mocha suite file by file, JOBS files at a time, and reports it as one runner.
+//
+//   node scripts/mocha-files.mjs --config .mocharc.integration.json [--jobs N] [FILE ...]
+//
+// Why: the integration files spend about half their time waiting on the processes they start (git, the CLI, git
+// daemon), so two files side by side use a two-core machine's idle core and the suite ends sooner. Mocha's own
+// --parallel mode is not used: its reporter sees no suite tree (scripts/test-counts.cjs counts tests that a failed
+// hook kept from running by walking that tree) and it loses the per-suite marks the behaviour count reads.
+//
+// Each file runs in its own mocha process with the config's options (its `spec` is replaced by the one file) and
+// its own tally file; each process's output is printed whole when it ends, so the log reads file by file. At the
+// end one tally line for the whole suite (LOCKSTEP_SUITE, as every runner's) goes to $LOCKSTEP_TALLY: the sums and
+// the union of the behaviours. A file whose process reported nothing, or exited non-zero with no failed test,
+// counts as one failure named after it: no file's tests can vanish from the count.
+//
+// Load: JOBS files share the machine, and the run's slowdown factor (LOCKSTEP_TEST_SLOWDOWN, test/helpers/
+// calibration.ts, measured before they start) cannot see that; it is multiplied by 2 × JOBS / cores when that is
+// above 1 (each file's bursts of two processes then get half the cores they had alone). Deadlines only: a verdict
+// never depends on it.
+// JOBS: --jobs, else LOCKSTEP_TEST_JOBS, else 2 (1 runs the files one after another).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readTally, sum } from './tally.mjs';
+
+function usage(message) {
+  console.error(`mocha-files: ${message}\nusage: node scripts/mocha-files.mjs --config FILE [--jobs N] [FILE ...]`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const out = { config: undefined, jobs: undefined, files: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--config') out.config = argv[++i];
+    else if (a === '--jobs') out.jobs = argv[++i];
+    else if (a.startsWith('-')) usage(`unknown option ${a}`);
+    else out.files.push(a);
+  }
+  if (!out.config) usage('--config is required');
+  const jobs = out.jobs ?? process.env.LOCKSTEP_TEST_JOBS ?? '2';
+  if (!/^[1-9][0-9]?$/.test(jobs)) usage(`--jobs must be a whole number from 1 to 99, not ${JSON.stringify(jobs)}`);
+  return { ...out, jobs: Number(jobs) };
+}
+
+/** The files a config's `spec` globs name: `DIR/**\/*.SUFFIX` patterns only (what this project's configs use). */
+function specFiles(spec) {
+  const files = [];
+  for (const pattern of [].concat(spec ?? [])) {
+    const m = /^(.*?)\/\*\*\/\*(\.[^*/]+)$/.exec(pattern);
+    if (!m) usage(`cannot expand spec ${JSON.stringify(pattern)}: name the files instead`);
+    for (const name of fs.readdirSync(m[1], { recursive: true })) {
+      if (String(name).endsWith(m[2])) files.push(path.join(m[1], String(name)));
+    }
+  }
+  return files.sort();
+}
+
+/** Mocha's command line for one file: the config's options, spec left out. */
+function mochaArgs(config, file) {
+  const args = ['--no-config'];
+  for (const [key, value] of Object.entries(config)) {
+    if (key === 'spec') continue;
+    for (const v of [].concat(value)) {
+      if (v === true) args.push(`--${key}`);
+      else if (v !== false) args.push(`--${key}`, String(v));
+    }
+  }
+  return [...args, file];
+}
+
+function scaledSlowdown(jobs) {
+  const measured = Number(process.env.LOCKSTEP_TEST_SLOWDOWN);
+  const base = Number.isFinite(measured) && measured >= 1 ? measured : 1;
+  const share = Math.max(1, (2 * jobs) / Math.max(1, os.availableParallelism()));
+  return String(Math.round(base * share * 100) / 100);
+}
+
+const { config: configFile, jobs, files: named } = parseArgs(process.argv.slice(2));
+const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
+const files = named.length > 0 ? named : specFiles(config.spec);
+if (files.length === 0) usage('no test files');
+const mocha = path.resolve('node_modules/mocha/bin/mocha.js');
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-mocha-files-'));
+const suite = process.env.LOCKSTEP_SUITE || 'mocha';
+const slowdown = scaledSlowdown(jobs);
+// The longest files first (size stands in for length), so that the last file to start is a short one.
+const queue = files.map((file, index) => ({ file, index, size: fs.statSync(file).size })).sort((a, b) => b.size - a.size);
+const results = [];
+const running = new Set();
+let done = 0;
+console.log(`[mocha-files] ${files.length} files, ${jobs} at a time (slowdown factor for deadlines: ${slowdown})`);
+
+function runOne(item) {
+  return new Promise(resolve => {
+    const tally = path.join(scratch, `${item.index}.jsonl`);
+    const started = Date.now();
+    const child = spawn(process.execPath, [mocha, ...mochaArgs(config, item.file)], {
+      env: { ...process.env, LOCKSTEP_TALLY: tally, LOCKSTEP_SUITE: suite, LOCKSTEP_TEST_SLOWDOWN: slowdown },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    const chunks = [];
+    child.stdout.on('data', c => chunks.push(c));
+    child.stderr.on('data', c => chunks.push(c));
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      done++;
+      const seconds = Math.round((Date.now() - started) / 100) / 10;
+      const rc = code ?? 128;
+      console.log(`\n[mocha-files] ${done}/${files.length} ${item.file}: exit ${code ?? signal} in ${seconds} s`);
+      process.stdout.write(Buffer.concat(chunks));
+      resolve({ file: item.file, rc, lines: readTally(tally) });
+    });
+  });
+}
+
+async function worker() {
+  for (let item = queue.shift(); item !== undefined; item = queue.shift()) results.push(await runOne(item));
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(sig === 'SIGINT' ? 130 : 143);
+  });
+}
+
+await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+fs.rmSync(scratch, { recursive: true, force: true });
+
+const lines = [];
+const broken = [];
+for (const r of results) {
+  const failedTests = r.lines.reduce((n, l) => n + l.failed, 0);
+  if (r.lines.length === 0) broken.push(`${r.file}: exited ${r.rc} before reporting`);
+  else if (r.rc !== 0 && failedTests === 0) broken.push(`${r.file}: exited ${r.rc} but reported no failure`);
+  lines.push(...r.lines);
+}
+const total = sum(lines);
+const line = { suite, passed: total.passed, failed: total.failed + broken.length, skipped: total.skipped,
+  behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort() };
+if (broken.length > 0) line.note = broken.join('; ');
+if (process.env.LOCKSTEP_TALLY) fs.appendFileSync(process.env.LOCKSTEP_TALLY, JSON.stringify(line) + '\n');
+console.log(`\n[mocha-files] ${suite}: ${line.passed} passed, ${line.failed} failed, ${line.skipped} skipped over ${files.length} files`);
+for (const b of broken) console.log(`[mocha-files] FAILED: ${b}`);
+process.exit(line.failed > 0 ? 1 : 0);

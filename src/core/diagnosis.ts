@@ -24,7 +24,7 @@ export interface DoctorFacts {
   /** Whether the store holds the container's page; `why` says what the read said otherwise. */
   readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
   /**
-   * Git driver: whether the page's steps must be signed (allowedSigners in .lockstep.json), and whether
+   * Whether the page's steps must be signed (allowedSigners in .lockstep.json; the git driver, and any driver that sets it), and whether
    * git has an SSH signing key in this clone (gpg.format=ssh with user.signingkey or gpg.ssh.defaultKeyCommand).
    */
   readonly signing?: { readonly required: boolean; readonly allowedSigners?: string; readonly key: boolean };

@@ -7,6 +7,15 @@ import type { Driver } from './stores/store';
  * file, socket or connection. `auto` is decided here, once per manager.
  */
 export async function openDriver(config: ResolvedConfig): Promise<Driver> {
+  const driver = await openPlainDriver(config);
+  // A signed page (allowedSigners) on a store whose writers are all participants keeps its signed
+  // chain in the stored value (stores/signedChainDriver.ts); the git driver signs its own commits.
+  if (config.gitSigning !== 'required' || driver.name === 'git') return driver;
+  const { SignedChainDriver } = await import('./stores/signedChainDriver');
+  return new SignedChainDriver(driver, config.gitDir);
+}
+
+async function openPlainDriver(config: ResolvedConfig): Promise<Driver> {
   switch (config.driver) {
     case 'memory':
       return createMemoryDriver();

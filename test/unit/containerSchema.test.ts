@@ -43,6 +43,7 @@ const ACCEPTED: readonly Case[] = [
   ['identities with spaces inside', { operators: ['Alice Smith <alice@example.com>'] }],
   ['a Windows path', { path: 'C:\\locks' }],
   ['a signed page (git driver) with its allowed signers file', { driver: 'git', allowedSigners: '.lockstep/allowed_signers' }],
+  ['a signed page (file driver) with its allowed signers file', { driver: 'file', allowedSigners: '.lockstep/allowed_signers' }],
 ];
 
 const REFUSED: readonly Case[] = [
@@ -109,7 +110,7 @@ const REFUSED: readonly Case[] = [
   ['allowedSigners outside the repository', { driver: 'git', allowedSigners: '../keys' }, 'allowedSigners'],
   ['allowedSigners as an absolute path', { driver: 'git', allowedSigners: '/etc/keys' }, 'allowedSigners'],
   ['allowedSigners as an option', { driver: 'git', allowedSigners: '-keys' }, 'allowedSigners'],
-  ['allowedSigners on a driver whose signed history is not built yet', { driver: 'file', allowedSigners: 'keys' }, 'allowedSigners', 'runtime only'],
+  ['allowedSigners on the memory driver (no store any other process reads)', { driver: 'memory', allowedSigners: 'keys' }, 'allowedSigners', 'runtime only'],
 ];
 
 const withBase = (settings: Record<string, unknown>) => JSON.parse(JSON.stringify({ ...base, ...settings }));

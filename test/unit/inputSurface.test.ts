@@ -316,8 +316,8 @@ describe('input surface: .lockstep.json keys (checkContainerFile, the published 
       accepted: same('.lockstep/allowed_signers', 'a'.repeat(200)), refused: ['a'.repeat(201), '../signers', '/etc/signers', 'a//b', 'a/', ''],
     },
     {
-      input: 'allowedSigners with a driver other than git', choices: true, parse: withKey('driver', { allowedSigners: '.lockstep/allowed_signers' }), setting: 'allowedSigners', gist: /git driver only/,
-      accepted: same('git'), refused: ['file', 'redis', 'sql'],
+      input: 'allowedSigners with a driver that keeps no signed history', choices: true, parse: withKey('driver', { allowedSigners: '.lockstep/allowed_signers' }), setting: 'allowedSigners', gist: /read by the git, file, SQL and Redis drivers/,
+      accepted: same('git', 'file', 'redis', 'sql'), refused: ['memory'],
     },
     {
       input: 'protectedBranches', parse: withKey('protectedBranches'), setting: 'protectedBranches', gist: /branch/,

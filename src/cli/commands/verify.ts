@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { openClone } from '../../core/container/clone';
 import type { ContainerFile } from '../../core/container/containerFile';
 import { LockBackendError, LockConfigurationError } from '../../core/errors';
@@ -36,26 +37,32 @@ the change under check (OLD, or BASE's tip), never from the work tree.
   --actor LOGIN     (LOGIN, mapped by pushers in .lockstep.json) must hold the live grant now,
                     and HEAD must be based on BASE's current tip.
   --remote R        the remote the clone was made from (default origin)
+  --witness FILE    a signed page: keep the last page this check proved in FILE between runs
+                    (a CI cache); a page later set back past it fails as tampered. Without it
+                    each run proves the page afresh and cannot see a step dropped before it ran.
 
 Prints a short summary; with --json one object. When GITHUB_STEP_SUMMARY is set, the Markdown
 summary is appended to that file (the check's page). Credentials for a file, SQL or Redis page
 come from the environment (LOCKSTEP_DATABASE_URL, LOCKSTEP_REDIS_URL, …: the CI's secrets).
-Identities on the page are declared by its writers, not proven, until signed history is on.
+Identities on the page are declared by its writers, not proven, until signed history is on
+(allowedSigners in .lockstep.json; on every driver).
 
 Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 usage ·
 4 backend unavailable · 5 damaged record or no lock page.`,
 
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.args, {
-      push: { type: 'string' }, merge: { type: 'string' }, actor: { type: 'string' }, branch: { type: 'string' }, remote: { type: 'string' },
+      push: { type: 'string' }, merge: { type: 'string' }, actor: { type: 'string' }, branch: { type: 'string' }, remote: { type: 'string' }, witness: { type: 'string' },
     }, true);
     const remote = values.remote ?? 'origin';
     if (!NAME.test(remote)) throw usage('--remote must be the name of a remote, such as origin.', 'remote');
     if ((values.push === undefined) === (values.merge === undefined)) throw usage('Give exactly one of --push OLD..NEW or --merge BASE HEAD --actor LOGIN.', 'arguments');
+    if (values.witness !== undefined && (values.witness === '' || /[\u0000-\u001f]/.test(values.witness))) throw usage('--witness takes a file path.', 'witness');
+    const witness = values.witness === undefined ? undefined : path.resolve(context.cwd, values.witness);
     const clone = await openClone(context.cwd);
     const verdict = values.push !== undefined
-      ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals)
-      : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote);
+      ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals, witness)
+      : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote, witness);
     const summaryFile = context.env.GITHUB_STEP_SUMMARY;
     if (summaryFile) fs.appendFileSync(summaryFile, verdictMarkdown(verdict));
     context.out.result(verdictText(verdict), { ...verdict, markdown: verdictMarkdown(verdict) });
@@ -67,7 +74,8 @@ function usage(message: string, setting: string): LockConfigurationError {
   return new LockConfigurationError(`${message} See lockstep verify --help.`, { setting });
 }
 
-async function runPush(context: CommandContext, git: GitCommand, root: string, range: string, branchOption: string | undefined, remote: string, extra: readonly string[]): Promise<Verdict> {
+async function runPush(context: CommandContext, git: GitCommand, root: string, range: string, branchOption: string | undefined, remote: string, extra: readonly string[],
+  witnessFile: string | undefined): Promise<Verdict> {
   if (extra.length > 0) throw usage('--push takes one OLD..NEW range and no other words.', 'push');
   const match = /^([0-9a-f]{40}|[0-9a-f]{64})\.\.([0-9a-f]{40}|[0-9a-f]{64})$/.exec(range);
   if (!match) throw usage('--push takes OLD..NEW, two full commit ids (all zeros for a new or deleted branch).', 'push');
@@ -79,12 +87,13 @@ async function runPush(context: CommandContext, git: GitCommand, root: string, r
   const file = await containerFileAt(git, settingsAt);
   const branch = branchOption ?? file.protectedBranches[0];
   if (!BRANCH.test(branch)) throw usage('--branch must be a branch name such as main.', 'branch');
-  const verdict = await verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env, { git, revision: settingsAt }));
+  const verdict = await verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env, { git, revision: settingsAt, ...(witnessFile !== undefined ? { witnessFile } : {}) }));
   return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 
 async function runMerge(
   context: CommandContext, git: GitCommand, root: string, branch: string, positionals: readonly string[], actor: string | undefined, remote: string,
+  witnessFile: string | undefined,
 ): Promise<Verdict> {
   if (positionals.length !== 1) throw usage('--merge takes BASE (the branch) and HEAD (the request\'s head commit).', 'merge');
   if (!BRANCH.test(branch)) throw usage('--merge BASE must be a branch name such as main.', 'merge');
@@ -94,7 +103,7 @@ async function runMerge(
   if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor)) throw usage('--merge needs --actor LOGIN, the request\'s author.', 'actor');
   const tip = await remoteTip(git, remote, branch);
   const file: ContainerFile = await containerFileAt(git, tip);
-  const verdict = await verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env, { git, revision: tip })).record, Date.now());
+  const verdict = await verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env, { git, revision: tip, ...(witnessFile !== undefined ? { witnessFile } : {}) })).record, Date.now());
   return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 

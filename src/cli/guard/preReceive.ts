@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
-import { auditRefusedPushOnPage, readContainerRecord } from '../../core/container/container';
+import * as path from 'node:path';
+import { auditRefusedPushOnPage, readContainerRecord, type ServerProof } from '../../core/container/container';
+import { digestOf } from '../../core/guard/signedChain';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate, type LeaseBefore } from '../../core/guard/leaseUpdate';
@@ -53,7 +55,7 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
   const now = Date.now();
   let record: LockRecord | undefined;
   const currentRecord = async (ref: string): Promise<LockRecord> => {
-    record ??= await readRecord(settings, context.cwd, ref, pushed.grant);
+    record ??= await readRecord(settings, context.cwd, ref, pushed.grant, repo);
     return record;
   };
 
@@ -110,10 +112,10 @@ function loadSettings(file: string | undefined): ServerSettings {
   return parseServerSettings(text);
 }
 
-async function readRecord(settings: ServerSettings, repo: string, ref: string, presented: number | undefined): Promise<LockRecord> {
+async function readRecord(settings: ServerSettings, repo: string, ref: string, presented: number | undefined, server: ServerRepo): Promise<LockRecord> {
   try {
     // No environment: the store is what was pinned, whatever the pusher's variables say.
-    return await readContainerRecord(settings.file, repo, {}, serverDriverOptions(settings, repo));
+    return await readContainerRecord(settings.file, repo, {}, serverDriverOptions(settings, repo), signedChainProof(settings, repo, server));
   } catch (error) {
     const why = error instanceof LockError ? error.message : 'unexpected failure';
     throw new LockFencedError(`${ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, presented, { cause: error });
@@ -193,6 +195,28 @@ async function signedBy(repo: ServerRepo, settings: ServerSettings, sha: string,
   }
   const why = judge(await repo.signature(sha, signers.text));
   return why === undefined ? undefined : `this container requires signed lock records: ${why}`;
+}
+
+/**
+ * A signed page on a store whose writers are all participants (file, SQL, Redis) is proven before the
+ * guard believes it: with the allowed signers of the pinned protected branch, from the guard's own
+ * witness in this repository (the last page it proved), so that a step dropped from the store since
+ * the guard last looked reads tampered.
+ */
+function signedChainProof(settings: ServerSettings, repo: string, server: ServerRepo): ServerProof | undefined {
+  const where = settings.file.allowedSigners;
+  if (where === undefined || settings.file.driver === 'git') return undefined;
+  const branch = settings.file.protectedBranches[0];
+  return {
+    allowedSigners: async () => {
+      const signers = await server.file(`refs/heads/${branch}`, where, MAX_ALLOWED_SIGNERS_BYTES);
+      if (typeof signers !== 'object') {
+        throw new LockConfigurationError(`This container requires a signed lock page, and the protected branch ${branch} has no allowed signers file of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB at ${where}; an operator lands it first.`, { setting: 'allowedSigners' });
+      }
+      return signers.text;
+    },
+    witnessFile: path.join(repo, 'lockstep', `witness-${digestOf(settings.file.container).slice(0, 32)}`),
+  };
 }
 
 function parseRecordText(text: string, container: string, settings: ServerSettings): LockRecord | undefined {

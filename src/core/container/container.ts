@@ -38,18 +38,34 @@ export interface OpenContainerOptions {
  * repository and only needs the record. The driver is closed before returning. A store without the
  * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
  */
-export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<LockRecord> {
-  return (await readContainerPage(file, gitDir, env, overrides)).record;
+export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {},
+  proof?: ServerProof): Promise<LockRecord> {
+  return (await readContainerPage(file, gitDir, env, overrides, proof)).record;
+}
+
+/**
+ * How the server guard proves a signed page of a store whose writers are all participants (file,
+ * SQL, Redis): the allowed signers as its pinned protected branch has them, and its own witness
+ * kept in the guarded repository (stores/signedChainDriver.ts).
+ */
+export interface ServerProof {
+  readonly allowedSigners: () => Promise<string>;
+  readonly witnessFile: string;
 }
 
 /** Like {@link readContainerRecord}, with the page it read (driver as opened, location without credentials, prefix). */
-export async function readContainerPage(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {}): Promise<{ record: LockRecord; page: PageLocation }> {
+export async function readContainerPage(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {},
+  proof?: ServerProof): Promise<{ record: LockRecord; page: PageLocation }> {
   const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
   const driver = await openDriver(config);
   try {
     const page = pageLocation(config, file.container, driver.name);
     const stored = await driver.read(containerKey(config.prefix, file.container));
     if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
+    if (proof !== undefined && file.allowedSigners !== undefined && driver.name !== 'git') {
+      await signedPageDriver(driver).verifyHistory(stored.revision,
+        { container: file.container, settings: containerSettings(file), allowedSigners: proof.allowedSigners, checkpointFile: proof.witnessFile });
+    }
     return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
   } finally {
     await driver.close();

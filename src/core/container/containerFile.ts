@@ -29,7 +29,7 @@ export interface ContainerFile {
   /** Git driver: how long one git command may run, in whole seconds (default 5; LOCKSTEP_GIT_TIMEOUT_SECONDS wins). */
   gitTimeoutSeconds?: number;
   /**
-   * Git driver: the repository path of an allowed_signers file on the first protected branch. Set, every
+   * The repository path of an allowed_signers file on the first protected branch (git, file, SQL, Redis). Set, every
    * step of the page's history must be signed by a key it lists for that step's identity (README "Threat model").
    */
   allowedSigners?: string;
@@ -156,8 +156,8 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   if (value.heartbeatSeconds > value.leaseTtlSeconds / 2) {
     bad('heartbeatSeconds', `must be a number of seconds from 5 to ${value.leaseTtlSeconds / 2} (half of leaseTtlSeconds)`);
   }
-  if (value.allowedSigners !== undefined && value.driver !== 'git') {
-    bad('allowedSigners', `is read by the git driver only so far (the ${value.driver} driver's signed history is not built yet); remove it, or use the git driver`);
+  if (value.allowedSigners !== undefined && value.driver !== 'git' && value.driver !== 'file' && value.driver !== 'sql' && value.driver !== 'redis') {
+    bad('allowedSigners', `is read by the git, file, SQL and Redis drivers, and this container uses the ${value.driver} driver`);
   }
   return value;
 }

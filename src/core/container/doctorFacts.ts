@@ -49,7 +49,7 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
       const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockTamperedPageError ? 'tampered' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
     }
-    if (container.config.driver === 'git') facts.signing = await signing(container);
+    if (container.config.driver === 'git' || container.file.allowedSigners !== undefined) facts.signing = await signing(container);
     facts.clientHook = await clientHook(container);
     const remotePath = await localRemotePath(container);
     if (remotePath !== undefined) facts.serverHook = await serverHook(remotePath);

@@ -9,13 +9,14 @@ import type { ContainerFile } from './containerFile';
 import { sessionDir } from './session';
 
 /**
- * A clone's side of a signed lock page (`allowedSigners` in `.lockstep.json`, git driver): where the
+ * A clone's side of a signed lock page (`allowedSigners` in `.lockstep.json`; git driver, and the
+ * file, SQL and Redis drivers through stores/signedChainDriver.ts): where the
  * trusted list of signers comes from — the allowed signers file as the register's first protected
  * branch has it (so it changes only by a landing), never the work tree — and where the clone keeps
  * the last step it verified. The proof itself is verifiedHistory.ts.
  */
 
-/** The git driver's part that proves a history and replaces a tampered one (gitDriver.ts). */
+/** The part of a driver that proves a history and replaces a tampered one (gitDriver.ts, signedChainDriver.ts). */
 export interface SignedPageDriver extends Driver {
   verifyHistory(revision: string, policy: SigningPolicy): Promise<void>;
   replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<{ ok: true; revision: string } | { ok: false }>;
@@ -29,7 +30,7 @@ export function isSignedPageDriver(driver: Driver): driver is SignedPageDriver {
 /** The driver of a container whose page must be signed; a configuration error for any other driver. */
 export function signedPageDriver(driver: Driver): SignedPageDriver {
   if (isSignedPageDriver(driver)) return driver;
-  throw new LockConfigurationError(`.lockstep.json's allowedSigners is read by the git driver only so far, and this page is on the ${driver.name} driver.`,
+  throw new LockConfigurationError(`.lockstep.json's allowedSigners needs a driver that keeps a signed history (git, file, SQL, Redis), and this page is on the ${driver.name} driver.`,
     { setting: 'allowedSigners' });
 }
 

@@ -40,6 +40,12 @@ export interface SignersAt {
   readonly git: GitCommand;
   /** The commit `.lockstep.json` was read at (before the change under check). */
   readonly revision: string;
+  /**
+   * Where the check keeps the last page it proved between runs (`--witness`, a CI cache): a page set
+   * back past it reads tampered. Absent, each run proves the page afresh and cannot see a step that
+   * was dropped before it ran.
+   */
+  readonly witnessFile?: string;
 }
 
 /**
@@ -76,7 +82,7 @@ export async function readPageHistory(file: ContainerFile, root: string, env: En
   }
 }
 
-/** Proves a signed page's whole history in a fresh checkpoint (the CI clone has none to trust). */
+/** Proves a signed page's history: from the check's own witness when it keeps one, else afresh (a CI clone has none to trust). */
 async function proveFromCreation(driver: Driver, revision: string, file: ContainerFile & { allowedSigners: string }, signers: SignersAt): Promise<void> {
   const signed = signedPageDriver(driver);
   const spec = `${signers.revision}:${file.allowedSigners}`;
@@ -87,7 +93,8 @@ async function proveFromCreation(driver: Driver, revision: string, file: Contain
   const text = await signers.git.raw(['cat-file', 'blob', '--end-of-options', spec]);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-verify-'));
   try {
-    await signed.verifyHistory(revision, { container: file.container, settings: containerSettings(file), allowedSigners: async () => text, checkpointFile: path.join(scratch, 'verified') });
+    await signed.verifyHistory(revision, { container: file.container, settings: containerSettings(file), allowedSigners: async () => text,
+      checkpointFile: signers.witnessFile ?? path.join(scratch, 'verified') });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

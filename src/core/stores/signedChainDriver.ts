@@ -1,0 +1,173 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
+import {
+  appendStep, checkChain, digestOf, isChainEnvelope, stepMessage, type ChainEnvelope, type ChainStep, type JudgedStep, type Witness,
+} from '../guard/signedChain';
+import type { StepSignature } from '../guard/signedStep';
+import type { LockRecord } from '../lockRecord';
+import { encodeRecord, parseRecord } from '../recordCodec';
+import { judgeSignature, signingKeyFile, signMessage } from './chainSignatures';
+import { withSignersFile } from './git/signersFile';
+import type { SigningPolicy } from './git/verifiedHistory';
+import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from './store';
+
+/**
+ * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
+ * `allowedSigners` in `.lockstep.json`): the store's own driver underneath, unchanged, and the
+ * signed chain of signedChain.ts kept in the one value it stores. Every write of a container record
+ * appends this clone's signed step in the same compare-and-swap; a read hands back the chain's
+ * newest record, and {@link verifyHistory} proves the chain before anyone believes it — from the
+ * witness this reader kept, or from the window's start for a reader with none. Plain leases pass
+ * through untouched (they are not the lock page).
+ */
+export class SignedChainDriver implements Driver {
+  readonly watch?: (key: string, onChange: () => void) => Disposable;
+  readonly #inner: Driver;
+  readonly #gitDir: string | undefined;
+  /** The chains last read or written, by revision (a few: verifyHistory proves what was just read). */
+  readonly #read = new Map<string, { key: string; value: unknown }>();
+  #keyFile: Promise<string> | undefined;
+  /** Where this reader keeps its witness (from the last proof): a step it writes on top of it becomes its witness. */
+  #witnessFile: string | undefined;
+
+  constructor(inner: Driver, gitDir: string | undefined) {
+    this.#inner = inner;
+    this.#gitDir = gitDir;
+    if (inner.watch) {
+      const watch = inner.watch.bind(inner);
+      this.watch = (key, onChange) => watch(key, onChange);
+    }
+  }
+
+  get name() { return this.#inner.name; }
+  get distributed() { return this.#inner.distributed; }
+
+  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> { return this.#inner.claim(key, ownerHash, ttlMs, now); }
+  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> { return this.#inner.extend(key, ownerHash, ttlMs, now); }
+  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> { return this.#inner.release(key, ownerHash, now); }
+  close(): Promise<void> { return this.#inner.close(); }
+
+  /** The chain's newest record (not yet proven: the container proves it with {@link verifyHistory}). */
+  async read(key: string): Promise<VersionedRecord | null> {
+    const stored = await this.#inner.read(key);
+    if (stored === null) return null;
+    this.remember(stored.revision, key, stored.value);
+    if (!isChainEnvelope(stored.value)) return stored; // unsigned: verifyHistory reads it tampered
+    return { value: parsedOrUndefined(stored.value.steps[stored.value.steps.length - 1].r), revision: stored.revision };
+  }
+
+  /** Appends this clone's signed step for `next` to the chain at `expectedRevision`, in one write. */
+  async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult> {
+    let steps: readonly ChainStep[] = [];
+    if (expectedRevision !== null) {
+      let value = this.#read.get(expectedRevision)?.value;
+      if (value === undefined) {
+        const stored = await this.#inner.read(key);
+        if (stored === null || stored.revision !== expectedRevision) return { ok: false };
+        value = stored.value;
+      }
+      if (!isChainEnvelope(value)) {
+        throw new LockStorageError(this.name, 'The lock page holds no signed chain, so no signed step can be added to it; an operator starts one with a signed lockstep adopt.');
+      }
+      steps = value.steps;
+    }
+    return this.write(key, expectedRevision, steps, next as LockRecord, meta);
+  }
+
+  /** An operator's signed adopt over a tampered page: a new chain that starts with it. */
+  replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<{ ok: true; revision: string } | { ok: false }> {
+    return this.write(key, expectedRevision, [], next as LockRecord, { summary: 'adopt' }, true);
+  }
+
+  /**
+   * Proves the chain at `revision` (as last read) for this reader (signedChain.ts); throws
+   * LockTamperedPageError naming the first step that is not proven. Keeps the new witness.
+   */
+  async verifyHistory(revision: string, policy: SigningPolicy): Promise<void> {
+    const read = this.#read.get(revision);
+    if (read === undefined) throw new LockBackendError(this.name, 'The lock page changed while its signatures were being checked; try again.');
+    if (!isChainEnvelope(read.value)) {
+      throw new LockTamperedPageError(this.name, digestOf(JSON.stringify(read.value ?? null)),
+        'the page holds no signed chain: it was written without signing (before signing was turned on, or by hand).');
+    }
+    this.#witnessFile = policy.checkpointFile;
+    const witness = readWitness(policy.checkpointFile);
+    const steps = read.value.steps;
+    const digests = steps.map(s => digestOf(s.r));
+    const known = witness === undefined ? -1 : digests.indexOf(witness.digest);
+    if (known === steps.length - 1) return;
+    const judged = await withSignersFile(await policy.allowedSigners(), async file => {
+      const out: JudgedStep[] = [];
+      for (const [i, step] of steps.entries()) {
+        const record = parseChecked(step.r, this.name, policy);
+        // Steps up to the witness were proven before: their signatures are not checked again.
+        const signature: StepSignature = i <= known ? { status: 'G', signer: '' }
+          : await judgeSignature(file, stepMessage(read.key, step.p, step.r), step.s, record?.audit.at(-1)?.who ?? '', this.name);
+        out.push({ step, digest: digests[i], record, signature });
+      }
+      return out;
+    });
+    const verdict = checkChain(judged, witness === undefined ? undefined : { ...witness, record: parseChecked(witness.text, this.name, policy) }, policy.settings);
+    if (!verdict.ok) throw new LockTamperedPageError(this.name, verdict.step, verdict.why);
+    writeWitness(policy.checkpointFile, verdict.head);
+  }
+
+  private async write(key: string, expectedRevision: string | null, steps: readonly ChainStep[], next: LockRecord, meta: CasMeta, restart = false): Promise<CasResult> {
+    if (this.#gitDir === undefined) throw new LockStorageError(this.name, 'A signed lock page is written only from a clone (its signing key is git\'s).');
+    this.#keyFile ??= signingKeyFile(this.#gitDir);
+    this.#keyFile.catch(() => { this.#keyFile = undefined; });
+    const keyFile = await this.#keyFile;
+    const text = encodeRecord(next);
+    const p = restart || steps.length === 0 ? null : digestOf(steps[steps.length - 1].r);
+    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text)) };
+    const envelope: ChainEnvelope = { lockstepChain: 1, steps: appendStep(restart ? [] : steps, step) };
+    const written = await this.#inner.compareAndSwap(key, expectedRevision, envelope, meta);
+    if (written.ok) {
+      this.remember(written.revision, key, envelope);
+      // This clone's own step on top of what it proved is proven to it: a store later set back past it reads tampered here.
+      const file = this.#witnessFile;
+      if (file !== undefined && (restart || (p !== null && readWitness(file)?.digest === p))) writeWitness(file, { digest: digestOf(text), text });
+    }
+    return written;
+  }
+
+  private remember(revision: string, key: string, value: unknown): void {
+    this.#read.delete(revision);
+    this.#read.set(revision, { key, value });
+    while (this.#read.size > 16) this.#read.delete(this.#read.keys().next().value as string);
+  }
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseChecked(text: string, driver: string, policy: SigningPolicy): LockRecord | undefined {
+  try {
+    return parseRecord(JSON.parse(text), driver, policy.container, policy.settings);
+  } catch {
+    return undefined;
+  }
+}
+
+function readWitness(file: string): Witness | undefined {
+  try {
+    const value = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Witness>;
+    return typeof value.digest === 'string' && typeof value.text === 'string' && digestOf(value.text) === value.digest ? { digest: value.digest, text: value.text } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Atomically, so that two processes of the clone leave one whole witness. */
+function writeWitness(file: string, witness: Witness): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(witness), { mode: 0o600 });
+  fs.renameSync(temp, file);
+}

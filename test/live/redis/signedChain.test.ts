@@ -1,0 +1,38 @@
+import Redis from 'ioredis';
+import { redisKeys } from '../../../src/core/stores/redis/keys';
+import { signedChainAttacks } from '../../helpers/signedChainAttacks';
+import { randomPrefix } from './prefixKeys';
+import { RedisServer, requireRedisServer } from './redisServer';
+
+/**
+ * The signed chain of a lock page on Redis (signedChainAttacks.ts), against a real redis-server: bob,
+ * with the store's credentials, writes the record hash with HSET (and bumps its revision as the
+ * driver's script does) to name himself holder, and separately to set the page back past alice's
+ * acquire.
+ */
+signedChainAttacks('redis', async context => {
+  requireRedisServer(context);
+  const server = await RedisServer.start();
+  const url = server.url;
+  const prefix = randomPrefix();
+  return {
+    dispose: () => server.dispose(),
+    teamOptions: { initArgs: ['--driver', 'redis'], env: { LOCKSTEP_REDIS_URL: url, LOCKSTEP_PREFIX: prefix } },
+    hand: (_team, key) => {
+      const record = redisKeys(prefix).record(key);
+      const withClient = async <T>(use: (client: Redis) => Promise<T>): Promise<T> => {
+        const client = new Redis(url, { maxRetriesPerRequest: 1 });
+        try { return await use(client); } finally { client.disconnect(); }
+      };
+      const write = (text: string) => withClient(async client => { await client.multi().hset(record, 'v', text).hincrby(record, 'rev', 1).exec(); });
+      return {
+        top: () => withClient(async client => JSON.parse((await client.hget(record, 'v')) as string)),
+        async writeTop(value) {
+          const before = await withClient(async client => (await client.hget(record, 'v')) as string);
+          await write(JSON.stringify(value));
+          return () => write(before);
+        },
+      };
+    },
+  };
+});

@@ -206,7 +206,7 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   if (!options.initArgs) assert.deepEqual(init.settings.protectedBranches, ['main']);
   if (options.settings) {
     const file = path.join(seed, '.lockstep.json');
-    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...options.settings }, null, 2) + '\n');
+    fs.writeFileSync(file, `${JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...options.settings }, null, 2)}\n`);
   }
   await gitOk(seed, 'add', '.lockstep.json');
   await gitOk(seed, 'commit', '--quiet', '-m', 'lockstep container');

@@ -171,9 +171,9 @@ describe(`signed lock history on the ${driver} driver (the store writable by eve
       await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
     }
     fs.mkdirSync(path.join(ops.dir, '.lockstep'));
-    fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), listed.join('\n') + '\n');
+    fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
     const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
-    fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2) + '\n');
+    fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
     await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
     await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
     await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');

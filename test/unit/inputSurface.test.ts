@@ -376,10 +376,10 @@ describe('input surface: .lockstep.json keys (checkContainerFile, the published 
 
   it(`the file: a JSON object of at most ${MAX_CONTAINER_FILE_BYTES / 1024} KiB; larger, not JSON or not an object is refused`, () => {
     const text = JSON.stringify(base);
-    const padded = text.slice(0, -1) + ' '.repeat(MAX_CONTAINER_FILE_BYTES - text.length) + '}';
+    const padded = `${text.slice(0, -1) + ' '.repeat(MAX_CONTAINER_FILE_BYTES - text.length)}}`;
     assert.equal(padded.length, MAX_CONTAINER_FILE_BYTES);
     assert.equal(parseContainerFile(padded).container, base.container);
-    refuses(() => parseContainerFile(padded + ' '), '.lockstep.json', /larger than 64 KiB/);
+    refuses(() => parseContainerFile(`${padded} `), '.lockstep.json', /larger than 64 KiB/);
     refuses(() => parseContainerFile('{"container":'), '.lockstep.json', /not valid JSON/);
     refuses(() => parseContainerFile('[]'), '.lockstep.json', /must hold a JSON object/);
     refuses(() => parseContainerFile(''), '.lockstep.json', /not valid JSON/);

@@ -57,6 +57,7 @@ Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 
     const remote = values.remote ?? 'origin';
     if (!NAME.test(remote)) throw usage('--remote must be the name of a remote, such as origin.', 'remote');
     if ((values.push === undefined) === (values.merge === undefined)) throw usage('Give exactly one of --push OLD..NEW or --merge BASE HEAD --actor LOGIN.', 'arguments');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a path with a control character is refused, so this matches them
     if (values.witness !== undefined && (values.witness === '' || /[\u0000-\u001f]/.test(values.witness))) throw usage('--witness takes a file path.', 'witness');
     const witness = values.witness === undefined ? undefined : path.resolve(context.cwd, values.witness);
     const clone = await openClone(context.cwd);

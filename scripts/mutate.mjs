@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run mutate`: mutation testing of the core rules with StrykerJS (stryker.config.json, docs/mutation.md).
+// `npm run mutate`: mutation testing of the core rules with StrykerJS (stryker.config.mjs, docs/mutation.md).
 // It takes a long time (every mutant of every listed file against the unit tests that cover it), so it runs only
 // when asked for by LOCKSTEP_MUTATE=1 and is never part of `npm test` (scripts/test-all.sh). Extra arguments go to
 // `stryker run`, e.g. `LOCKSTEP_MUTATE=1 npm run mutate -- --mutate src/core/bounds.ts` for one file.

@@ -35,6 +35,10 @@ describe('fencing: edges of the client verdict', () => {
     const message = fenceClientPush({ ...second.record, holder: null }, { grant: first.grant, token: first.token }, at(4))?.message ?? '';
     assert.match(message, /^Your grant #1 has ended; the current grant is #2\. Your commits stay/);
   });
+  it('a session claiming a grant above the holder\'s, with the holder\'s own token, is refused: the grant must match too', () => {
+    const held = acquired(fresh(), at(0));
+    assert.match(fenceClientPush(held.record, { grant: held.grant + 1, token: held.token }, at(1))?.message ?? '', /Your grant #2 is no longer held/);
+  });
 });
 
 describe('fencing: edges of the server verdict', () => {

@@ -40,6 +40,12 @@ describe('recordCodec: each damage alone on a record without a holder', () => {
     assert.equal(read({ ...base(), nextId: 3, ranges: [range] }).ranges.length, 1);
     rejects({ ...base(), nextId: 2, ranges: [range] }, /identifier ranges/);
   });
+  it('two different people queued is a queue, not a person queued twice', () => {
+    assert.equal(read({ ...base(), queue: [{ identity: ANA, at: T0 }, { identity: BEN, at: T0 }] }).queue.length, 2);
+  });
+  it('a range whose every identifier was minted (next = end + 1) is whole', () => {
+    assert.equal(read({ ...base(), nextId: 3, ranges: [{ to: ANA, start: 1, end: 2, next: 3, grant: 1 }] }).ranges[0].next, 3);
+  });
   it('a block needs a recipient', () => {
     rejects({ ...base(), blocks: [{ id: 1, to: '', text: 't', grant: 1, at: T0 }], lastBlock: 1 }, /blocks/);
   });

@@ -16,6 +16,10 @@ describe('fencing: the gist of a refusal for the audit line', () => {
     assert.equal(refusalGist('The .lockstep.json page v1.2 is gone. Restore it.'), 'The .lockstep.json page v1.2 is gone');
   });
 
+  it('a message that begins with its end is an empty gist', () => {
+    assert.equal(refusalGist('. Advice.'), '');
+  });
+
   it('a message without an end is kept whole', () => {
     assert.equal(refusalGist('refused'), 'refused');
   });

@@ -80,14 +80,14 @@ describe('recordCodec: records written before a field existed', () => {
   });
   it('blocks without numbers get their place on the page, and the last block number is the highest', () => {
     const blocks = [{ to: ANA, text: 'a', grant: 1, at: T0 }, { to: BEN, text: 'b', grant: 1, at: T0 }];
-    const { lastBlock: _, ...older } = { ...base(), blocks };
+    const { lastBlock: _, ...older } = { ...base(), blocks } as Record<string, any>;
     const record = read(older);
     assert.deepEqual(record.blocks.map(b => b.id), [1, 2]);
     assert.equal(record.lastBlock, 2);
   });
   it('without a last block number, it is the highest block number on the page', () => {
     const blocks = [{ id: 3, to: ANA, text: 'a', grant: 1, at: T0 }, { id: 1, to: BEN, text: 'b', grant: 1, at: T0 }];
-    const { lastBlock: _, ...older } = { ...base(), blocks };
+    const { lastBlock: _, ...older } = { ...base(), blocks } as Record<string, any>;
     assert.equal(read(older).lastBlock, 3);
     const { lastBlock: __, ...none } = base();
     assert.equal(read(none).lastBlock, 0);

@@ -63,7 +63,12 @@ function main(): void {
     }
 
     const floor = median(times.get('node -e 0')!);
-    console.log(`lockstep commands, file driver — ${ROUNDS} rounds (+${WARMUP} warm-up), interleaved; node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `lockstep commands, file driver — ${ROUNDS} rounds (+${WARMUP} warm-up), interleaved; node ${process.version}, ${os.cpus().length} CPUs, load ${os
+        .loadavg()
+        .map(l => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('');
     // On a loaded machine every process start stretches alike: the ratio to `node -e 0` is the steadier figure.
     console.log('| command | median ms | above `node -e 0` | × `node -e 0` | target ≤ +30 ms |');
@@ -71,7 +76,9 @@ function main(): void {
     console.log(`| node -e 0 | ${floor.toFixed(1)} | — | 1.00× | — |`);
     for (const command of COMMANDS) {
       const m = median(times.get(command)!);
-      console.log(`| ${command} | ${m.toFixed(1)} | +${(m - floor).toFixed(1)} | ${(m / floor).toFixed(2)}× | ${m - floor <= 30 ? 'met' : 'NOT met'} |`);
+      console.log(
+        `| ${command} | ${m.toFixed(1)} | +${(m - floor).toFixed(1)} | ${(m / floor).toFixed(2)}× | ${m - floor <= 30 ? 'met' : 'NOT met'} |`,
+      );
     }
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

@@ -78,7 +78,12 @@ function main(): void {
   }
   const load = median(loads);
   const activate = median(activations);
-  console.log(`extension activation, dist/extension.js in a fresh process with a stand-in vscode — ${ROUNDS} runs (+2 warm-up); node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `extension activation, dist/extension.js in a fresh process with a stand-in vscode — ${ROUNDS} runs (+2 warm-up); node ${process.version}, ${os.cpus().length} CPUs, load ${os
+      .loadavg()
+      .map(l => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.log('');
   console.log('| part | median ms | target |');
   console.log('| --- | ---: | --- |');

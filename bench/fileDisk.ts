@@ -55,13 +55,19 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const { entries, bytes } = measure(store);
     const increasing = tokens.every((t, i) => i === 0 || t > tokens[i - 1]);
-    console.log(`file driver disk after ${NAMES.toLocaleString('en-US')} distinct names acquired and released (${seconds.toFixed(1)} s, ${Math.round(NAMES / seconds).toLocaleString('en-US')} names/s); node ${process.version}, ${os.tmpdir()}`);
+    console.log(
+      `file driver disk after ${NAMES.toLocaleString('en-US')} distinct names acquired and released (${seconds.toFixed(1)} s, ${Math.round(NAMES / seconds).toLocaleString('en-US')} names/s); node ${process.version}, ${os.tmpdir()}`,
+    );
     console.log('');
     console.log('| measure | value | target |');
     console.log('| --- | ---: | --- |');
-    console.log(`| entries (files and folders) | ${entries} | ≤ ${MAX_ENTRIES} beyond the live leases (0 live): ${entries <= MAX_ENTRIES ? 'met' : 'NOT met'} |`);
+    console.log(
+      `| entries (files and folders) | ${entries} | ≤ ${MAX_ENTRIES} beyond the live leases (0 live): ${entries <= MAX_ENTRIES ? 'met' : 'NOT met'} |`,
+    );
     console.log(`| allocated bytes | ${bytes.toLocaleString('en-US')} | ≤ 1 MB: ${bytes <= MAX_BYTES ? 'met' : 'NOT met'} |`);
-    console.log(`| fencing tokens of one name taken ${tokens.length} times in between | ${tokens[0]} … ${tokens[tokens.length - 1]} | strictly increasing: ${increasing ? 'met' : 'NOT met'} |`);
+    console.log(
+      `| fencing tokens of one name taken ${tokens.length} times in between | ${tokens[0]} … ${tokens[tokens.length - 1]} | strictly increasing: ${increasing ? 'met' : 'NOT met'} |`,
+    );
   } finally {
     await manager.close();
     fs.rmSync(root, { recursive: true, force: true });

@@ -39,21 +39,29 @@ const SKIP_CONTENTION = process.env.BENCH_SKIP_CONTENTION === '1';
 const BASE_DIR = process.env.BENCH_DIR ?? os.tmpdir();
 const STARVE_SECONDS = Number(process.env.BENCH_STARVE_SECONDS ?? 3);
 
-interface Lock { acquire(): Promise<void>; release(): Promise<void>; close(): Promise<void> }
+interface Lock {
+  acquire(): Promise<void>;
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
 
 /** One contender's acquire/release on `dir`, waiting (with 5–25 ms retries) when `wait` is set. */
 function openLock(kind: Contender, dir: string, wait: boolean): Lock {
   const target = path.join(dir, 'resource');
   switch (kind) {
     case 'lockstep': {
-      const manager = createLockManager({ env: { LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: path.join(dir, 'store'), LOCKSTEP_PREFIX: 'bench' } });
+      const manager = createLockManager({
+        env: { LOCKSTEP_DRIVER: 'file', LOCKSTEP_PATH: path.join(dir, 'store'), LOCKSTEP_PREFIX: 'bench' },
+      });
       let handle: Awaited<ReturnType<typeof manager.acquire>> | undefined;
       return {
         async acquire() {
           handle = await manager.acquire('bench-name', { ttl: 30, wait: wait ? 60 : 0 });
           if (!handle.acquired) throw new Error('lockstep: not acquired');
         },
-        async release() { if (!(await handle!.release())) throw new Error('lockstep: release returned false'); },
+        async release() {
+          if (!(await handle!.release())) throw new Error('lockstep: release returned false');
+        },
         close: () => manager.close(),
       };
     }
@@ -64,8 +72,12 @@ function openLock(kind: Contender, dir: string, wait: boolean): Lock {
         retries: wait ? { retries: 100_000, minTimeout: 5, maxTimeout: 25, factor: 1, randomize: true } : 0,
       };
       return {
-        async acquire() { unlock = await lockfile.lock(target, options); },
-        async release() { await unlock!(); },
+        async acquire() {
+          unlock = await lockfile.lock(target, options);
+        },
+        async release() {
+          await unlock!();
+        },
         close: async () => undefined,
       };
     }
@@ -74,20 +86,30 @@ function openLock(kind: Contender, dir: string, wait: boolean): Lock {
       return {
         async acquire() {
           for (;;) {
-            try { fs.closeSync(fs.openSync(marker, 'wx')); return; } catch (error) {
+            try {
+              fs.closeSync(fs.openSync(marker, 'wx'));
+              return;
+            } catch (error) {
               if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !wait) throw error;
             }
             await new Promise(resolve => setTimeout(resolve, 5 + Math.random() * 20));
           }
         },
-        async release() { fs.unlinkSync(marker); },
+        async release() {
+          fs.unlinkSync(marker);
+        },
         close: async () => undefined,
       };
     }
   }
 }
 
-interface Stats { ops: number; seconds: number; p50: number; p99: number }
+interface Stats {
+  ops: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
 
 function stats(latenciesMs: number[], seconds: number): Stats {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
@@ -98,7 +120,10 @@ function stats(latenciesMs: number[], seconds: number): Stats {
 async function sequential(kind: Contender, dir: string): Promise<Stats> {
   const lock = openLock(kind, dir, false);
   try {
-    for (let i = 0; i < WARMUP_OPS; i++) { await lock.acquire(); await lock.release(); }
+    for (let i = 0; i < WARMUP_OPS; i++) {
+      await lock.acquire();
+      await lock.release();
+    }
     const latencies: number[] = [];
     const start = performance.now();
     for (let i = 0; i < SEQUENTIAL_OPS; i++) {
@@ -113,7 +138,12 @@ async function sequential(kind: Contender, dir: string): Promise<Stats> {
   }
 }
 
-interface WorkerResult { latencies: number[]; violations: number; start: number; end: number }
+interface WorkerResult {
+  latencies: number[];
+  violations: number;
+  start: number;
+  end: number;
+}
 
 /** Worker process: waits for the gate, then runs its share of contended acquire/release. */
 async function worker(kind: Contender, dir: string, ops: number): Promise<void> {
@@ -127,7 +157,12 @@ async function worker(kind: Contender, dir: string, ops: number): Promise<void> 
     const t = performance.now();
     await lock.acquire();
     let mine = false;
-    try { fs.closeSync(fs.openSync(inside, 'wx')); mine = true; } catch { result.violations++; }
+    try {
+      fs.closeSync(fs.openSync(inside, 'wx'));
+      mine = true;
+    } catch {
+      result.violations++;
+    }
     await new Promise(resolve => setImmediate(resolve)); // let a violator show itself
     if (mine) fs.unlinkSync(inside);
     await lock.release();
@@ -140,12 +175,19 @@ async function worker(kind: Contender, dir: string, ops: number): Promise<void> 
 
 async function contention(kind: Contender, dir: string): Promise<Stats & { violations: number }> {
   const children = Array.from({ length: CONTENTION_PROCESSES }, () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--worker', kind, dir, String(CONTENTION_OPS_PER_PROCESS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--worker', kind, dir, String(CONTENTION_OPS_PER_PROCESS)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    return new Promise<WorkerResult>((resolve, reject) => child.on('close', code => {
-      if (code !== 0) reject(new Error(`${kind} worker exited ${code}`)); else resolve(JSON.parse(out) as WorkerResult);
-    }));
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    return new Promise<WorkerResult>((resolve, reject) =>
+      child.on('close', code => {
+        if (code !== 0) reject(new Error(`${kind} worker exited ${code}`));
+        else resolve(JSON.parse(out) as WorkerResult);
+      }),
+    );
   });
   // Open the gate once every worker is ready, so that they really contend.
   while (fs.readdirSync(dir).filter(f => f.startsWith('ready-')).length < CONTENTION_PROCESSES) {
@@ -154,7 +196,13 @@ async function contention(kind: Contender, dir: string): Promise<Stats & { viola
   fs.writeFileSync(path.join(dir, 'go'), '');
   const results = await Promise.all(children);
   const seconds = (Math.max(...results.map(r => r.end)) - Math.min(...results.map(r => r.start))) / 1000;
-  return { ...stats(results.flatMap(r => r.latencies), seconds), violations: results.reduce((s, r) => s + r.violations, 0) };
+  return {
+    ...stats(
+      results.flatMap(r => r.latencies),
+      seconds,
+    ),
+    violations: results.reduce((s, r) => s + r.violations, 0),
+  };
 }
 
 /**
@@ -167,46 +215,84 @@ async function starveWorker(kind: Contender, dir: string, clients: number): Prom
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   const locks = Array.from({ length: clients }, () => openLock(kind, dir, false));
-  const sockets = await Promise.all(locks.map(() => new Promise<net.Socket>(resolve => { const s = net.connect(port, '127.0.0.1', () => resolve(s)); })));
+  const sockets = await Promise.all(
+    locks.map(
+      () =>
+        new Promise<net.Socket>(resolve => {
+          const s = net.connect(port, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
   fs.writeFileSync(path.join(dir, `ready-${process.pid}`), '');
   while (!fs.existsSync(path.join(dir, 'go'))) await new Promise(resolve => setTimeout(resolve, 5));
   const end = performance.now() + STARVE_SECONDS * 1000;
   const inside = path.join(dir, 'inside');
   const counts = new Array<number>(clients).fill(0);
   let violations = 0;
-  await Promise.all(locks.map(async (lock, i) => {
-    while (performance.now() < end) {
-      try { await lock.acquire(); } catch { continue; }
-      let mine = false;
-      try { fs.closeSync(fs.openSync(inside, 'wx')); mine = true; } catch { violations++; }
-      await new Promise<void>(resolve => { sockets[i].once('data', () => resolve()); sockets[i].write('x'); });
-      if (mine) fs.unlinkSync(inside);
-      await lock.release();
-      counts[i]++;
-    }
-  }));
+  await Promise.all(
+    locks.map(async (lock, i) => {
+      while (performance.now() < end) {
+        try {
+          await lock.acquire();
+        } catch {
+          continue;
+        }
+        let mine = false;
+        try {
+          fs.closeSync(fs.openSync(inside, 'wx'));
+          mine = true;
+        } catch {
+          violations++;
+        }
+        await new Promise<void>(resolve => {
+          sockets[i].once('data', () => resolve());
+          sockets[i].write('x');
+        });
+        if (mine) fs.unlinkSync(inside);
+        await lock.release();
+        counts[i]++;
+      }
+    }),
+  );
   for (const socket of sockets) socket.destroy();
   server.close();
   await Promise.all(locks.map(lock => lock.close()));
   process.stdout.write(`${JSON.stringify({ counts, violations })}\n`);
 }
 
-interface Starved { perSecond: number; least: number; clients: number; violations: number }
+interface Starved {
+  perSecond: number;
+  least: number;
+  clients: number;
+  violations: number;
+}
 
 async function starvation(kind: Contender, dir: string, processes: number, clientsEach: number): Promise<Starved> {
   const children = Array.from({ length: processes }, () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--starve-worker', kind, dir, String(clientsEach)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', __filename, '--starve-worker', kind, dir, String(clientsEach)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-    return new Promise<{ counts: number[]; violations: number }>((resolve, reject) => child.on('close', code => {
-      if (code !== 0) reject(new Error(`${kind} starvation worker exited ${code}`)); else resolve(JSON.parse(out));
-    }));
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    return new Promise<{ counts: number[]; violations: number }>((resolve, reject) =>
+      child.on('close', code => {
+        if (code !== 0) reject(new Error(`${kind} starvation worker exited ${code}`));
+        else resolve(JSON.parse(out));
+      }),
+    );
   });
   while (fs.readdirSync(dir).filter(f => f.startsWith('ready-')).length < processes) await new Promise(resolve => setTimeout(resolve, 10));
   fs.writeFileSync(path.join(dir, 'go'), '');
   const results = await Promise.all(children);
   const counts = results.flatMap(r => r.counts);
-  return { perSecond: counts.reduce((a, b) => a + b, 0) / STARVE_SECONDS, least: Math.min(...counts), clients: counts.length, violations: results.reduce((a, r) => a + r.violations, 0) };
+  return {
+    perSecond: counts.reduce((a, b) => a + b, 0) / STARVE_SECONDS,
+    least: Math.min(...counts),
+    clients: counts.length,
+    violations: results.reduce((a, r) => a + r.violations, 0),
+  };
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -225,7 +311,12 @@ async function main(): Promise<void> {
       con[kind] = await contention(kind, path.join(root, `con-${kind}`));
     }
     const starved: Record<string, Starved> = {};
-    for (const [processes, clientsEach] of SKIP_CONTENTION ? [] : [[1, 8], [4, 2]]) {
+    for (const [processes, clientsEach] of SKIP_CONTENTION
+      ? []
+      : [
+          [1, 8],
+          [4, 2],
+        ]) {
       for (const kind of ['lockstep', 'proper-lockfile'] as Contender[]) {
         const dir = path.join(root, `starve-${processes}-${kind}`);
         fs.mkdirSync(dir);
@@ -234,21 +325,34 @@ async function main(): Promise<void> {
     }
     const none = { ops: 0, seconds: 1, p50: Number.NaN, p99: Number.NaN, violations: 0 };
     for (const kind of CONTENDERS) con[kind] ??= none;
-    console.log(`file leases — Node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg().map(l => l.toFixed(1)).join(' ')}, ${os.platform()} ${os.release()}, folder ${BASE_DIR}`);
-    console.log(`sequential: ${SEQUENTIAL_OPS} acquire+release after ${WARMUP_OPS} warm-up; contention: ${CONTENTION_PROCESSES} processes × ${CONTENTION_OPS_PER_PROCESS}`);
+    console.log(
+      `file leases — Node ${process.version}, ${os.cpus().length} CPUs, load ${os
+        .loadavg()
+        .map(l => l.toFixed(1))
+        .join(' ')}, ${os.platform()} ${os.release()}, folder ${BASE_DIR}`,
+    );
+    console.log(
+      `sequential: ${SEQUENTIAL_OPS} acquire+release after ${WARMUP_OPS} warm-up; contention: ${CONTENTION_PROCESSES} processes × ${CONTENTION_OPS_PER_PROCESS}`,
+    );
     console.log('');
     console.log('| contender        | sequential ops/s | p50 ms | p99 ms | 4-proc ops/s | p50 ms | p99 ms | overlaps |');
     console.log('|------------------|-----------------:|-------:|-------:|-------------:|-------:|-------:|---------:|');
     for (const kind of CONTENDERS) {
       const s = seq[kind];
       const c = con[kind];
-      console.log(`| ${kind.padEnd(16)} | ${fmt(s.ops / s.seconds).padStart(16)} | ${fmt(s.p50, 3).padStart(6)} | ${fmt(s.p99, 3).padStart(6)} | ${fmt(c.ops / c.seconds).padStart(12)} | ${fmt(c.p50, 1).padStart(6)} | ${fmt(c.p99, 1).padStart(6)} | ${String(c.violations).padStart(8)} |`);
+      console.log(
+        `| ${kind.padEnd(16)} | ${fmt(s.ops / s.seconds).padStart(16)} | ${fmt(s.p50, 3).padStart(6)} | ${fmt(s.p99, 3).padStart(6)} | ${fmt(c.ops / c.seconds).padStart(12)} | ${fmt(c.p50, 1).padStart(6)} | ${fmt(c.p99, 1).padStart(6)} | ${String(c.violations).padStart(8)} |`,
+      );
     }
-    const ratio = (a: Contender, b: Contender, r: Record<string, Stats>) => (r[a].ops / r[a].seconds) / (r[b].ops / r[b].seconds);
+    const ratio = (a: Contender, b: Contender, r: Record<string, Stats>) => r[a].ops / r[a].seconds / (r[b].ops / r[b].seconds);
     console.log('');
     console.log(`ratios (throughput)        sequential   4-process`);
-    console.log(`Lockstep / proper-lockfile ${fmt(ratio('lockstep', 'proper-lockfile', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'proper-lockfile', con), 2).padStart(9)}×`);
-    console.log(`Lockstep / floor           ${fmt(ratio('lockstep', 'floor', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'floor', con), 2).padStart(9)}×`);
+    console.log(
+      `Lockstep / proper-lockfile ${fmt(ratio('lockstep', 'proper-lockfile', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'proper-lockfile', con), 2).padStart(9)}×`,
+    );
+    console.log(
+      `Lockstep / floor           ${fmt(ratio('lockstep', 'floor', seq), 2).padStart(9)}×  ${fmt(ratio('lockstep', 'floor', con), 2).padStart(9)}×`,
+    );
     console.log(`p50 latency, proper-lockfile / Lockstep (sequential): ${fmt(seq['proper-lockfile'].p50 / seq.lockstep.p50, 2)}×`);
     console.log('');
     console.log('proper-lockfile: realpath:false, default stale (10 s) and update; contention retries randomised 5–25 ms.');
@@ -256,27 +360,40 @@ async function main(): Promise<void> {
     if (!SKIP_CONTENTION) {
       console.log('');
       console.log(`starvation: clients loop tryAcquire → one TCP round trip → release for ${STARVE_SECONDS} s`);
-      console.log('| clients | Lockstep acquisitions/s | least per client | proper-lockfile acquisitions/s | least per client | ratio | overlaps |');
+      console.log(
+        '| clients | Lockstep acquisitions/s | least per client | proper-lockfile acquisitions/s | least per client | ratio | overlaps |',
+      );
       console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
       for (const processes of [1, 4]) {
         const l = starved[`${processes}:lockstep`];
         const p = starved[`${processes}:proper-lockfile`];
-        console.log(`| ${l.clients} in ${processes} process${processes > 1 ? 'es' : ''} | ${fmt(l.perSecond)} | ${l.least} | ${fmt(p.perSecond)} | ${p.least} | ${fmt(l.perSecond / p.perSecond, 2)}× | ${l.violations + p.violations} |`);
+        console.log(
+          `| ${l.clients} in ${processes} process${processes > 1 ? 'es' : ''} | ${fmt(l.perSecond)} | ${l.least} | ${fmt(p.perSecond)} | ${p.least} | ${fmt(l.perSecond / p.perSecond, 2)}× | ${l.violations + p.violations} |`,
+        );
       }
     }
     console.log('');
     const target = ratio('lockstep', 'proper-lockfile', seq);
-    console.log(`target ≥2× proper-lockfile sequential (aim 3×): ${target >= 3 ? 'met the aim' : target >= 2 ? 'met' : 'NOT met'} (${fmt(target, 2)}×)`);
+    console.log(
+      `target ≥2× proper-lockfile sequential (aim 3×): ${target >= 3 ? 'met the aim' : target >= 2 ? 'met' : 'NOT met'} (${fmt(target, 2)}×)`,
+    );
     if (!SKIP_CONTENTION) {
       const contended = ratio('lockstep', 'proper-lockfile', con);
-      console.log(`target ≥10× proper-lockfile with 4 contending processes: ${contended >= 10 ? 'met' : 'NOT met'} (${fmt(contended, 2)}×)`);
+      console.log(
+        `target ≥10× proper-lockfile with 4 contending processes: ${contended >= 10 ? 'met' : 'NOT met'} (${fmt(contended, 2)}×)`,
+      );
       for (const processes of [1, 4]) {
         const l = starved[`${processes}:lockstep`];
         const r = l.perSecond / starved[`${processes}:proper-lockfile`].perSecond;
-        console.log(`target starvation (${l.clients} clients in ${processes}) ≥2× proper-lockfile and every client acquires: ${r >= 2 && l.least > 0 ? 'met' : 'NOT met'} (${fmt(r, 2)}×, least ${l.least})`);
+        console.log(
+          `target starvation (${l.clients} clients in ${processes}) ≥2× proper-lockfile and every client acquires: ${r >= 2 && l.least > 0 ? 'met' : 'NOT met'} (${fmt(r, 2)}×, least ${l.least})`,
+        );
       }
     }
-    if (CONTENDERS.some(k => con[k].violations > 0) || Object.values(starved).some(s => s.violations > 0)) { console.log('OVERLAP DETECTED'); process.exitCode = 1; }
+    if (CONTENDERS.some(k => con[k].violations > 0) || Object.values(starved).some(s => s.violations > 0)) {
+      console.log('OVERLAP DETECTED');
+      process.exitCode = 1;
+    }
   } finally {
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
   }
@@ -293,5 +410,8 @@ if (process.argv[2] === '--starve-worker') {
     process.exitCode = 1;
   });
 } else {
-  main().catch(error => { console.error(error); process.exitCode = 1; });
+  main().catch(error => {
+    console.error(error);
+    process.exitCode = 1;
+  });
 }

@@ -30,7 +30,14 @@ const WARMUP = 3;
 const NETWORK = new Set(['fetch', 'push', 'ls-remote']);
 const PREFIX = 'bench';
 
-interface Row { op: string; p50: number; p99: number; processes: number; roundTrips: number; peer?: number }
+interface Row {
+  op: string;
+  p50: number;
+  p99: number;
+  processes: number;
+  roundTrips: number;
+  peer?: number;
+}
 
 /** git's empty tree, for the floor's commits. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
@@ -56,13 +63,18 @@ function clone(name: string): string {
 }
 
 function openGit(dir: string, count: boolean): ReturnType<typeof createGitDriver> {
-  return createGitDriver({ gitDir: dir, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 30_000 },
-    count ? { onGitSpawn: s => spawned.push(s) } : {});
+  return createGitDriver(
+    { gitDir: dir, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 30_000 },
+    count ? { onGitSpawn: s => spawned.push(s) } : {},
+  );
 }
 
 /** Times `op` OPS times (after a warm-up); `before` runs untimed and uncounted before each call. */
 async function measure(op: string, run: () => Promise<unknown>, before?: () => Promise<unknown>): Promise<Row> {
-  for (let i = 0; i < WARMUP; i++) { await before?.(); await run(); }
+  for (let i = 0; i < WARMUP; i++) {
+    await before?.();
+    await run();
+  }
   const times: number[] = [];
   let processes = 0;
   let roundTrips = 0;
@@ -93,32 +105,46 @@ async function main(): Promise<void> {
   try {
     // Peer: the file driver, same operations.
     const fileKey = randomBytes(32).toString('hex');
-    let fileRev = (await file.compareAndSwap(fileKey, null, { n: 0 }, { summary: 'create' }) as { revision: string }).revision;
+    let fileRev = ((await file.compareAndSwap(fileKey, null, { n: 0 }, { summary: 'create' })) as { revision: string }).revision;
     peers.set('read', (await measure('file read', () => file.read(fileKey))).p50);
-    peers.set('cas', (await measure('file cas', async () => {
-      const w = await file.compareAndSwap(fileKey, fileRev, { n: 1 }, { summary: 'bench' });
-      if (!w.ok) throw new Error('file cas lost');
-      fileRev = w.revision;
-    })).p50);
+    peers.set(
+      'cas',
+      (
+        await measure('file cas', async () => {
+          const w = await file.compareAndSwap(fileKey, fileRev, { n: 1 }, { summary: 'bench' });
+          if (!w.ok) throw new Error('file cas lost');
+          fileRev = w.revision;
+        })
+      ).p50,
+    );
     const fileOwner = randomBytes(32).toString('hex');
-    peers.set('lease', (await measure('file lease', async () => {
-      if (!(await file.claim(fileKey, fileOwner, 30_000, Date.now())).claimed) throw new Error('file claim failed');
-      if ((await file.release(fileKey, fileOwner, Date.now())) !== 'released') throw new Error('file release failed');
-    })).p50);
+    peers.set(
+      'lease',
+      (
+        await measure('file lease', async () => {
+          if (!(await file.claim(fileKey, fileOwner, 30_000, Date.now())).claimed) throw new Error('file claim failed');
+          if ((await file.release(fileKey, fileOwner, Date.now())) !== 'released') throw new Error('file release failed');
+        })
+      ).p50,
+    );
     spawned.length = 0;
 
     // The git driver.
-    let revision = (await a.compareAndSwap(key, null, { n: 0 }, { summary: 'create' }) as { revision: string }).revision;
+    let revision = ((await a.compareAndSwap(key, null, { n: 0 }, { summary: 'create' })) as { revision: string }).revision;
     await a.read(key);
-    rows.push({ ...await measure('read, unchanged ref', () => a.read(key)), peer: peers.get('read') });
+    rows.push({ ...(await measure('read, unchanged ref', () => a.read(key))), peer: peers.get('read') });
 
     let n = 0;
     rows.push({
-      ...await measure('read, after another clone wrote', () => a.read(key), async () => {
-        const current = await b.read(key);
-        const w = await b.compareAndSwap(key, current!.revision, { n: ++n }, { summary: `b ${n}` });
-        if (!w.ok) throw new Error('b lost');
-      }),
+      ...(await measure(
+        'read, after another clone wrote',
+        () => a.read(key),
+        async () => {
+          const current = await b.read(key);
+          const w = await b.compareAndSwap(key, current!.revision, { n: ++n }, { summary: `b ${n}` });
+          if (!w.ok) throw new Error('b lost');
+        },
+      )),
       peer: peers.get('read'),
     });
 
@@ -128,37 +154,44 @@ async function main(): Promise<void> {
     const lsThenFetch = async () => {
       const head = (await refs.lsRemote([ref])).get(ref);
       const cat = hasObject(dirA, head!);
-      if (!cat) { await refs.fetch(ref); hasObject(dirA, head!); }
+      if (!cat) {
+        await refs.fetch(ref);
+        hasObject(dirA, head!);
+      }
     };
     rows.push(await measure('  alt: ls-remote, fetch if moved (unchanged)', lsThenFetch));
-    rows.push(await measure('  alt: ls-remote, fetch if moved (after a write)', lsThenFetch, async () => {
-      const current = await b.read(key);
-      await b.compareAndSwap(key, current!.revision, { n: ++n }, { summary: `b ${n}` });
-    }));
+    rows.push(
+      await measure('  alt: ls-remote, fetch if moved (after a write)', lsThenFetch, async () => {
+        const current = await b.read(key);
+        await b.compareAndSwap(key, current!.revision, { n: ++n }, { summary: `b ${n}` });
+      }),
+    );
 
     revision = (await a.read(key))!.revision;
     rows.push({
-      ...await measure('compareAndSwap (no contention)', async () => {
+      ...(await measure('compareAndSwap (no contention)', async () => {
         const w = await a.compareAndSwap(key, revision, { n: ++n }, { summary: `a ${n}` });
         if (!w.ok) throw new Error('a lost');
         revision = w.revision;
-      }),
+      })),
       peer: peers.get('cas'),
     });
 
     const leaseKey = randomBytes(32).toString('hex');
     const owner = randomBytes(32).toString('hex');
     rows.push({
-      ...await measure('lease claim + release', async () => {
+      ...(await measure('lease claim + release', async () => {
         if (!(await a.claim(leaseKey, owner, 30_000, Date.now())).claimed) throw new Error('claim failed');
         if ((await a.release(leaseKey, owner, Date.now())) !== 'released') throw new Error('release failed');
-      }),
+      })),
       peer: peers.get('lease'),
     });
     if (!(await a.claim(leaseKey, owner, 30_000, Date.now())).claimed) throw new Error('claim failed');
-    rows.push(await measure('lease extend (heartbeat)', async () => {
-      if (!(await a.extend(leaseKey, owner, 30_000, Date.now()))) throw new Error('extend failed');
-    }));
+    rows.push(
+      await measure('lease extend (heartbeat)', async () => {
+        if (!(await a.extend(leaseKey, owner, 30_000, Date.now()))) throw new Error('extend failed');
+      }),
+    );
     rows.push(await measure('watch poll (ls-remote, 1 ref)', () => refs.lsRemote([ref])));
 
     // The floor of one transition: plain git, one fetch and one push --force-with-lease of one ref
@@ -167,13 +200,19 @@ async function main(): Promise<void> {
     let floorHead = execFileSync('git', ['-C', dirA, 'commit-tree', '-m', 'floor 0', EMPTY_TREE], { encoding: 'utf8' }).trim();
     git(dirA, 'push', '--quiet', 'origin', `${floorHead}:${floorRef}`);
     let nextCommit = '';
-    const floor = await measure('floor: git fetch + git push --force-with-lease, one ref', async () => {
-      await gitAsync(dirA, 'fetch', '--quiet', 'origin', `+${floorRef}:${floorRef}`);
-      await gitAsync(dirA, 'push', '--quiet', `--force-with-lease=${floorRef}:${floorHead}`, 'origin', `${nextCommit}:${floorRef}`);
-      floorHead = nextCommit;
-    }, async () => {
-      nextCommit = execFileSync('git', ['-C', dirA, 'commit-tree', '-p', floorHead, '-m', `floor ${++n}`, EMPTY_TREE], { encoding: 'utf8' }).trim();
-    });
+    const floor = await measure(
+      'floor: git fetch + git push --force-with-lease, one ref',
+      async () => {
+        await gitAsync(dirA, 'fetch', '--quiet', 'origin', `+${floorRef}:${floorRef}`);
+        await gitAsync(dirA, 'push', '--quiet', `--force-with-lease=${floorRef}:${floorHead}`, 'origin', `${nextCommit}:${floorRef}`);
+        floorHead = nextCommit;
+      },
+      async () => {
+        nextCommit = execFileSync('git', ['-C', dirA, 'commit-tree', '-p', floorHead, '-m', `floor ${++n}`, EMPTY_TREE], {
+          encoding: 'utf8',
+        }).trim();
+      },
+    );
     rows.push({ ...floor, processes: 2, roundTrips: 2 });
     const cas = rows.find(r => r.op === 'compareAndSwap (no contention)')!;
     transitionRatio = cas.p50 / floor.p50;
@@ -184,15 +223,21 @@ async function main(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
   }
 
-  console.log(`git driver on a local bare remote, ${OPS} operations each after ${WARMUP} warm-up; git ${gitVersion()}, node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`);
+  console.log(
+    `git driver on a local bare remote, ${OPS} operations each after ${WARMUP} warm-up; git ${gitVersion()}, node ${process.version}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)}`,
+  );
   console.log('| operation | p50 ms | p99 ms | git processes / op | round trips / op | file driver p50 ms | git / file |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const r of rows) {
     const peer = r.peer === undefined ? '' : r.peer.toFixed(2);
     const ratio = r.peer === undefined ? '' : `${(r.p50 / r.peer).toFixed(0)}×`;
-    console.log(`| ${r.op} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.processes.toFixed(1)} | ${r.roundTrips.toFixed(1)} | ${peer} | ${ratio} |`);
+    console.log(
+      `| ${r.op} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.processes.toFixed(1)} | ${r.roundTrips.toFixed(1)} | ${peer} | ${ratio} |`,
+    );
   }
-  console.log(`target: one transition (the driver's compare-and-swap; a CLI command adds Node's start) ≤ 1.3× the plain-git floor: ${transitionRatio <= 1.3 ? 'met' : 'NOT met'} (${transitionRatio.toFixed(2)}×)`);
+  console.log(
+    `target: one transition (the driver's compare-and-swap; a CLI command adds Node's start) ≤ 1.3× the plain-git floor: ${transitionRatio <= 1.3 ? 'met' : 'NOT met'} (${transitionRatio.toFixed(2)}×)`,
+  );
 }
 
 /** `git cat-file -e <sha>` (one local process, counted): true when the clone has the object. */
@@ -207,7 +252,9 @@ function hasObject(dir: string, sha: string): boolean {
 }
 
 function gitVersion(): string {
-  return execFileSync('git', ['--version'], { encoding: 'utf8' }).trim().replace(/^git version /, '');
+  return execFileSync('git', ['--version'], { encoding: 'utf8' })
+    .trim()
+    .replace(/^git version /, '');
 }
 
 main().catch(error => {

@@ -49,7 +49,12 @@ const FEATURE_PUSHES: { name: Variant; from: Variant; label: string }[] = [
 ];
 const NODE_HOOK = `#!/bin/sh\ncat > /dev/null\nexec '${process.execPath.replace(/'/g, `'\\''`)}' -e 0\n`;
 
-interface Ran { code: number | null; stdout: string; stderr: string; ms: number }
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
 
 function run(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((resolve, reject) => {
@@ -57,8 +62,12 @@ function run(file: string, args: readonly string[], cwd: string, env: NodeJS.Pro
     const child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      stderr += c;
+    });
     child.on('error', reject);
     child.on('close', code => resolve({ code, stdout, stderr, ms: performance.now() - started }));
   });
@@ -128,7 +137,8 @@ async function main(): Promise<void> {
         await git(clone, 'add', 'work.txt');
         await git(clone, 'commit', '--quiet', '-m', `round ${round}`);
         const pushed = await must('git', ['push', '--quiet', 'origin', 'main'], clone, env);
-        if (v.client && !/grant #1 verified/.test(pushed.stderr)) throw new Error(`the ${v.name} push did not run the client guard: ${pushed.stderr}`);
+        if (v.client && !/grant #1 verified/.test(pushed.stderr))
+          throw new Error(`the ${v.name} push did not run the client guard: ${pushed.stderr}`);
         if (round >= WARMUP) times.get(v.name)!.push(pushed.ms);
       }
       for (const f of FEATURE_PUSHES) {
@@ -141,31 +151,49 @@ async function main(): Promise<void> {
 
     const gitVersion = (await git(root, '--version')).stdout.trim();
     console.log(`git push of one small commit to a local bare remote — ${PUSHES} pushes per variant (+${WARMUP} warm-up), interleaved`);
-    console.log(`node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), file driver on ${os.tmpdir()}`);
+    console.log(
+      `node ${process.version}, ${gitVersion}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), file driver on ${os.tmpdir()}`,
+    );
     console.log('');
     const base = [...times.get('none')!].sort((a, b) => a - b);
     const baseMedian = percentile(base, 50);
     const header = ['variant', 'median ms', 'p90 ms', 'min ms', 'added ms (median)', 'ratio'];
-    const medianOf = (name: Variant) => percentile([...times.get(name)!].sort((a, b) => a - b), 50);
+    const medianOf = (name: Variant) =>
+      percentile(
+        [...times.get(name)!].sort((a, b) => a - b),
+        50,
+      );
     const rows = [...VARIANTS, ...FEATURE_PUSHES].map(v => {
       const sorted = [...times.get(v.name)!].sort((a, b) => a - b);
       const median = percentile(sorted, 50);
       const floor = v.name === 'both-feature' ? medianOf('none-feature') : baseMedian;
-      return [v.label, median.toFixed(1), percentile(sorted, 90).toFixed(1), sorted[0].toFixed(1),
-        v.name === 'none' || v.name === 'none-feature' ? '—' : `+${(median - floor).toFixed(1)}`, `${(median / floor).toFixed(2)}×`];
+      return [
+        v.label,
+        median.toFixed(1),
+        percentile(sorted, 90).toFixed(1),
+        sorted[0].toFixed(1),
+        v.name === 'none' || v.name === 'none-feature' ? '—' : `+${(median - floor).toFixed(1)}`,
+        `${(median / floor).toFixed(2)}×`,
+      ];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i].length)));
     const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
     console.log(line(header));
     for (const row of rows) console.log(line(row));
     console.log('');
-    console.log('Each guard on a protected push is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.');
+    console.log(
+      'Each guard on a protected push is one node process running dist/cli.js (bundle load + one record read); "both" pays it twice.',
+    );
     const perGuard = (medianOf('both') - medianOf('node')) / 2;
     const unprotected = medianOf('both-feature') / medianOf('none-feature');
     // On a loaded machine every process start stretches alike: the guard's cost in `node -e 0` hooks is the steadier figure.
     const perNodeHook = (medianOf('node') - medianOf('none')) / 2;
-    console.log(`target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard; a \`node -e 0\` hook itself adds ${perNodeHook.toFixed(1)} ms, so a guard costs ${(perGuard / perNodeHook).toFixed(2)}× one more Node start)`);
-    console.log(`target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`);
+    console.log(
+      `target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard; a \`node -e 0\` hook itself adds ${perNodeHook.toFixed(1)} ms, so a guard costs ${(perGuard / perNodeHook).toFixed(2)}× one more Node start)`,
+    );
+    console.log(
+      `target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`,
+    );
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

@@ -48,11 +48,20 @@ const CONTENTION_OPS_PER_CLIENT = Number(process.env.BENCH_CONTENTION_OPS ?? 60)
 const TTL_MS = 30_000;
 const PREFIX = process.env.LOCKSTEP_BENCH_PREFIX ?? `lockstep-bench-${randomUUID().slice(0, 8)}`;
 
-interface Lock { acquire(): Promise<void>; release(): Promise<void>; close(): Promise<void> }
+interface Lock {
+  acquire(): Promise<void>;
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
 
 // redlock 5 beta's package.json "exports" hides its typings from TypeScript; this is the part used.
-interface RedlockLock { release(): Promise<unknown> }
-type RedlockClass = new (clients: Redis[], settings: Record<string, number>) => { acquire(resources: string[], ttlMs: number): Promise<RedlockLock> };
+interface RedlockLock {
+  release(): Promise<unknown>;
+}
+type RedlockClass = new (
+  clients: Redis[],
+  settings: Record<string, number>,
+) => { acquire(resources: string[], ttlMs: number): Promise<RedlockLock> };
 const Redlock = (require('redlock') as { default: RedlockClass }).default;
 
 const FLOOR_RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -71,7 +80,9 @@ async function openLock(kind: Contender, url: string, wait: boolean): Promise<Lo
           handle = await manager.acquire(name, { ttl: TTL_MS / 1000, wait: wait ? 60 : 0 });
           if (!handle.acquired || handle.fencingToken === undefined) throw new Error('lockstep: not acquired');
         },
-        async release() { if (!(await handle!.release())) throw new Error('lockstep: release returned false'); },
+        async release() {
+          if (!(await handle!.release())) throw new Error('lockstep: release returned false');
+        },
         close: () => manager.close(),
       };
     }
@@ -86,26 +97,32 @@ async function openLock(kind: Contender, url: string, wait: boolean): Promise<Lo
           owner = owners[turn++ % owners.length]!;
           if (!(await driver.claim(key, owner, TTL_MS, Date.now())).claimed) throw new Error('driver: not claimed');
         },
-        async release() { if (await driver.release(key, owner, Date.now()) !== 'released') throw new Error('driver: not released'); },
+        async release() {
+          if ((await driver.release(key, owner, Date.now())) !== 'released') throw new Error('driver: not released');
+        },
         close: () => driver.close(),
       };
     }
     case 'floor': {
       const client = new Redis(url);
-      const sha = await client.script('LOAD', FLOOR_RELEASE) as string;
+      const sha = (await client.script('LOAD', FLOOR_RELEASE)) as string;
       const key = `${PREFIX}:floor`;
       let token = '';
       return {
         async acquire() {
           for (;;) {
             token = randomUUID();
-            if (await client.set(key, token, 'PX', TTL_MS, 'NX') === 'OK') return;
+            if ((await client.set(key, token, 'PX', TTL_MS, 'NX')) === 'OK') return;
             if (!wait) throw new Error('floor: not acquired');
             await sleep(retryMs());
           }
         },
-        async release() { if (await client.evalsha(sha, 1, key, token) !== 1) throw new Error('floor: release failed'); },
-        close: async () => { client.disconnect(); },
+        async release() {
+          if ((await client.evalsha(sha, 1, key, token)) !== 1) throw new Error('floor: release failed');
+        },
+        close: async () => {
+          client.disconnect();
+        },
       };
     }
     case 'redlock': {
@@ -113,9 +130,15 @@ async function openLock(kind: Contender, url: string, wait: boolean): Promise<Lo
       const redlock = new Redlock([client], wait ? { retryCount: -1, retryDelay: 15, retryJitter: 10 } : { retryCount: 0 });
       let lock: RedlockLock | undefined;
       return {
-        async acquire() { lock = await redlock.acquire([`${PREFIX}:redlock`], TTL_MS); },
-        async release() { await lock!.release(); },
-        close: async () => { client.disconnect(); },
+        async acquire() {
+          lock = await redlock.acquire([`${PREFIX}:redlock`], TTL_MS);
+        },
+        async release() {
+          await lock!.release();
+        },
+        close: async () => {
+          client.disconnect();
+        },
       };
     }
     case 'redis-semaphore': {
@@ -124,13 +147,20 @@ async function openLock(kind: Contender, url: string, wait: boolean): Promise<Lo
       return {
         async acquire() {
           mutex = new Mutex(client, `${PREFIX}:semaphore`, {
-            lockTimeout: TTL_MS, refreshInterval: 0, retryInterval: 15,
-            acquireTimeout: 60_000, acquireAttemptsLimit: wait ? Number.POSITIVE_INFINITY : 1,
+            lockTimeout: TTL_MS,
+            refreshInterval: 0,
+            retryInterval: 15,
+            acquireTimeout: 60_000,
+            acquireAttemptsLimit: wait ? Number.POSITIVE_INFINITY : 1,
           });
           await mutex.acquire();
         },
-        async release() { await mutex!.release(); },
-        close: async () => { client.disconnect(); },
+        async release() {
+          await mutex!.release();
+        },
+        close: async () => {
+          client.disconnect();
+        },
       };
     }
   }
@@ -140,11 +170,21 @@ function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.floor(p * sortedMs.length))]!;
 }
 
-interface Stats { p50: number; p99: number; opsPerSecond: number; ops: number }
+interface Stats {
+  p50: number;
+  p99: number;
+  opsPerSecond: number;
+  ops: number;
+}
 
 function stats(latenciesMs: number[], elapsedMs: number): Stats {
   const sorted = [...latenciesMs].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), opsPerSecond: latenciesMs.length / (elapsedMs / 1000), ops: latenciesMs.length };
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    opsPerSecond: latenciesMs.length / (elapsedMs / 1000),
+    ops: latenciesMs.length,
+  };
 }
 
 async function sequential(url: string): Promise<Map<Contender, Stats>> {
@@ -152,7 +192,10 @@ async function sequential(url: string): Promise<Map<Contender, Stats>> {
   for (const kind of SEQUENTIAL) locks.set(kind, await openLock(kind, url, false));
   const latencies = new Map<Contender, number[]>(SEQUENTIAL.map(k => [k, []]));
   const busy = new Map<Contender, number>(SEQUENTIAL.map(k => [k, 0]));
-  const once = async (lock: Lock) => { await lock.acquire(); await lock.release(); };
+  const once = async (lock: Lock) => {
+    await lock.acquire();
+    await lock.release();
+  };
   for (const kind of SEQUENTIAL) for (let i = 0; i < WARMUP_OPS; i++) await once(locks.get(kind)!);
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order each round, so no contender always runs right after another.
@@ -177,34 +220,48 @@ async function sequential(url: string): Promise<Map<Contender, Stats>> {
 async function worker(kind: Contender, url: string): Promise<void> {
   const locks = await Promise.all(Array.from({ length: CLIENTS_PER_PROCESS }, () => openLock(kind, url, true)));
   // Connect (and load scripts) before the clock starts.
-  for (const lock of locks) { await lock.acquire(); await lock.release(); }
+  for (const lock of locks) {
+    await lock.acquire();
+    await lock.release();
+  }
   process.stdout.write('ready\n');
   await new Promise<void>(resolve => {
     const input = readline.createInterface({ input: process.stdin });
     // Stop reading once told to go: an open stdin would keep this worker (and so the bench) alive.
-    input.once('line', () => { input.close(); process.stdin.destroy(); resolve(); });
+    input.once('line', () => {
+      input.close();
+      process.stdin.destroy();
+      resolve();
+    });
   });
   const latencies: number[] = [];
-  await Promise.all(locks.map(async lock => {
-    for (let i = 0; i < CONTENTION_OPS_PER_CLIENT; i++) {
-      const t0 = performance.now();
-      await lock.acquire();
-      await lock.release();
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    locks.map(async lock => {
+      for (let i = 0; i < CONTENTION_OPS_PER_CLIENT; i++) {
+        const t0 = performance.now();
+        await lock.acquire();
+        await lock.release();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   for (const lock of locks) await lock.close();
   process.stdout.write(`${JSON.stringify({ latencies })}\n`);
 }
 
 async function contention(kind: Contender, url: string): Promise<Stats> {
-  const children = Array.from({ length: PROCESSES }, () => spawn(process.execPath,
-    ['--import', 'tsx', __filename, '--worker', kind, url], { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, LOCKSTEP_BENCH_PREFIX: PREFIX } }));
+  const children = Array.from({ length: PROCESSES }, () =>
+    spawn(process.execPath, ['--import', 'tsx', __filename, '--worker', kind, url], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, LOCKSTEP_BENCH_PREFIX: PREFIX },
+    }),
+  );
   const lines = children.map(child => readline.createInterface({ input: child.stdout! }));
-  const next = (i: number) => new Promise<string>((resolve, reject) => {
-    lines[i]!.once('line', resolve);
-    children[i]!.once('exit', code => reject(new Error(`${kind} worker exited ${code}`)));
-  });
+  const next = (i: number) =>
+    new Promise<string>((resolve, reject) => {
+      lines[i]!.once('line', resolve);
+      children[i]!.once('exit', code => reject(new Error(`${kind} worker exited ${code}`)));
+    });
   await Promise.all(children.map((_, i) => next(i)));
   const results = children.map((_, i) => next(i));
   const started = performance.now();
@@ -222,7 +279,9 @@ function table(title: string, rows: Map<Contender, Stats>): void {
   console.log('|-----------------|-------:|-------:|--------:|------------:|---------------|');
   for (const [kind, s] of rows) {
     const fenced = kind.startsWith('lockstep') ? 'yes' : 'no';
-    console.log(`| ${kind.padEnd(15)} | ${s.p50.toFixed(3).padStart(6)} | ${s.p99.toFixed(3).padStart(6)} | ${Math.round(s.opsPerSecond).toString().padStart(7)} | ${(s.p50 / floor).toFixed(2).padStart(10)}× | ${fenced.padEnd(13)} |`);
+    console.log(
+      `| ${kind.padEnd(15)} | ${s.p50.toFixed(3).padStart(6)} | ${s.p99.toFixed(3).padStart(6)} | ${Math.round(s.opsPerSecond).toString().padStart(7)} | ${(s.p50 / floor).toFixed(2).padStart(10)}× | ${fenced.padEnd(13)} |`,
+    );
   }
 }
 
@@ -237,7 +296,9 @@ async function main(): Promise<void> {
     const seq = await sequential(url);
     table('Sequential acquire + release (one client; lockstep-driver = diagnostic, the driver without the manager)', seq);
 
-    console.log(`\ncontention: ${PROCESSES} processes × ${CLIENTS_PER_PROCESS} clients × ${CONTENTION_OPS_PER_CLIENT} acquire(wait)+release, one name`);
+    console.log(
+      `\ncontention: ${PROCESSES} processes × ${CLIENTS_PER_PROCESS} clients × ${CONTENTION_OPS_PER_CLIENT} acquire(wait)+release, one name`,
+    );
     const contended = new Map<Contender, Stats>();
     for (const kind of CONTENDERS) contended.set(kind, await contention(kind, url));
     table('Contended acquire (waiting) + release, 8 clients in 4 processes; ops/s over all clients', contended);
@@ -245,11 +306,21 @@ async function main(): Promise<void> {
     const l = seq.get('lockstep')!;
     console.log('\nRatios (sequential p50; < 1 means Lockstep is faster):');
     for (const kind of CONTENDERS.filter(k => k !== 'lockstep')) {
-      console.log(`  lockstep / ${kind}: ${(l.p50 / seq.get(kind)!.p50).toFixed(2)}×   (ops/s ${(l.opsPerSecond / seq.get(kind)!.opsPerSecond).toFixed(2)}×)`);
+      console.log(
+        `  lockstep / ${kind}: ${(l.p50 / seq.get(kind)!.p50).toFixed(2)}×   (ops/s ${(l.opsPerSecond / seq.get(kind)!.opsPerSecond).toFixed(2)}×)`,
+      );
     }
-    console.log(`  lockstep-driver / floor: ${(seq.get('lockstep-driver')!.p50 / seq.get('floor')!.p50).toFixed(2)}×   (the driver alone; the rest is the manager's acquire path)`);
-    console.log(`  target: lockstep p50 ≤ 1.15× floor → ${l.p50 <= 1.15 * seq.get('floor')!.p50 ? 'met' : 'NOT met'}; faster than redlock and redis-semaphore → ${l.p50 < seq.get('redlock')!.p50 && l.p50 < seq.get('redis-semaphore')!.p50 ? 'met' : 'NOT met'}`);
-    const leftovers = await withClient(url, async c => { const keys = await c.keys(`${PREFIX}*`); if (keys.length) await c.del(...keys); return keys.length; });
+    console.log(
+      `  lockstep-driver / floor: ${(seq.get('lockstep-driver')!.p50 / seq.get('floor')!.p50).toFixed(2)}×   (the driver alone; the rest is the manager's acquire path)`,
+    );
+    console.log(
+      `  target: lockstep p50 ≤ 1.15× floor → ${l.p50 <= 1.15 * seq.get('floor')!.p50 ? 'met' : 'NOT met'}; faster than redlock and redis-semaphore → ${l.p50 < seq.get('redlock')!.p50 && l.p50 < seq.get('redis-semaphore')!.p50 ? 'met' : 'NOT met'}`,
+    );
+    const leftovers = await withClient(url, async c => {
+      const keys = await c.keys(`${PREFIX}*`);
+      if (keys.length) await c.del(...keys);
+      return keys.length;
+    });
     console.log(`\ncleaned up ${leftovers} bench keys (fence counters and peers' keys)`);
   } finally {
     await server?.dispose();
@@ -258,11 +329,21 @@ async function main(): Promise<void> {
 
 async function withClient<T>(url: string, fn: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis(url);
-  try { return await fn(client); } finally { client.disconnect(); }
+  try {
+    return await fn(client);
+  } finally {
+    client.disconnect();
+  }
 }
 
 if (process.argv[2] === '--worker') {
-  worker(process.argv[3] as Contender, process.argv[4]!).catch(error => { console.error(error); process.exit(1); });
+  worker(process.argv[3] as Contender, process.argv[4]!).catch(error => {
+    console.error(error);
+    process.exit(1);
+  });
 } else {
-  main().catch(error => { console.error(error); process.exit(1); });
+  main().catch(error => {
+    console.error(error);
+    process.exit(1);
+  });
 }

@@ -30,8 +30,16 @@ const TTL_MS = 30_000;
 const FLOOR_TABLE = 'lockstep_bench_floor';
 const KEY = 'f'.repeat(64);
 
-interface Side { op(i: number): Promise<void>; close(): Promise<void> }
-interface Stats { opsPerSecond: number; meanUs: number; p50Us: number; p99Us: number }
+interface Side {
+  op(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+interface Stats {
+  opsPerSecond: number;
+  meanUs: number;
+  p50Us: number;
+  p99Us: number;
+}
 
 async function measure(side: Side): Promise<Stats> {
   try {
@@ -73,7 +81,9 @@ function sqliteFloor(file: string): Side {
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SQLITE_SYNCHRONOUS}`);
-  db.exec(`CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash TEXT PRIMARY KEY, owner_hash TEXT, expires_at INTEGER NOT NULL, fencing INTEGER NOT NULL) WITHOUT ROWID`);
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash TEXT PRIMARY KEY, owner_hash TEXT, expires_at INTEGER NOT NULL, fencing INTEGER NOT NULL) WITHOUT ROWID`,
+  );
   const claim = db.prepare(`INSERT INTO ${FLOOR_TABLE} (key_hash, owner_hash, expires_at, fencing) VALUES (?, ?, ?, 1)
     ON CONFLICT (key_hash) DO UPDATE SET owner_hash = excluded.owner_hash, expires_at = excluded.expires_at, fencing = fencing + 1
     WHERE owner_hash IS NULL OR expires_at <= ?`);
@@ -91,7 +101,10 @@ function sqliteFloor(file: string): Side {
       }
       if (release.run(KEY, owner(i)).changes !== 1) throw new Error('floor: not released');
     },
-    close: async () => { db.exec(`DROP TABLE ${FLOOR_TABLE}`); db.close(); },
+    close: async () => {
+      db.exec(`DROP TABLE ${FLOOR_TABLE}`);
+      db.close();
+    },
   };
 }
 
@@ -99,7 +112,9 @@ async function postgresFloor(target: ServerTarget): Promise<Side> {
   const pg = await import('pg');
   const client = new pg.Client({ connectionString: target.url });
   await client.connect();
-  await client.query(`CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash VARCHAR(64) PRIMARY KEY, owner_hash VARCHAR(64), expires_at BIGINT NOT NULL, fencing BIGINT NOT NULL)`);
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash VARCHAR(64) PRIMARY KEY, owner_hash VARCHAR(64), expires_at BIGINT NOT NULL, fencing BIGINT NOT NULL)`,
+  );
   const claim = `INSERT INTO ${FLOOR_TABLE} AS t (key_hash, owner_hash, expires_at, fencing) VALUES ($1, $2, $3, 1)
     ON CONFLICT (key_hash) DO UPDATE SET owner_hash = excluded.owner_hash, expires_at = excluded.expires_at, fencing = t.fencing + 1
     WHERE t.owner_hash IS NULL OR t.expires_at <= $4`;
@@ -114,16 +129,28 @@ async function postgresFloor(target: ServerTarget): Promise<Side> {
         await client.query('ROLLBACK');
         throw error;
       }
-      if ((await client.query(`DELETE FROM ${FLOOR_TABLE} WHERE key_hash = $1 AND owner_hash = $2`, [KEY, owner(i)])).rowCount !== 1) throw new Error('floor: not released');
+      if ((await client.query(`DELETE FROM ${FLOOR_TABLE} WHERE key_hash = $1 AND owner_hash = $2`, [KEY, owner(i)])).rowCount !== 1)
+        throw new Error('floor: not released');
     },
-    close: async () => { await client.query(`DROP TABLE ${FLOOR_TABLE}`); await client.end(); },
+    close: async () => {
+      await client.query(`DROP TABLE ${FLOOR_TABLE}`);
+      await client.end();
+    },
   };
 }
 
 async function mysqlFloor(target: ServerTarget): Promise<Side> {
   const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({ host: target.host, port: target.port, user: target.user, password: target.password, database: target.database });
-  await connection.query(`CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash CHAR(64) CHARACTER SET ascii PRIMARY KEY, owner_hash CHAR(64) CHARACTER SET ascii, expires_at BIGINT NOT NULL, fencing BIGINT NOT NULL) ENGINE=InnoDB`);
+  const connection = await mysql.createConnection({
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    password: target.password,
+    database: target.database,
+  });
+  await connection.query(
+    `CREATE TABLE IF NOT EXISTS ${FLOOR_TABLE} (key_hash CHAR(64) CHARACTER SET ascii PRIMARY KEY, owner_hash CHAR(64) CHARACTER SET ascii, expires_at BIGINT NOT NULL, fencing BIGINT NOT NULL) ENGINE=InnoDB`,
+  );
   // @free is computed once from the old row, before any column is overwritten (MySQL assigns left to right).
   const claim = `INSERT INTO ${FLOOR_TABLE} (key_hash, owner_hash, expires_at, fencing) VALUES (?, ?, ?, 1)
     ON DUPLICATE KEY UPDATE fencing = IF(@free := (owner_hash IS NULL OR expires_at <= ?), fencing + 1, fencing),
@@ -143,7 +170,10 @@ async function mysqlFloor(target: ServerTarget): Promise<Side> {
       const [deleted] = await connection.query(`DELETE FROM ${FLOOR_TABLE} WHERE key_hash = ? AND owner_hash = ?`, [KEY, owner(i)]);
       if ((deleted as { affectedRows: number }).affectedRows !== 1) throw new Error('floor: not released');
     },
-    close: async () => { await connection.query(`DROP TABLE ${FLOOR_TABLE}`); await connection.end(); },
+    close: async () => {
+      await connection.query(`DROP TABLE ${FLOOR_TABLE}`);
+      await connection.end();
+    },
   };
 }
 
@@ -152,14 +182,26 @@ async function serverVersion(target: ServerTarget): Promise<string> {
     const pg = await import('pg');
     const client = new pg.Client({ connectionString: target.url });
     await client.connect();
-    try { return `PostgreSQL ${(await client.query('SHOW server_version')).rows[0].server_version}`; } finally { await client.end(); }
+    try {
+      return `PostgreSQL ${(await client.query('SHOW server_version')).rows[0].server_version}`;
+    } finally {
+      await client.end();
+    }
   }
   const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({ host: target.host, port: target.port, user: target.user, password: target.password, database: target.database });
+  const connection = await mysql.createConnection({
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    password: target.password,
+    database: target.database,
+  });
   try {
     const [rows] = await connection.query('SELECT VERSION() AS v');
     return `MySQL/MariaDB ${(rows as { v: string }[])[0].v}`;
-  } finally { await connection.end(); }
+  } finally {
+    await connection.end();
+  }
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -172,36 +214,60 @@ async function main(): Promise<void> {
     const sqliteFile = path.join(dir, 'locks.db');
     const dialects: { label: string; url: string | undefined; floor: (url: string) => Promise<Side> }[] = [
       { label: 'SQLite', url: `sqlite://${sqliteFile}`, floor: async () => sqliteFloor(path.join(dir, 'floor.db')) },
-      { label: 'MariaDB', url: process.env.LOCKSTEP_BENCH_MYSQL_URL || undefined, floor: url => mysqlFloor(parseDatabaseUrl(url, dir) as ServerTarget) },
-      { label: 'PostgreSQL', url: process.env.LOCKSTEP_BENCH_POSTGRES_URL || undefined, floor: url => postgresFloor(parseDatabaseUrl(url, dir) as ServerTarget) },
+      {
+        label: 'MariaDB',
+        url: process.env.LOCKSTEP_BENCH_MYSQL_URL || undefined,
+        floor: url => mysqlFloor(parseDatabaseUrl(url, dir) as ServerTarget),
+      },
+      {
+        label: 'PostgreSQL',
+        url: process.env.LOCKSTEP_BENCH_POSTGRES_URL || undefined,
+        floor: url => postgresFloor(parseDatabaseUrl(url, dir) as ServerTarget),
+      },
     ];
     for (const { label, url, floor } of dialects) {
-      if (!url) { notes.push(`${label}: not run (no URL; use \`bash scripts/suites/sql.sh bench\`)`); continue; }
+      if (!url) {
+        notes.push(`${label}: not run (no URL; use \`bash scripts/suites/sql.sh bench\`)`);
+        continue;
+      }
       const lockstep = await measure(await lockstepSide(url));
       const bare = await measure(await floor(url));
-      rows.push(`| ${label.padEnd(10)} | ${fmt(lockstep.opsPerSecond).padStart(7)} | ${fmt(lockstep.p50Us).padStart(7)} | ${fmt(lockstep.p99Us).padStart(7)} | ${fmt(bare.opsPerSecond).padStart(7)} | ${fmt(bare.p50Us).padStart(7)} | ${fmt(bare.p99Us).padStart(7)} | ${fmt(lockstep.meanUs / bare.meanUs, 2).padStart(5)}× |`);
+      rows.push(
+        `| ${label.padEnd(10)} | ${fmt(lockstep.opsPerSecond).padStart(7)} | ${fmt(lockstep.p50Us).padStart(7)} | ${fmt(lockstep.p99Us).padStart(7)} | ${fmt(bare.opsPerSecond).padStart(7)} | ${fmt(bare.p50Us).padStart(7)} | ${fmt(bare.p99Us).padStart(7)} | ${fmt(lockstep.meanUs / bare.meanUs, 2).padStart(5)}× |`,
+      );
       const target = parseDatabaseUrl(url, dir);
       if (target.dialect === 'sqlite') {
         const driver = await openSqlDriver(resolveConfig({ driver: 'sql', databaseUrl: url }, {}));
         const s = await driver.settings();
         await driver.close();
-        notes.push(`SQLite: journal_mode=${s.journal_mode}, synchronous=${s.synchronous} (both sides), busy_timeout=${s.busy_timeout_ms} ms, on ${os.tmpdir()}`);
+        notes.push(
+          `SQLite: journal_mode=${s.journal_mode}, synchronous=${s.synchronous} (both sides), busy_timeout=${s.busy_timeout_ms} ms, on ${os.tmpdir()}`,
+        );
       } else {
         notes.push(`${label}: ${await serverVersion(target)} on loopback, READ COMMITTED, server defaults (durable commits)`);
       }
     }
-    console.log(`sql leases — Node ${process.version}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}; ${OPS} sequential acquire+release after ${WARMUP} warm-up, one name`);
+    console.log(
+      `sql leases — Node ${process.version}, ${os.cpus().length} CPUs, ${os.platform()} ${os.release()}; ${OPS} sequential acquire+release after ${WARMUP} warm-up, one name`,
+    );
     console.log('');
     console.log('| dialect    | lockstep ops/s | p50 µs | p99 µs | floor ops/s | p50 µs | p99 µs | time ratio |');
     console.log('|------------|--------:|--------:|--------:|--------:|--------:|--------:|------:|');
     for (const row of rows) console.log(row);
     console.log('');
     for (const note of notes) console.log(note);
-    console.log('lockstep per op: BEGIN, SELECT … FOR UPDATE (SQLite: BEGIN IMMEDIATE), conditional UPDATE, COMMIT; release: one conditional UPDATE.');
-    console.log('floor per op: BEGIN, one insert-or-conditional-update, COMMIT; release: one conditional DELETE. Same client library, own table.');
+    console.log(
+      'lockstep per op: BEGIN, SELECT … FOR UPDATE (SQLite: BEGIN IMMEDIATE), conditional UPDATE, COMMIT; release: one conditional UPDATE.',
+    );
+    console.log(
+      'floor per op: BEGIN, one insert-or-conditional-update, COMMIT; release: one conditional DELETE. Same client library, own table.',
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-main().catch(error => { console.error(error instanceof Error ? error.message : error); process.exitCode = 1; });
+main().catch(error => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

@@ -6,9 +6,20 @@
  */
 import type { AuditLine } from '../src/core/lockRecord';
 
-export interface ObservedHolder { readonly grant: number; readonly grantedAt: number; readonly expiresAt: number }
-export interface Landing { readonly at: number; readonly sha: string; readonly grant: number | null }
-export interface PushStart { readonly sha: string; readonly at: number }
+export interface ObservedHolder {
+  readonly grant: number;
+  readonly grantedAt: number;
+  readonly expiresAt: number;
+}
+export interface Landing {
+  readonly at: number;
+  readonly sha: string;
+  readonly grant: number | null;
+}
+export interface PushStart {
+  readonly sha: string;
+  readonly at: number;
+}
 
 export interface ContainerRun {
   readonly audit: readonly AuditLine[];
@@ -23,9 +34,19 @@ export interface ContainerRun {
   readonly landings: readonly Landing[];
 }
 
-export interface ContainerVerdict { readonly grants: number; readonly landings: number; readonly minted: number; readonly clears: number; readonly violations: readonly string[] }
+export interface ContainerVerdict {
+  readonly grants: number;
+  readonly landings: number;
+  readonly minted: number;
+  readonly clears: number;
+  readonly violations: readonly string[];
+}
 
-interface Lease { grant: number; start: number; end: number }
+interface Lease {
+  grant: number;
+  start: number;
+  end: number;
+}
 
 /** Each grant's live interval: from its acquire to its release, its clear, or its last known expiry. */
 export function leasesOf(run: Pick<ContainerRun, 'audit' | 'holders' | 'acquireTtlMs' | 'heartbeatTtlMs'>): Lease[] {
@@ -36,7 +57,10 @@ export function leasesOf(run: Pick<ContainerRun, 'audit' | 'holders' | 'acquireT
     const lease = leases.get(l.grant);
     if (lease && l.action === 'heartbeat') lease.end = Math.max(lease.end, l.at + run.heartbeatTtlMs);
   }
-  for (const h of run.holders) { const lease = leases.get(h.grant); if (lease) lease.end = Math.max(lease.end, h.expiresAt); }
+  for (const h of run.holders) {
+    const lease = leases.get(h.grant);
+    if (lease) lease.end = Math.max(lease.end, h.expiresAt);
+  }
   for (const l of done) {
     const lease = leases.get(l.grant);
     if (lease && (l.action === 'release' || l.action === 'clear')) lease.end = Math.min(lease.end, l.at);
@@ -51,11 +75,15 @@ export function checkContainerLog(run: ContainerRun): ContainerVerdict {
   const seen = new Set<number>();
   const acquires = run.audit.filter(l => l.action === 'acquire' && l.outcome === 'done');
   for (let i = 1; i < acquires.length; i++) {
-    if (acquires[i].grant <= acquires[i - 1].grant) violations.push(`grants do not increase: #${acquires[i - 1].grant} then #${acquires[i].grant}`);
+    if (acquires[i].grant <= acquires[i - 1].grant)
+      violations.push(`grants do not increase: #${acquires[i - 1].grant} then #${acquires[i].grant}`);
   }
   for (let i = 0; i < leases.length; i++) {
     // At most one live holder at any instant.
-    if (i > 0 && leases[i].start < leases[i - 1].end) violations.push(`two live holders: grant #${leases[i].grant} acquired ${(leases[i - 1].end - leases[i].start).toFixed(0)} ms before grant #${leases[i - 1].grant} ended`);
+    if (i > 0 && leases[i].start < leases[i - 1].end)
+      violations.push(
+        `two live holders: grant #${leases[i].grant} acquired ${(leases[i - 1].end - leases[i].start).toFixed(0)} ms before grant #${leases[i - 1].grant} ended`,
+      );
   }
   for (const g of run.acquired) {
     if (seen.has(g)) violations.push(`grant #${g} was reported acquired twice`);
@@ -63,21 +91,33 @@ export function checkContainerLog(run: ContainerRun): ContainerVerdict {
     if (!leases.some(l => l.grant === g)) violations.push(`grant #${g} was reported acquired but the audit has no acquire line for it`);
   }
   const ids = new Set<number>();
-  for (const id of run.minted) { if (ids.has(id)) violations.push(`identifier ${id} was minted twice`); ids.add(id); }
+  for (const id of run.minted) {
+    if (ids.has(id)) violations.push(`identifier ${id} was minted twice`);
+    ids.add(id);
+  }
   for (const g of run.cleared) {
-    if (!run.audit.some(l => l.action === 'clear' && l.outcome === 'done' && l.grant === g)) violations.push(`the clear of grant #${g} has no audit line`);
+    if (!run.audit.some(l => l.action === 'clear' && l.outcome === 'done' && l.grant === g))
+      violations.push(`the clear of grant #${g} has no audit line`);
   }
   // Every landing on the protected branch carried a grant that was live, and current, within its push.
   for (const landing of run.landings) {
     const pushed = run.pushes.filter(p => p.sha === landing.sha).sort((a, b) => a.at - b.at)[0];
-    if (landing.grant === null) { violations.push(`commit ${landing.sha.slice(0, 12)} landed without a grant`); continue; }
+    if (landing.grant === null) {
+      violations.push(`commit ${landing.sha.slice(0, 12)} landed without a grant`);
+      continue;
+    }
     const lease = leases.find(l => l.grant === landing.grant);
     const from = pushed?.at ?? Number.NEGATIVE_INFINITY;
     if (!pushed) violations.push(`commit ${landing.sha.slice(0, 12)} landed but no clone pushed it`);
-    if (!lease) { violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant}, which the audit never granted`); continue; }
-    if (!(lease.start <= landing.at && lease.end >= from)) violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant}, not live during its push`);
+    if (!lease) {
+      violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant}, which the audit never granted`);
+      continue;
+    }
+    if (!(lease.start <= landing.at && lease.end >= from))
+      violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant}, not live during its push`);
     const newer = leases.find(l => l.grant > landing.grant! && l.start < from);
-    if (newer) violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant} after grant #${newer.grant} was issued`);
+    if (newer)
+      violations.push(`commit ${landing.sha.slice(0, 12)} landed under grant #${landing.grant} after grant #${newer.grant} was issued`);
   }
   return { grants: leases.length, landings: run.landings.length, minted: ids.size, clears: run.cleared.length, violations };
 }

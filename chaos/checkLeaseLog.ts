@@ -37,10 +37,22 @@ export interface LeaseVerdict {
   readonly violations: readonly string[];
 }
 
-interface Section { pid: number; name: string; token: number; start: number; end: number; expires: number; killedAt?: number }
+interface Section {
+  pid: number;
+  name: string;
+  token: number;
+  start: number;
+  end: number;
+  expires: number;
+  killedAt?: number;
+}
 
 /** One worker's attempt at a name: from its `want` to its outcome (entered, busy, an error, or its kill). */
-interface Wait { pid: number; from: number; to: number }
+interface Wait {
+  pid: number;
+  from: number;
+  to: number;
+}
 
 /**
  * `slackMs`: how long a worker may wait for a killed holder's name past that holder's expiry before someone enters:
@@ -74,7 +86,10 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
   const waiting = new Map<number, { name: string; wait: Wait }>(); // each worker's attempt in progress
   const endWait = (pid: number, at: number) => {
     const w = waiting.get(pid);
-    if (w) { w.wait.to = at; waiting.delete(pid); }
+    if (w) {
+      w.wait.to = at;
+      waiting.delete(pid);
+    }
   };
   for (const l of lines) {
     if (l.kind === 'kill' && l.at !== undefined) endWait(l.pid, l.at);
@@ -90,16 +105,28 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
     }
     const key = `${l.pid}\0${l.name}\0${l.token}`;
     if (l.kind === 'enter') {
-      const s: Section = { pid: l.pid, name: l.name as string, token: l.token as number, start: l.start as number, end: Number.POSITIVE_INFINITY, expires: l.expires as number };
+      const s: Section = {
+        pid: l.pid,
+        name: l.name as string,
+        token: l.token as number,
+        start: l.start as number,
+        end: Number.POSITIVE_INFINITY,
+        expires: l.expires as number,
+      };
       const killedAt = kills.get(l.pid);
-      if (killedAt !== undefined) { s.killedAt = killedAt; s.end = killedAt; }
-      else s.end = options.runEnd;
+      if (killedAt !== undefined) {
+        s.killedAt = killedAt;
+        s.end = killedAt;
+      } else s.end = options.runEnd;
       open.set(key, s);
       sections.push(s);
     } else if (l.kind === 'exit') {
       const s = open.get(key);
       if (s === undefined) violations.push(`an exit without its entry (pid ${l.pid}, token ${l.token})`);
-      else { s.end = l.end as number; open.delete(key); }
+      else {
+        s.end = l.end as number;
+        open.delete(key);
+      }
     } else if (l.kind === 'error') {
       const what = `${l.documented ? '' : 'UNDOCUMENTED '}${l.error}`;
       errors[what] = (errors[what] ?? 0) + 1;
@@ -129,8 +156,12 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
     let liveUntil = Number.NEGATIVE_INFINITY; // the latest instant any earlier holder still held a live lease
     for (let i = 0; i < list.length; i++) {
       const s = list[i];
-      if (s.start < liveUntil) violations.push(`two critical sections of ${name} overlap while both leases are live (tokens ${list[i - 1].token} and ${s.token}, by ${(liveUntil - s.start).toFixed(3)} ms)`);
-      if (i > 0 && s.token <= list[i - 1].token) violations.push(`fencing tokens of ${name} do not increase in order of entry: ${list[i - 1].token} then ${s.token}`);
+      if (s.start < liveUntil)
+        violations.push(
+          `two critical sections of ${name} overlap while both leases are live (tokens ${list[i - 1].token} and ${s.token}, by ${(liveUntil - s.start).toFixed(3)} ms)`,
+        );
+      if (i > 0 && s.token <= list[i - 1].token)
+        violations.push(`fencing tokens of ${name} do not increase in order of entry: ${list[i - 1].token} then ${s.token}`);
       if (s.end > s.expires) overran++;
       liveUntil = Math.max(liveUntil, Math.min(s.end, s.expires));
       // A holder killed inside its lease: once it expires, a worker waiting for the name enters within the slack.
@@ -152,7 +183,9 @@ export function checkLeaseLog(lines: readonly LogLine[], options: { slackMs: num
           }
         }
         if (longestWait > options.slackMs) {
-          violations.push(`a killed holder of ${name} (token ${s.token}) blocked it ${(nextStart - s.expires).toFixed(0)} ms past its expiry (a worker waited ${longestWait.toFixed(0)} ms of it)`);
+          violations.push(
+            `a killed holder of ${name} (token ${s.token}) blocked it ${(nextStart - s.expires).toFixed(0)} ms past its expiry (a worker waited ${longestWait.toFixed(0)} ms of it)`,
+          );
         }
       }
     }
@@ -166,7 +199,8 @@ function firstFrom(sorted: readonly Wait[], at: number): number {
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (sorted[mid].from < at) lo = mid + 1; else hi = mid;
+    if (sorted[mid].from < at) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }

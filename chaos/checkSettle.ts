@@ -13,7 +13,10 @@ export interface PageView {
 }
 
 /** A token file of a clone (`session.json` or `pending.json`), its token hashed. */
-export interface TokenFileView { readonly grant: number; readonly tokenHash: string }
+export interface TokenFileView {
+  readonly grant: number;
+  readonly tokenHash: string;
+}
 
 /**
  * A stranded grant: a live holder whose token no clone holds, which nobody can push, heartbeat or release under
@@ -28,7 +31,13 @@ export interface TokenFileView { readonly grant: number; readonly tokenHash: str
  * someone else; a session goes only after its release is on the page. Reading each clone's pending file before its
  * session file, a holder's token is in one of them unless the page moved on meanwhile, which the second read sees.
  */
-export function strandedGrant(before: PageView['holder'], now: number, held: ReadonlySet<string>, after: PageView['holder'], nowAfter = now): number | undefined {
+export function strandedGrant(
+  before: PageView['holder'],
+  now: number,
+  held: ReadonlySet<string>,
+  after: PageView['holder'],
+  nowAfter = now,
+): number | undefined {
   if (before === null || before.expiresAt <= now) return undefined;
   if (after === null || after.grant !== before.grant || after.tokenHash !== before.tokenHash) return undefined;
   // Still live after the second read: a session may go on purpose (`lockstep forget`) once its lease lapsed.
@@ -51,7 +60,12 @@ export function strandedGrant(before: PageView['holder'], now: number, held: Rea
  *   audit is bounded, and a line that left it cannot be asked for) under a holder that is not its token: a release
  *   whose answer was lost, which the command's read must have finished (the session removed).
  */
-export function unsettledAfterKill(run: { before: PageView; after?: PageView; pending?: TokenFileView; session?: TokenFileView }): string | undefined {
+export function unsettledAfterKill(run: {
+  before: PageView;
+  after?: PageView;
+  pending?: TokenFileView;
+  session?: TokenFileView;
+}): string | undefined {
   const { before, pending, session } = run;
   if (pending && pending.grant <= before.grant) {
     return `pending.json of grant #${pending.grant} was kept though the page had reached grant #${before.grant} before the command began`;
@@ -67,6 +81,9 @@ export function unsettledAfterKill(run: { before: PageView; after?: PageView; pe
 
 /** Whether `unsettledAfterKill` needs a read of the page after the command to judge (a released session). */
 export function needsAfterRead(before: PageView, session: TokenFileView | undefined): boolean {
-  return session !== undefined && session.tokenHash !== before.holder?.tokenHash
-    && before.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === session.grant);
+  return (
+    session !== undefined &&
+    session.tokenHash !== before.holder?.tokenHash &&
+    before.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === session.grant)
+  );
 }

@@ -29,7 +29,16 @@ const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
 
-export interface ContainerRow { seconds: number; sections: number; kills: number; faults: string; errors: string; violations: string[]; summary: string; settling: string }
+export interface ContainerRow {
+  seconds: number;
+  sections: number;
+  kills: number;
+  faults: string;
+  errors: string;
+  violations: string[];
+  summary: string;
+  settling: string;
+}
 
 /** The commands whose kill may leave an unknown outcome behind (issue 23). */
 const SETTLED = new Set(['acquire', 'heartbeat', 'release']);
@@ -55,13 +64,16 @@ function tokenFile(clone: string, name: 'pending.json' | 'session.json', unreada
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') unreadable.push(`${path.basename(clone)}/${name} could not be read (${(error as NodeJS.ErrnoException).code})`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      unreadable.push(`${path.basename(clone)}/${name} could not be read (${(error as NodeJS.ErrnoException).code})`);
     return undefined;
   }
   try {
     const s = JSON.parse(text) as { grant?: unknown; token?: unknown };
     if (typeof s.token === 'string' && typeof s.grant === 'number') return { grant: s.grant, tokenHash: hashToken(s.token) };
-  } catch { /* noted below */ }
+  } catch {
+    /* noted below */
+  }
   unreadable.push(`${path.basename(clone)}/${name} exists but holds no grant and token (${text.length} bytes): a torn write`);
   return undefined;
 }
@@ -112,7 +124,15 @@ const ACQUIRE_TTL_SECONDS = MIN_LEASE_TTL_MS / SECOND;
 /** The store a container runs on (`init --driver`: the three SQL ones are `sql`). */
 export type ContainerDriver = 'file' | 'sqlite' | 'git' | 'redis' | 'mariadb' | 'postgres';
 
-export async function runContainerChaos(options: { driver: ContainerDriver; dir: string; env: Record<string, string>; clones: number; ms: number; extend: number; slowPreReceive?: { install: (bare: string, chained: string) => void; describe: string } }): Promise<ContainerRow> {
+export async function runContainerChaos(options: {
+  driver: ContainerDriver;
+  dir: string;
+  env: Record<string, string>;
+  clones: number;
+  ms: number;
+  extend: number;
+  slowPreReceive?: { install: (bare: string, chained: string) => void; describe: string };
+}): Promise<ContainerRow> {
   const { dir } = options;
   const pace = PACE[options.driver];
   const ttl = ACQUIRE_TTL_SECONDS;
@@ -139,19 +159,26 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     kills++;
     return true;
   };
-  const run = (file: string, args: string[], cwd: string, extra: Record<string, string> = {}, tag?: { command: string; clone: string }) => new Promise<{ code: number | null; out: string; err: string }>(resolve => {
-    const child = spawn(file, args, { cwd, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = ''; let err = '';
-    child.stdout.on('data', c => { out += c; }); child.stderr.on('data', c => { err += c; });
-    if (tag !== undefined) running.set(child, tag.command);
-    const clone = tag?.command === 'acquire' ? tag.clone : undefined;
-    if (clone !== undefined) acquiring.set(clone, child);
-    child.on('close', code => {
-      running.delete(child);
-      if (clone !== undefined && acquiring.get(clone) === child) acquiring.delete(clone);
-      resolve({ code, out, err });
+  const run = (file: string, args: string[], cwd: string, extra: Record<string, string> = {}, tag?: { command: string; clone: string }) =>
+    new Promise<{ code: number | null; out: string; err: string }>(resolve => {
+      const child = spawn(file, args, { cwd, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', c => {
+        out += c;
+      });
+      child.stderr.on('data', c => {
+        err += c;
+      });
+      if (tag !== undefined) running.set(child, tag.command);
+      const clone = tag?.command === 'acquire' ? tag.clone : undefined;
+      if (clone !== undefined) acquiring.set(clone, child);
+      child.on('close', code => {
+        running.delete(child);
+        if (clone !== undefined && acquiring.get(clone) === child) acquiring.delete(clone);
+        resolve({ code, out, err });
+      });
     });
-  });
   const gitOk = async (cwd: string, ...args: string[]) => {
     const r = await run('git', args, cwd);
     if (r.code !== 0) throw new Error(`git ${args.join(' ')}: ${r.err}`);
@@ -159,7 +186,12 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   };
   const lockstep = async (clone: string, args: string[], extra: Record<string, string> = {}) => {
     const r = await run(process.execPath, [CLI, '--cwd', clone, '--json', ...args], dir, extra, { command: args[0], clone });
-    let json: any; try { json = JSON.parse(r.out.trim().split('\n').pop() ?? ''); } catch { json = undefined; }
+    let json: any;
+    try {
+      json = JSON.parse(r.out.trim().split('\n').pop() ?? '');
+    } catch {
+      json = undefined;
+    }
     return { code: r.code, json, err: r.err };
   };
 
@@ -168,13 +200,28 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   await gitOk(dir, 'init', '-q', '--bare', '--initial-branch=main', remote);
   const seed = path.join(dir, 'seed');
   await gitOk(dir, 'clone', '-q', remote, seed);
-  for (const [k, v] of [['user.name', 'seed'], ['user.email', 'seed@example.invalid']]) await gitOk(seed, 'config', k, v);
+  for (const [k, v] of [
+    ['user.name', 'seed'],
+    ['user.email', 'seed@example.invalid'],
+  ])
+    await gitOk(seed, 'config', k, v);
   await gitOk(seed, 'symbolic-ref', 'HEAD', 'refs/heads/main');
   fs.writeFileSync(path.join(seed, 'README.md'), 'chaos\n');
-  await gitOk(seed, 'add', '.'); await gitOk(seed, 'commit', '-qm', 'first'); await gitOk(seed, 'push', '-q', '-u', 'origin', 'main');
-  const init = await lockstep(seed, ['init', '--server-guard', '--driver', ['sqlite', 'mariadb', 'postgres'].includes(options.driver) ? 'sql' : options.driver, '--operator', OPERATOR]);
+  await gitOk(seed, 'add', '.');
+  await gitOk(seed, 'commit', '-qm', 'first');
+  await gitOk(seed, 'push', '-q', '-u', 'origin', 'main');
+  const init = await lockstep(seed, [
+    'init',
+    '--server-guard',
+    '--driver',
+    ['sqlite', 'mariadb', 'postgres'].includes(options.driver) ? 'sql' : options.driver,
+    '--operator',
+    OPERATOR,
+  ]);
   if (init.code !== 0) throw new Error(`lockstep init failed (${init.code})`);
-  await gitOk(seed, 'add', '.lockstep.json'); await gitOk(seed, 'commit', '-qm', 'lockstep container'); await gitOk(seed, 'push', '-q', 'origin', 'main');
+  await gitOk(seed, 'add', '.lockstep.json');
+  await gitOk(seed, 'commit', '-qm', 'lockstep container');
+  await gitOk(seed, 'push', '-q', 'origin', 'main');
   const installed = await lockstep(remote, ['hooks', 'install', '--server']);
   if (installed.code !== 0) throw new Error(`lockstep hooks install --server failed (${installed.code})`);
   const landingsLog = path.join(dir, 'landings.jsonl');
@@ -187,9 +234,14 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   const heartbeatTtlMs = JSON.parse(fs.readFileSync(path.join(seed, '.lockstep.json'), 'utf8')).leaseTtlSeconds * 1000;
   const clones: { dir: string; identity: string }[] = [];
   for (let i = 0; i < options.clones; i++) {
-    const c = path.join(dir, `clone-${i}`); const identity = `c${i}@example.invalid`;
+    const c = path.join(dir, `clone-${i}`);
+    const identity = `c${i}@example.invalid`;
     await gitOk(dir, 'clone', '-q', remote, c);
-    for (const [k, v] of [['user.name', `c${i}`], ['user.email', identity]]) await gitOk(c, 'config', k, v);
+    for (const [k, v] of [
+      ['user.name', `c${i}`],
+      ['user.email', identity],
+    ])
+      await gitOk(c, 'config', k, v);
     if ((await lockstep(c, ['hooks', 'install'])).code !== 0) throw new Error('lockstep hooks install failed');
     clones.push({ dir: c, identity });
   }
@@ -205,13 +257,23 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       if (name !== 'pending.json' || child === undefined || windowArmed.has(child)) return;
       windowArmed.add(child);
       if (Math.random() >= WINDOW_KILL || !fs.existsSync(path.join(folder, 'pending.json'))) return;
-      setTimeout(() => { if (kill(child, 'acquire')) windowKills++; }, rand(0, windowMs));
+      setTimeout(
+        () => {
+          if (kill(child, 'acquire')) windowKills++;
+        },
+        rand(0, windowMs),
+      );
     });
   });
 
-  const acquired: number[] = []; const claimed: number[] = []; const minted: number[] = []; const cleared: number[] = []; const pushes: PushStart[] = [];
+  const acquired: number[] = [];
+  const claimed: number[] = [];
+  const minted: number[] = [];
+  const cleared: number[] = [];
+  const pushes: PushStart[] = [];
   const codes: Record<string, number> = {};
-  const audit = new Map<string, AuditLine>(); const holders = new Map<number, ObservedHolder>();
+  const audit = new Map<string, AuditLine>();
+  const holders = new Map<number, ObservedHolder>();
   const began = performance.now();
   let deadline = began + options.ms; // moved on while nothing landed yet, up to EXTEND times (see run.ts)
   let ops = 0;
@@ -225,7 +287,10 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       if (!had || had.at < l.at) audit.set(key, l);
     }
     const h = record.holder;
-    if (h) { const had = holders.get(h.grant); if (!had || had.expiresAt < h.expiresAt) holders.set(h.grant, { grant: h.grant, grantedAt: h.grantedAt, expiresAt: h.expiresAt }); }
+    if (h) {
+      const had = holders.get(h.grant);
+      if (!had || had.expiresAt < h.expiresAt) holders.set(h.grant, { grant: h.grant, grantedAt: h.grantedAt, expiresAt: h.expiresAt });
+    }
     return pageView(record);
   };
   const readPage = async () => observe((await container.read()).record);
@@ -241,18 +306,26 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
     if (first.holder === null || first.holder.expiresAt <= now) return;
     const held = new Set<string>();
     for (const c of [seed, ...clones.map(x => x.dir)]) {
-      for (const name of ['pending.json', 'session.json'] as const) { const f = tokenFile(c, name, unreadable); if (f) held.add(f.tokenHash); }
+      for (const name of ['pending.json', 'session.json'] as const) {
+        const f = tokenFile(c, name, unreadable);
+        if (f) held.add(f.tokenHash);
+      }
     }
     const second = await readPage();
     strandedChecks++;
     const grant = strandedGrant(first.holder, now, held, second.holder, Date.now());
     if (grant !== undefined) stranded.add(grant);
   };
-  let monitorFailed = 0; let monitorReads = 0;
+  let monitorFailed = 0;
+  let monitorReads = 0;
   const monitor = (async () => {
     while (performance.now() < deadline) {
       monitorReads++;
-      try { await checkStranded(); } catch { monitorFailed++; /* the next round */ }
+      try {
+        await checkStranded();
+      } catch {
+        monitorFailed++; /* the next round */
+      }
       await sleep(150);
     }
   })();
@@ -283,7 +356,10 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       const r = await lockstep(me.dir, args, extra);
       // A grant this command promoted from pending.json (an earlier acquire's, killed or timed out): the clone holds it.
       const now = tokenFile(me.dir, 'session.json', unreadable);
-      if (now !== undefined && now.tokenHash !== sessionBefore?.tokenHash && args[0] !== 'acquire') { holding = true; mine.add(now.grant); }
+      if (now !== undefined && now.tokenHash !== sessionBefore?.tokenHash && args[0] !== 'acquire') {
+        holding = true;
+        mine.add(now.grant);
+      }
       const message: string = r.json?.error?.message ?? '';
       if (r.code === 4 && /did not finish within/.test(message)) timeouts[args[0]] = (timeouts[args[0]] ?? 0) + 1;
       if (r.code === 4 && args[0] === 'acquire' && /not known yet/.test(message)) unknownAcquires++;
@@ -304,8 +380,14 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       const after = needsAfterRead(before, session) ? await readPage().catch(() => undefined) : undefined;
       const problem = unsettledAfterKill({ before, pending, session, ...(after ? { after } : {}) });
       if (problem !== undefined) {
-        const killed = [...SETTLED].map(c => [c, judging.kills.filter(k => k === c).length] as const).filter(([, n]) => n > 0).map(([c, n]) => `${n} ${c}`).join(', ');
-        unsettled.push(`${path.basename(me.dir)}: after its killed commands (${killed}), the next command (${args[0]}, exit ${r.code}) left ${problem}`);
+        const killed = [...SETTLED]
+          .map(c => [c, judging.kills.filter(k => k === c).length] as const)
+          .filter(([, n]) => n > 0)
+          .map(([c, n]) => `${n} ${c}`)
+          .join(', ');
+        unsettled.push(
+          `${path.basename(me.dir)}: after its killed commands (${killed}), the next command (${args[0]}, exit ${r.code}) left ${problem}`,
+        );
         return r;
       }
       const left = judging.leftPending;
@@ -314,14 +396,17 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
         else if (pending?.tokenHash === left.tokenHash) settling.kept++;
         else settling.dropped++;
       }
-      if (sessionBefore && needsAfterRead(before, sessionBefore) && session?.tokenHash !== sessionBefore.tokenHash) settling.releasesFinished++;
+      if (sessionBefore && needsAfterRead(before, sessionBefore) && session?.tokenHash !== sessionBefore.tokenHash)
+        settling.releasesFinished++;
       if (left && session?.tokenHash === left.tokenHash && args[0] !== 'acquire') settling.promotedByOther++;
       return r;
     };
     while (performance.now() < deadline) {
       ops++;
       // A holder mostly lands (2 in 3): on a loaded machine its short lease lapses after a few other steps.
-      const action: string = holding ? pick(['heartbeat', 'lease-ids', 'next-id', 'land', 'land', 'land', 'land', 'land', 'land']) : pick(['acquire', 'acquire', 'acquire', 'petition', 'withdraw', 'clear', 'next-id']);
+      const action: string = holding
+        ? pick(['heartbeat', 'lease-ids', 'next-id', 'land', 'land', 'land', 'land', 'land', 'land'])
+        : pick(['acquire', 'acquire', 'acquire', 'petition', 'withdraw', 'clear', 'next-id']);
       let r: { code: number | null; json: any; err: string };
       if (action === 'acquire') {
         r = await step(['acquire', '--ttl', String(ttl)]);
@@ -331,19 +416,29 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
           holding = true;
           // "already": this clone still holds a grant it took before (the worker gave up on it after a refused
           // release or heartbeat). Not a new acquisition; but it must be one of this clone's own.
-          if (r.json.already === true) { if (!mine.has(r.json.grant) && !mine.has('unknown')) claimed.push(r.json.grant); }
-          else { acquired.push(r.json.grant); mine.add(r.json.grant); }
+          if (r.json.already === true) {
+            if (!mine.has(r.json.grant) && !mine.has('unknown')) claimed.push(r.json.grant);
+          } else {
+            acquired.push(r.json.grant);
+            mine.add(r.json.grant);
+          }
         }
       } else if (action === 'heartbeat') r = await step(['heartbeat']);
       else if (action === 'petition') r = await step(['petition']);
       else if (action === 'withdraw') r = await step(['withdraw']);
       else if (action === 'lease-ids') r = await step(['lease-ids', '--to', pick(clones).identity, '--count', '3', '--new-identity']);
-      else if (action === 'next-id') { r = await step(['next-id']); if (r.code === 0) minted.push(r.json.id); }
-      else if (action === 'clear') { r = await step(['clear', '--reason', 'chaos'], { LOCKSTEP_IDENTITY: OPERATOR }); if (r.code === 0) cleared.push(r.json.clearedGrant); }
-      else { // land: a real commit, pushed through the guards, then release
+      else if (action === 'next-id') {
+        r = await step(['next-id']);
+        if (r.code === 0) minted.push(r.json.id);
+      } else if (action === 'clear') {
+        r = await step(['clear', '--reason', 'chaos'], { LOCKSTEP_IDENTITY: OPERATOR });
+        if (r.code === 0) cleared.push(r.json.clearedGrant);
+      } else {
+        // land: a real commit, pushed through the guards, then release
         await run('git', ['pull', '-q', '--rebase', 'origin', 'main'], me.dir);
         fs.writeFileSync(path.join(me.dir, `${path.basename(me.dir)}.txt`), `${++commitNo}\n`);
-        await gitOk(me.dir, 'add', '.'); await run('git', ['commit', '-qm', `chaos ${commitNo}`], me.dir);
+        await gitOk(me.dir, 'add', '.');
+        await run('git', ['commit', '-qm', `chaos ${commitNo}`], me.dir);
         const sha = await gitOk(me.dir, 'rev-parse', 'HEAD');
         pushes.push({ sha, at: Date.now() });
         const pushed = await run('git', ['push', '-q', 'origin', 'HEAD:main'], me.dir);
@@ -363,7 +458,8 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
       await sleep(250);
       const starved = acquired.length === 0 || !fs.existsSync(landingsLog);
       // Kept 2 s ahead while starved, so that no loop sees the old end first.
-      if (starved && performance.now() > deadline - 2000) deadline = Math.max(deadline, Math.min(began + options.extend * options.ms, performance.now() + 2000));
+      if (starved && performance.now() > deadline - 2000)
+        deadline = Math.max(deadline, Math.min(began + options.extend * options.ms, performance.now() + 2000));
     }
   })();
   await Promise.all([...clones.map(worker), monitor, killer, extender]);
@@ -371,27 +467,68 @@ export async function runContainerChaos(options: { driver: ContainerDriver; dir:
   for (const w of watchers) w.close();
   await readPage();
   await container.close();
-  const landings: Landing[] = fs.existsSync(landingsLog) ? fs.readFileSync(landingsLog, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as Landing) : [];
-  const verdict = checkContainerLog({ audit: [...audit.values()].sort((a, b) => a.at - b.at), holders: [...holders.values()], acquireTtlMs: ttl * 1000, heartbeatTtlMs, acquired, minted, cleared, pushes, landings });
+  const landings: Landing[] = fs.existsSync(landingsLog)
+    ? fs
+        .readFileSync(landingsLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map(l => JSON.parse(l) as Landing)
+    : [];
+  const verdict = checkContainerLog({
+    audit: [...audit.values()].sort((a, b) => a.at - b.at),
+    holders: [...holders.values()],
+    acquireTtlMs: ttl * 1000,
+    heartbeatTtlMs,
+    acquired,
+    minted,
+    cleared,
+    pushes,
+    landings,
+  });
   const violations = [...verdict.violations];
   for (const g of claimed) violations.push(`a clone was told it already holds grant #${g}, which it never acquired`);
-  if (verdict.grants === 0 || verdict.landings === 0) violations.push(`the run proves little: ${verdict.grants} grants, ${verdict.landings} landings`);
+  if (verdict.grants === 0 || verdict.landings === 0)
+    violations.push(`the run proves little: ${verdict.grants} grants, ${verdict.landings} landings`);
   const undocumented = Object.entries(codes).filter(([k]) => /:(2|5|null)$/.test(k) && !k.endsWith('killed'));
   for (const [k, n] of undocumented) violations.push(`${n} × ${k}: a usage or internal error`);
-  for (const g of [...stranded].sort((a, b) => a - b)) violations.push(`stranded grant #${g}: live on the page while no clone's session.json or pending.json held its token`);
+  for (const g of [...stranded].sort((a, b) => a - b))
+    violations.push(`stranded grant #${g}: live on the page while no clone's session.json or pending.json held its token`);
   violations.push(...unsettled);
   for (const u of [...new Set(unreadable)].slice(0, 10)) violations.push(`unreadable token file: ${u}`);
-  const byCommand = [...SETTLED, 'other'].map(c => `${c} ${c === 'other' ? Object.entries(killsBy).filter(([k]) => !SETTLED.has(k)).reduce((n, [, v]) => n + v, 0) : killsBy[c] ?? 0}`).join(', ');
-  const timedOut = Object.entries(timeouts).sort().map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
+  const byCommand = [...SETTLED, 'other']
+    .map(
+      c =>
+        `${c} ${
+          c === 'other'
+            ? Object.entries(killsBy)
+                .filter(([k]) => !SETTLED.has(k))
+                .reduce((n, [, v]) => n + v, 0)
+            : (killsBy[c] ?? 0)
+        }`,
+    )
+    .join(', ');
+  const timedOut =
+    Object.entries(timeouts)
+      .sort()
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ') || 'none';
   return {
-    seconds, sections: verdict.grants, kills, faults: options.slowPreReceive?.describe ?? '-',
-    errors: Object.entries(codes).sort().map(([k, v]) => `${v} ${k}`).join(', '), violations,
+    seconds,
+    sections: verdict.grants,
+    kills,
+    faults: options.slowPreReceive?.describe ?? '-',
+    errors: Object.entries(codes)
+      .sort()
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', '),
+    violations,
     summary: `${ops} operations, ${verdict.grants} grants, ${verdict.landings} landings, ${verdict.minted} identifiers, ${verdict.clears} clears`,
-    settling: `kills by command: ${byCommand} (${windowKills} acquires in their write window); `
-      + `stranded grants: ${stranded.size} (${strandedChecks} live holders checked in ${monitorReads} rounds, ${monitorFailed} of which failed to read); `
-      + `kills judged at the clone's next command: ${settling.judged}, unsettled: ${unsettled.length} `
-      + `(${settling.leftPending} left a pending.json: ${settling.promoted} promoted (${settling.promotedByOther} by a command other than acquire), ${settling.dropped} dropped, ${settling.kept} kept for a write still due; `
-      + `${settling.releasesFinished} unconfirmed releases finished; ${settling.unjudged} not judged before the end)`
-      + (options.driver === 'git' ? `; git timeouts: ${timedOut}, acquires with an unknown outcome: ${unknownAcquires}` : ''),
+    settling:
+      `kills by command: ${byCommand} (${windowKills} acquires in their write window); ` +
+      `stranded grants: ${stranded.size} (${strandedChecks} live holders checked in ${monitorReads} rounds, ${monitorFailed} of which failed to read); ` +
+      `kills judged at the clone's next command: ${settling.judged}, unsettled: ${unsettled.length} ` +
+      `(${settling.leftPending} left a pending.json: ${settling.promoted} promoted (${settling.promotedByOther} by a command other than acquire), ${settling.dropped} dropped, ${settling.kept} kept for a write still due; ` +
+      `${settling.releasesFinished} unconfirmed releases finished; ${settling.unjudged} not judged before the end)` +
+      (options.driver === 'git' ? `; git timeouts: ${timedOut}, acquires with an unknown outcome: ${unknownAcquires}` : ''),
   };
 }

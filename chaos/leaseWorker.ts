@@ -21,7 +21,15 @@ import { parseArgs } from 'node:util';
 import { createLockManager } from '../src/core/leases';
 import { LockError } from '../src/core/errors';
 
-const { values } = parseArgs({ options: { names: { type: 'string' }, log: { type: 'string' }, ttl: { type: 'string', default: '1' }, wait: { type: 'string', default: '5' }, 'git-dir': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    names: { type: 'string' },
+    log: { type: 'string' },
+    ttl: { type: 'string', default: '1' },
+    wait: { type: 'string', default: '5' },
+    'git-dir': { type: 'string' },
+  },
+});
 const names = (values.names ?? '').split(',').filter(Boolean);
 const log = values.log as string;
 const ttl = Number(values.ttl);
@@ -38,19 +46,29 @@ const WARM_UP = 'chaos-warm-up';
 
 function logError(error: unknown, name?: string): void {
   const documented = error instanceof LockError;
-  write({ kind: 'error', name, at: clock(), documented, error: documented ? `${error.constructor.name}/${(error as LockError).code}` : String((error as Error)?.name ?? error) });
+  write({
+    kind: 'error',
+    name,
+    at: clock(),
+    documented,
+    error: documented ? `${error.constructor.name}/${(error as LockError).code}` : String((error as Error)?.name ?? error),
+  });
   if (!documented) write({ kind: 'error-detail', detail: String((error as Error)?.stack ?? error).slice(0, 500) });
 }
 
 async function main(): Promise<void> {
   const gitDir = values['git-dir'];
   const manager = createLockManager(gitDir ? { gitDir } : {});
-  for (;;) { // the warm-up round trip, retried until one gets through (a fault may kill its connection)
+  for (;;) {
+    // the warm-up round trip, retried until one gets through (a fault may kill its connection)
     try {
       const handle = await manager.acquire(WARM_UP, { ttl, wait: 0 });
       if (handle.acquired) await handle.release();
       break;
-    } catch (error) { logError(error); await hold(50); }
+    } catch (error) {
+      logError(error);
+      await hold(50);
+    }
   }
   process.stdout.write('ready\n'); // the harness kills only workers that are racing (connected, warmed up)
   for (;;) {
@@ -58,7 +76,10 @@ async function main(): Promise<void> {
     try {
       write({ kind: 'want', name, at: clock() });
       const handle = await manager.acquire(name, { ttl, wait });
-      if (!handle.acquired) { write({ kind: 'busy', name, at: clock() }); continue; }
+      if (!handle.acquired) {
+        write({ kind: 'busy', name, at: clock() });
+        continue;
+      }
       const start = clock();
       write({ kind: 'enter', name, token: handle.fencingToken, start, expires: handle.expiresAt()?.getTime() });
       await hold(Math.random() * 20);
@@ -71,4 +92,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch(error => { write({ kind: 'error', documented: false, error: String(error) }); process.exit(1); });
+main().catch(error => {
+  write({ kind: 'error', documented: false, error: String(error) });
+  process.exit(1);
+});

@@ -17,8 +17,14 @@ import { TABLE } from '../src/core/stores/sql/migration';
 export function removeMade(target: string): void {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    try { fs.rmSync(target, { recursive: true, force: true }); return; } catch (error) {
-      if (Date.now() > deadline) { console.error(`chaos: could not remove ${target} (${(error as NodeJS.ErrnoException).code}); remove it by hand`); return; }
+    try {
+      fs.rmSync(target, { recursive: true, force: true });
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        console.error(`chaos: could not remove ${target} (${(error as NodeJS.ErrnoException).code}); remove it by hand`);
+        return;
+      }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // a synchronous pause: the callers are in finally blocks
     }
   }
@@ -37,11 +43,17 @@ export function claimFolder(dir: string): Owned {
   const existed = fs.existsSync(dir);
   if (existed) {
     const entries = fs.readdirSync(dir);
-    if (entries.length > 0) throw new ForeignStoreError(`${dir} already holds ${entries.length} entries the chaos harness did not create; point --path at a new or empty folder.`);
+    if (entries.length > 0)
+      throw new ForeignStoreError(
+        `${dir} already holds ${entries.length} entries the chaos harness did not create; point --path at a new or empty folder.`,
+      );
   } else fs.mkdirSync(dir, { recursive: true });
   return {
     async release() {
-      if (!existed) { removeMade(dir); return; }
+      if (!existed) {
+        removeMade(dir);
+        return;
+      }
       // It was empty: everything in it now is the harness's.
       for (const entry of fs.readdirSync(dir)) removeMade(path.join(dir, entry));
     },
@@ -49,7 +61,12 @@ export function claimFolder(dir: string): Owned {
 }
 
 function where(url: string): string {
-  try { const u = new URL(url); return `${u.protocol}//${u.hostname}:${u.port}${u.pathname}`; } catch { return 'the given URL'; }
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.hostname}:${u.port}${u.pathname}`;
+  } catch {
+    return 'the given URL';
+  }
 }
 
 /** A Redis database with no key at all; afterwards only the keys of the run's prefix go. */
@@ -58,8 +75,13 @@ export async function claimRedis(url: string, prefix: string): Promise<Owned> {
   try {
     await client.connect();
     const keys = await client.dbsize();
-    if (keys > 0) throw new ForeignStoreError(`The Redis database at ${where(url)} already holds ${keys} keys the chaos harness did not create; point --redis-url at an empty database.`);
-  } finally { client.disconnect(); }
+    if (keys > 0)
+      throw new ForeignStoreError(
+        `The Redis database at ${where(url)} already holds ${keys} keys the chaos harness did not create; point --redis-url at an empty database.`,
+      );
+  } finally {
+    client.disconnect();
+  }
   return {
     async release() {
       const c = new Redis(url, { maxRetriesPerRequest: 3 });
@@ -70,7 +92,9 @@ export async function claimRedis(url: string, prefix: string): Promise<Owned> {
           if (keys.length > 0) await c.del(...keys);
           cursor = next;
         } while (cursor !== '0');
-      } finally { c.disconnect(); }
+      } finally {
+        c.disconnect();
+      }
     },
   };
 }
@@ -79,12 +103,21 @@ export async function claimRedis(url: string, prefix: string): Promise<Owned> {
 export async function claimSqlDatabase(url: string): Promise<Owned> {
   const sql = await sqlAdmin(url);
   try {
-    if (await sql.tableExists()) throw new ForeignStoreError(`The database at ${where(url)} already has a ${TABLE} table the chaos harness did not create; point --database-url at an empty database.`);
-  } finally { await sql.close(); }
+    if (await sql.tableExists())
+      throw new ForeignStoreError(
+        `The database at ${where(url)} already has a ${TABLE} table the chaos harness did not create; point --database-url at an empty database.`,
+      );
+  } finally {
+    await sql.close();
+  }
   return {
     async release() {
       const s = await sqlAdmin(url);
-      try { await s.query(`DROP TABLE IF EXISTS ${TABLE}`); } finally { await s.close(); }
+      try {
+        await s.query(`DROP TABLE IF EXISTS ${TABLE}`);
+      } finally {
+        await s.close();
+      }
     },
   };
 }
@@ -103,12 +136,18 @@ export async function sqlAdmin(url: string): Promise<SqlAdmin> {
   if (scheme === 'postgres' || scheme === 'postgresql') {
     const { Client } = await import('pg');
     const client = new Client({ connectionString: url });
-    client.on('error', () => { /* reported by the next query */ });
+    client.on('error', () => {
+      /* reported by the next query */
+    });
     await client.connect();
     return {
-      async tableExists() { return (await client.query(`SELECT to_regclass('${TABLE}') IS NOT NULL AS present`)).rows[0].present === true; },
+      async tableExists() {
+        return (await client.query(`SELECT to_regclass('${TABLE}') IS NOT NULL AS present`)).rows[0].present === true;
+      },
       async killOneConnection() {
-        const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+        const { rows } = await client.query(
+          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
         if (rows.length === 0) return false;
         await client.query('SELECT pg_terminate_backend($1)', [rows[Math.floor(Math.random() * rows.length)].pid]);
         return true;
@@ -120,18 +159,33 @@ export async function sqlAdmin(url: string): Promise<SqlAdmin> {
   if (scheme === 'mysql' || scheme === 'mariadb') {
     const mysql = await import('mysql2/promise');
     const u = new URL(url);
-    const conn = await mysql.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: u.pathname.slice(1) });
-    conn.on('error', () => { /* reported by the next query */ });
+    const conn = await mysql.createConnection({
+      host: u.hostname,
+      port: Number(u.port || 3306),
+      user: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      database: u.pathname.slice(1),
+    });
+    conn.on('error', () => {
+      /* reported by the next query */
+    });
     return {
       async tableExists() {
-        const [rows] = await conn.query('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?', [TABLE]);
+        const [rows] = await conn.query(
+          'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
+          [TABLE],
+        );
         return Number((rows as { n: number }[])[0].n) > 0;
       },
       async killOneConnection() {
         const [rows] = await conn.query('SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND id <> CONNECTION_ID()');
         const ids = (rows as { id: number }[]).map(r => r.id);
         if (ids.length === 0) return false;
-        try { await conn.query(`KILL CONNECTION ${Number(ids[Math.floor(Math.random() * ids.length)])}`); } catch { return false; } // it may have ended meanwhile
+        try {
+          await conn.query(`KILL CONNECTION ${Number(ids[Math.floor(Math.random() * ids.length)])}`);
+        } catch {
+          return false;
+        } // it may have ended meanwhile
         return true;
       },
       query: text => conn.query(text),

@@ -28,10 +28,18 @@ const { behaviourKey } = require('../scripts/test-counts.cjs') as { behaviourKey
 
 const { values } = parseArgs({
   options: {
-    minutes: { type: 'string' }, seconds: { type: 'string' }, sections: { type: 'string' }, workers: { type: 'string', default: '16' },
-    names: { type: 'string', default: '3' }, drivers: { type: 'string', default: 'file,sqlite,redis,git' }, ttl: { type: 'string', default: '1' },
+    minutes: { type: 'string' },
+    seconds: { type: 'string' },
+    sections: { type: 'string' },
+    workers: { type: 'string', default: '16' },
+    names: { type: 'string', default: '3' },
+    drivers: { type: 'string', default: 'file,sqlite,redis,git' },
+    ttl: { type: 'string', default: '1' },
     // Existing stores to run against (each must hold nothing: see ownedStores.ts).
-    clones: { type: 'string', default: '5' }, path: { type: 'string' }, 'redis-url': { type: 'string' }, 'database-url': { type: 'string', multiple: true },
+    clones: { type: 'string', default: '5' },
+    path: { type: 'string' },
+    'redis-url': { type: 'string' },
+    'database-url': { type: 'string', multiple: true },
   },
 });
 const DATABASE_URLS = values['database-url'] ?? [];
@@ -82,19 +90,30 @@ const now = () => Date.now(); // the workers' and the leases' clock (see chaos/l
  * `faults` runs until `until()` (the slot's end, which moves when the slot is extended) and notes each fault; one
  * that takes the backend away for a while (a restart, a pause) gives its window, which goes into the log.
  */
-interface Store { env: Record<string, string>; cwdOf(i: number): string; faults?(until: () => number, note: (what: string, outage?: { from: number; to: number }) => void): Promise<void>; close(): Promise<void> }
+interface Store {
+  env: Record<string, string>;
+  cwdOf(i: number): string;
+  faults?(until: () => number, note: (what: string, outage?: { from: number; to: number }) => void): Promise<void>;
+  close(): Promise<void>;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => { const port = (s.address() as net.AddressInfo).port; s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
     s.on('error', reject);
   });
 }
 
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!(await check())) { if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`); await sleep(50); }
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
 }
 
 function git(cwd: string, ...args: string[]): void {
@@ -112,7 +131,11 @@ function storeFolder(dir: string, owned: Owned[]): string {
 
 async function migrated(env: Record<string, string>): Promise<void> {
   const manager = createLockManager({ env });
-  try { await manager.migrate(); } finally { await manager.close(); }
+  try {
+    await manager.migrate();
+  } finally {
+    await manager.close();
+  }
 }
 
 async function openStore(driver: string, dir: string, prefix: string, owned: Owned[]): Promise<Store> {
@@ -134,33 +157,51 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
       const env = { ...base, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url };
       await migrated(env); // the table, which the harness now owns
       return {
-        env, cwdOf: () => dir,
-        async faults(until, note) { // connections killed from the server side
+        env,
+        cwdOf: () => dir,
+        async faults(until, note) {
+          // connections killed from the server side
           const admin = await sqlAdmin(url);
           try {
             while (now() < until() - 500) {
               await sleep(rand(100, 500));
               if (await admin.killOneConnection()) note('connections killed');
             }
-          } finally { await admin.close(); }
+          } finally {
+            await admin.close();
+          }
         },
         close: async () => {},
       };
     }
     case 'redis': {
-      if (values['redis-url'] !== undefined) { // someone else's server: no restarts or pauses
+      if (values['redis-url'] !== undefined) {
+        // someone else's server: no restarts or pauses
         owned.push(await claimRedis(values['redis-url'], prefix));
-        return { env: { ...base, LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: values['redis-url'] }, cwdOf: () => dir, close: async () => {} };
+        return {
+          env: { ...base, LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: values['redis-url'] },
+          cwdOf: () => dir,
+          close: async () => {},
+        };
       }
       const server = process.env.LOCKSTEP_REDIS_SERVER || 'redis-server';
       const port = await freePort();
       let proc: ChildProcess | undefined;
       const ping = () => spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG';
       const start = async () => {
-        proc = spawn(server, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--appendfsync', 'always'], { stdio: 'ignore' });
+        proc = spawn(
+          server,
+          ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--appendfsync', 'always'],
+          { stdio: 'ignore' },
+        );
         await waitFor('redis-server', ping);
       };
-      const stop = async () => { const p = proc; if (!p || p.exitCode !== null) return; p.kill('SIGTERM'); await waitFor('redis-server to stop', () => p.exitCode !== null || p.signalCode !== null); };
+      const stop = async () => {
+        const p = proc;
+        if (!p || p.exitCode !== null) return;
+        p.kill('SIGTERM');
+        await waitFor('redis-server to stop', () => p.exitCode !== null || p.signalCode !== null);
+      };
       await start();
       return {
         env: { ...base, LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: `redis://127.0.0.1:${port}` },
@@ -169,8 +210,16 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
           while (now() < until() - 1500) {
             await sleep(rand(800, 1500));
             const from = now();
-            if (Math.random() < 0.5) { await stop(); await start(); note('restarts', { from, to: now() }); }
-            else { proc?.kill('SIGSTOP'); await sleep(rand(100, 400)); proc?.kill('SIGCONT'); note('pauses', { from, to: now() }); }
+            if (Math.random() < 0.5) {
+              await stop();
+              await start();
+              note('restarts', { from, to: now() });
+            } else {
+              proc?.kill('SIGSTOP');
+              await sleep(rand(100, 400));
+              proc?.kill('SIGCONT');
+              note('pauses', { from, to: now() });
+            }
           }
         },
         close: stop,
@@ -182,9 +231,15 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
       slowPreReceive(remote);
       const seed = path.join(dir, 'seed');
       git(dir, 'clone', '-q', remote, seed);
-      for (const [k, v] of [['user.email', 'chaos@example.invalid'], ['user.name', 'chaos']]) git(seed, 'config', k, v);
+      for (const [k, v] of [
+        ['user.email', 'chaos@example.invalid'],
+        ['user.name', 'chaos'],
+      ])
+        git(seed, 'config', k, v);
       fs.writeFileSync(path.join(seed, 'README'), 'chaos\n');
-      git(seed, 'add', '.'); git(seed, 'commit', '-qm', 'seed'); git(seed, 'push', '-q', 'origin', 'HEAD');
+      git(seed, 'add', '.');
+      git(seed, 'commit', '-qm', 'seed');
+      git(seed, 'push', '-q', 'origin', 'HEAD');
       const clones = Array.from({ length: WORKERS }, (_, i) => {
         const c = path.join(dir, `clone-${i}`);
         git(dir, 'clone', '-q', remote, c);
@@ -207,9 +262,10 @@ export function slowPreReceive(bare: string, chained?: string, overTimeout?: num
   const next = chained ? `exec ${JSON.stringify(chained)} "$@"` : 'cat >/dev/null';
   const random = 'r=$(od -An -N1 -tu1 /dev/urandom | tr -d " ")';
   // r < 32 (1 in 8): t = the timeout + 0.5 s … + 1.5 s, in tenths.
-  const pause = overTimeout !== undefined
-    ? `${random}\nif [ "$r" -lt 32 ]; then t=$((${overTimeout * 10 + 5} + r / 3)); sleep "$((t / 10)).$((t % 10))"; else sleep "0.$(echo "$r" | cut -c1)"; fi`
-    : 'sleep "0.$(od -An -N1 -tu1 /dev/urandom | tr -d \' \' | cut -c1)"';
+  const pause =
+    overTimeout !== undefined
+      ? `${random}\nif [ "$r" -lt 32 ]; then t=$((${overTimeout * 10 + 5} + r / 3)); sleep "$((t / 10)).$((t % 10))"; else sleep "0.$(echo "$r" | cut -c1)"; fi`
+      : 'sleep "0.$(od -An -N1 -tu1 /dev/urandom | tr -d \' \' | cut -c1)"';
   fs.writeFileSync(hook, `#!/bin/sh\n${pause}\n${next}\n`, { mode: 0o755 });
 }
 
@@ -221,7 +277,19 @@ export function slowPreReceive(bare: string, chained?: string, overTimeout?: num
  */
 const GIT_TIMEOUT_SECONDS = 3;
 
-interface Row { driver: string; seconds: number; sections: number; kills: number; killedHolders: number; overran: number; longestBlockMs: number; faults: string; errors: string; violations: readonly string[]; settling?: string }
+interface Row {
+  driver: string;
+  seconds: number;
+  sections: number;
+  kills: number;
+  killedHolders: number;
+  overran: number;
+  longestBlockMs: number;
+  faults: string;
+  errors: string;
+  violations: readonly string[];
+  settling?: string;
+}
 
 /**
  * `container-file`, `container-sqlite`, `container-git`, `container-redis`, `container-mariadb`, `container-postgres`:
@@ -236,16 +304,45 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
   try {
     const env: Record<string, string> = { LOCKSTEP_PREFIX: prefix };
     if (kind === 'file') env.LOCKSTEP_PATH = storeFolder(dir, owned);
-    else if (kind === 'sqlite') { const f = storeFolder(dir, owned); fs.mkdirSync(f, { recursive: true }); env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`; }
-    else if (kind === 'redis' || kind === 'mariadb' || kind === 'postgres') {
+    else if (kind === 'sqlite') {
+      const f = storeFolder(dir, owned);
+      fs.mkdirSync(f, { recursive: true });
+      env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`;
+    } else if (kind === 'redis' || kind === 'mariadb' || kind === 'postgres') {
       store = await openStore(kind, dir, prefix, owned);
       for (const name of ['LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL']) if (store.env[name] !== undefined) env[name] = store.env[name];
     } else if (kind === 'git') env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(GIT_TIMEOUT_SECONDS);
-    else throw new Error(`unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`);
-    const slowed = { install: (bare: string, chained: string) => slowPreReceive(bare, chained, GIT_TIMEOUT_SECONDS), describe: `pre-receive slowed (1 push in 8 past the ${GIT_TIMEOUT_SECONDS} s git timeout)` };
-    const row = await runContainerChaos({ driver: kind, dir, env, clones: CLONES, ms: perDriverMs, extend: EXTEND, ...(kind === 'git' ? { slowPreReceive: slowed } : {}) });
+    else
+      throw new Error(
+        `unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`,
+      );
+    const slowed = {
+      install: (bare: string, chained: string) => slowPreReceive(bare, chained, GIT_TIMEOUT_SECONDS),
+      describe: `pre-receive slowed (1 push in 8 past the ${GIT_TIMEOUT_SECONDS} s git timeout)`,
+    };
+    const row = await runContainerChaos({
+      driver: kind,
+      dir,
+      env,
+      clones: CLONES,
+      ms: perDriverMs,
+      extend: EXTEND,
+      ...(kind === 'git' ? { slowPreReceive: slowed } : {}),
+    });
     console.log(`           ${row.summary}`);
-    return { driver, seconds: row.seconds, sections: row.sections, kills: row.kills, killedHolders: 0, overran: 0, longestBlockMs: 0, faults: row.faults, errors: row.errors, violations: row.violations, settling: row.settling };
+    return {
+      driver,
+      seconds: row.seconds,
+      sections: row.sections,
+      kills: row.kills,
+      killedHolders: 0,
+      overran: 0,
+      longestBlockMs: 0,
+      faults: row.faults,
+      errors: row.errors,
+      violations: row.violations,
+      settling: row.settling,
+    };
   } finally {
     await store?.close();
     for (const o of owned) await o.release();
@@ -258,7 +355,13 @@ function bundleWorker(dir: string): string {
   // Beside the project's node_modules, so that the packages left outside the bundle resolve as they do for tsx.
   const outfile = path.join(ROOT, 'node_modules', '.cache', 'lockstep-chaos', `${path.basename(dir)}.js`);
   buildSync({
-    entryPoints: [path.join(ROOT, 'chaos/leaseWorker.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning',
+    entryPoints: [path.join(ROOT, 'chaos/leaseWorker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
     external: ['better-sqlite3', 'pg-native', 'cpu-features', 'ioredis', 'pg', 'mysql2', 'mysql2/promise', 'simple-git'],
   });
   return outfile;
@@ -271,7 +374,9 @@ async function runDriver(driver: string): Promise<Row> {
   const log = path.join(dir, 'sections.jsonl');
   const owned: Owned[] = [];
   let store: Store;
-  try { store = await openStore(driver, dir, prefix, owned); } catch (error) {
+  try {
+    store = await openStore(driver, dir, prefix, owned);
+  } catch (error) {
     for (const o of owned) await o.release();
     removeMade(dir);
     throw error;
@@ -284,8 +389,22 @@ async function runDriver(driver: string): Promise<Row> {
   const ready = new Set<ChildProcess>();
   const workerJs = bundleWorker(dir);
   const startWorker = (slot: number) => {
-    const child = spawn(process.execPath, [workerJs, '--names', NAMES.join(','), '--log', log, '--ttl', String(TTL), '--wait', '5', ...(driver === 'git' ? ['--git-dir', store.cwdOf(slot)] : [])],
-      { cwd: store.cwdOf(slot), env: { ...process.env, ...store.env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        workerJs,
+        '--names',
+        NAMES.join(','),
+        '--log',
+        log,
+        '--ttl',
+        String(TTL),
+        '--wait',
+        '5',
+        ...(driver === 'git' ? ['--git-dir', store.cwdOf(slot)] : []),
+      ],
+      { cwd: store.cwdOf(slot), env: { ...process.env, ...store.env }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     child.stdout?.once('data', () => ready.add(child));
     child.once('exit', () => ready.delete(child));
     workers.set(slot, child);
@@ -294,17 +413,25 @@ async function runDriver(driver: string): Promise<Row> {
     for (let i = 0; i < WORKERS; i++) startWorker(i);
     const began = now();
     let deadline = began + perDriverMs;
-    const faulting = store.faults?.(() => deadline, (what, outage) => {
-      faults[what] = (faults[what] ?? 0) + 1;
-      if (outage) fs.appendFileSync(log, `${JSON.stringify({ kind: 'outage', pid: 0, ...outage })}\n`);
-    });
+    const faulting = store.faults?.(
+      () => deadline,
+      (what, outage) => {
+        faults[what] = (faults[what] ?? 0) + 1;
+        if (outage) fs.appendFileSync(log, `${JSON.stringify({ kind: 'outage', pid: 0, ...outage })}\n`);
+      },
+    );
     let counted = began;
     for (;;) {
-      if (SECTIONS !== undefined && now() >= counted + 2000) { // the log is read whole: every 2 s is enough
+      if (SECTIONS !== undefined && now() >= counted + 2000) {
+        // the log is read whole: every 2 s is enough
         counted = now();
-        if (sectionsSoFar(log) >= SECTIONS) { deadline = now(); break; } // the faults end with the slot
+        if (sectionsSoFar(log) >= SECTIONS) {
+          deadline = now();
+          break;
+        } // the faults end with the slot
       }
-      if (now() >= deadline) { // a starved slot (a loaded machine: workers still starting) runs on, up to EXTEND times its length
+      if (now() >= deadline) {
+        // a starved slot (a loaded machine: workers still starting) runs on, up to EXTEND times its length
         if (now() >= began + EXTEND * perDriverMs || sectionsSoFar(log) >= sectionFloor(driver)) break;
         deadline += 1000;
       }
@@ -321,19 +448,43 @@ async function runDriver(driver: string): Promise<Row> {
     await faulting;
     const runEnd = now();
     for (const child of workers.values()) {
-      if (child.pid !== undefined && child.exitCode === null) { fs.appendFileSync(log, `${JSON.stringify({ kind: 'kill', pid: child.pid, at: now() })}\n`); child.kill('SIGKILL'); }
+      if (child.pid !== undefined && child.exitCode === null) {
+        fs.appendFileSync(log, `${JSON.stringify({ kind: 'kill', pid: child.pid, at: now() })}\n`);
+        child.kill('SIGKILL');
+      }
     }
-    await Promise.all([...workers.values()].map(c => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise(r => c.once('exit', r)))));
-    const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l) as LogLine);
+    await Promise.all(
+      [...workers.values()].map(c => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise(r => c.once('exit', r)))),
+    );
+    const lines = fs
+      .readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(l => JSON.parse(l) as LogLine);
     const verdict = checkLeaseLog(lines, { slackMs, runEnd });
     const violations = [...verdict.violations];
     if (verdict.sections < sectionFloor(driver)) {
-      violations.push(`only ${verdict.sections} critical sections in ${EXTEND} times the slot (the floor is ${sectionFloor(driver)}): the run proves too little`);
+      violations.push(
+        `only ${verdict.sections} critical sections in ${EXTEND} times the slot (the floor is ${sectionFloor(driver)}): the run proves too little`,
+      );
     }
     return {
-      driver, seconds: (runEnd - began) / 1000, sections: verdict.sections, kills: verdict.kills, killedHolders: verdict.killedHolders, overran: verdict.overran, longestBlockMs: verdict.longestBlockMs,
-      faults: Object.entries(faults).map(([k, v]) => `${v} ${k}`).join(', ') || '-',
-      errors: Object.entries(verdict.errors).map(([k, v]) => `${v} ${k}`).join(', ') || '-', violations,
+      driver,
+      seconds: (runEnd - began) / 1000,
+      sections: verdict.sections,
+      kills: verdict.kills,
+      killedHolders: verdict.killedHolders,
+      overran: verdict.overran,
+      longestBlockMs: verdict.longestBlockMs,
+      faults:
+        Object.entries(faults)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ') || '-',
+      errors:
+        Object.entries(verdict.errors)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ') || '-',
+      violations,
     };
   } finally {
     await store.close();
@@ -349,32 +500,54 @@ async function main(): Promise<number> {
     ...(containers < DRIVERS.length ? [`plain leases, ${WORKERS} workers, ${NAMES.length} names, TTL ${TTL} s`] : []),
     ...(containers > 0 ? [`the container protocol, ${CLONES} clones`] : []),
   ].join('; ');
-  console.log(`chaos: ${what}, ${(perDriverMs / 1000).toFixed(0)} s per driver${SECTIONS === undefined ? '' : ` or ${SECTIONS} critical sections, whichever comes first`}: ${DRIVERS.join(', ')}`);
+  console.log(
+    `chaos: ${what}, ${(perDriverMs / 1000).toFixed(0)} s per driver${SECTIONS === undefined ? '' : ` or ${SECTIONS} critical sections, whichever comes first`}: ${DRIVERS.join(', ')}`,
+  );
   const rows: Row[] = [];
   for (const driver of DRIVERS) {
     const row = await runDriver(driver);
     rows.push(row);
-    console.log(`  ${row.driver.padEnd(8)} ${row.seconds.toFixed(0).padStart(4)} s ${String(row.sections).padStart(8)} critical sections ${String(row.kills).padStart(5)} kills ` +
-      `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  ${row.overran} ran past their lease  faults: ${row.faults}  errors: ${row.errors}  ` +
-      `violations: ${row.violations.length}`);
+    console.log(
+      `  ${row.driver.padEnd(8)} ${row.seconds.toFixed(0).padStart(4)} s ${String(row.sections).padStart(8)} critical sections ${String(row.kills).padStart(5)} kills ` +
+        `${String(row.killedHolders).padStart(4)} killed in lease (longest block ${row.longestBlockMs.toFixed(0)} ms)  ${row.overran} ran past their lease  faults: ${row.faults}  errors: ${row.errors}  ` +
+        `violations: ${row.violations.length}`,
+    );
     if (row.settling) console.log(`           ${row.settling}`);
     for (const v of row.violations.slice(0, 10)) console.log(`      VIOLATION: ${v}`);
   }
   const bad = rows.reduce((n, r) => n + r.violations.length, 0);
-  if (process.env.LOCKSTEP_TALLY) { // one tally line (scripts/accounting.sh): a driver is a test, passed with 0 violations
+  if (process.env.LOCKSTEP_TALLY) {
+    // one tally line (scripts/accounting.sh): a driver is a test, passed with 0 violations
     const failed = rows.filter(r => r.violations.length > 0).length;
     // The note names each failed driver and its first violation, so the summary table says what broke.
-    const note = rows.filter(r => r.violations.length > 0).map(r => `${r.driver}: ${r.violations.length} violations, first: ${r.violations[0]}`).join('; ');
+    const note = rows
+      .filter(r => r.violations.length > 0)
+      .map(r => `${r.driver}: ${r.violations.length} violations, first: ${r.violations[0]}`)
+      .join('; ');
     // A behaviour is what a run proves, not where: plain leases under faults on every driver are one behaviour (the
     // SQL servers' chaos run included), the container protocol under faults another.
-    const behaviours = [...new Set(rows.map(r => behaviourKey(['chaos', r.driver.startsWith('container-') ? 'the container protocol under faults' : 'plain leases under faults'])))].sort();
-    fs.appendFileSync(process.env.LOCKSTEP_TALLY, `${JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0, behaviours, ...(note ? { note } : {}) })}\n`);
+    const behaviours = [
+      ...new Set(
+        rows.map(r =>
+          behaviourKey(['chaos', r.driver.startsWith('container-') ? 'the container protocol under faults' : 'plain leases under faults']),
+        ),
+      ),
+    ].sort();
+    fs.appendFileSync(
+      process.env.LOCKSTEP_TALLY,
+      `${JSON.stringify({ suite: process.env.LOCKSTEP_SUITE || 'chaos', passed: rows.length - failed, failed, skipped: 0, behaviours, ...(note ? { note } : {}) })}\n`,
+    );
   }
   console.log(bad === 0 ? 'chaos: 0 violations' : `chaos: ${bad} violations`);
   return bad === 0 ? 0 : 1;
 }
 
-main().then(code => { process.exitCode = code; }, error => {
-  console.error(`chaos: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = error instanceof ForeignStoreError ? 3 : 2; // 3: refused a store it did not create
-});
+main().then(
+  code => {
+    process.exitCode = code;
+  },
+  error => {
+    console.error(`chaos: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = error instanceof ForeignStoreError ? 3 : 2; // 3: refused a store it did not create
+  },
+);

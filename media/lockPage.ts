@@ -70,16 +70,27 @@ function render(): void {
   if (v.containers.length > 1) app.append(section('Containers in this window', containerList(v)));
   if (v.message) app.append(el('p', v.message, 'error'));
   if (v.caution) {
-    app.append(el('p', `Caution: grant #${v.caution.silentGrant} went silent; ${v.caution.by} cleared or took over at ${time(v.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`, 'warning'));
+    app.append(
+      el(
+        'p',
+        `Caution: grant #${v.caution.silentGrant} went silent; ${v.caution.by} cleared or took over at ${time(v.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`,
+        'warning',
+      ),
+    );
   }
 
   const holder = el('div', undefined, 'facts');
   if (v.holder) {
     const left = v.holder.expiresAt - now;
     holder.append(
-      el('div', `Holder: ${v.holder.identity}`), el('div', `Grant: #${v.holder.grant}`),
+      el('div', `Holder: ${v.holder.identity}`),
+      el('div', `Grant: #${v.holder.grant}`),
       el('div', `Granted: ${time(v.holder.grantedAt)}`),
-      el('div', left > 0 ? `Expires in: ${formatDuration(left)}` : `Silent since: ${time(v.holder.expiresAt)}`, left > 0 ? 'countdown' : 'warning'),
+      el(
+        'div',
+        left > 0 ? `Expires in: ${formatDuration(left)}` : `Silent since: ${time(v.holder.expiresAt)}`,
+        left > 0 ? 'countdown' : 'warning',
+      ),
     );
   } else {
     holder.append(el('div', `Free · last grant #${v.grant}`));
@@ -96,12 +107,44 @@ function render(): void {
   actions.append(button('Refresh', 'lock/refresh'));
   app.append(actions);
 
-  app.append(section('Queue', list(v.queue.map(p => `${p.identity}${p.note ? ` — ${p.note}` : ''} (since ${time(p.at)})`), 'Nobody is waiting.')));
-  app.append(section('Blocks', list(v.blocks.map(b => `${b.to}: ${b.text}`), 'No blocks assigned.')));
-  app.append(section('Leased identifiers', list(v.ranges.map(r => `${r.start}–${r.end} to ${r.to} (next: ${r.next <= r.end ? r.next : 'used up'})`), 'No ranges leased.')));
+  app.append(
+    section(
+      'Queue',
+      list(
+        v.queue.map(p => `${p.identity}${p.note ? ` — ${p.note}` : ''} (since ${time(p.at)})`),
+        'Nobody is waiting.',
+      ),
+    ),
+  );
+  app.append(
+    section(
+      'Blocks',
+      list(
+        v.blocks.map(b => `${b.to}: ${b.text}`),
+        'No blocks assigned.',
+      ),
+    ),
+  );
+  app.append(
+    section(
+      'Leased identifiers',
+      list(
+        v.ranges.map(r => `${r.start}–${r.end} to ${r.to} (next: ${r.next <= r.end ? r.next : 'used up'})`),
+        'No ranges leased.',
+      ),
+    ),
+  );
   if (v.timeline) {
     const shown = span ?? fittingSpan(v.timeline, now);
-    app.append(section(shown === 'day' ? 'Last 24 hours' : 'Last 7 days', renderTimeline(v.timeline, now, shown, chosen => { span = chosen; render(); })));
+    app.append(
+      section(
+        shown === 'day' ? 'Last 24 hours' : 'Last 7 days',
+        renderTimeline(v.timeline, now, shown, chosen => {
+          span = chosen;
+          render();
+        }),
+      ),
+    );
   }
   const audit = el('table', undefined, 'audit');
   const head = el('tr');
@@ -116,8 +159,16 @@ function render(): void {
   audit.append(thead, body);
   for (const line of [...v.audit].reverse()) {
     const tr = el('tr', undefined, line.outcome === 'refused' ? 'refused' : '');
-    tr.append(el('td', time(line.at)), el('td', `#${line.grant}`), el('td', line.who),
-      el('td', `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}${line.since !== undefined ? ` since ${time(line.since)}` : ''}`), el('td', localiseTimes(line.detail ?? '')));
+    tr.append(
+      el('td', time(line.at)),
+      el('td', `#${line.grant}`),
+      el('td', line.who),
+      el(
+        'td',
+        `${line.action}${line.outcome === 'refused' ? ' (refused)' : ''}${line.count ? ` ×${line.count}` : ''}${line.since !== undefined ? ` since ${time(line.since)}` : ''}`,
+      ),
+      el('td', localiseTimes(line.detail ?? '')),
+    );
     body.append(tr);
   }
   app.append(section('Audit trail', v.audit.length ? audit : el('p', 'No audit lines yet.', 'muted')));

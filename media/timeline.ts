@@ -10,7 +10,11 @@ const LABEL = 190;
 const AXIS = 22;
 const LANE = 30;
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, title?: string): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  title?: string,
+): SVGElementTagNameMap[K] {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (title !== undefined) {
@@ -32,14 +36,22 @@ export function fittingSpan(t: TimelineView, now: number): TimelineSpan {
 }
 
 /** The timeline over `span`, with a switch between the two spans that calls `choose`. */
-export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan = fittingSpan(t, now), choose: (span: TimelineSpan) => void = () => undefined): HTMLElement {
+export function renderTimeline(
+  t: TimelineView,
+  now: number,
+  span: TimelineSpan = fittingSpan(t, now),
+  choose: (span: TimelineSpan) => void = () => undefined,
+): HTMLElement {
   const wrap = document.createElement('div');
   wrap.className = 'timeline';
   const switcher = document.createElement('div');
   switcher.className = 'span-switch';
   switcher.setAttribute('role', 'group');
   switcher.setAttribute('aria-label', 'Time span');
-  for (const [value, label] of [['day', '24 h'], ['week', '7 days']] as const) {
+  for (const [value, label] of [
+    ['day', '24 h'],
+    ['week', '7 days'],
+  ] as const) {
     const b = document.createElement('button');
     b.textContent = label;
     b.dataset.span = value;
@@ -64,8 +76,13 @@ export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan 
   const height = AXIS + lanes.length * LANE + 4;
   const width = Math.max(1, t.to - from);
   const x = (ms: number) => LABEL + ((Math.min(Math.max(ms, from), t.to) - from) / width) * (WIDTH - LABEL - 6);
-  const root = svg('svg', { viewBox: `0 0 ${WIDTH} ${height}`, width: '100%', role: 'img', class: 'timeline-chart',
-    'aria-label': `Who held the lock over ${spanWords}: ${bars.length} grants, ${waits.length} waits. The list below says the same in words.` });
+  const root = svg('svg', {
+    viewBox: `0 0 ${WIDTH} ${height}`,
+    width: '100%',
+    role: 'img',
+    class: 'timeline-chart',
+    'aria-label': `Who held the lock over ${spanWords}: ${bars.length} grants, ${waits.length} waits. The list below says the same in words.`,
+  });
 
   // Week: a line at each local midnight, labelled with the weekday and date. Day: every three hours, labelled with the hour.
   const first = new Date(from);
@@ -75,9 +92,10 @@ export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan 
   for (let d = first.getTime(); d < t.to; d += step) {
     root.append(svg('line', { x1: x(d), x2: x(d), y1: AXIS - 4, y2: height, class: 'day' }));
     const label = svg('text', { x: x(d) + 3, y: 12, class: 'axis' });
-    label.textContent = span === 'week'
-      ? new Date(d).toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
-      : new Date(d).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    label.textContent =
+      span === 'week'
+        ? new Date(d).toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
+        : new Date(d).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
     root.append(label);
   }
   root.append(svg('line', { x1: x(now), x2: x(now), y1: AXIS - 4, y2: height, class: 'now' }, 'now'));
@@ -90,7 +108,13 @@ export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan 
     for (const b of bars.filter(b => b.who === who)) {
       const x1 = x(b.from);
       const x2 = Math.max(x(b.to), x1 + 2);
-      root.append(svg('rect', { x: x1, y: y + 3, width: x2 - x1, height: 16, rx: 2, class: `bar bar-${b.ending}`, tabindex: 0, 'aria-label': b.text }, b.text));
+      root.append(
+        svg(
+          'rect',
+          { x: x1, y: y + 3, width: x2 - x1, height: 16, rx: 2, class: `bar bar-${b.ending}`, tabindex: 0, 'aria-label': b.text },
+          b.text,
+        ),
+      );
       if (b.silentFrom !== undefined) {
         const s1 = x(b.silentFrom);
         root.append(svg('rect', { x: s1, y: y + 3, width: Math.max(x2 - s1, 1), height: 16, class: 'silent' }, `Silent: ${b.text}`));
@@ -98,14 +122,35 @@ export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan 
     }
     for (const w of waits.filter(w => w.who === who)) {
       const x1 = x(w.from);
-      root.append(svg('rect', { x: x1, y: y + 22, width: Math.max(x(w.to) - x1, 2), height: 4, class: `wait wait-${w.ending}`, tabindex: 0, 'aria-label': w.text }, w.text));
+      root.append(
+        svg(
+          'rect',
+          {
+            x: x1,
+            y: y + 22,
+            width: Math.max(x(w.to) - x1, 2),
+            height: 4,
+            class: `wait wait-${w.ending}`,
+            tabindex: 0,
+            'aria-label': w.text,
+          },
+          w.text,
+        ),
+      );
     }
   });
   wrap.append(root);
 
   const legend = document.createElement('p');
   legend.className = 'legend';
-  for (const [cls, label] of [['released', 'released'], ['expired', 'ran out'], ['cleared', 'cleared'], ['holding', 'holding'], ['silent-key', 'silent'], ['wait-key', 'waiting in the queue']]) {
+  for (const [cls, label] of [
+    ['released', 'released'],
+    ['expired', 'ran out'],
+    ['cleared', 'cleared'],
+    ['holding', 'holding'],
+    ['silent-key', 'silent'],
+    ['wait-key', 'waiting in the queue'],
+  ]) {
     const item = document.createElement('span');
     const swatch = document.createElement('span');
     swatch.className = `swatch swatch-${cls}`;
@@ -116,7 +161,7 @@ export function renderTimeline(t: TimelineView, now: number, span: TimelineSpan 
 
   const details = document.createElement('details');
   const summary = document.createElement('summary');
-  summary.textContent = `The timeline in words (${t.source === 'history' ? 'from the git history' : 'from the lock page\'s audit'})`;
+  summary.textContent = `The timeline in words (${t.source === 'history' ? 'from the git history' : "from the lock page's audit"})`;
   const list = document.createElement('ul');
   for (const text of [...bars.map(b => b.text), ...waits.map(w => w.text)]) {
     const li = document.createElement('li');

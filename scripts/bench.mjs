@@ -5,7 +5,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const available = fs.readdirSync(path.join(root, 'bench')).filter(f => f.endsWith('.ts')).map(f => f.slice(0, -3)).sort();
+const available = fs
+  .readdirSync(path.join(root, 'bench'))
+  .filter(f => f.endsWith('.ts'))
+  .map(f => f.slice(0, -3))
+  .sort();
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter(w => !available.includes(w));
 if (unknown.length > 0) {
@@ -16,6 +20,9 @@ let failed = 0;
 for (const name of wanted.length > 0 ? wanted : available) {
   console.log(`\n=== bench/${name}.ts`);
   const run = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', `${name}.ts`)], { cwd: root, stdio: 'inherit' });
-  if (run.status !== 0) { failed++; console.error(`bench/${name}.ts exited ${run.status ?? run.signal}`); }
+  if (run.status !== 0) {
+    failed++;
+    console.error(`bench/${name}.ts exited ${run.status ?? run.signal}`);
+  }
 }
 process.exit(failed === 0 ? 0 : 1);

@@ -6,7 +6,12 @@ import fs from 'node:fs';
 
 const production = process.argv.includes('--production');
 const common = {
-  bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: !production, minify: production,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: !production,
+  minify: production,
   logLevel: 'warning',
   // Native or optional backends stay outside the bundle and load only when their driver is chosen.
   external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
@@ -31,10 +36,18 @@ const entries = [
   { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js' },
   { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js' },
 ];
-if (fs.existsSync('src/extension/extension.ts')) entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
+if (fs.existsSync('src/extension/extension.ts'))
+  entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
 for (const entry of entries) entry.plugins = [vendorPlugin];
 entries.push(...vendorEntries);
-if (fs.existsSync('media/lockPage.ts')) entries.push({ entryPoints: ['media/lockPage.ts'], outfile: 'dist/media/lockPage.js', platform: 'browser', format: 'iife', external: [] });
+if (fs.existsSync('media/lockPage.ts'))
+  entries.push({
+    entryPoints: ['media/lockPage.ts'],
+    outfile: 'dist/media/lockPage.js',
+    platform: 'browser',
+    format: 'iife',
+    external: [],
+  });
 
 // dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
 // then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,

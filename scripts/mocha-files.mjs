@@ -139,8 +139,13 @@ for (const r of results) {
   lines.push(...r.lines);
 }
 const total = sum(lines);
-const line = { suite, passed: total.passed, failed: total.failed + broken.length, skipped: total.skipped,
-  behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort() };
+const line = {
+  suite,
+  passed: total.passed,
+  failed: total.failed + broken.length,
+  skipped: total.skipped,
+  behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort(),
+};
 if (broken.length > 0) line.note = broken.join('; ');
 if (process.env.LOCKSTEP_TALLY) fs.appendFileSync(process.env.LOCKSTEP_TALLY, `${JSON.stringify(line)}\n`);
 console.log(`\n[mocha-files] ${suite}: ${line.passed} passed, ${line.failed} failed, ${line.skipped} skipped over ${files.length} files`);

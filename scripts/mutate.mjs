@@ -11,8 +11,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (process.env.LOCKSTEP_MUTATE !== '1') {
-  console.error('npm run mutate runs StrykerJS over the core rules and takes a long while (docs/mutation.md). ' +
-    'Run it with LOCKSTEP_MUTATE=1 npm run mutate (add -- --mutate FILE for one file).');
+  console.error(
+    'npm run mutate runs StrykerJS over the core rules and takes a long while (docs/mutation.md). ' +
+      'Run it with LOCKSTEP_MUTATE=1 npm run mutate (add -- --mutate FILE for one file).',
+  );
   process.exit(2);
 }
 
@@ -20,7 +22,10 @@ const report = path.join(root, 'reports', 'mutation', 'mutation.json');
 fs.rmSync(report, { force: true });
 const stryker = path.join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
 const run = spawnSync(process.execPath, [stryker, 'run', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
-if (run.error) { console.error(`Stryker did not start: ${run.error.message}`); process.exit(1); }
+if (run.error) {
+  console.error(`Stryker did not start: ${run.error.message}`);
+  process.exit(1);
+}
 if (!fs.existsSync(report)) {
   console.error(`Stryker ended (status ${run.status}) without a report at ${path.relative(root, report)}.`);
   process.exit(run.status || 1);
@@ -33,7 +38,9 @@ for (const [file, { mutants }] of Object.entries(files)) {
   for (const m of mutants) {
     counts[m.status] = (counts[m.status] ?? 0) + 1;
     if (m.status === 'Survived' || m.status === 'NoCoverage') {
-      survivors.push(`${m.status === 'NoCoverage' ? 'no coverage' : 'survived'} ${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName}: ${JSON.stringify(m.replacement ?? '')}`);
+      survivors.push(
+        `${m.status === 'NoCoverage' ? 'no coverage' : 'survived'} ${file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName}: ${JSON.stringify(m.replacement ?? '')}`,
+      );
     }
   }
 }
@@ -42,7 +49,9 @@ const detected = counts.Killed + counts.Timeout;
 const valid = detected + counts.Survived + counts.NoCoverage;
 const score = valid === 0 ? 0 : (100 * detected) / valid;
 if (survivors.length > 0) console.log(`\nUndetected mutants (${survivors.length}):\n  ${survivors.join('\n  ')}`);
-console.log(`\nMutation score ${score.toFixed(2)} % over ${Object.keys(files).length} file(s): ${counts.Killed} killed, ` +
-  `${counts.Survived} survived, ${counts.Timeout} timeout, ${counts.NoCoverage} no coverage ` +
-  `(${counts.CompileError + counts.RuntimeError} errors, ${counts.Ignored} ignored). Report: reports/mutation/mutation.html`);
+console.log(
+  `\nMutation score ${score.toFixed(2)} % over ${Object.keys(files).length} file(s): ${counts.Killed} killed, ` +
+    `${counts.Survived} survived, ${counts.Timeout} timeout, ${counts.NoCoverage} no coverage ` +
+    `(${counts.CompileError + counts.RuntimeError} errors, ${counts.Ignored} ignored). Report: reports/mutation/mutation.html`,
+);
 process.exit(run.status ?? 1);

@@ -20,8 +20,21 @@ export function readLine(text, index) {
     return { suite: `line ${index + 1}`, passed: 0, failed: 1, skipped: 0, note: `unreadable tally line: ${text.slice(0, 80)}` };
   }
   const count = v => Number.isInteger(v) && v >= 0;
-  if (!line || typeof line !== 'object' || typeof line.suite !== 'string' || !count(line.passed) || !count(line.failed) || !count(line.skipped)) {
-    return { suite: typeof line?.suite === 'string' ? line.suite : `line ${index + 1}`, passed: 0, failed: 1, skipped: 0, note: `unreadable tally line: ${text.slice(0, 80)}` };
+  if (
+    !line ||
+    typeof line !== 'object' ||
+    typeof line.suite !== 'string' ||
+    !count(line.passed) ||
+    !count(line.failed) ||
+    !count(line.skipped)
+  ) {
+    return {
+      suite: typeof line?.suite === 'string' ? line.suite : `line ${index + 1}`,
+      passed: 0,
+      failed: 1,
+      skipped: 0,
+      note: `unreadable tally line: ${text.slice(0, 80)}`,
+    };
   }
   if (line.passed + line.failed + line.skipped === 0) {
     return { ...line, failed: 1, note: [line.note, 'ran zero tests'].filter(Boolean).join('; ') };
@@ -32,7 +45,11 @@ export function readLine(text, index) {
 /** The checked lines of a tally file after its first `from` lines (a missing file has none). */
 export function readTally(file, from = 0) {
   const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  return text.split('\n').slice(from).filter(l => l.trim() !== '').map(readLine);
+  return text
+    .split('\n')
+    .slice(from)
+    .filter(l => l.trim() !== '')
+    .map(readLine);
 }
 
 /**
@@ -41,9 +58,14 @@ export function readTally(file, from = 0) {
  */
 export function sum(lines) {
   const titles = new Set();
-  let passed = 0, failed = 0, skipped = 0, unlisted = 0;
+  let passed = 0,
+    failed = 0,
+    skipped = 0,
+    unlisted = 0;
   for (const l of lines) {
-    passed += l.passed; failed += l.failed; skipped += l.skipped;
+    passed += l.passed;
+    failed += l.failed;
+    skipped += l.skipped;
     if (Array.isArray(l.behaviours)) for (const b of l.behaviours) titles.add(b);
     else unlisted += l.passed;
   }
@@ -62,7 +84,9 @@ function main(argv) {
   console.log('\nSuites:');
   for (const l of lines) {
     const note = l.note ? `  (${l.note})` : '';
-    console.log(`  ${l.suite.padEnd(28)} ${String(l.passed).padStart(5)} passed ${String(l.failed).padStart(4)} failed ${String(l.skipped).padStart(4)} skipped${note}`);
+    console.log(
+      `  ${l.suite.padEnd(28)} ${String(l.passed).padStart(5)} passed ${String(l.failed).padStart(4)} failed ${String(l.skipped).padStart(4)} skipped${note}`,
+    );
   }
   const s = sum(lines);
   if (lines.length === 0) s.failed += 1; // nothing reported at all is not a pass

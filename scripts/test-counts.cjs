@@ -15,7 +15,10 @@ const crypto = require('node:crypto');
 function behaviourTitles(test) {
   const titles = [test.title];
   for (let suite = test.parent; suite && !suite.root; suite = suite.parent) {
-    if (suite.lockstepBehaviourGroup) { titles.push(suite.lockstepBehaviourGroup); break; }
+    if (suite.lockstepBehaviourGroup) {
+      titles.push(suite.lockstepBehaviourGroup);
+      break;
+    }
     titles.push(suite.title);
   }
   return titles.reverse();
@@ -41,7 +44,10 @@ const ran = test => test.state === 'passed' || test.state === 'failed';
  */
 function countRun(root, failedHooks = [], otherFailures = 0) {
   const tests = allTests(root);
-  let passed = 0, failed = 0, skipped = 0, notRun = 0;
+  let passed = 0,
+    failed = 0,
+    skipped = 0,
+    notRun = 0;
   const behaviours = new Set();
   for (const test of tests) {
     if (test.state === 'passed') passed++;
@@ -51,7 +57,14 @@ function countRun(root, failedHooks = [], otherFailures = 0) {
     if (ran(test)) behaviours.add(behaviourKey(behaviourTitles(test)));
   }
   const stoppedNothing = failedHooks.filter(hook => !allTests(hook.parent ?? root).some(t => !ran(t) && !isPending(t))).length;
-  return { passed, failed: failed + notRun + stoppedNothing + otherFailures, skipped, notRun, behaviours: [...behaviours].sort(), tests: tests.length };
+  return {
+    passed,
+    failed: failed + notRun + stoppedNothing + otherFailures,
+    skipped,
+    notRun,
+    behaviours: [...behaviours].sort(),
+    tests: tests.length,
+  };
 }
 
 /** Every test in the tree counted as skipped (mocha --dry-run: what a run that could not happen would have run). */

@@ -51,7 +51,9 @@ function unknownCommand(commands: readonly Command[], words: readonly string[]):
   const typed = typedCommand(commands, words);
   const near = closestCommand(commands, typed);
   return new LockConfigurationError(
-    `Unknown command: ${typed}.${near ? ` Did you mean \`lockstep ${near}\`?` : ''} Run lockstep --help for the list.`, { setting: 'command' });
+    `Unknown command: ${typed}.${near ? ` Did you mean \`lockstep ${near}\`?` : ''} Run lockstep --help for the list.`,
+    { setting: 'command' },
+  );
 }
 
 /** The nearest command within one edit per three letters typed (two at most), if any. */
@@ -59,7 +61,8 @@ function closestCommand(commands: readonly Command[], typed: string): string | u
   let best: { name: string; distance: number } | undefined;
   for (const { name } of commands) {
     const distance = editDistance(typed, name);
-    if (distance <= Math.min(2, Math.max(1, Math.floor(typed.length / 3))) && (!best || distance < best.distance)) best = { name, distance };
+    if (distance <= Math.min(2, Math.max(1, Math.floor(typed.length / 3))) && (!best || distance < best.distance))
+      best = { name, distance };
   }
   return best?.name;
 }
@@ -84,16 +87,23 @@ export function editDistance(a: string, b: string): number {
 function dispatchHelp(commands: readonly Command[], words: readonly string[], out: Output): number {
   const found = findCommand(commands, words);
   const family = commands.filter(c => c.name.startsWith(`${words[0]} `));
-  const help = found?.consumed === words.length ? found.command.help
-    : words.length === 1 && family.length > 0 ? family.map(c => c.help).join('\n\n')
-      : undefined;
+  const help =
+    found?.consumed === words.length
+      ? found.command.help
+      : words.length === 1 && family.length > 0
+        ? family.map(c => c.help).join('\n\n')
+        : undefined;
   if (help === undefined) return out.error(unknownCommand(commands, words));
   out.result(help, { usage: help });
   return 0;
 }
 
 /** Runs one command line against `commands` (the whole CLI, or only the guards); resolves with the exit code. */
-export async function dispatch(commands: readonly Command[], argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function dispatch(
+  commands: readonly Command[],
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let json = false;
   let cwd = process.cwd();
   let i = 0;
@@ -101,15 +111,19 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   for (; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
-    else if (arg === '--cwd') { cwd = path.resolve(argv[++i] ?? ''); }
-    else if (arg.startsWith('--cwd=')) cwd = path.resolve(arg.slice('--cwd='.length));
+    else if (arg === '--cwd') {
+      cwd = path.resolve(argv[++i] ?? '');
+    } else if (arg.startsWith('--cwd=')) cwd = path.resolve(arg.slice('--cwd='.length));
     else break;
   }
   const rest = argv.slice(i);
   const out = new Output(json || (rest.includes('--json') && !rest.slice(0, rest.indexOf('--json')).includes('--')));
   if (rest.length === 0) {
     // No command is a usage error, with or without --json.
-    if (!json) { process.stderr.write(`${usage(commands)}\n`); return 2; }
+    if (!json) {
+      process.stderr.write(`${usage(commands)}\n`);
+      return 2;
+    }
     return out.error(new LockConfigurationError('No command given. Run lockstep --help for the list.', { setting: 'command' }));
   }
   // `help CMD` is `CMD --help`.
@@ -125,9 +139,16 @@ export async function dispatch(commands: readonly Command[], argv: readonly stri
   const found = findCommand(commands, rest);
   // A command family's first word alone (`hooks`, `guard`), or with --help: the help of every command under it.
   const family = commands.filter(c => c.name.startsWith(`${rest[0]} `));
-  if (family.length > 0 && (!found || found.command.name.split(' ').length === 1) && (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')) {
+  if (
+    family.length > 0 &&
+    (!found || found.command.name.split(' ').length === 1) &&
+    (rest.length === 1 || rest[1] === '--help' || rest[1] === '-h')
+  ) {
     const help = family.map(c => c.help).join('\n\n');
-    if (rest.length === 1 && !json) { process.stderr.write(`${help}\n`); return 2; }
+    if (rest.length === 1 && !json) {
+      process.stderr.write(`${help}\n`);
+      return 2;
+    }
     out.result(help, { usage: help });
     return 0;
   }
@@ -166,8 +187,13 @@ export function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
 export function runCommandLine(commands: readonly Command[]): void {
   endQuietlyOnClosedPipe(process.stdout);
   endQuietlyOnClosedPipe(process.stderr);
-  dispatch(commands, process.argv.slice(2)).then(code => { process.exitCode = code; }, error => {
-    process.stderr.write(`lockstep: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+  dispatch(commands, process.argv.slice(2)).then(
+    code => {
+      process.exitCode = code;
+    },
+    error => {
+      process.stderr.write(`lockstep: unexpected failure: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

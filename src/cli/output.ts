@@ -39,7 +39,8 @@ export class Output {
     if (this.json) {
       const body: Record<string, unknown> = { code: typed ? error.code : 'internal', message };
       if (typed && 'reason' in error) body.reason = (error as { reason: unknown }).reason;
-      if (typed && 'setting' in error && (error as { setting?: unknown }).setting !== undefined) body.setting = (error as { setting: unknown }).setting;
+      if (typed && 'setting' in error && (error as { setting?: unknown }).setting !== undefined)
+        body.setting = (error as { setting: unknown }).setting;
       if (error instanceof LockNoPageError) {
         body.page = error.page;
         if (error.mismatch.length > 0) Object.assign(body, { committed: error.committed, mismatch: error.mismatch });

@@ -5,7 +5,13 @@ import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStat
 import type { DeploymentInfo } from '../core/stores/store';
 
 /** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
-export function renderStatus(status: LockStatus, now: number, page: PageLocation, deployment: DeploymentInfo | null = null, unpushed?: boolean): string[] {
+export function renderStatus(
+  status: LockStatus,
+  now: number,
+  page: PageLocation,
+  deployment: DeploymentInfo | null = null,
+  unpushed?: boolean,
+): string[] {
   const h = status.holder;
   const lines: string[] = [];
   switch (status.state) {
@@ -16,9 +22,12 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
       lines.push(`Held by you — grant #${h!.grant}, ${formatDuration(h!.expiresAt - now)} left`);
       break;
     case LockState.HeldByOther:
-      lines.push(`Held by ${h!.identity} — grant #${h!.grant} since ${formatClock(h!.grantedAt)}, ${formatDuration(h!.expiresAt - now)} left`);
+      lines.push(
+        `Held by ${h!.identity} — grant #${h!.grant} since ${formatClock(h!.grantedAt)}, ${formatDuration(h!.expiresAt - now)} left`,
+      );
       // The page names this person, but this clone has no token for the grant: the one fix, in words.
-      if (status.heldElsewhere) lines.push(`This clone has no token for it. Next: ${status.next}; \`lockstep doctor\` says what else can be done.`);
+      if (status.heldElsewhere)
+        lines.push(`This clone has no token for it. Next: ${status.next}; \`lockstep doctor\` says what else can be done.`);
       break;
     case LockState.Queued:
       lines.push(`Queued — position ${status.position} of ${status.queue.length}${h ? `; held by ${h.identity} (grant #${h.grant})` : ''}`);
@@ -27,12 +36,20 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
       lines.push(`Your turn — acquire within ${formatDuration((status.turn?.endsAt ?? now) - now)}`);
       break;
     case LockState.HolderSilent:
-      lines.push(`HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${
-        hasTurn(status) ? `; your turn: you may take over — acquire within ${formatDuration(status.turn!.endsAt - now)} (lockstep acquire)`
-          : status.canAcquire ? '; you may acquire' : ''}`);
+      lines.push(
+        `HOLDER SILENT — ${h!.identity} (grant #${h!.grant}) expired ${formatDuration(now - h!.expiresAt)} ago${
+          hasTurn(status)
+            ? `; your turn: you may take over — acquire within ${formatDuration(status.turn!.endsAt - now)} (lockstep acquire)`
+            : status.canAcquire
+              ? '; you may acquire'
+              : ''
+        }`,
+      );
       break;
     case LockState.Stale:
-      lines.push(`Stale grant — ${lapseLine(status.lapse!, unpushed)}. Pushes from this clone are blocked${h && h.expiresAt > now ? `; ${h.identity} holds grant #${h.grant}` : ''}.`);
+      lines.push(
+        `Stale grant — ${lapseLine(status.lapse!, unpushed)}. Pushes from this clone are blocked${h && h.expiresAt > now ? `; ${h.identity} holds grant #${h.grant}` : ''}.`,
+      );
       lines.push(`Next: ${status.next}. To drop the lapsed session on purpose: lockstep forget.`);
       break;
   }
@@ -40,25 +57,51 @@ export function renderStatus(status: LockStatus, now: number, page: PageLocation
   if (status.lapse && status.state !== LockState.Stale) lines.push(`  (${lapseLine(status.lapse, unpushed)})`);
   const c = status.caution;
   if (c) {
-    lines.push(`Caution — grant #${c.silentGrant} went silent; ${c.by} cleared or took over the lock at ${formatClock(c.since)}. Treat this copy with caution until the next holder pushes and releases.`);
+    lines.push(
+      `Caution — grant #${c.silentGrant} went silent; ${c.by} cleared or took over the lock at ${formatClock(c.since)}. Treat this copy with caution until the next holder pushes and releases.`,
+    );
   }
   if (status.queue.length > 0) lines.push(`Queue: ${status.queue.map((p, i) => `${i + 1}. ${p.identity}`).join('  ')}`);
-  for (const r of status.ranges) lines.push(`Identifiers ${r.start}–${r.end} leased to ${r.to} (next ${r.next <= r.end ? r.next : 'none left'})`);
+  for (const r of status.ranges)
+    lines.push(`Identifiers ${r.start}–${r.end} leased to ${r.to} (next ${r.next <= r.end ? r.next : 'none left'})`);
   for (const b of status.blocks) lines.push(`Block ${b.id} for ${b.to}: ${b.text}`);
   if (status.pool.length > 0) lines.push(`Identifiers back in the pool: ${spansText(status.pool)}`);
   lines.push(`Page: ${describePage(page)}, container ${page.container}`);
   if (deployment) {
-    lines.push(`Deployment: ${deployment.kind}, ${deployment.masters} master(s), ${deployment.replicas} replica(s) seen; each grant waits for ${deployment.minReplicas}`);
+    lines.push(
+      `Deployment: ${deployment.kind}, ${deployment.masters} master(s), ${deployment.replicas} replica(s) seen; each grant waits for ${deployment.minReplicas}`,
+    );
   }
   return lines;
 }
 
 /** The stable JSON form of a status (documented in the README). */
-export function statusJson(status: LockStatus, identity: string | null, page: PageLocation, deployment: DeploymentInfo | null = null): Record<string, unknown> {
+export function statusJson(
+  status: LockStatus,
+  identity: string | null,
+  page: PageLocation,
+  deployment: DeploymentInfo | null = null,
+): Record<string, unknown> {
   return {
-    state: status.state, identity, driver: page.driver, container: status.container, grant: status.grant, holder: status.holder,
-    timeLeftMs: status.timeLeftMs, queue: status.queue, position: status.position, canAcquire: status.canAcquire,
-    turn: status.turn, staleGrant: status.staleGrant, lapse: status.lapse, ranges: status.ranges, blocks: status.blocks, nextId: status.nextId,
-    pool: status.pool, caution: status.caution, page, deployment,
+    state: status.state,
+    identity,
+    driver: page.driver,
+    container: status.container,
+    grant: status.grant,
+    holder: status.holder,
+    timeLeftMs: status.timeLeftMs,
+    queue: status.queue,
+    position: status.position,
+    canAcquire: status.canAcquire,
+    turn: status.turn,
+    staleGrant: status.staleGrant,
+    lapse: status.lapse,
+    ranges: status.ranges,
+    blocks: status.blocks,
+    nextId: status.nextId,
+    pool: status.pool,
+    caution: status.caution,
+    page,
+    deployment,
   };
 }

@@ -12,14 +12,16 @@ export function assertTtl(ttl: unknown, setting = 'ttl'): asserts ttl is number 
   if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < TTL_MIN_SECONDS || ttl > TTL_MAX_SECONDS) {
     throw new LockConfigurationError(
       `The ${setting} must be a number of seconds from ${TTL_MIN_SECONDS} to ${TTL_MAX_SECONDS}; split longer work or renew the lease.`,
-      { setting });
+      { setting },
+    );
   }
 }
 
 export function assertWait(wait: unknown, setting = 'wait'): asserts wait is number {
   if (typeof wait !== 'number' || !Number.isFinite(wait) || wait < WAIT_MIN_SECONDS || wait > WAIT_MAX_SECONDS) {
-    throw new LockConfigurationError(
-      `The ${setting} must be a number of seconds from ${WAIT_MIN_SECONDS} to ${WAIT_MAX_SECONDS}.`, { setting });
+    throw new LockConfigurationError(`The ${setting} must be a number of seconds from ${WAIT_MIN_SECONDS} to ${WAIT_MAX_SECONDS}.`, {
+      setting,
+    });
   }
 }
 
@@ -28,12 +30,17 @@ export function assertWait(wait: unknown, setting = 'wait'): asserts wait is num
  * 1–86,400; a container lock's grant: the pure rule's, lockRecord.ts). A fraction ("1.5") is a usage
  * error, never rounded.
  */
-export function parseTtlSeconds(text: string, setting = 'ttl', bounds: { readonly min: number; readonly max: number } = { min: TTL_MIN_SECONDS, max: TTL_MAX_SECONDS }): number {
+export function parseTtlSeconds(
+  text: string,
+  setting = 'ttl',
+  bounds: { readonly min: number; readonly max: number } = { min: TTL_MIN_SECONDS, max: TTL_MAX_SECONDS },
+): number {
   const ttl = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!(ttl >= bounds.min && ttl <= bounds.max)) {
     throw new LockConfigurationError(
       `The ${setting} must be a whole number of seconds from ${bounds.min} to ${bounds.max}, e.g. ${Math.max(30, bounds.min)}; split longer work or renew the lease.`,
-      { setting });
+      { setting },
+    );
   }
   return ttl;
 }

@@ -24,12 +24,20 @@ export interface Timer {
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
-  sleep: (ms, signal) => new Promise<void>(resolve => {
-    if (signal?.aborted) { resolve(); return; }
-    const done = () => { clearTimeout(timer); signal?.removeEventListener('abort', done); resolve(); };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  }),
+  sleep: (ms, signal) =>
+    new Promise<void>(resolve => {
+      if (signal?.aborted) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    }),
   setTimer: (ms, fn, options) => {
     const timer = setTimeout(fn, Math.max(0, ms));
     // unref: a pending timer never keeps a CLI process alive (Node only; the webview build shares this file).
@@ -52,8 +60,12 @@ export class ManualClock implements Clock {
     this.wall = startEpochMs;
   }
 
-  now(): number { return this.wall; }
-  monotonic(): number { return this.mono; }
+  now(): number {
+    return this.wall;
+  }
+  monotonic(): number {
+    return this.mono;
+  }
 
   /** Timers not fired yet, by due monotonic time. */
   private timers: { due: number; seq: number; fn: () => void }[] = [];
@@ -77,14 +89,22 @@ export class ManualClock implements Clock {
   setTimer(ms: number, fn: () => void): Timer {
     const timer = { due: this.mono + Math.max(0, ms), seq: this.seq++, fn };
     this.timers.push(timer);
-    return { cancel: () => { this.timers = this.timers.filter(t => t !== timer); } };
+    return {
+      cancel: () => {
+        this.timers = this.timers.filter(t => t !== timer);
+      },
+    };
   }
 
   /** How many timers are waiting (tests check that nothing is left behind). */
-  get pendingTimers(): number { return this.timers.length; }
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
 
   /** Moves wall time only, as an NTP step would. */
-  stepWall(ms: number): void { this.wall += ms; }
+  stepWall(ms: number): void {
+    this.wall += ms;
+  }
 
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return;

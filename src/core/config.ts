@@ -79,7 +79,8 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
   if (!DRIVER_SETTINGS.includes(driver as DriverSetting)) {
     throw new LockConfigurationError(
       `The driver must be one of ${DRIVER_SETTINGS.join(', ')}; check LOCKSTEP_DRIVER or the driver setting.`,
-      { setting: env.LOCKSTEP_DRIVER !== undefined ? 'LOCKSTEP_DRIVER' : 'driver' });
+      { setting: env.LOCKSTEP_DRIVER !== undefined ? 'LOCKSTEP_DRIVER' : 'driver' },
+    );
   }
 
   const prefixSource = env.LOCKSTEP_PREFIX !== undefined ? 'LOCKSTEP_PREFIX' : 'prefix';
@@ -89,17 +90,20 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
 
   const storePath = pick(env.LOCKSTEP_PATH, options.path, defaultStorePath());
   if (!path.isAbsolute(storePath)) {
-    throw new LockConfigurationError('The storage path must be absolute; check LOCKSTEP_PATH or the path setting.',
-      { setting: env.LOCKSTEP_PATH !== undefined ? 'LOCKSTEP_PATH' : 'path' });
+    throw new LockConfigurationError('The storage path must be absolute; check LOCKSTEP_PATH or the path setting.', {
+      setting: env.LOCKSTEP_PATH !== undefined ? 'LOCKSTEP_PATH' : 'path',
+    });
   }
 
-  const requireDistributed = env.LOCKSTEP_REQUIRE_DISTRIBUTED !== undefined
-    ? parseBoolean(env.LOCKSTEP_REQUIRE_DISTRIBUTED, 'LOCKSTEP_REQUIRE_DISTRIBUTED')
-    : options.requireDistributed ?? false;
+  const requireDistributed =
+    env.LOCKSTEP_REQUIRE_DISTRIBUTED !== undefined
+      ? parseBoolean(env.LOCKSTEP_REQUIRE_DISTRIBUTED, 'LOCKSTEP_REQUIRE_DISTRIBUTED')
+      : (options.requireDistributed ?? false);
   if (requireDistributed && (driver === 'memory' || driver === 'file' || driver === 'auto')) {
     throw new LockConfigurationError(
       `requireDistributed is set, but the ${driver} driver coordinates only one machine; choose redis, sql (MySQL or PostgreSQL) or git.`,
-      { setting: 'requireDistributed' });
+      { setting: 'requireDistributed' },
+    );
   }
 
   return new Settings({
@@ -158,8 +162,12 @@ class Settings implements ResolvedConfig {
     this.gitSigning = fields.gitSigning;
   }
 
-  get redisUrl(): string | undefined { return this.#redisUrl; }
-  get databaseUrl(): string | undefined { return this.#databaseUrl; }
+  get redisUrl(): string | undefined {
+    return this.#redisUrl;
+  }
+  get databaseUrl(): string | undefined {
+    return this.#databaseUrl;
+  }
 
   toJSON(): object {
     return { ...this, redisUrl: redactUrl(this.#redisUrl), databaseUrl: redactUrl(this.#databaseUrl) };
@@ -201,7 +209,10 @@ function gitTimeout(fromEnv: string | undefined, fromOptions: number | undefined
   if (fromEnv !== undefined && fromEnv !== '') {
     const seconds = /^\s*\d+\s*$/.test(fromEnv) ? Number(fromEnv) : NaN;
     if (!(seconds >= 1 && seconds <= MAX_GIT_TIMEOUT_SECONDS)) {
-      throw new LockConfigurationError(`LOCKSTEP_GIT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to ${MAX_GIT_TIMEOUT_SECONDS}.`, { setting: 'LOCKSTEP_GIT_TIMEOUT_SECONDS' });
+      throw new LockConfigurationError(
+        `LOCKSTEP_GIT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to ${MAX_GIT_TIMEOUT_SECONDS}.`,
+        { setting: 'LOCKSTEP_GIT_TIMEOUT_SECONDS' },
+      );
     }
     return seconds * 1000;
   }

@@ -19,10 +19,20 @@ export interface Finding {
 
 export interface DoctorFacts {
   readonly container:
-    | { readonly ok: true; readonly id: string; readonly driver: string; readonly prefix: string; readonly location: string; readonly serverGuard: boolean; readonly remote: string }
+    | {
+        readonly ok: true;
+        readonly id: string;
+        readonly driver: string;
+        readonly prefix: string;
+        readonly location: string;
+        readonly serverGuard: boolean;
+        readonly remote: string;
+      }
     | { readonly ok: false; readonly why: string; readonly kind?: 'not-initialised' | 'page-mismatch' | 'other' };
   /** Whether the store holds the container's page; `why` says what the read said otherwise. */
-  readonly page?: { readonly held: true; readonly grant: number } | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
+  readonly page?:
+    | { readonly held: true; readonly grant: number }
+    | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
   /**
    * Whether the page's steps must be signed (allowedSigners in .lockstep.json; the git driver, and any driver that sets it), and whether
    * git has an SSH signing key in this clone (gpg.format=ssh with user.signingkey or gpg.ssh.defaultKeyCommand).
@@ -38,7 +48,12 @@ export interface DoctorFacts {
   /** The pre-push hook: ours, none, or someone else's (ours not installed). */
   readonly clientHook?: 'installed' | 'missing' | 'foreign';
   /** For a local-path remote: the server guard found in it. */
-  readonly serverHook?: { readonly preReceive: boolean; readonly pinned: boolean; readonly advertisesPushOptions: boolean; readonly stale?: string };
+  readonly serverHook?: {
+    readonly preReceive: boolean;
+    readonly pinned: boolean;
+    readonly advertisesPushOptions: boolean;
+    readonly stale?: string;
+  };
   /** Whether the remote advertises push options (asked only when serverGuard is on); undefined when not learned. */
   readonly pushOptions?: boolean;
   /** Clock difference against the store (store minus this machine), where it could be measured. */
@@ -52,10 +67,12 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   const out: Finding[] = [];
   const c = facts.container;
   if (!c.ok) {
-    const fix = c.kind === 'page-mismatch'
-      ? 'Unset the settings the message names (or make them match .lockstep.json): which lock page a container uses is committed, the environment supplies credentials only.'
-      : c.kind === 'other' ? 'Read the message, fix the setting it names, and run lockstep doctor again.'
-        : 'If a teammate has made this repository a container, pull it (git pull); otherwise run lockstep init in the repository (then commit .lockstep.json).';
+    const fix =
+      c.kind === 'page-mismatch'
+        ? 'Unset the settings the message names (or make them match .lockstep.json): which lock page a container uses is committed, the environment supplies credentials only.'
+        : c.kind === 'other'
+          ? 'Read the message, fix the setting it names, and run lockstep doctor again.'
+          : 'If a teammate has made this repository a container, pull it (git pull); otherwise run lockstep init in the repository (then commit .lockstep.json).';
     out.push({ check: 'container', level: 'error', found: c.why, fix });
     return out;
   }
@@ -66,79 +83,150 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   const p = facts.page;
   if (p?.held) out.push({ check: 'page', level: 'ok', found: `the store holds the container's lock page (last grant #${p.grant})` });
   else if (p) {
-    const fix = p.kind === 'no-page'
-      ? 'Point LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (or the lockstep.store settings) at the store .lockstep.json names; a lost page is recreated by an operator with lockstep adopt.'
-      : p.kind === 'backend' ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL), then run lockstep doctor again.'
-        : p.kind === 'tampered' ? 'Find who pushed the named commit (the remote\'s logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen).'
-        : p.kind === 'storage' ? 'Restore the record from the store\'s history (lockstep audit --history with the git driver) or a backup.'
-          : 'Read the message, fix the setting it names, and run lockstep doctor again.';
+    const fix =
+      p.kind === 'no-page'
+        ? 'Point LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (or the lockstep.store settings) at the store .lockstep.json names; a lost page is recreated by an operator with lockstep adopt.'
+        : p.kind === 'backend'
+          ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL), then run lockstep doctor again.'
+          : p.kind === 'tampered'
+            ? "Find who pushed the named commit (the remote's logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen)."
+            : p.kind === 'storage'
+              ? "Restore the record from the store's history (lockstep audit --history with the git driver) or a backup."
+              : 'Read the message, fix the setting it names, and run lockstep doctor again.';
     out.push({ check: 'page', level: 'error', found: p.why, fix });
   }
 
   const g = facts.signing;
   if (g && !g.required) {
-    out.push({ check: 'signing', level: 'info', found: 'the lock page\'s steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)',
-      fix: 'To prove them: everyone sets a signing key (git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed.' });
+    out.push({
+      check: 'signing',
+      level: 'info',
+      found:
+        "the lock page's steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)",
+      fix: 'To prove them: everyone sets a signing key (git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed.',
+    });
   } else if (g?.key) {
-    out.push({ check: 'signing', level: 'ok', found: `the lock page's steps are signed and checked against ${g.allowedSigners}; git has a signing key here` });
+    out.push({
+      check: 'signing',
+      level: 'ok',
+      found: `the lock page's steps are signed and checked against ${g.allowedSigners}; git has a signing key here`,
+    });
   } else if (g) {
-    out.push({ check: 'signing', level: 'error', found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,
-      fix: `git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.` });
+    out.push({
+      check: 'signing',
+      level: 'error',
+      found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,
+      fix: `git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.`,
+    });
   }
 
   const s = facts.session;
   if (s === null) out.push({ check: 'session', level: 'ok', found: 'this clone holds no session (it has not acquired, or it released)' });
   else if (s !== undefined) {
     if (s.lapse !== undefined) {
-      out.push({ check: 'session', level: 'warning', found: `this clone's session is grant #${s.grant}, and ${s.lapse} (state ${s.state})`,
-        fix: 'Acquire again to push the work under a new grant, or drop the session on purpose with lockstep forget.' });
+      out.push({
+        check: 'session',
+        level: 'warning',
+        found: `this clone's session is grant #${s.grant}, and ${s.lapse} (state ${s.state})`,
+        fix: 'Acquire again to push the work under a new grant, or drop the session on purpose with lockstep forget.',
+      });
     } else {
       out.push({ check: 'session', level: 'ok', found: `this clone's session is grant #${s.grant} (state ${s.state})` });
     }
   }
 
   if (facts.pendingAcquire) {
-    out.push({ check: 'session', level: 'warning', found: `an acquire of this clone (grant #${facts.pendingAcquire.grant}) was interrupted before the store answered, and the page does not show it (yet)`,
-      fix: 'lockstep acquire finishes it (it is the same attempt); it is dropped by itself once that grant goes to someone else.' });
+    out.push({
+      check: 'session',
+      level: 'warning',
+      found: `an acquire of this clone (grant #${facts.pendingAcquire.grant}) was interrupted before the store answered, and the page does not show it (yet)`,
+      fix: 'lockstep acquire finishes it (it is the same attempt); it is dropped by itself once that grant goes to someone else.',
+    });
   }
   if (facts.heldWithoutToken) {
     const h = facts.heldWithoutToken;
-    out.push({ check: 'session', level: 'warning', found: `the page names you the holder of grant #${h.grant} (until ${formatClock(h.expiresAt)}), but this clone has no token for it`,
-      fix: `Work and release in the clone or window that acquired it. If that clone is gone, nobody can use grant #${h.grant}: it ends at ${formatClock(h.expiresAt)} (then the queue head, or anyone, may acquire), or an operator clears it once it is silent.` });
+    out.push({
+      check: 'session',
+      level: 'warning',
+      found: `the page names you the holder of grant #${h.grant} (until ${formatClock(h.expiresAt)}), but this clone has no token for it`,
+      fix: `Work and release in the clone or window that acquired it. If that clone is gone, nobody can use grant #${h.grant}: it ends at ${formatClock(h.expiresAt)} (then the queue head, or anyone, may acquire), or an operator clears it once it is silent.`,
+    });
   }
 
-  if (facts.clientHook === 'installed') out.push({ check: 'client-hook', level: 'ok', found: 'the pre-push guard is installed in this clone' });
-  else if (facts.clientHook === 'missing') out.push({ check: 'client-hook', level: 'warning', found: 'no pre-push guard in this clone: nothing stops a push to a protected branch here', fix: 'lockstep hooks install' });
-  else if (facts.clientHook === 'foreign') out.push({ check: 'client-hook', level: 'warning', found: 'a pre-push hook that is not Lockstep\'s is installed', fix: 'lockstep hooks install (keeps that hook and runs it first)' });
+  if (facts.clientHook === 'installed')
+    out.push({ check: 'client-hook', level: 'ok', found: 'the pre-push guard is installed in this clone' });
+  else if (facts.clientHook === 'missing')
+    out.push({
+      check: 'client-hook',
+      level: 'warning',
+      found: 'no pre-push guard in this clone: nothing stops a push to a protected branch here',
+      fix: 'lockstep hooks install',
+    });
+  else if (facts.clientHook === 'foreign')
+    out.push({
+      check: 'client-hook',
+      level: 'warning',
+      found: "a pre-push hook that is not Lockstep's is installed",
+      fix: 'lockstep hooks install (keeps that hook and runs it first)',
+    });
 
   const sh = facts.serverHook;
   if (sh) {
     if (!sh.preReceive || !sh.pinned) {
-      out.push({ check: 'server-hook', level: c.serverGuard ? 'error' : 'warning', found: `the remote ${c.remote} has ${sh.preReceive ? 'a pre-receive guard without pinned settings' : 'no Lockstep pre-receive guard'}`,
-        fix: `In the bare repository of ${c.remote}: lockstep hooks install --server` });
+      out.push({
+        check: 'server-hook',
+        level: c.serverGuard ? 'error' : 'warning',
+        found: `the remote ${c.remote} has ${sh.preReceive ? 'a pre-receive guard without pinned settings' : 'no Lockstep pre-receive guard'}`,
+        fix: `In the bare repository of ${c.remote}: lockstep hooks install --server`,
+      });
     } else {
       out.push({ check: 'server-hook', level: 'ok', found: `the remote ${c.remote} runs the server guard with pinned settings` });
       if (sh.stale !== undefined) {
-        out.push({ check: 'server-settings', level: 'warning', found: sh.stale,
-          fix: `In the bare repository of ${c.remote}: lockstep hooks install --server (with the same options as before), then lockstep hooks status --server.` });
+        out.push({
+          check: 'server-settings',
+          level: 'warning',
+          found: sh.stale,
+          fix: `In the bare repository of ${c.remote}: lockstep hooks install --server (with the same options as before), then lockstep hooks status --server.`,
+        });
       }
     }
   }
   if (c.serverGuard) {
     const advertised = facts.pushOptions ?? sh?.advertisesPushOptions;
-    if (advertised === true) out.push({ check: 'push-options', level: 'ok', found: `the remote ${c.remote} advertises push options (the proof of grant can travel)` });
+    if (advertised === true)
+      out.push({
+        check: 'push-options',
+        level: 'ok',
+        found: `the remote ${c.remote} advertises push options (the proof of grant can travel)`,
+      });
     else if (advertised === false) {
-      out.push({ check: 'push-options', level: 'error', found: `serverGuard is on, and the remote ${c.remote} does not advertise push options: every protected push will be refused`,
-        fix: 'In the bare repository: lockstep hooks install --server (it sets receive.advertisePushOptions), or git config receive.advertisePushOptions true' });
-    } else out.push({ check: 'push-options', level: 'info', found: `whether the remote ${c.remote} advertises push options could not be learned` });
+      out.push({
+        check: 'push-options',
+        level: 'error',
+        found: `serverGuard is on, and the remote ${c.remote} does not advertise push options: every protected push will be refused`,
+        fix: 'In the bare repository: lockstep hooks install --server (it sets receive.advertisePushOptions), or git config receive.advertisePushOptions true',
+      });
+    } else
+      out.push({
+        check: 'push-options',
+        level: 'info',
+        found: `whether the remote ${c.remote} advertises push options could not be learned`,
+      });
   }
 
   const k = facts.skew;
   if (k && 'ms' in k) {
     const off = Math.abs(k.ms);
-    out.push(off > SKEW_WARNING_MS
-      ? { check: 'clock', level: 'warning', found: `this machine's clock is ${formatDuration(off)} ${k.ms > 0 ? 'behind' : 'ahead of'} the store (${k.how})`, fix: 'Synchronise the clocks (NTP) of every machine that uses this store.' }
-      : { check: 'clock', level: 'ok', found: `clock within ${formatDuration(SKEW_WARNING_MS)} of the store (${k.how})` });
+    out.push(
+      off > SKEW_WARNING_MS
+        ? {
+            check: 'clock',
+            level: 'warning',
+            found: `this machine's clock is ${formatDuration(off)} ${k.ms > 0 ? 'behind' : 'ahead of'} the store (${k.how})`,
+            fix: 'Synchronise the clocks (NTP) of every machine that uses this store.',
+          }
+        : { check: 'clock', level: 'ok', found: `clock within ${formatDuration(SKEW_WARNING_MS)} of the store (${k.how})` },
+    );
   } else if (k) out.push({ check: 'clock', level: 'info', found: `clock skew not measured: ${k.unmeasured}` });
   return out;
 }

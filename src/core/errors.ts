@@ -76,7 +76,13 @@ export class LockBackendError extends LockError {
  */
 export class LockReplicationError extends LockBackendError {
   readonly reason = 'replication' as const;
-  constructor(driver: string, readonly acknowledged: number, readonly required: number, message: string, options: LockErrorOptions = {}) {
+  constructor(
+    driver: string,
+    readonly acknowledged: number,
+    readonly required: number,
+    message: string,
+    options: LockErrorOptions = {},
+  ) {
     super(driver, message, options);
     this.name = 'LockReplicationError';
   }
@@ -122,9 +128,17 @@ export class LockNoPageError extends LockStorageError {
    * empty when the committed store itself was read and held no page. Nothing was opened when not empty.
    */
   readonly mismatch: readonly string[];
-  constructor(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined, options: LockErrorOptions & { mismatch?: readonly string[] } = {}) {
+  constructor(
+    page: PageLocation,
+    committed: Omit<PageLocation, 'container'> | undefined,
+    options: LockErrorOptions & { mismatch?: readonly string[] } = {},
+  ) {
     const mismatch = options.mismatch ?? [];
-    super(page.driver, mismatch.length > 0 && committed !== undefined ? mismatchMessage(page, committed, mismatch) : noPageMessage(page, committed), options);
+    super(
+      page.driver,
+      mismatch.length > 0 && committed !== undefined ? mismatchMessage(page, committed, mismatch) : noPageMessage(page, committed),
+      options,
+    );
     this.name = 'LockNoPageError';
     this.page = page;
     this.committed = committed;
@@ -134,17 +148,21 @@ export class LockNoPageError extends LockStorageError {
 
 function noPageMessage(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined): string {
   const said = committed === undefined ? '' : `; the committed settings say ${describePage(committed)}`;
-  return `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}`
-    + ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).'
-    + ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.';
+  return (
+    `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}` +
+    ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).' +
+    ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.'
+  );
 }
 
 function mismatchMessage(page: PageLocation, committed: Omit<PageLocation, 'container'>, mismatch: readonly string[]): string {
   const names = mismatch.join(' and ');
-  return `${names} point${mismatch.length === 1 ? 's' : ''} at another lock page (${describePage(page)}) than the one .lockstep.json commits for`
-    + ` container ${page.container.slice(0, 8)}… (${describePage(committed)}). Which page a container uses is committed; the environment`
-    + ` supplies only credentials and machine-local details. Unset ${names} (or make ${mismatch.length === 1 ? 'it' : 'them'} match .lockstep.json)`
-    + ' and run the command again; nothing was read or written.';
+  return (
+    `${names} point${mismatch.length === 1 ? 's' : ''} at another lock page (${describePage(page)}) than the one .lockstep.json commits for` +
+    ` container ${page.container.slice(0, 8)}… (${describePage(committed)}). Which page a container uses is committed; the environment` +
+    ` supplies only credentials and machine-local details. Unset ${names} (or make ${mismatch.length === 1 ? 'it' : 'them'} match .lockstep.json)` +
+    ' and run the command again; nothing was read or written.'
+  );
 }
 
 /**
@@ -161,8 +179,12 @@ export class LockTamperedPageError extends LockStorageError {
   /** What is wrong with it, one sentence naming no secret. */
   readonly why: string;
   constructor(driver: string, revision: string, why: string, options: LockErrorOptions = {}) {
-    super(driver, `The lock page is tampered: its history step ${revision.slice(0, 12)} is not proven — ${why}`
-      + ' No one is read as its holder. An operator repairs it with a signed `lockstep adopt` (lockstep doctor shows the signing set-up).', options);
+    super(
+      driver,
+      `The lock page is tampered: its history step ${revision.slice(0, 12)} is not proven — ${why}` +
+        ' No one is read as its holder. An operator repairs it with a signed `lockstep adopt` (lockstep doctor shows the signing set-up).',
+      options,
+    );
     this.name = 'LockTamperedPageError';
     this.revision = revision;
     this.why = why;
@@ -239,10 +261,15 @@ export class LockLeaseLostError extends LockError {
 export function exitCodeFor(error: unknown): number {
   if (!(error instanceof LockError)) return 1;
   switch (error.code) {
-    case LockErrorCode.Configuration: return 2;
-    case LockErrorCode.Busy: return 3;
-    case LockErrorCode.Backend: return 4;
-    case LockErrorCode.Storage: return 5;
-    default: return 1;
+    case LockErrorCode.Configuration:
+      return 2;
+    case LockErrorCode.Busy:
+      return 3;
+    case LockErrorCode.Backend:
+      return 4;
+    case LockErrorCode.Storage:
+      return 5;
+    default:
+      return 1;
   }
 }

@@ -16,7 +16,11 @@ export class Emitter<T> {
     if (this.#disposed) return { dispose: () => undefined };
     const own = (event: T) => listener(event);
     this.#listeners.add(own);
-    return { dispose: () => { this.#listeners.delete(own); } };
+    return {
+      dispose: () => {
+        this.#listeners.delete(own);
+      },
+    };
   };
 
   fire(event: T): void {
@@ -24,7 +28,9 @@ export class Emitter<T> {
       try {
         listener(event);
       } catch (error) {
-        queueMicrotask(() => { throw error; });
+        queueMicrotask(() => {
+          throw error;
+        });
       }
     }
   }

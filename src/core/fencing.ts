@@ -22,23 +22,39 @@ export interface PushViewer {
 
 /** Client side (`guard pre-push`): this clone must hold the live lease and the current grant. */
 export function fenceClientPush(
-  record: LockRecord, session: { grant: number; token: string } | undefined, now: number, viewer?: PushViewer,
+  record: LockRecord,
+  session: { grant: number; token: string } | undefined,
+  now: number,
+  viewer?: PushViewer,
 ): LockFencedError | undefined {
   const h = record.holder;
   const next = (): string => nextStep(record, viewer?.settings, viewer?.identity ?? '', now);
   if (!session) {
     return new LockFencedError(
       `This clone does not hold the lock${h !== null && isLive(h, now) ? `; the current grant #${record.grant} is held by ${h.identity}` : ''}, and pushes to protected branches need it. To hold it: ${next()}.`,
-      record.grant);
+      record.grant,
+    );
   }
   if (session.grant < record.grant) {
-    return new LockFencedError(`Your grant #${session.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. Your commits stay in this clone: to push them, ${next()}; then rebase onto the new work.`, record.grant, session.grant);
+    return new LockFencedError(
+      `Your grant #${session.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. Your commits stay in this clone: to push them, ${next()}; then rebase onto the new work.`,
+      record.grant,
+      session.grant,
+    );
   }
   if (h === null || h.grant !== session.grant || !digestsEqual(h.tokenHash, hashToken(session.token))) {
-    return new LockFencedError(`Your grant #${session.grant} is no longer held (the lock was released or cleared). To push: ${next()}.`, record.grant, session.grant);
+    return new LockFencedError(
+      `Your grant #${session.grant} is no longer held (the lock was released or cleared). To push: ${next()}.`,
+      record.grant,
+      session.grant,
+    );
   }
   if (!isLive(h, now)) {
-    return new LockFencedError(`Your lease (grant #${session.grant}) expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot push. To push under a new grant: ${next()}.`, record.grant, session.grant);
+    return new LockFencedError(
+      `Your lease (grant #${session.grant}) expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot push. To push under a new grant: ${next()}.`,
+      record.grant,
+      session.grant,
+    );
   }
   return undefined;
 }
@@ -47,19 +63,43 @@ export function fenceClientPush(
 export function fenceServerPush(record: LockRecord, pushed: { grant?: number; proof?: string }, now: number): LockFencedError | undefined {
   const h = record.holder;
   if (pushed.grant === undefined || pushed.proof === undefined) {
-    return new LockFencedError('This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it.', record.grant);
+    return new LockFencedError(
+      'This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it.',
+      record.grant,
+    );
   }
   if (pushed.grant < record.grant) {
-    return new LockFencedError(`Your grant #${pushed.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
+    return new LockFencedError(
+      `Your grant #${pushed.grant} has ended; the current grant is #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`,
+      record.grant,
+      pushed.grant,
+    );
   }
   if (h === null && pushed.grant === record.grant && record.grant > 0) {
-    return new LockFencedError(`Grant #${pushed.grant} is no longer held (the lock was released or cleared). \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
+    return new LockFencedError(
+      `Grant #${pushed.grant} is no longer held (the lock was released or cleared). \`lockstep status\` in your clone says your next step.`,
+      record.grant,
+      pushed.grant,
+    );
   }
-  if (h === null || h.grant !== pushed.grant || !/^[0-9a-f]{64}$/.test(pushed.proof) || !digestsEqual(h.proofHash, hashProof(pushed.proof))) {
-    return new LockFencedError(`The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
+  if (
+    h === null ||
+    h.grant !== pushed.grant ||
+    !/^[0-9a-f]{64}$/.test(pushed.proof) ||
+    !digestsEqual(h.proofHash, hashProof(pushed.proof))
+  ) {
+    return new LockFencedError(
+      `The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`,
+      record.grant,
+      pushed.grant,
+    );
   }
   if (!isLive(h, now)) {
-    return new LockFencedError(`Grant #${pushed.grant} expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot land. \`lockstep status\` in your clone says your next step.`, record.grant, pushed.grant);
+    return new LockFencedError(
+      `Grant #${pushed.grant} expired at ${formatClock(h.expiresAt)}; a lapsed lease cannot land. \`lockstep status\` in your clone says your next step.`,
+      record.grant,
+      pushed.grant,
+    );
   }
   return undefined;
 }

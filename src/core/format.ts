@@ -16,7 +16,9 @@ export function formatDuration(ms: number): string {
 
 /** The local zone's short name at that instant (`UTC`, `CET`, `GMT+1`). */
 export function zoneName(epochMs: number): string {
-  const part = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' }).formatToParts(new Date(epochMs)).find(p => p.type === 'timeZoneName');
+  const part = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' })
+    .formatToParts(new Date(epochMs))
+    .find(p => p.type === 'timeZoneName');
   return part?.value ?? 'UTC';
 }
 

@@ -98,9 +98,13 @@ export class HeartbeatLoop {
     return this;
   }
 
-  get state(): HeartbeatLoopState { return this.#state; }
+  get state(): HeartbeatLoopState {
+    return this.#state;
+  }
   /** The last expiry the store confirmed (epoch ms). */
-  get expiresAt(): number { return this.#expiresAt; }
+  get expiresAt(): number {
+    return this.#expiresAt;
+  }
 
   /** Renews now instead of at the next tick (no-op while a renewal runs or once the loop ended). */
   renewNow(): void {
@@ -122,7 +126,10 @@ export class HeartbeatLoop {
 
   async #tick(): Promise<void> {
     if (this.#state !== 'running' || this.#inFlight) return;
-    if (this.#options.clock.now() >= this.#expiresAt) { this.#loseByExpiry(); return; }
+    if (this.#options.clock.now() >= this.#expiresAt) {
+      this.#loseByExpiry();
+      return;
+    }
     this.#inFlight = true;
     try {
       const { expiresAt } = await this.#options.renew();
@@ -158,26 +165,42 @@ export class HeartbeatLoop {
   #scheduleRenew(delayMs: number): void {
     if (this.#state !== 'running') return;
     this.#renewTimer?.cancel();
-    this.#renewTimer = this.#options.clock.setTimer(delayMs, () => { void this.#tick(); }, { keepAlive: this.#options.keepAlive });
+    this.#renewTimer = this.#options.clock.setTimer(
+      delayMs,
+      () => {
+        void this.#tick();
+      },
+      { keepAlive: this.#options.keepAlive },
+    );
   }
 
   #armExpiry(): void {
     this.#expiryTimer?.cancel();
     const left = this.#expiresAt - this.#options.clock.now();
-    if (left <= 0) { this.#loseByExpiry(); return; }
-    this.#expiryTimer = this.#options.clock.setTimer(left, () => {
-      // A renewal that is still in flight cannot save it: the lease's time is up locally.
-      if (this.#options.clock.now() >= this.#expiresAt) this.#loseByExpiry();
-      else this.#armExpiry();
-    }, { keepAlive: this.#options.keepAlive });
+    if (left <= 0) {
+      this.#loseByExpiry();
+      return;
+    }
+    this.#expiryTimer = this.#options.clock.setTimer(
+      left,
+      () => {
+        // A renewal that is still in flight cannot save it: the lease's time is up locally.
+        if (this.#options.clock.now() >= this.#expiresAt) this.#loseByExpiry();
+        else this.#armExpiry();
+      },
+      { keepAlive: this.#options.keepAlive },
+    );
   }
 
   #loseByExpiry(): void {
     const offline = this.#lastError !== undefined;
     const lease = `Your lease${this.#options.grant !== undefined ? ` (grant #${this.#options.grant})` : ''} expired at ${formatClock(this.#expiresAt)}`;
-    const error = new LockLeaseLostError(offline
-      ? `${lease} while the lock store was unreachable, so it is lost; it will not be renewed. Once the store is back, acquire again (a new grant) before pushing.`
-      : `${lease} before a heartbeat renewed it, so it is lost; a lost lease is never revived. Acquire again (a new grant) before pushing.`, this.#options.grant);
+    const error = new LockLeaseLostError(
+      offline
+        ? `${lease} while the lock store was unreachable, so it is lost; it will not be renewed. Once the store is back, acquire again (a new grant) before pushing.`
+        : `${lease} before a heartbeat renewed it, so it is lost; a lost lease is never revived. Acquire again (a new grant) before pushing.`,
+      this.#options.grant,
+    );
     this.#lose({ reason: 'expired', error, lastError: this.#lastError, expiresAt: this.#expiresAt });
   }
 

@@ -2,8 +2,19 @@
 export { createLockManager, LockManager, LockHandle, type AcquireOptions, type CreateLockManagerOptions } from './leases';
 export { resolveConfig, type LockManagerOptions, type ResolvedConfig, type DriverSetting } from './config';
 export {
-  LockError, LockErrorCode, LockConfigurationError, LockBackendError, LockReplicationError, LockStorageError, LockOwnershipError,
-  LockBusyError, LockFencedError, LockRefusedError, LockLeaseLostError, exitCodeFor, type RefusalReason,
+  LockError,
+  LockErrorCode,
+  LockConfigurationError,
+  LockBackendError,
+  LockReplicationError,
+  LockStorageError,
+  LockOwnershipError,
+  LockBusyError,
+  LockFencedError,
+  LockRefusedError,
+  LockLeaseLostError,
+  exitCodeFor,
+  type RefusalReason,
 } from './errors';
 export { systemClock, ManualClock, type Clock } from './clock';
 export { TTL_MIN_SECONDS, TTL_MAX_SECONDS, WAIT_MIN_SECONDS, WAIT_MAX_SECONDS } from './bounds';

@@ -46,8 +46,26 @@ export type SchemaViolation =
   | { readonly kind: 'missing-key'; readonly path: readonly (string | number)[]; readonly key: string; readonly message: string }
   | { readonly kind: 'invalid'; readonly path: readonly (string | number)[]; readonly message: string };
 
-const KEYWORDS = new Set(['type', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'items', 'minItems', 'maxItems',
-  'uniqueItems', 'properties', 'required', 'additionalProperties', 'errorMessage', 'description', 'title', '$schema']);
+const KEYWORDS = new Set([
+  'type',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'properties',
+  'required',
+  'additionalProperties',
+  'errorMessage',
+  'description',
+  'title',
+  '$schema',
+]);
 
 const compiled = new WeakMap<SchemaNode, RegExp>();
 
@@ -113,7 +131,11 @@ function check(value: unknown, node: SchemaNode, path: (string | number)[]): Sch
         }
       }
       // Scalars only (every list of Lockstep's settings holds strings): a Set is linear.
-      if (node.uniqueItems && new Set(value.map(v => typeof v === 'object' && v !== null ? JSON.stringify(v) : `${typeof v}:${String(v)}`)).size !== value.length) {
+      if (
+        node.uniqueItems &&
+        new Set(value.map(v => (typeof v === 'object' && v !== null ? JSON.stringify(v) : `${typeof v}:${String(v)}`))).size !==
+          value.length
+      ) {
         return invalid('must not list an entry twice');
       }
       break;

@@ -215,7 +215,7 @@ export class LockManager {
     assertTtl(ttl);
     assertWait(wait);
     // The hot path skips a promise hop once the driver is open.
-    const driver = this.#opened ?? await this.driver();
+    const driver = this.#opened ?? (await this.driver());
     const key = this.keyOf(name);
     const token = newOwnerToken();
     const ownerHash = hashToken(token);
@@ -225,7 +225,9 @@ export class LockManager {
       const claim = await driver.claim(key, ownerHash, ttl * SECOND, this.#clock.now());
       if (claim.claimed) {
         return new LockHandle(this.#clock, {
-          fencingToken: claim.fencingToken, token, expiresAt: claim.expiresAt,
+          fencingToken: claim.fencingToken,
+          token,
+          expiresAt: claim.expiresAt,
           control: this.leaseControl(driver, key, ownerHash),
         });
       }
@@ -246,7 +248,10 @@ export class LockManager {
   async run<T>(name: string, fn: (handle: LockHandle, signal: AbortSignal) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const handle = await this.acquire(name, options);
     if (!handle.acquired) {
-      throw new LockBusyError(`The lease is held by another owner and stayed busy for the whole wait (${options.wait ?? 0} s). Try again later or wait longer.`, options.wait ?? 0);
+      throw new LockBusyError(
+        `The lease is held by another owner and stayed busy for the whole wait (${options.wait ?? 0} s). Try again later or wait longer.`,
+        options.wait ?? 0,
+      );
     }
     let result: T;
     try {
@@ -262,9 +267,11 @@ export class LockManager {
   // --- migrate (SQL driver) ---
   /** Creates the SQL driver's `reliability_locks` table when missing; harmless to run twice. */
   async migrate(): Promise<void> {
-    const driver = await this.driver() as Driver & { migrate?: () => Promise<void> };
+    const driver = (await this.driver()) as Driver & { migrate?: () => Promise<void> };
     if (typeof driver.migrate !== 'function') {
-      throw new LockConfigurationError(`The ${driver.name} driver has nothing to migrate; migrate applies to the sql driver only.`, { setting: 'driver' });
+      throw new LockConfigurationError(`The ${driver.name} driver has nothing to migrate; migrate applies to the sql driver only.`, {
+        setting: 'driver',
+      });
     }
     await driver.migrate();
   }
@@ -305,10 +312,13 @@ export class LockManager {
     // Decided once: `auto` never switches driver for the life of this manager. An open that failed decided nothing:
     // the next operation tries again (a SQLite folder not there yet, a server still starting), instead of failing for
     // the life of the manager.
-    this.#driverPromise ??= openDriver(this.config).then(driver => (this.#opened = driver), (error: unknown) => {
-      this.#driverPromise = undefined;
-      throw error;
-    });
+    this.#driverPromise ??= openDriver(this.config).then(
+      driver => (this.#opened = driver),
+      (error: unknown) => {
+        this.#driverPromise = undefined;
+        throw error;
+      },
+    );
     return this.#driverPromise;
   }
 
@@ -317,12 +327,14 @@ export class LockManager {
     return {
       async extend(ttlMs) {
         const now = clock.now();
-        return await driver.extend(key, ownerHash, ttlMs, now) ? now + ttlMs : undefined;
+        return (await driver.extend(key, ownerHash, ttlMs, now)) ? now + ttlMs : undefined;
       },
       async release() {
         const outcome = await driver.release(key, ownerHash, clock.now());
         if (outcome === 'other-owner') {
-          throw new LockOwnershipError('The lease expired and another owner holds it now; it was left intact. Keep critical sections shorter than the TTL.');
+          throw new LockOwnershipError(
+            'The lease expired and another owner holds it now; it was left intact. Keep critical sections shorter than the TTL.',
+          );
         }
         return outcome === 'released';
       },

@@ -1,8 +1,6 @@
 import { HOUR, SECOND } from './clock';
 import { formatClock } from './format';
-import {
-  type LockError, LockLeaseLostError, LockRefusedError, type RefusalReason,
-} from './errors';
+import { type LockError, LockLeaseLostError, LockRefusedError, type RefusalReason } from './errors';
 import { cleanText, hasControls } from './safeText';
 
 /**
@@ -105,7 +103,18 @@ export interface Block {
 }
 
 export type AuditAction =
-  | 'init' | 'adopt' | 'acquire' | 'heartbeat' | 'release' | 'petition' | 'withdraw' | 'lease-ids' | 'next-id' | 'assign' | 'done' | 'clear'
+  | 'init'
+  | 'adopt'
+  | 'acquire'
+  | 'heartbeat'
+  | 'release'
+  | 'petition'
+  | 'withdraw'
+  | 'lease-ids'
+  | 'next-id'
+  | 'assign'
+  | 'done'
+  | 'clear'
   /** A push to a protected branch that a guard refused (always `outcome: 'refused'`). */
   | 'push'
   /** The live holder announces a landing before pushing it: `<branch> <from>..<to>` ({@link announceLanding}). */
@@ -185,7 +194,21 @@ export interface LockRecord {
 
 /** The page before anything happened on it. Stored only through {@link createPage} or {@link adoptPage}. */
 export function emptyRecord(container: string): LockRecord {
-  return { v: 1, container, grant: 0, holder: null, releasedAt: null, queue: [], ranges: [], nextId: 1, pool: [], blocks: [], lastBlock: 0, caution: null, audit: [] };
+  return {
+    v: 1,
+    container,
+    grant: 0,
+    holder: null,
+    releasedAt: null,
+    queue: [],
+    ranges: [],
+    nextId: 1,
+    pool: [],
+    blocks: [],
+    lastBlock: 0,
+    caution: null,
+    audit: [],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,7 +229,12 @@ function refused(reason: RefusalReason, message: string): Outcome<never> {
 
 /** A refusal that is itself recorded (operator clear attempts, docs/protocol.md#holder-silent). */
 function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: string, line: Omit<AuditLine, 'outcome'>): Outcome<never> {
-  return { ok: false, error: new LockRefusedError(reason, message), record: withAudit(record, { ...line, outcome: 'refused' }), summary: summarise(line, 'refused') };
+  return {
+    ok: false,
+    error: new LockRefusedError(reason, message),
+    record: withAudit(record, { ...line, outcome: 'refused' }),
+    summary: summarise(line, 'refused'),
+  };
 }
 
 /**
@@ -218,14 +246,17 @@ function refusedAndAudited(record: LockRecord, reason: RefusalReason, message: s
  * with a count, the first one's time (`since`) and the latest time, grant and detail.
  */
 function withAudit(record: LockRecord, line: AuditLine): LockRecord {
-  const folds = (l: AuditLine) => (line.outcome === 'refused'
-    ? l.outcome === 'refused' && l.who === line.who && l.action === line.action
-    : line.action === 'heartbeat' && l.action === 'heartbeat' && l.outcome === 'done' && l.grant === line.grant);
+  const folds = (l: AuditLine) =>
+    line.outcome === 'refused'
+      ? l.outcome === 'refused' && l.who === line.who && l.action === line.action
+      : line.action === 'heartbeat' && l.action === 'heartbeat' && l.outcome === 'done' && l.grant === line.grant;
   const at = line.outcome === 'refused' ? findLast(record.audit, folds) : lastTransition(record.audit, folds);
   if (at < 0) return { ...record, audit: boundAudit([...record.audit, line]) };
   const earlier = record.audit[at];
   const folded: AuditLine = {
-    ...line, count: (earlier.count ?? 1) + 1, ...(line.outcome === 'refused' ? { since: earlier.since ?? earlier.at } : {}),
+    ...line,
+    count: (earlier.count ?? 1) + 1,
+    ...(line.outcome === 'refused' ? { since: earlier.since ?? earlier.at } : {}),
   };
   return { ...record, audit: boundAudit([...record.audit.slice(0, at), ...record.audit.slice(at + 1), folded]) };
 }
@@ -265,7 +296,14 @@ export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
   const keep = audit.map(() => true);
   const refusal = (l: AuditLine) => l.outcome === 'refused';
   trimOldest(audit, keep, refusal, refusal, MAX_REFUSAL_LINES, MAX_REFUSAL_BYTES);
-  trimOldest(audit, keep, l => !refusal(l) && !keptForever(l), l => !refusal(l), MAX_AUDIT_LINES, MAX_AUDIT_BYTES);
+  trimOldest(
+    audit,
+    keep,
+    l => !refusal(l) && !keptForever(l),
+    l => !refusal(l),
+    MAX_AUDIT_LINES,
+    MAX_AUDIT_BYTES,
+  );
   return audit.filter((_, i) => keep[i]);
 }
 
@@ -275,7 +313,12 @@ export function boundAudit(audit: readonly AuditLine[]): AuditLine[] {
  * the transition's own (the server guard reads it): it always stays.
  */
 function trimOldest(
-  audit: readonly AuditLine[], keep: boolean[], droppable: (l: AuditLine) => boolean, counted: (l: AuditLine) => boolean, maxLines: number, maxBytes: number,
+  audit: readonly AuditLine[],
+  keep: boolean[],
+  droppable: (l: AuditLine) => boolean,
+  counted: (l: AuditLine) => boolean,
+  maxLines: number,
+  maxBytes: number,
 ): void {
   let lines = 0;
   let bytes = 0;
@@ -379,7 +422,13 @@ function sentence(text: string): string {
 }
 
 /** Why a grant this person held is no longer live, in words true for them, and what to do next. */
-export function lapseMessage(record: LockRecord, settings: ContainerSettings | undefined, identity: string, grant: number, now: number): string {
+export function lapseMessage(
+  record: LockRecord,
+  settings: ContainerSettings | undefined,
+  identity: string,
+  grant: number,
+  now: number,
+): string {
   const h = record.holder;
   const next = sentence(nextStep(record, settings, identity, now));
   if (record.grant > grant) {
@@ -410,25 +459,39 @@ export interface HolderProof {
  * `leaseTtlMs`), which the grant keeps: refused outside {@link MIN_LEASE_TTL_MS}–{@link MAX_LEASE_TTL_MS}.
  */
 export function acquire(
-  record: LockRecord, settings: ContainerSettings,
-  request: { identity: string; tokenHash: string; proofHash: string; ttlMs?: number }, now: number,
+  record: LockRecord,
+  settings: ContainerSettings,
+  request: { identity: string; tokenHash: string; proofHash: string; ttlMs?: number },
+  now: number,
 ): Outcome<{ grant: number; expiresAt: number }> {
   const { identity } = request;
   const invalid = checkIdentity(identity);
   if (invalid) return invalid;
   const ttlMs = request.ttlMs ?? settings.leaseTtlMs;
   if (!Number.isSafeInteger(ttlMs) || ttlMs < MIN_LEASE_TTL_MS || ttlMs > MAX_LEASE_TTL_MS) {
-    return refused('invalid-request', `A lease lasts ${MIN_LEASE_TTL_MS / SECOND} to ${MAX_LEASE_TTL_MS / SECOND} seconds; ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.`);
+    return refused(
+      'invalid-request',
+      `A lease lasts ${MIN_LEASE_TTL_MS / SECOND} to ${MAX_LEASE_TTL_MS / SECOND} seconds; ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.`,
+    );
   }
   const h = record.holder;
   if (h !== null && isLive(h, now)) {
     return h.identity === identity
-      ? refused('already-holder', `You already hold the lock (grant #${h.grant}) in another clone or session; work there, or let that lease expire.`)
-      : refused('held-by-other', `The lock is held by ${h.identity} (grant #${h.grant}) until ${formatClock(h.expiresAt)}. ${sentence(nextStep(record, settings, identity, now))}`);
+      ? refused(
+          'already-holder',
+          `You already hold the lock (grant #${h.grant}) in another clone or session; work there, or let that lease expire.`,
+        )
+      : refused(
+          'held-by-other',
+          `The lock is held by ${h.identity} (grant #${h.grant}) until ${formatClock(h.expiresAt)}. ${sentence(nextStep(record, settings, identity, now))}`,
+        );
   }
   if (!mayAcquire(record, settings, identity, now)) {
     const turn = turnAt(record, settings, now);
-    return refused('not-your-turn', `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${formatClock(turn.current?.endsAt ?? now)}. ${sentence(nextStep(record, settings, identity, now))}`);
+    return refused(
+      'not-your-turn',
+      `It is ${turn.current?.identity ?? 'the queue head'}'s turn until ${formatClock(turn.current?.endsAt ?? now)}. ${sentence(nextStep(record, settings, identity, now))}`,
+    );
   }
   const grant = record.grant + 1;
   const expiresAt = now + ttlMs;
@@ -446,14 +509,20 @@ export function acquire(
     // Taking over from a silent holder marks the copy for caution (seed 001, TPS 5.10).
     caution: h !== null ? { silentGrant: h.grant, since: now, by: identity } : record.caution,
   };
-  const detail = h !== null
-    ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})${reclaimed > 0 ? `; ${reclaimedText(reclaimed)}` : ''}`
-    : undefined;
+  const detail =
+    h !== null
+      ? `took over from ${h.identity} (grant #${h.grant}, silent since ${iso(h.expiresAt)})${reclaimed > 0 ? `; ${reclaimedText(reclaimed)}` : ''}`
+      : undefined;
   return done(next, { grant, expiresAt }, { at: now, who: identity, action: 'acquire', grant, ...(detail ? { detail } : {}) });
 }
 
 /** Extends the live holder's lease by its grant's own TTL ({@link Holder.ttlMs}), never past 24 h from the grant. */
-export function heartbeat(record: LockRecord, settings: ContainerSettings, proof: HolderProof, now: number): Outcome<{ expiresAt: number }> {
+export function heartbeat(
+  record: LockRecord,
+  settings: ContainerSettings,
+  proof: HolderProof,
+  now: number,
+): Outcome<{ expiresAt: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, settings, proof.identity, proof.grant, now), proof.grant) };
   }
@@ -471,10 +540,16 @@ export function heartbeat(record: LockRecord, settings: ContainerSettings, proof
  * A caution mark ends only when something landed ({@link liftsCaution}); otherwise it stays.
  */
 export function release(
-  record: LockRecord, proof: HolderProof, now: number, request: { landed?: string; settings?: ContainerSettings } = {},
+  record: LockRecord,
+  proof: HolderProof,
+  now: number,
+  request: { landed?: string; settings?: ContainerSettings } = {},
 ): Outcome<{ grant: number; reclaimed: number; caution: Caution | null }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return { ok: false, error: new LockLeaseLostError(lapseMessage(record, request.settings, proof.identity, proof.grant, now), proof.grant) };
+    return {
+      ok: false,
+      error: new LockLeaseLostError(lapseMessage(record, request.settings, proof.identity, proof.grant, now), proof.grant),
+    };
   }
   const { landed } = request;
   if (landed !== undefined && !LANDED_COMMIT.test(landed)) {
@@ -482,7 +557,8 @@ export function release(
   }
   const h = record.holder as Holder;
   // A landing records which leased identifiers its grant's lessees minted (the ones the landed work may use).
-  const used = landed === undefined ? [] : mergeSpans(record.ranges.filter(r => r.next > r.start).map(r => ({ start: r.start, end: r.next - 1 })));
+  const used =
+    landed === undefined ? [] : mergeSpans(record.ranges.filter(r => r.next > r.start).map(r => ({ start: r.start, end: r.next - 1 })));
   const { reclaimed, ...ended } = endRanges(record);
   const caution = liftsCaution(record, landed) ? null : record.caution;
   const next: LockRecord = { ...record, holder: null, releasedAt: now, ...ended, caution };
@@ -490,7 +566,9 @@ export function release(
     landed !== undefined ? `landed ${landed}` : 'nothing landed',
     used.length > 0 ? `used leased identifiers ${spansText(used)}` : undefined,
     reclaimed > 0 ? reclaimedText(reclaimed) : undefined,
-  ].filter(Boolean).join('; ');
+  ]
+    .filter(Boolean)
+    .join('; ');
   return done(next, { grant: h.grant, reclaimed, caution }, { at: now, who: h.identity, action: 'release', grant: h.grant, detail });
 }
 
@@ -524,7 +602,13 @@ export function parseLandingDetail(detail: string | undefined): Landing | undefi
  * is what `lockstep verify` reads where no server guard runs (a forge's required check). Only the
  * live holder of the current grant may announce; announcing a commit that then never lands is harmless.
  */
-export function announceLanding(record: LockRecord, proof: HolderProof, landing: Landing, now: number, settings?: ContainerSettings): Outcome<Landing> {
+export function announceLanding(
+  record: LockRecord,
+  proof: HolderProof,
+  landing: Landing,
+  now: number,
+  settings?: ContainerSettings,
+): Outcome<Landing> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
     return { ok: false, error: new LockLeaseLostError(lapseMessage(record, settings, proof.identity, proof.grant, now), proof.grant) };
   }
@@ -532,7 +616,11 @@ export function announceLanding(record: LockRecord, proof: HolderProof, landing:
     return refused('invalid-request', 'A landing names a branch and full commit ids (40 or 64 lower-case hexadecimal digits).');
   }
   const h = record.holder as Holder;
-  return done(record, { branch: landing.branch, from: landing.from, to: landing.to }, { at: now, who: h.identity, action: 'land', grant: h.grant, detail: landingDetail(landing) });
+  return done(
+    record,
+    { branch: landing.branch, from: landing.from, to: landing.to },
+    { at: now, who: h.identity, action: 'land', grant: h.grant, detail: landingDetail(landing) },
+  );
 }
 
 /** The form of a landed commit in a release (and in its audit line, `landed <commit>`). */
@@ -549,7 +637,12 @@ export function liftsCaution(record: LockRecord, landed: string | undefined): bo
   return c !== null && h !== null && landed !== undefined && h.grant > c.silentGrant;
 }
 
-export function petition(record: LockRecord, request: { identity: string; note?: string }, now: number, settings?: ContainerSettings): Outcome<{ position: number }> {
+export function petition(
+  record: LockRecord,
+  request: { identity: string; note?: string },
+  now: number,
+  settings?: ContainerSettings,
+): Outcome<{ position: number }> {
   const invalid = checkIdentity(request.identity);
   if (invalid) return invalid;
   if (record.holder !== null && isLive(record.holder, now) && record.holder.identity === request.identity) {
@@ -561,7 +654,11 @@ export function petition(record: LockRecord, request: { identity: string; note?:
   }
   const note = request.note === undefined ? undefined : cleanText(request.note, MAX_NOTE_LENGTH);
   const next: LockRecord = { ...record, queue: [...record.queue, { identity: request.identity, at: now, ...(note ? { note } : {}) }] };
-  return done(next, { position: next.queue.length }, { at: now, who: request.identity, action: 'petition', grant: record.grant, ...(note ? { detail: note } : {}) });
+  return done(
+    next,
+    { position: next.queue.length },
+    { at: now, who: request.identity, action: 'petition', grant: record.grant, ...(note ? { detail: note } : {}) },
+  );
 }
 
 export function withdraw(record: LockRecord, request: { identity: string }, now: number): Outcome<{ position: number }> {
@@ -572,10 +669,17 @@ export function withdraw(record: LockRecord, request: { identity: string }, now:
 }
 
 export function leaseIds(
-  record: LockRecord, proof: HolderProof, request: { to: string; count: number; newIdentity?: boolean }, now: number, settings?: ContainerSettings,
+  record: LockRecord,
+  proof: HolderProof,
+  request: { to: string; count: number; newIdentity?: boolean },
+  now: number,
+  settings?: ContainerSettings,
 ): Outcome<{ start: number; end: number; spans: IdSpan[] }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return refused('not-holder', `Only the lead (the live holder) allocates identifiers. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`);
+    return refused(
+      'not-holder',
+      `Only the lead (the live holder) allocates identifiers. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`,
+    );
   }
   const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
@@ -590,13 +694,25 @@ export function leaseIds(
     ...record,
     nextId: left > 0 ? record.nextId + left : record.nextId,
     pool,
-    ranges: [...record.ranges, ...spans.map(r => ({ to: request.to, start: r.start, end: r.end, next: r.start, grant: record.grant, at: now }))],
+    ranges: [
+      ...record.ranges,
+      ...spans.map(r => ({ to: request.to, start: r.start, end: r.end, next: r.start, grant: record.grant, at: now })),
+    ],
   };
   const start = spans[0].start;
   const end = spans[spans.length - 1].end;
-  return done(next, { start, end, spans }, {
-    at: now, who: proof.identity, action: 'lease-ids', grant: record.grant, detail: `${spansText(spans)} to ${request.to}`, to: request.to,
-  });
+  return done(
+    next,
+    { start, end, spans },
+    {
+      at: now,
+      who: proof.identity,
+      action: 'lease-ids',
+      grant: record.grant,
+      detail: `${spansText(spans)} to ${request.to}`,
+      to: request.to,
+    },
+  );
 }
 
 /**
@@ -619,75 +735,143 @@ export function nextId(record: LockRecord, request: { identity: string; holder?:
   if (index < 0) return refused('range-exhausted', 'Your identifier ranges are used up; ask the lead to lease you more.');
   const range = record.ranges[index];
   const ranges = record.ranges.map((r, i) => (i === index ? { ...r, next: r.next + 1 } : r));
-  return done({ ...record, ranges }, { id: range.next }, { at: now, who: request.identity, action: 'next-id', grant: record.grant, detail: String(range.next) });
+  return done(
+    { ...record, ranges },
+    { id: range.next },
+    { at: now, who: request.identity, action: 'next-id', grant: record.grant, detail: String(range.next) },
+  );
 }
 
 export function assign(
-  record: LockRecord, proof: HolderProof, request: { to: string; text: string; newIdentity?: boolean }, now: number, settings?: ContainerSettings,
+  record: LockRecord,
+  proof: HolderProof,
+  request: { to: string; text: string; newIdentity?: boolean },
+  now: number,
+  settings?: ContainerSettings,
 ): Outcome<{ index: number }> {
   if (!holds(record, proof.tokenHash, proof.grant, now)) {
-    return refused('not-holder', `Only the lead (the live holder) assigns blocks. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`);
+    return refused(
+      'not-holder',
+      `Only the lead (the live holder) assigns blocks. To become the lead: ${nextStep(record, settings, proof.identity, now)}.`,
+    );
   }
   const invalid = checkIdentity(request.to) ?? checkKnown(record, request.to, request.newIdentity);
   if (invalid) return invalid;
   const text = cleanText(request.text, MAX_BLOCK_LENGTH);
   if (text === '') return refused('invalid-request', 'Describe the block of work (--block TEXT).');
   const id = record.lastBlock + 1;
-  const next: LockRecord = { ...record, lastBlock: id, blocks: [...record.blocks, { id, to: request.to, text, grant: record.grant, at: now }] };
-  return done(next, { index: id }, { at: now, who: proof.identity, action: 'assign', grant: record.grant, detail: `block ${id} to ${request.to}: ${text}`, to: request.to });
+  const next: LockRecord = {
+    ...record,
+    lastBlock: id,
+    blocks: [...record.blocks, { id, to: request.to, text, grant: record.grant, at: now }],
+  };
+  return done(
+    next,
+    { index: id },
+    {
+      at: now,
+      who: proof.identity,
+      action: 'assign',
+      grant: record.grant,
+      detail: `block ${id} to ${request.to}: ${text}`,
+      to: request.to,
+    },
+  );
 }
 
 /**
  * Marks a block done: the lead (the live holder) or the block's assignee may. Blocks survive the
  * lead's release, a clear and a new grant until this removes them; the audit line keeps the text.
  */
-export function markDone(record: LockRecord, request: { identity: string; block: number; holder?: HolderProof }, now: number): Outcome<{ block: number; to: string }> {
+export function markDone(
+  record: LockRecord,
+  request: { identity: string; block: number; holder?: HolderProof },
+  now: number,
+): Outcome<{ block: number; to: string }> {
   const block = record.blocks.find(b => b.id === request.block);
   if (block === undefined) {
-    return refused('invalid-request', `There is no open block ${request.block} on the lock page; \`lockstep status\` lists the open blocks.`);
+    return refused(
+      'invalid-request',
+      `There is no open block ${request.block} on the lock page; \`lockstep status\` lists the open blocks.`,
+    );
   }
   const lead = request.holder !== undefined && holds(record, request.holder.tokenHash, request.holder.grant, now);
   if (!lead && block.to !== request.identity) {
     return refused('not-holder', `Only the lead (the live holder) or ${block.to} may mark block ${block.id} done.`);
   }
   const next: LockRecord = { ...record, blocks: record.blocks.filter(b => b.id !== block.id) };
-  return done(next, { block: block.id, to: block.to }, {
-    at: now, who: request.identity, action: 'done', grant: record.grant, detail: `block ${block.id} of ${block.to}: ${block.text}`, to: block.to,
-  });
+  return done(
+    next,
+    { block: block.id, to: block.to },
+    {
+      at: now,
+      who: request.identity,
+      action: 'done',
+      grant: record.grant,
+      detail: `block ${block.id} of ${block.to}: ${block.text}`,
+      to: block.to,
+    },
+  );
 }
 
 /** What follows a clear, in words true for the queue it left: the head's turn, or a free lock. */
 export function afterClear(clearedGrant: number, queueHead: string | null): string {
-  return `Cleared grant #${clearedGrant}; the audit trail says why. `
-    + (queueHead === null ? 'The lock is free: anyone may acquire it now.' : `It is ${queueHead}'s turn (first in the queue) to acquire it, within the handover window.`);
+  return (
+    `Cleared grant #${clearedGrant}; the audit trail says why. ` +
+    (queueHead === null
+      ? 'The lock is free: anyone may acquire it now.'
+      : `It is ${queueHead}'s turn (first in the queue) to acquire it, within the handover window.`)
+  );
 }
 
 /** The operator's one intervention (docs/protocol.md#holder-silent): only on HOLDER SILENT, only by an operator, only with a reason. */
-export function clear(record: LockRecord, settings: ContainerSettings, request: { identity: string; reason: string }, now: number): Outcome<{ clearedGrant: number; reclaimed: number; queueHead: string | null }> {
+export function clear(
+  record: LockRecord,
+  settings: ContainerSettings,
+  request: { identity: string; reason: string },
+  now: number,
+): Outcome<{ clearedGrant: number; reclaimed: number; queueHead: string | null }> {
   const invalid = checkIdentity(request.identity);
   if (invalid) return invalid;
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   const grant = record.holder?.grant ?? record.grant;
   const line = { at: now, who: request.identity, action: 'clear' as const, grant };
   if (!settings.operators.includes(request.identity)) {
-    return refusedAndAudited(record, 'not-operator', `Only an operator may clear the lock; ${request.identity} is not listed in .lockstep.json's operators.`,
-      { ...line, detail: reason || 'no reason given' });
+    return refusedAndAudited(
+      record,
+      'not-operator',
+      `Only an operator may clear the lock; ${request.identity} is not listed in .lockstep.json's operators.`,
+      { ...line, detail: reason || 'no reason given' },
+    );
   }
   if (reason === '') {
     return refusedAndAudited(record, 'reason-required', 'Say why the lock is cleared (--reason TEXT); it goes into the audit trail.', line);
   }
   const h = record.holder;
   if (h === null || isLive(h, now)) {
-    return refusedAndAudited(record, 'not-silent',
-      h === null ? 'The lock is free; there is nothing to clear.' : `The holder ${h.identity} is live until ${formatClock(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
-      { ...line, detail: reason });
+    return refusedAndAudited(
+      record,
+      'not-silent',
+      h === null
+        ? 'The lock is free; there is nothing to clear.'
+        : `The holder ${h.identity} is live until ${formatClock(h.expiresAt)}; only a HOLDER SILENT lock may be cleared.`,
+      { ...line, detail: reason },
+    );
   }
   // The silent grant ends: its never-minted identifiers go back to the pool, as on a release.
   const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {
-    ...record, holder: null, releasedAt: now, ...ended, caution: { silentGrant: h.grant, since: now, by: request.identity },
+    ...record,
+    holder: null,
+    releasedAt: now,
+    ...ended,
+    caution: { silentGrant: h.grant, since: now, by: request.identity },
   };
-  return done(next, { clearedGrant: h.grant, reclaimed, queueHead: record.queue[0]?.identity ?? null }, { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` });
+  return done(
+    next,
+    { clearedGrant: h.grant, reclaimed, queueHead: record.queue[0]?.identity ?? null },
+    { ...line, detail: `${clearedPrefix(h.identity, reclaimed)}${reason}` },
+  );
 }
 
 /**
@@ -695,7 +879,11 @@ export function clear(record: LockRecord, settings: ContainerSettings, request: 
  * same pusher's earlier refused pushes (whatever grant they presented) and bounded with the other
  * refused attempts. Never changes anything but the audit trail.
  */
-export function auditRefusedPush(record: LockRecord, request: { identity: string; grant: number; detail: string }, now: number): Outcome<never> {
+export function auditRefusedPush(
+  record: LockRecord,
+  request: { identity: string; grant: number; detail: string },
+  now: number,
+): Outcome<never> {
   const detail = cleanText(request.detail, MAX_NOTE_LENGTH);
   const identity = cleanText(request.identity, MAX_IDENTITY_LENGTH) || 'unknown';
   const grant = Number.isSafeInteger(request.grant) && request.grant >= 0 ? request.grant : 0;
@@ -721,13 +909,18 @@ export function createPage(container: string, request: { identity: string }, now
  * on the lost page is handed out again. Like {@link createPage}, stored only where no record exists.
  */
 export function adoptPage(
-  container: string, settings: ContainerSettings,
-  request: { identity: string; reason: string; grantFloor: number; nextIdFloor: number }, now: number,
+  container: string,
+  settings: ContainerSettings,
+  request: { identity: string; reason: string; grantFloor: number; nextIdFloor: number },
+  now: number,
 ): Outcome<{ container: string; grant: number; nextId: number }> {
   const invalid = checkIdentity(request.identity);
   if (invalid) return invalid;
   if (!settings.operators.includes(request.identity)) {
-    return refused('not-operator', `Only an operator may adopt a lost lock page; ${request.identity} is not listed in .lockstep.json's operators.`);
+    return refused(
+      'not-operator',
+      `Only an operator may adopt a lost lock page; ${request.identity} is not listed in .lockstep.json's operators.`,
+    );
   }
   const reason = cleanText(request.reason, MAX_NOTE_LENGTH);
   if (reason === '') return refused('reason-required', 'Say why the page is adopted (--reason TEXT); it goes into the audit trail.');
@@ -736,9 +929,17 @@ export function adoptPage(
     return refused('invalid-request', 'The grant floor must be a whole number from 0 and the next identifier a whole number from 1.');
   }
   const record: LockRecord = { ...emptyRecord(container), grant: grantFloor, nextId: nextIdFloor };
-  return done(record, { container, grant: grantFloor, nextId: nextIdFloor }, {
-    at: now, who: request.identity, action: 'adopt', grant: grantFloor, detail: `grants continue after #${grantFloor}, identifiers from ${nextIdFloor}: ${reason}`,
-  });
+  return done(
+    record,
+    { container, grant: grantFloor, nextId: nextIdFloor },
+    {
+      at: now,
+      who: request.identity,
+      action: 'adopt',
+      grant: grantFloor,
+      detail: `grants continue after #${grantFloor}, identifiers from ${nextIdFloor}: ${reason}`,
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -761,7 +962,10 @@ export function knownIdentities(record: LockRecord): Set<string> {
 /** A lease or block for someone the page has never seen is most likely a typo: it needs saying so. */
 function checkKnown(record: LockRecord, to: string, newIdentity: boolean | undefined): Outcome<never> | undefined {
   if (newIdentity === true || knownIdentities(record).has(to)) return undefined;
-  return refused('new-identity', `${to} has never appeared on this lock page. Check the spelling; if ${to} is a new teammate, confirm with --new-identity.`);
+  return refused(
+    'new-identity',
+    `${to} has never appeared on this lock page. Check the spelling; if ${to} is a new teammate, confirm with --new-identity.`,
+  );
 }
 
 /** The identifiers of `ranges` that were never minted. */
@@ -811,7 +1015,10 @@ function takeFromPool(pool: readonly IdSpan[], count: number): { taken: IdSpan[]
   const rest: IdSpan[] = [];
   let left = count;
   for (const span of pool) {
-    if (left === 0) { rest.push(span); continue; }
+    if (left === 0) {
+      rest.push(span);
+      continue;
+    }
     const size = span.end - span.start + 1;
     const take = Math.min(size, left);
     taken.push({ start: span.start, end: span.start + take - 1 });
@@ -831,7 +1038,10 @@ function position(record: LockRecord, identity: string): number {
 
 function checkIdentity(identity: string): Outcome<never> | undefined {
   if (typeof identity !== 'string' || identity.trim() === '' || identity.length > MAX_IDENTITY_LENGTH || hasControls(identity)) {
-    return refused('invalid-request', `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.`);
+    return refused(
+      'invalid-request',
+      `An identity must be 1 to ${MAX_IDENTITY_LENGTH} printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.`,
+    );
   }
   return undefined;
 }

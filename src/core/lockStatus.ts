@@ -1,6 +1,15 @@
 import { formatClock } from './format';
 import {
-  isLive, mayAcquire, nextStep, turnAt, type Block, type Caution, type ContainerSettings, type IdRange, type IdSpan, type LockRecord,
+  isLive,
+  mayAcquire,
+  nextStep,
+  turnAt,
+  type Block,
+  type Caution,
+  type ContainerSettings,
+  type IdRange,
+  type IdSpan,
+  type LockRecord,
 } from './lockRecord';
 
 /**
@@ -77,8 +86,11 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   const turn = turnAt(record, settings, now).current ?? null;
   // A session whose grant is not the live holder's has lapsed: its pushes are fenced. That includes a
   // grant an operator cleared (no holder left, counter unchanged).
-  const lapsed = viewer.session !== undefined && !(mine && live) && viewer.session.grant <= record.grant
-    && (viewer.session.grant < record.grant || h === null || (h.grant === viewer.session.grant && !live));
+  const lapsed =
+    viewer.session !== undefined &&
+    !(mine && live) &&
+    viewer.session.grant <= record.grant &&
+    (viewer.session.grant < record.grant || h === null || (h.grant === viewer.session.grant && !live));
 
   // HOLDER SILENT is what everyone sees while a holder's lease has run out unreleased (seed 001's worked
   // example: "the badge shows HOLDER SILENT"), the queue head included: whether the viewer may take over
@@ -94,9 +106,14 @@ export function describe(record: LockRecord, settings: ContainerSettings, viewer
   // A lapsed clone that waits in the queue, or whose turn it is, sees that like anyone else (the lapse
   // is the secondary line); otherwise it is stale.
   if (lapsed) {
-    state = position > 0 && (!canAcquire || turn !== null)
-      ? silent ? LockState.HolderSilent : !canAcquire ? LockState.Queued : LockState.YourTurn
-      : LockState.Stale;
+    state =
+      position > 0 && (!canAcquire || turn !== null)
+        ? silent
+          ? LockState.HolderSilent
+          : !canAcquire
+            ? LockState.Queued
+            : LockState.YourTurn
+        : LockState.Stale;
   }
 
   return {
@@ -135,8 +152,10 @@ function lapseOf(record: LockRecord, grant: number, now: number): Lapse {
     const next = record.audit.find(l => l.action === 'acquire' && l.outcome === 'done' && l.grant === grant + 1);
     return { grant, how: 'superseded', at: next?.at ?? null, by: next?.who ?? null, current: record.grant };
   }
-  if (h !== null && h.grant === grant && h.expiresAt <= now) return { grant, how: 'expired', at: h.expiresAt, by: null, current: record.grant };
-  if (record.caution?.silentGrant === grant) return { grant, how: 'cleared', at: record.caution.since, by: record.caution.by, current: record.grant };
+  if (h !== null && h.grant === grant && h.expiresAt <= now)
+    return { grant, how: 'expired', at: h.expiresAt, by: null, current: record.grant };
+  if (record.caution?.silentGrant === grant)
+    return { grant, how: 'cleared', at: record.caution.since, by: record.caution.by, current: record.grant };
   const released = [...record.audit].reverse().find(l => l.action === 'release' && l.grant === grant);
   return { grant, how: 'released', at: released?.at ?? record.releasedAt, by: released?.who ?? null, current: record.grant };
 }
@@ -147,9 +166,13 @@ function lapseOf(record: LockRecord, grant: number, now: number): Lapse {
  */
 export function lapseLine(lapse: Lapse, unpushed?: boolean): string {
   const when = lapse.at === null ? '' : ` at ${formatClock(lapse.at)}`;
-  const what = lapse.how === 'expired' ? `your lease #${lapse.grant} expired${when}`
-    : lapse.how === 'superseded' ? `your lease #${lapse.grant} has ended: grant #${lapse.current} was issued${lapse.by ? ` to ${lapse.by}` : ''}${when}`
-      : lapse.how === 'cleared' ? `your lease #${lapse.grant} was cleared${lapse.by ? ` by ${lapse.by}` : ''}${when}`
-        : `your lease #${lapse.grant} was released${when}`;
+  const what =
+    lapse.how === 'expired'
+      ? `your lease #${lapse.grant} expired${when}`
+      : lapse.how === 'superseded'
+        ? `your lease #${lapse.grant} has ended: grant #${lapse.current} was issued${lapse.by ? ` to ${lapse.by}` : ''}${when}`
+        : lapse.how === 'cleared'
+          ? `your lease #${lapse.grant} was cleared${lapse.by ? ` by ${lapse.by}` : ''}${when}`
+          : `your lease #${lapse.grant} was released${when}`;
   return unpushed === true ? `${what}; the work you did under it is not pushed` : what;
 }

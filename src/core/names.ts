@@ -18,12 +18,15 @@ export function assertValidName(name: unknown): asserts name is string {
     throw new LockConfigurationError('The lock name is empty: give 1 to 200 characters from A-Z a-z 0-9 : . _ -.', { setting: 'name' });
   }
   if (name.length > MAX_NAME_BYTES) {
-    throw new LockConfigurationError(`The lock name is ${name.length} characters long; the limit is ${MAX_NAME_BYTES}.`, { setting: 'name' });
+    throw new LockConfigurationError(`The lock name is ${name.length} characters long; the limit is ${MAX_NAME_BYTES}.`, {
+      setting: 'name',
+    });
   }
   if (!NAME_PATTERN.test(name)) {
     throw new LockConfigurationError(
       'The lock name has a character that is not allowed: use A-Z a-z 0-9 and : . _ - only, starting with a letter or digit (no separators, wildcards, spaces or control characters).',
-      { setting: 'name' });
+      { setting: 'name' },
+    );
   }
 }
 
@@ -31,7 +34,8 @@ export function assertValidPrefix(prefix: unknown, setting = 'prefix'): asserts 
   if (typeof prefix !== 'string' || prefix.length > MAX_PREFIX_BYTES || !PREFIX_PATTERN.test(prefix)) {
     throw new LockConfigurationError(
       `The ${setting} must be at most ${MAX_PREFIX_BYTES} characters from A-Z a-z 0-9 : . _ -, starting with a letter or digit.`,
-      { setting });
+      { setting },
+    );
   }
 }
 

@@ -28,7 +28,9 @@ export function petitionsToTell(status: LockStatus | undefined, told: ReadonlySe
 export function petitionMessage(notice: PetitionNotice): string {
   const note = notice.petition.note ? `: "${escapeControls(notice.petition.note)}"` : '';
   const others = notice.waiting - 1;
-  return `Lockstep: ${escapeControls(notice.petition.identity)} petitioned for the lock${note}.`
-    + (others > 0 ? ` ${notice.waiting} are waiting.` : '')
-    + ' Push and release when your work is in, and the queue moves on.';
+  return (
+    `Lockstep: ${escapeControls(notice.petition.identity)} petitioned for the lock${note}.` +
+    (others > 0 ? ` ${notice.waiting} are waiting.` : '') +
+    ' Push and release when your work is in, and the queue moves on.'
+  );
 }

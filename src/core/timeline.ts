@@ -64,7 +64,15 @@ export function buildTimeline(input: TimelineInput): Timeline {
   const expiryOf = (o: Open) => Math.min(o.lastAlive + leaseTtlMs, o.from + MAX_HOLD_MS);
   const close = (to: number, ending: GrantEnding, silentFrom?: number) => {
     if (!open) return;
-    bars.push({ grant: open.grant, who: open.who, from: open.from, to, ending, clipped: open.clipped, ...(silentFrom !== undefined && silentFrom < to ? { silentFrom } : {}) });
+    bars.push({
+      grant: open.grant,
+      who: open.who,
+      from: open.from,
+      to,
+      ending,
+      clipped: open.clipped,
+      ...(silentFrom !== undefined && silentFrom < to ? { silentFrom } : {}),
+    });
     open = undefined;
   };
   // Lines about a grant whose acquire is no longer in the audit: the bar starts at the oldest line kept.
@@ -123,11 +131,13 @@ export function buildTimeline(input: TimelineInput): Timeline {
     waits.push({ who, from: since, to: at, ending });
   }
 
-  const clip = <T extends { from: number; to: number }>(items: T[]) => items
-    .filter(i => i.to >= from && i.from <= now)
-    .map(i => (i.from < from ? { ...i, from, ...('clipped' in i ? { clipped: true } : {}) } : i));
+  const clip = <T extends { from: number; to: number }>(items: T[]) =>
+    items
+      .filter(i => i.to >= from && i.from <= now)
+      .map(i => (i.from < from ? { ...i, from, ...('clipped' in i ? { clipped: true } : {}) } : i));
   return {
-    from, to: now,
+    from,
+    to: now,
     bars: clip(bars).map(b => (b.silentFrom !== undefined && b.silentFrom < from ? { ...b, silentFrom: from } : b)),
     waits: clip(waits).sort((a, b) => a.from - b.from),
   };
@@ -157,7 +167,9 @@ const SUMMARY = /^([a-z-]+) (refused )?by (.+?) \(grant #(\d+)\)(?:: ([\s\S]*))?
  * entry carries its record's own audit line (what the server guard checked); only entries compacted by
  * an older version have just a summary, which is read back. Entries with neither are skipped.
  */
-export function auditFromHistory(entries: readonly { readonly time: number; readonly summary: string; readonly line?: AuditLine }[]): AuditLine[] {
+export function auditFromHistory(
+  entries: readonly { readonly time: number; readonly summary: string; readonly line?: AuditLine }[],
+): AuditLine[] {
   const lines: AuditLine[] = [];
   for (const entry of [...entries].reverse()) {
     if (entry.line !== undefined) {
@@ -166,7 +178,14 @@ export function auditFromHistory(entries: readonly { readonly time: number; read
     }
     const m = SUMMARY.exec(entry.summary.trim());
     if (!m) continue;
-    lines.push({ at: entry.time, action: m[1] as AuditLine['action'], outcome: m[2] ? 'refused' : 'done', who: m[3]!, grant: Number(m[4]), ...(m[5] ? { detail: m[5] } : {}) });
+    lines.push({
+      at: entry.time,
+      action: m[1] as AuditLine['action'],
+      outcome: m[2] ? 'refused' : 'done',
+      who: m[3]!,
+      grant: Number(m[4]),
+      ...(m[5] ? { detail: m[5] } : {}),
+    });
   }
   return lines;
 }

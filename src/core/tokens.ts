@@ -20,9 +20,10 @@ export function newOwnerToken(): string {
 }
 
 /** SHA-256 as hex, one-shot where the runtime has crypto.hash (Node ≥ 20.12), which skips a Hash object. */
-export const sha256Hex: (text: string) => string = typeof (crypto as { hash?: unknown }).hash === 'function'
-  ? text => (crypto as unknown as { hash(algorithm: string, data: string, encoding: 'hex'): string }).hash('sha256', text, 'hex')
-  : text => crypto.createHash('sha256').update(text).digest('hex');
+export const sha256Hex: (text: string) => string =
+  typeof (crypto as { hash?: unknown }).hash === 'function'
+    ? text => (crypto as unknown as { hash(algorithm: string, data: string, encoding: 'hex'): string }).hash('sha256', text, 'hex')
+    : text => crypto.createHash('sha256').update(text).digest('hex');
 
 /** What stores keep instead of the token itself. */
 export function hashToken(token: string): string {

@@ -62,15 +62,26 @@ export interface ContainerView {
 }
 
 /** Builds the extension's exports. Views are frozen objects of getters: nothing in them reaches a model's operations. */
-export function createExtensionApi(workspace: WorkspaceModel, badge: () => Badge, activationMs: number, logLines: () => readonly string[]): LockstepExtension {
+export function createExtensionApi(
+  workspace: WorkspaceModel,
+  badge: () => Badge,
+  activationMs: number,
+  logLines: () => readonly string[],
+): LockstepExtension {
   const views = new WeakMap<ContainerModel, ContainerView>();
   const viewOf = (model: ContainerModel): ContainerView => {
     let view = views.get(model);
     if (view === undefined) {
       const made: ContainerView = Object.freeze({
-        get folder() { return model.folder.uri.fsPath; },
-        get status() { return model.status; },
-        get badge() { return badgeFor(model.source, Date.now()); },
+        get folder() {
+          return model.folder.uri.fsPath;
+        },
+        get status() {
+          return model.status;
+        },
+        get badge() {
+          return badgeFor(model.source, Date.now());
+        },
         onDidChange: (listener: (v: ContainerView) => unknown, thisArg?: unknown, disposables?: vscode.Disposable[]) =>
           model.onDidChange(() => listener.call(thisArg, made), undefined, disposables),
         onDidBecomeTurn: model.onDidBecomeTurn,
@@ -87,8 +98,11 @@ export function createExtensionApi(workspace: WorkspaceModel, badge: () => Badge
     statusText: () => badge().text,
     activeContainer: () => (workspace.active ? viewOf(workspace.active) : undefined),
     containers: () => workspace.all.map(viewOf),
-    onDidChangeActiveContainer: (listener: (v: ContainerView | undefined) => unknown, thisArg?: unknown, disposables?: vscode.Disposable[]) =>
-      workspace.onDidChangeActive(m => listener.call(thisArg, m ? viewOf(m) : undefined), undefined, disposables),
+    onDidChangeActiveContainer: (
+      listener: (v: ContainerView | undefined) => unknown,
+      thisArg?: unknown,
+      disposables?: vscode.Disposable[],
+    ) => workspace.onDidChangeActive(m => listener.call(thisArg, m ? viewOf(m) : undefined), undefined, disposables),
     onDidChangeContainer: (listener: (v: ContainerView) => unknown, thisArg?: unknown, disposables?: vscode.Disposable[]) =>
       workspace.onDidChangeAnyModel(m => listener.call(thisArg, viewOf(m)), undefined, disposables),
     activationMs,

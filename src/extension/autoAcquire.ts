@@ -16,7 +16,10 @@ export class AutoAcquire implements vscode.Disposable {
   private readonly acquiring = new Set<ContainerModel>();
   private readonly warned = new Set<ContainerModel>();
 
-  constructor(private readonly workspace: WorkspaceModel, private readonly log: Log) {
+  constructor(
+    private readonly workspace: WorkspaceModel,
+    private readonly log: Log,
+  ) {
     this.subscription = vscode.workspace.onDidChangeTextDocument(e => this.onEdit(e));
   }
 
@@ -27,9 +30,13 @@ export class AutoAcquire implements vscode.Disposable {
     const status = model?.status;
     if (!model || !status || !readSettings(model.folder.uri).acquireOnEdit || this.acquiring.has(model)) return;
 
-    if (status.canAcquire && (status.state === LockState.Free || status.state === LockState.YourTurn || status.state === LockState.HolderSilent)) {
+    if (
+      status.canAcquire &&
+      (status.state === LockState.Free || status.state === LockState.YourTurn || status.state === LockState.HolderSilent)
+    ) {
       this.acquiring.add(model);
-      void model.act(c => c.acquire())
+      void model
+        .act(c => c.acquire())
         .then(({ grant }) => {
           this.log.info(`${model.folder.name}: acquired grant #${grant} on first edit`);
           void vscode.window.setStatusBarMessage(`$(lock) Lockstep: you hold the lock (grant #${grant})`, 5000);
@@ -40,9 +47,12 @@ export class AutoAcquire implements vscode.Disposable {
     }
     if ((status.state === LockState.HeldByOther || status.state === LockState.HolderSilent) && !this.warned.has(model)) {
       this.warned.add(model);
-      const holder = status.holder ? `${status.holder.identity} holds the lock (grant #${status.holder.grant})` : 'Someone else holds the lock';
+      const holder = status.holder
+        ? `${status.holder.identity} holds the lock (grant #${status.holder.grant})`
+        : 'Someone else holds the lock';
       this.log.info(`${model.folder.name}: edited while ${holder}; warned (once this session)`);
-      void vscode.window.showWarningMessage(`Lockstep: ${holder}; your edits cannot land until you hold it.`, 'Petition', 'Show Lock Page')
+      void vscode.window
+        .showWarningMessage(`Lockstep: ${holder}; your edits cannot land until you hold it.`, 'Petition', 'Show Lock Page')
         .then(choice => {
           if (choice === 'Petition') void vscode.commands.executeCommand(CommandIds.petition, '');
           if (choice === 'Show Lock Page') void vscode.commands.executeCommand(CommandIds.showLockPage);

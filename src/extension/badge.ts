@@ -38,9 +38,21 @@ export interface Badge {
 export function badgeFor(source: BadgeSource, now: number): Badge {
   switch (source.kind) {
     case 'loading':
-      return { state: 'loading', text: '$(sync~spin) Lockstep', tooltip: 'Lockstep: reading the lock…', severity: 'normal', command: CommandIds.showLockPage };
+      return {
+        state: 'loading',
+        text: '$(sync~spin) Lockstep',
+        tooltip: 'Lockstep: reading the lock…',
+        severity: 'normal',
+        command: CommandIds.showLockPage,
+      };
     case 'not-initialised':
-      return { state: 'not-initialised', text: '$(circle-slash) Lockstep: not initialised', tooltip: 'This repository is not a Lockstep container yet. Click to initialise it.', severity: 'normal', command: CommandIds.initialise };
+      return {
+        state: 'not-initialised',
+        text: '$(circle-slash) Lockstep: not initialised',
+        tooltip: 'This repository is not a Lockstep container yet. Click to initialise it.',
+        severity: 'normal',
+        command: CommandIds.initialise,
+      };
     case 'offline':
       return {
         state: 'offline',
@@ -77,8 +89,9 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
       return {
         state: 'lease-lost-offline',
         text: `$(error) Lease lost (offline) #${source.grant}`,
-        tooltip: `**Lockstep: lease lost while offline**\n\nYour lease (grant #${source.grant}) expired at ${formatClock(source.expiredAt)} while the backend was unreachable. `
-          + `It will not be renewed: once the backend is back, acquire again (a new grant) before pushing.\n\nRetrying the backend in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
+        tooltip:
+          `**Lockstep: lease lost while offline**\n\nYour lease (grant #${source.grant}) expired at ${formatClock(source.expiredAt)} while the backend was unreachable. ` +
+          `It will not be renewed: once the backend is back, acquire again (a new grant) before pushing.\n\nRetrying the backend in ${formatDuration(source.retryAt - now)}. Click to retry now.`,
         severity: 'error',
         command: CommandIds.refresh,
       };
@@ -108,35 +121,67 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
       return {
         state: s.state,
         text: s.canAcquire ? '$(unlock) Free' : `$(unlock) Free — ${s.turn ? shortName(s.turn.identity) : 'the queue'}'s turn`,
-        tooltip, severity: 'normal', command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
+        tooltip,
+        severity: 'normal',
+        command: s.canAcquire ? CommandIds.acquire : CommandIds.petition,
       };
     case LockState.HeldByMe:
       return {
-        state: s.state, text: `$(pass-filled) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}${s.queue.length > 0 ? ` · ${s.queue.length} waiting` : ''}`,
-        tooltip, severity: 'mine', command: CommandIds.holderMenu,
+        state: s.state,
+        text: `$(pass-filled) Held by me #${h!.grant} · ${formatDuration(h!.expiresAt - now)}${s.queue.length > 0 ? ` · ${s.queue.length} waiting` : ''}`,
+        tooltip,
+        severity: 'mine',
+        command: CommandIds.holderMenu,
       };
     case LockState.HeldByOther:
       // Your own live grant, from a clone (or session) other than this one: never "held by" you as if you were another.
-      if (s.heldElsewhere) return { state: s.state, text: '$(lock) Held by me in another clone', tooltip, severity: 'normal', command: CommandIds.showLockPage };
-      return { state: s.state, text: `$(lock) Held by ${shortName(h!.identity)}`, tooltip, severity: 'normal', command: CommandIds.petition };
+      if (s.heldElsewhere)
+        return {
+          state: s.state,
+          text: '$(lock) Held by me in another clone',
+          tooltip,
+          severity: 'normal',
+          command: CommandIds.showLockPage,
+        };
+      return {
+        state: s.state,
+        text: `$(lock) Held by ${shortName(h!.identity)}`,
+        tooltip,
+        severity: 'normal',
+        command: CommandIds.petition,
+      };
     case LockState.Queued:
       return { state: s.state, text: `$(watch) Queued #${s.position}`, tooltip, severity: 'normal', command: CommandIds.showLockPage };
     case LockState.YourTurn:
-      return { state: s.state, text: `$(bell) Your turn · ${formatDuration((s.turn?.endsAt ?? now) - now)}`, tooltip, severity: 'warning', command: CommandIds.acquire };
+      return {
+        state: s.state,
+        text: `$(bell) Your turn · ${formatDuration((s.turn?.endsAt ?? now) - now)}`,
+        tooltip,
+        severity: 'warning',
+        command: CommandIds.acquire,
+      };
     case LockState.HolderSilent:
       // The same words for everyone, the queue head and the operator included; what each may do is in the tooltip.
       return {
         state: s.state,
         text: '$(warning) HOLDER SILENT',
-        tooltip, severity: 'warning',
+        tooltip,
+        severity: 'warning',
         // The operator's click opens the clear flow (it asks for the reason); it never acquires.
         command: isOperator ? CommandIds.clear : s.canAcquire ? CommandIds.acquire : CommandIds.showLockPage,
       };
     case LockState.Stale:
       return {
-        state: s.state, text: `$(error) Stale grant #${s.staleGrant} — push blocked`, tooltip, severity: 'error',
+        state: s.state,
+        text: `$(error) Stale grant #${s.staleGrant} — push blocked`,
+        tooltip,
+        severity: 'error',
         // Petition only where it would be taken: not when the live grant is the viewer's own, in another clone.
-        command: s.canAcquire ? CommandIds.acquire : h !== null && h.expiresAt > now && !s.heldElsewhere ? CommandIds.petition : CommandIds.showLockPage,
+        command: s.canAcquire
+          ? CommandIds.acquire
+          : h !== null && h.expiresAt > now && !s.heldElsewhere
+            ? CommandIds.petition
+            : CommandIds.showLockPage,
       };
   }
 }
@@ -145,8 +190,12 @@ function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
   const lines: string[] = [s.state === LockState.HolderSilent ? '**Lockstep: HOLDER SILENT**' : '**Lockstep**', ''];
   const h = s.holder;
   if (h) {
-    lines.push(`Holder: ${h.identity}`, `Grant: #${h.grant}`, `Granted at: ${formatClock(h.grantedAt)}`,
-      h.expiresAt > now ? `Expires in: ${formatDuration(h.expiresAt - now)}` : `Silent since: ${formatClock(h.expiresAt)}`);
+    lines.push(
+      `Holder: ${h.identity}`,
+      `Grant: #${h.grant}`,
+      `Granted at: ${formatClock(h.grantedAt)}`,
+      h.expiresAt > now ? `Expires in: ${formatDuration(h.expiresAt - now)}` : `Silent since: ${formatClock(h.expiresAt)}`,
+    );
   } else {
     lines.push(`Free (last grant #${s.grant})`);
   }
@@ -154,7 +203,10 @@ function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
   const operatorSilent = s.state === LockState.HolderSilent && isOperator;
   if (operatorSilent) {
     lines.push('You are an operator: click to clear this lock (it asks for the reason, which is audited).');
-    if (s.canAcquire) lines.push(`Or take it over yourself: Lockstep: Acquire Lock from the Command Palette, or lockstep acquire${s.turn ? `, within ${formatDuration(s.turn.endsAt - now)}` : ''}.`);
+    if (s.canAcquire)
+      lines.push(
+        `Or take it over yourself: Lockstep: Acquire Lock from the Command Palette, or lockstep acquire${s.turn ? `, within ${formatDuration(s.turn.endsAt - now)}` : ''}.`,
+      );
   } else if (s.state === LockState.HolderSilent && hasTurn(s)) {
     lines.push(`**Your turn: you may take over** — acquire within ${formatDuration(s.turn!.endsAt - now)} (click, or lockstep acquire).`);
   }
@@ -162,7 +214,9 @@ function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {
   if (s.lapse) lines.push(`Lapsed: ${lapseLine(s.lapse)}; pushes from this clone are blocked.`);
   if (!operatorSilent) lines.push(`Next: ${s.next}`);
   if (s.caution) {
-    lines.push(`⚠ Caution: grant #${s.caution.silentGrant} went silent; ${s.caution.by} cleared or took over at ${formatClock(s.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`);
+    lines.push(
+      `⚠ Caution: grant #${s.caution.silentGrant} went silent; ${s.caution.by} cleared or took over at ${formatClock(s.caution.since)}. Treat this copy with caution until the next holder pushes and releases.`,
+    );
   }
   lines.push(s.queue.length === 0 ? 'Queue: empty' : `Queue: ${s.queue.map((p, i) => `${i + 1}. ${p.identity}`).join(', ')}`);
   return lines.join('  \n');
@@ -179,8 +233,10 @@ export function turnNotice(s: LockStatus, now: number): string {
 function turnText(s: LockStatus, now: number): string {
   const until = s.turn ? ` (your window ends ${formatClock(s.turn.endsAt)}, in ${formatDuration(s.turn.endsAt - now)})` : '';
   if (s.state === LockState.HolderSilent && s.holder) {
-    return `Lockstep: HOLDER SILENT — ${s.holder.identity}'s lease (grant #${s.holder.grant}) ran out without a release. `
-      + `It is your turn: you may take over by acquiring the lock${until}.`;
+    return (
+      `Lockstep: HOLDER SILENT — ${s.holder.identity}'s lease (grant #${s.holder.grant}) ran out without a release. ` +
+      `It is your turn: you may take over by acquiring the lock${until}.`
+    );
   }
   return `Lockstep: your turn — the lock is yours to take${until}.`;
 }

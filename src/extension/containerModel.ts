@@ -56,7 +56,10 @@ export class ContainerModel implements vscode.Disposable {
     this.heartbeat = new Heartbeat({
       beat: async () => (await this.open()).heartbeat(),
       intervalMs: () => this.container?.settings.heartbeatMs ?? 10 * 60_000,
-      onBeat: expiresAt => { this.log.debug(`${this.folder.name}: heartbeat, lease until ${new Date(expiresAt).toISOString()}`); void this.refresh(); },
+      onBeat: expiresAt => {
+        this.log.debug(`${this.folder.name}: heartbeat, lease until ${new Date(expiresAt).toISOString()}`);
+        void this.refresh();
+      },
       onLost: (loss, grant) => {
         if (loss.reason === 'expired' && loss.lastError !== undefined) {
           this.lostOffline = { grant, expiredAt: loss.expiresAt };
@@ -72,12 +75,24 @@ export class ContainerModel implements vscode.Disposable {
     });
   }
 
-  get source(): BadgeSource { return this._source; }
-  get record(): LockRecord | undefined { return this._record; }
-  get status(): LockStatus | undefined { return this._source.kind === 'status' ? this._source.status : undefined; }
-  get identity(): string | undefined { return this.container?.identity; }
-  get isOperator(): boolean { return this._source.kind === 'status' && this._source.isOperator; }
-  get root(): string { return this.container?.clone.root ?? this.folder.uri.fsPath; }
+  get source(): BadgeSource {
+    return this._source;
+  }
+  get record(): LockRecord | undefined {
+    return this._record;
+  }
+  get status(): LockStatus | undefined {
+    return this._source.kind === 'status' ? this._source.status : undefined;
+  }
+  get identity(): string | undefined {
+    return this.container?.identity;
+  }
+  get isOperator(): boolean {
+    return this._source.kind === 'status' && this._source.isOperator;
+  }
+  get root(): string {
+    return this.container?.clone.root ?? this.folder.uri.fsPath;
+  }
 
   updateSettings(settings: ExtensionSettings): void {
     this.settings = settings;
@@ -97,7 +112,9 @@ export class ContainerModel implements vscode.Disposable {
         this.again = false;
         await this.readOnce();
       } while (this.again && !this.disposed);
-    })().finally(() => { this.inFlight = undefined; });
+    })().finally(() => {
+      this.inFlight = undefined;
+    });
     return this.inFlight;
   }
 
@@ -117,10 +134,14 @@ export class ContainerModel implements vscode.Disposable {
   }
 
   /** The committed `.lockstep.json`, once opened. */
-  get containerFile(): ContainerFile | undefined { return this.container?.file; }
+  get containerFile(): ContainerFile | undefined {
+    return this.container?.file;
+  }
 
   /** The container's lease length, once opened. */
-  get leaseTtlMs(): number | undefined { return this.container?.settings.leaseTtlMs; }
+  get leaseTtlMs(): number | undefined {
+    return this.container?.settings.leaseTtlMs;
+  }
 
   async reopen(): Promise<void> {
     await this.closeContainer();
@@ -150,7 +171,10 @@ export class ContainerModel implements vscode.Disposable {
       this.failures = 0;
       const wasLostOffline = this.lostOffline !== undefined;
       this.lostOffline = undefined;
-      if (this.retryTimer) { clearTimeout(this.retryTimer); this.retryTimer = undefined; }
+      if (this.retryTimer) {
+        clearTimeout(this.retryTimer);
+        this.retryTimer = undefined;
+      }
       this.heartbeat.update(status);
       this.scheduleTransition(status);
       // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
@@ -173,7 +197,8 @@ export class ContainerModel implements vscode.Disposable {
         // Nor a free lock: a step of the page's history is not proven (a signed page); the holder it names is never shown.
         if (error instanceof LockTamperedPageError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'tampered' };
         // Not an outage either: the committed settings break their schema (fixing and saving the file reopens the container).
-        if (error instanceof LockConfigurationError && this._source.kind === 'offline') this._source = { ...this._source, kind: 'misconfigured' };
+        if (error instanceof LockConfigurationError && this._source.kind === 'offline')
+          this._source = { ...this._source, kind: 'misconfigured' };
       }
     }
     this._onDidChange.fire(this);
@@ -206,7 +231,13 @@ export class ContainerModel implements vscode.Disposable {
     const next = Math.min(...[status.holder?.expiresAt, status.turn?.endsAt].filter((t): t is number => t !== undefined && t > now));
     if (this.disposed || !Number.isFinite(next)) return;
     // A little past the instant, so that the read sees it passed; capped to what setTimeout accepts.
-    this.transitionTimer = setTimeout(() => { this.transitionTimer = undefined; void this.refresh(); }, Math.min(next - now + 50, 2 ** 31 - 1));
+    this.transitionTimer = setTimeout(
+      () => {
+        this.transitionTimer = undefined;
+        void this.refresh();
+      },
+      Math.min(next - now + 50, 2 ** 31 - 1),
+    );
   }
 
   private setOffline(error: unknown, retryInMs: number): void {
@@ -214,7 +245,10 @@ export class ContainerModel implements vscode.Disposable {
     const retryAt = Date.now() + retryInMs;
     this._source = this.lostOffline ? { kind: 'lease-lost-offline', ...this.lostOffline, retryAt } : { kind: 'offline', message, retryAt };
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => { this.retryTimer = undefined; void this.refresh(); }, retryInMs);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.refresh();
+    }, retryInMs);
     this._onDidChange.fire(this);
   }
 
@@ -227,11 +261,17 @@ export class ContainerModel implements vscode.Disposable {
           overrides: { ...(this.settings.identity ? { identity: this.settings.identity } : {}), driver: this.settings.store },
         });
         this.container = container;
-        this.watcher = await container.watch(() => { void this.refresh(); }).catch(error => {
-          this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error);
-          return undefined;
-        });
-        this.log.info(`${this.folder.name}: container ${container.file.container} on the ${container.config.driver} driver, as ${container.identity}${this.watcher ? ' (live updates)' : ''}`);
+        this.watcher = await container
+          .watch(() => {
+            void this.refresh();
+          })
+          .catch(error => {
+            this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error);
+            return undefined;
+          });
+        this.log.info(
+          `${this.folder.name}: container ${container.file.container} on the ${container.config.driver} driver, as ${container.identity}${this.watcher ? ' (live updates)' : ''}`,
+        );
         this.schedulePoll();
         return container;
       } finally {
@@ -245,13 +285,18 @@ export class ContainerModel implements vscode.Disposable {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.disposed) return;
     const every = this.watcher ? SAFETY_POLL_MS : this.settings.pollSeconds * 1000;
-    this.pollTimer = setTimeout(() => { void this.refresh().finally(() => this.schedulePoll()); }, every);
+    this.pollTimer = setTimeout(() => {
+      void this.refresh().finally(() => this.schedulePoll());
+    }, every);
   }
 
   private async closeContainer(): Promise<void> {
     this.watcher?.dispose();
     this.watcher = undefined;
-    if (this.pollTimer) { clearTimeout(this.pollTimer); this.pollTimer = undefined; }
+    if (this.pollTimer) {
+      clearTimeout(this.pollTimer);
+      this.pollTimer = undefined;
+    }
     const container = this.container;
     this.container = undefined;
     await container?.close().catch(() => undefined);

@@ -31,26 +31,46 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
   const lockPage = new LockPagePanel(context.extensionUri, workspace);
 
   context.subscriptions.push(
-    log, workspace, statusBar, lockPage,
+    log,
+    workspace,
+    statusBar,
+    lockPage,
     new AutoAcquire(workspace, log),
     new ReadOnlyEditors(workspace, log),
     new HoldWarningNotices(workspace, log),
     new PetitionNotices(workspace, log),
     new SetupProgress(workspace, log),
     registerContextKeys(workspace),
-    ...registerCommands({ workspace, log, extensionUri: context.extensionUri, storageUri: context.globalStorageUri, showLockPage: () => lockPage.show() }),
+    ...registerCommands({
+      workspace,
+      log,
+      extensionUri: context.extensionUri,
+      storageUri: context.globalStorageUri,
+      showLockPage: () => lockPage.show(),
+    }),
     workspace.onDidCreateModel(model => watchForNotifications(model, context)),
     repairHooksAfterUpdate(workspace, context, log),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => { for (const m of workspace.all) void m.refresh(); }),
-    vscode.workspace.onDidChangeConfiguration(e => { if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel); }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      for (const m of workspace.all) void m.refresh();
+    }),
+    vscode.workspace.onDidChangeConfiguration(e => {
+      if (e.affectsConfiguration('lockstep.logLevel')) log.setLevel(readSettings().logLevel);
+    }),
   );
   putCliOnTerminalPath(context, log);
   setTimeout(() => workspace.sync(), 0);
 
   const activationMs = performance.now() - started;
-  log.info(`Lockstep activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version})${vscode.workspace.isTrusted ? '' : ' — restricted mode: read-only'}`);
+  log.info(
+    `Lockstep activated in ${activationMs.toFixed(1)} ms (VS Code ${vscode.version})${vscode.workspace.isTrusted ? '' : ' — restricted mode: read-only'}`,
+  );
   // Versioned and read-only (src/extension/api.ts): state and events, no operation.
-  return createExtensionApi(workspace, () => statusBar.badge, activationMs, () => log.lines());
+  return createExtensionApi(
+    workspace,
+    () => statusBar.badge,
+    activationMs,
+    () => log.lines(),
+  );
 }
 
 /**
@@ -64,7 +84,9 @@ function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.Exten
     if (checked.has(model) || model.status === undefined || !vscode.workspace.isTrusted) return;
     checked.add(model);
     void repairClientHook(model.root, { node: process.execPath, cli })
-      .then(repaired => { if (repaired) log.info(`${model.folder.name}: the pre-push guard pointed at a removed Lockstep; it now runs this version.`); })
+      .then(repaired => {
+        if (repaired) log.info(`${model.folder.name}: the pre-push guard pointed at a removed Lockstep; it now runs this version.`);
+      })
       .catch(error => log.error(`${model.folder.name}: could not check the pre-push guard`, error));
   });
 }
@@ -73,12 +95,16 @@ function repairHooksAfterUpdate(workspace: WorkspaceModel, context: vscode.Exten
 function watchForNotifications(model: ContainerModel, context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     model.onDidBecomeTurn(status => {
-      void vscode.window.showInformationMessage(turnNotice(status, Date.now()), 'Acquire')
-        .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.acquire); });
+      void vscode.window.showInformationMessage(turnNotice(status, Date.now()), 'Acquire').then(choice => {
+        if (choice) void vscode.commands.executeCommand(CommandIds.acquire);
+      });
     }),
     model.onDidLoseLease(error => {
-      void vscode.window.showErrorMessage(`Lockstep: ${error.message} Your pushes to protected branches are blocked.`, 'Show Lock Page')
-        .then(choice => { if (choice) void vscode.commands.executeCommand(CommandIds.showLockPage); });
+      void vscode.window
+        .showErrorMessage(`Lockstep: ${error.message} Your pushes to protected branches are blocked.`, 'Show Lock Page')
+        .then(choice => {
+          if (choice) void vscode.commands.executeCommand(CommandIds.showLockPage);
+        });
     }),
   );
 }

@@ -32,7 +32,10 @@ export class Heartbeat implements vscode.Disposable {
   private lostGrant: number | undefined;
   private disposed = false;
 
-  constructor(private readonly hooks: HeartbeatHooks, private readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly hooks: HeartbeatHooks,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Starts beating for a newly held grant, stops when the status says we no longer hold it. */
   update(status: LockStatus): void {
@@ -44,7 +47,13 @@ export class Heartbeat implements vscode.Disposable {
     if (this.disposed || this.grant === grant || this.lostGrant === grant) return;
     this.stop();
     this.grant = grant;
-    const loop = new HeartbeatLoop({ clock: this.clock, renew: () => this.hooks.beat(), intervalMs: this.hooks.intervalMs(), expiresAt: status.holder.expiresAt, grant });
+    const loop = new HeartbeatLoop({
+      clock: this.clock,
+      renew: () => this.hooks.beat(),
+      intervalMs: this.hooks.intervalMs(),
+      expiresAt: status.holder.expiresAt,
+      grant,
+    });
     this.subscriptions = [
       loop.onDidRenew(({ expiresAt }) => this.hooks.onBeat(expiresAt)),
       loop.onDidFail(({ error, retryInMs }) => this.hooks.onFailed(error, retryInMs)),

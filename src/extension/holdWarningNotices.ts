@@ -19,7 +19,11 @@ export class HoldWarningNotices implements vscode.Disposable {
   private readonly shown = new Set<string>();
   private readonly disposables: vscode.Disposable[];
 
-  constructor(workspace: WorkspaceModel, private readonly log: Log, private readonly clock: Clock = systemClock) {
+  constructor(
+    workspace: WorkspaceModel,
+    private readonly log: Log,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.disposables = [workspace.onDidChangeAnyModel(model => this.update(model))];
   }
 
@@ -51,7 +55,11 @@ export class HoldWarningNotices implements vscode.Disposable {
         if (choice) void vscode.commands.executeCommand(CommandIds.pushAndRelease);
       });
     }
-    if (nextAt !== undefined) this.timers.set(model, this.clock.setTimer(nextAt - now, () => this.plan(model)));
+    if (nextAt !== undefined)
+      this.timers.set(
+        model,
+        this.clock.setTimer(nextAt - now, () => this.plan(model)),
+      );
   }
 
   dispose(): void {

@@ -25,13 +25,23 @@ export class LockPagePanel implements vscode.Disposable {
   /** The git driver's history as audit lines, read when the page is shown or refreshed (never per heartbeat). */
   private readonly histories = new WeakMap<ContainerModel, readonly AuditLine[]>();
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly workspace: WorkspaceModel) {
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly workspace: WorkspaceModel,
+  ) {
     this.disposables.push(
       vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
-        deserializeWebviewPanel: async panel => { this.adopt(panel); },
+        deserializeWebviewPanel: async panel => {
+          this.adopt(panel);
+        },
       }),
-      workspace.onDidChangeAnyModel(m => { if (m === workspace.active) this.post(); }),
-      workspace.onDidChangeActive(() => { this.post(); void this.readHistory(); }),
+      workspace.onDidChangeAnyModel(m => {
+        if (m === workspace.active) this.post();
+      }),
+      workspace.onDidChangeActive(() => {
+        this.post();
+        void this.readHistory();
+      }),
     );
   }
 
@@ -59,7 +69,10 @@ export class LockPagePanel implements vscode.Disposable {
   }
 
   private options(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
-    return { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'media'), vscode.Uri.joinPath(this.extensionUri, 'media')] };
+    return {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'media'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+    };
   }
 
   private adopt(panel: vscode.WebviewPanel): void {
@@ -67,7 +80,13 @@ export class LockPagePanel implements vscode.Disposable {
     panel.webview.options = this.options();
     panel.webview.html = this.html(panel.webview);
     panel.webview.onDidReceiveMessage((message: FromWebview) => this.onMessage(message), undefined, this.disposables);
-    panel.onDidDispose(() => { this.panel = undefined; }, undefined, this.disposables);
+    panel.onDidDispose(
+      () => {
+        this.panel = undefined;
+      },
+      undefined,
+      this.disposables,
+    );
   }
 
   private onMessage(message: FromWebview): void {
@@ -128,7 +147,11 @@ export class LockPagePanel implements vscode.Disposable {
 }
 
 /** The view model the page renders; built from the model, never containing a token. */
-export function viewOf(model: ContainerModel | undefined, all: readonly ContainerModel[] = [], history?: readonly AuditLine[]): LockPageView {
+export function viewOf(
+  model: ContainerModel | undefined,
+  all: readonly ContainerModel[] = [],
+  history?: readonly AuditLine[],
+): LockPageView {
   const now = Date.now();
   const source = model?.source ?? { kind: 'not-initialised' as const };
   const badge = badgeFor(source, now);
@@ -138,7 +161,10 @@ export function viewOf(model: ContainerModel | undefined, all: readonly Containe
     identity: model?.identity,
     state: badge.state,
     badgeText: badgeWords(badge),
-    message: source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'tampered' || source.kind === 'misconfigured' ? source.message : undefined,
+    message:
+      source.kind === 'offline' || source.kind === 'no-page' || source.kind === 'tampered' || source.kind === 'misconfigured'
+        ? source.message
+        : undefined,
     grant: status?.grant ?? 0,
     holder: status?.holder ?? null,
     queue: status?.queue ?? [],
@@ -167,7 +193,9 @@ function timelineOf(model: ContainerModel | undefined, history: readonly AuditLi
   const t = buildTimeline({ audit, holder: record.holder, leaseTtlMs, now });
   const clock = (ms: number) => new Date(ms).toLocaleString(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
   return {
-    from: t.from, to: t.to, source: audit === record.audit ? 'audit' : 'history',
+    from: t.from,
+    to: t.to,
+    source: audit === record.audit ? 'audit' : 'history',
     bars: t.bars.map(b => ({ ...b, text: describeBar(b, clock) })),
     waits: t.waits.map(w => ({ ...w, text: describeWait(w, clock, formatDuration) })),
   };

@@ -19,12 +19,34 @@ export class Log implements vscode.Disposable {
     this.channel = vscode.window.createOutputChannel('Lockstep', { log: true });
   }
 
-  setLevel(level: Level): void { this.minimum = level; }
+  setLevel(level: Level): void {
+    this.minimum = level;
+  }
 
-  trace(message: string): void { if (this.enabled('trace')) { this.keep('trace', message); this.channel.trace(message); } }
-  debug(message: string): void { if (this.enabled('debug')) { this.keep('debug', message); this.channel.debug(message); } }
-  info(message: string): void { if (this.enabled('info')) { this.keep('info', message); this.channel.info(message); } }
-  warn(message: string): void { if (this.enabled('warn')) { this.keep('warn', message); this.channel.warn(message); } }
+  trace(message: string): void {
+    if (this.enabled('trace')) {
+      this.keep('trace', message);
+      this.channel.trace(message);
+    }
+  }
+  debug(message: string): void {
+    if (this.enabled('debug')) {
+      this.keep('debug', message);
+      this.channel.debug(message);
+    }
+  }
+  info(message: string): void {
+    if (this.enabled('info')) {
+      this.keep('info', message);
+      this.channel.info(message);
+    }
+  }
+  warn(message: string): void {
+    if (this.enabled('warn')) {
+      this.keep('warn', message);
+      this.channel.warn(message);
+    }
+  }
 
   /** Typed errors are logged by code and message (both free of tokens by construction). */
   error(context: string, error: unknown): void {
@@ -34,10 +56,16 @@ export class Log implements vscode.Disposable {
   }
 
   /** Up to the last RECENT_LINES lines written, oldest first, as `[level] message`. */
-  lines(): readonly string[] { return [...this.recent]; }
+  lines(): readonly string[] {
+    return [...this.recent];
+  }
 
-  show(): void { this.channel.show(true); }
-  dispose(): void { this.channel.dispose(); }
+  show(): void {
+    this.channel.show(true);
+  }
+  dispose(): void {
+    this.channel.dispose();
+  }
 
   private keep(level: Level, message: string): void {
     this.recent.push(`[${level}] ${message}`);

@@ -15,7 +15,10 @@ export class PetitionNotices implements vscode.Disposable {
   private readonly told = new Set<string>();
   private readonly disposables: vscode.Disposable[];
 
-  constructor(workspace: WorkspaceModel, private readonly log: Log) {
+  constructor(
+    workspace: WorkspaceModel,
+    private readonly log: Log,
+  ) {
     this.disposables = [workspace.onDidChangeAnyModel(model => this.update(model))];
   }
 
@@ -25,7 +28,9 @@ export class PetitionNotices implements vscode.Disposable {
     const notify = readSettings(model.folder.uri).notifyPetitions;
     for (const notice of due) {
       this.told.add(notice.key);
-      this.log.info(`${model.folder.name}: ${notice.petition.identity} petitioned for the lock (${notice.waiting} waiting)${notify ? '' : '; lockstep.notifyPetitions is off'}`);
+      this.log.info(
+        `${model.folder.name}: ${notice.petition.identity} petitioned for the lock (${notice.waiting} waiting)${notify ? '' : '; lockstep.notifyPetitions is off'}`,
+      );
       if (!notify) continue;
       void vscode.window.showInformationMessage(petitionMessage(notice), 'Push and Release', 'Open Lock Page').then(choice => {
         if (choice === 'Push and Release') void vscode.commands.executeCommand(CommandIds.pushAndRelease);

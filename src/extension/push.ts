@@ -29,5 +29,6 @@ export async function pushProtectedBranch(container: Container, log: Log): Promi
         throw pushRefused(explainPushFailure({ stdout: '', stderr: gitExtensionStderr(error) }, where));
       }
       log.info(`Pushed ${where.branch} to ${where.remote} through VS Code's git.`);
-    });
+    },
+  );
 }

@@ -28,13 +28,19 @@ export class ReadOnlyEditors implements vscode.Disposable {
   /** Documents made writable by hand while locked (VS Code's "set writeable"), told once per document and holder. */
   private readonly overridden = new Map<string, string>();
 
-  constructor(private readonly workspace: WorkspaceModel, private readonly log: Log) {
+  constructor(
+    private readonly workspace: WorkspaceModel,
+    private readonly log: Log,
+  ) {
     this.disposables = [
       workspace.onDidChangeAnyModel(() => this.schedule(() => this.reconcileVisible())),
       vscode.window.onDidChangeActiveTextEditor(() => this.schedule(() => this.reconcileActive())),
-      vscode.workspace.onDidChangeTextDocument(e => { if (e.contentChanges.length > 0) this.noticeOverride(e.document); }),
+      vscode.workspace.onDidChangeTextDocument(e => {
+        if (e.contentChanges.length > 0) this.noticeOverride(e.document);
+      }),
       vscode.workspace.onDidChangeConfiguration(e => {
-        if (e.affectsConfiguration('lockstep.whileLockedByOthers') || e.affectsConfiguration('lockstep.readOnlyExclude')) this.schedule(() => this.reconcileVisible());
+        if (e.affectsConfiguration('lockstep.whileLockedByOthers') || e.affectsConfiguration('lockstep.readOnlyExclude'))
+          this.schedule(() => this.reconcileVisible());
       }),
     ];
   }
@@ -46,7 +52,9 @@ export class ReadOnlyEditors implements vscode.Disposable {
     if (!model) return undefined;
     const settings = readSettings(model.folder.uri);
     if (settings.whileLockedByOthers !== 'readOnly' || !lockedByOthers(model.status)) return undefined;
-    const excluded = settings.readOnlyExclude.some(glob => vscode.languages.match({ pattern: new vscode.RelativePattern(model.folder, glob) }, document) > 0);
+    const excluded = settings.readOnlyExclude.some(
+      glob => vscode.languages.match({ pattern: new vscode.RelativePattern(model.folder, glob) }, document) > 0,
+    );
     return excluded ? undefined : model;
   }
 
@@ -71,7 +79,8 @@ export class ReadOnlyEditors implements vscode.Disposable {
       await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
       await this.reconcileActive();
     }
-    if (active && others.length > 0) await vscode.window.showTextDocument(active.document, { viewColumn: active.viewColumn, preserveFocus: false });
+    if (active && others.length > 0)
+      await vscode.window.showTextDocument(active.document, { viewColumn: active.viewColumn, preserveFocus: false });
     await this.reconcileActive();
   }
 
@@ -84,7 +93,9 @@ export class ReadOnlyEditors implements vscode.Disposable {
     if (model) {
       await vscode.commands.executeCommand(SET_READONLY);
       this.marked.add(key);
-      this.log.info(`${model.folder.name}: ${name} is read-only while ${model.status?.holder?.identity ?? model.status?.turn?.identity ?? 'someone else'} has the lock`);
+      this.log.info(
+        `${model.folder.name}: ${name} is read-only while ${model.status?.holder?.identity ?? model.status?.turn?.identity ?? 'someone else'} has the lock`,
+      );
       this.explain(model);
     } else {
       await vscode.commands.executeCommand(RESET_READONLY);
@@ -110,12 +121,15 @@ export class ReadOnlyEditors implements vscode.Disposable {
     const who = status.holder?.identity ?? status.turn?.identity ?? 'someone else';
     this.log.warn(`${model.folder.name}: ${name} was made writable and edited while ${who} has the lock`);
     const actions = status.position === 0 ? ['Petition', 'Show Lock Page'] : ['Show Lock Page'];
-    void vscode.window.showWarningMessage(
-      `Lockstep: you made ${name} writable while ${who} holds the lock. Your edits stay in this clone: a push to a protected branch is refused until you hold the lock. Petition to take your turn.`,
-      ...actions).then(choice => {
-      if (choice === 'Petition') void vscode.commands.executeCommand(CommandIds.petition, '');
-      if (choice === 'Show Lock Page') void vscode.commands.executeCommand(CommandIds.showLockPage);
-    });
+    void vscode.window
+      .showWarningMessage(
+        `Lockstep: you made ${name} writable while ${who} holds the lock. Your edits stay in this clone: a push to a protected branch is refused until you hold the lock. Petition to take your turn.`,
+        ...actions,
+      )
+      .then(choice => {
+        if (choice === 'Petition') void vscode.commands.executeCommand(CommandIds.petition, '');
+        if (choice === 'Show Lock Page') void vscode.commands.executeCommand(CommandIds.showLockPage);
+      });
   }
 
   /** The one-line explanation with a Petition action, once per container and holder. */

@@ -31,7 +31,10 @@ export interface SetupFacts {
 /** What of the first day's setup the active container has done; read from git and the hooks folders. */
 export async function readSetupFacts(root: string, remote: string): Promise<SetupFacts> {
   const git = gitIn(root);
-  const committed = await git.raw(['cat-file', '-e', `HEAD:${CONTAINER_FILE}`]).then(() => true, () => false);
+  const committed = await git.raw(['cat-file', '-e', `HEAD:${CONTAINER_FILE}`]).then(
+    () => true,
+    () => false,
+  );
   const hooks = await hasClientHook(root);
   const url = (await git.raw(['remote', 'get-url', '--end-of-options', remote]).catch(() => '')).trim();
   // Only a remote on this machine can be looked into; a server's guard is checked there (`lockstep hooks status --server`).
@@ -58,10 +61,15 @@ export class SetupProgress implements vscode.Disposable {
   private readonly values = new Map<string, boolean>();
   private checking = false;
 
-  constructor(private readonly workspace: WorkspaceModel, private readonly log: Log) {
+  constructor(
+    private readonly workspace: WorkspaceModel,
+    private readonly log: Log,
+  ) {
     this.disposables = [
       workspace.onDidChangeActive(() => void this.check()),
-      workspace.onDidChangeAnyModel(model => { if (model === workspace.active) void this.check(); }),
+      workspace.onDidChangeAnyModel(model => {
+        if (model === workspace.active) void this.check();
+      }),
     ];
     this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
   }
@@ -72,7 +80,9 @@ export class SetupProgress implements vscode.Disposable {
     this.checking = true;
     try {
       const initialised = model !== undefined && model.source.kind !== 'not-initialised' && model.source.kind !== 'loading';
-      const facts = initialised ? await readSetupFacts(model.root, model.containerFile?.remote ?? 'origin') : { committed: false, hooks: false, serverGuard: false };
+      const facts = initialised
+        ? await readSetupFacts(model.root, model.containerFile?.remote ?? 'origin')
+        : { committed: false, hooks: false, serverGuard: false };
       await this.set(SetupKeys.initialised, initialised);
       await this.set(SetupKeys.held, model?.status?.state === LockState.HeldByMe);
       for (const [key, value] of Object.entries(facts) as [keyof SetupFacts, boolean][]) await this.set(SetupKeys[key], value);

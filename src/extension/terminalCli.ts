@@ -36,7 +36,9 @@ export function putCliOnTerminalPath(context: vscode.ExtensionContext, log: Log)
     writeIfChanged(path.join(bin, 'lockstep'), sh, 0o755);
     writeIfChanged(path.join(bin, 'lockstep.cmd'), cmd, 0o644);
   } catch (error) {
-    log.warn(`The lockstep command could not be put on the integrated terminal's PATH: ${error instanceof Error ? error.message : String(error)}`);
+    log.warn(
+      `The lockstep command could not be put on the integrated terminal's PATH: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return;
   }
   const collection = context.environmentVariableCollection;

@@ -35,12 +35,20 @@ export class WorkspaceModel implements vscode.Disposable {
     // pull that moves the page, another container) is opened again. A delete and a create close together may
     // arrive as one change, so a change also syncs.
     const watcher = vscode.workspace.createFileSystemWatcher(`**/${CONTAINER_FILE}`);
-    this.disposables.push(watcher, watcher.onDidCreate(() => this.sync()), watcher.onDidDelete(() => this.sync()),
-      watcher.onDidChange(uri => this.reopenFor(uri)));
+    this.disposables.push(
+      watcher,
+      watcher.onDidCreate(() => this.sync()),
+      watcher.onDidDelete(() => this.sync()),
+      watcher.onDidChange(uri => this.reopenFor(uri)),
+    );
   }
 
-  get active(): ContainerModel | undefined { return this._active; }
-  get all(): readonly ContainerModel[] { return [...this.models.values()]; }
+  get active(): ContainerModel | undefined {
+    return this._active;
+  }
+  get all(): readonly ContainerModel[] {
+    return [...this.models.values()];
+  }
 
   forUri(uri: vscode.Uri): ContainerModel | undefined {
     const folder = vscode.workspace.getWorkspaceFolder(uri);
@@ -70,7 +78,10 @@ export class WorkspaceModel implements vscode.Disposable {
       void model.refresh();
     }
     for (const [key, model] of this.models) {
-      if (!wanted.has(key)) { model.dispose(); this.models.delete(key); }
+      if (!wanted.has(key)) {
+        model.dispose();
+        this.models.delete(key);
+      }
     }
     this.pickActive();
   }

@@ -17,7 +17,13 @@
 import * as assert from 'node:assert/strict';
 import { behaviourGroup } from '../helpers/behaviours';
 import {
-  createFencingTeam, refusedByClient, refusedByServer, type CliResult, type FencingTeam, type FencingTeamOptions, type TeamMember,
+  createFencingTeam,
+  refusedByClient,
+  refusedByServer,
+  type CliResult,
+  type FencingTeam,
+  type FencingTeamOptions,
+  type TeamMember,
 } from '../helpers/fencingFixture';
 import { scaled, scaledSeconds } from '../helpers/calibration';
 import { expectError, expectOk } from '../helpers/gitFixture';
@@ -47,15 +53,24 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
     const cli = (who: TeamMember, ...args: string[]) => team.lockstep(who.dir, args);
     /** The operator has no clone of their own: they run lockstep in carol's under their identity. */
     const operator = (...args: string[]) => team.lockstep(carol.dir, args, { env: { LOCKSTEP_IDENTITY: OPERATOR } });
-    const untilState = (who: TeamMember, state: string, description: string) => waitFor(async () => {
-      const seen = await status(who);
-      return seen.state === state ? seen : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 250, description });
+    const untilState = (who: TeamMember, state: string, description: string) =>
+      waitFor(
+        async () => {
+          const seen = await status(who);
+          return seen.state === state ? seen : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 250, description },
+      );
 
     before(async function () {
       const { driver: expected, ...options } = await setUp(this);
       driver = expected;
-      team = await createFencingTeam({ members: ['alice', 'bob', 'carol'], operators: [OPERATOR], settings: { windowSeconds: WINDOW_SECONDS }, ...options });
+      team = await createFencingTeam({
+        members: ['alice', 'bob', 'carol'],
+        operators: [OPERATOR],
+        settings: { windowSeconds: WINDOW_SECONDS },
+        ...options,
+      });
       [alice, bob, carol] = team.members;
     });
     after(() => team?.dispose());
@@ -75,7 +90,7 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       assert.equal((await status(alice)).state, 'held-by-me');
     });
 
-    it('bob\'s push to the protected branch is refused by his pre-push guard, and with --no-verify by the remote\'s guard', async () => {
+    it("bob's push to the protected branch is refused by his pre-push guard, and with --no-verify by the remote's guard", async () => {
       const before = team.remoteSha();
       await team.commit(bob, 'bob.txt');
       assert.match(refusedByClient(await push(bob), 'bob push'), /lockstep: /);
@@ -117,10 +132,13 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       assert.equal(expectOk(await cli(alice, 'next-id'), 'next-id').id, 1);
       assert.equal(expectOk(await cli(bob, 'next-id'), 'next-id').id, 4);
       expectError(await cli(carol, 'next-id'), 1, 'refused', 'no-range');
-      assert.deepEqual((await status(carol)).ranges.map((r: { to: string }) => r.to), [alice.identity]);
+      assert.deepEqual(
+        (await status(carol)).ranges.map((r: { to: string }) => r.to),
+        [alice.identity],
+      );
     });
 
-    it('release reclaims the never-minted identifiers and opens the head\'s window: only alice may acquire in it; past it carol may', async () => {
+    it("release reclaims the never-minted identifiers and opens the head's window: only alice may acquire in it; past it carol may", async () => {
       const released = expectOk(await cli(bob, 'release'), 'release');
       assert.deepEqual([released.grant, released.reclaimed, released.next], [2, 2, alice.identity]);
       const carols = await status(carol);
@@ -128,34 +146,57 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       expectError(await cli(carol, 'acquire'), 3, 'busy');
       expectError(await cli(bob, 'acquire'), 3, 'busy');
       assert.equal((await status(alice)).state, 'your-turn');
-      assert.ok(Date.now() < carols.turn.endsAt, 'the checks above ran inside alice\'s window (machine too slow otherwise)');
-      const turn = await waitFor(async () => {
-        const seen = await status(carol);
-        return seen.canAcquire ? seen : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 250, description: 'carol\'s turn after alice\'s window' });
+      assert.ok(Date.now() < carols.turn.endsAt, "the checks above ran inside alice's window (machine too slow otherwise)");
+      const turn = await waitFor(
+        async () => {
+          const seen = await status(carol);
+          return seen.canAcquire ? seen : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250, description: "carol's turn after alice's window" },
+      );
       assert.deepEqual([turn.state, turn.turn.identity], ['your-turn', carol.identity]);
-      assert.equal(expectOk(await cli(carol, 'acquire'), 'acquire past the head\'s window').grant, 3);
+      assert.equal(expectOk(await cli(carol, 'acquire'), "acquire past the head's window").grant, 3);
       const after = await status(bob);
       assert.deepEqual(after.ranges, [], 'the ranges of grant #2 are gone');
-      assert.deepEqual(after.queue.map((p: { identity: string }) => p.identity), [alice.identity], 'alice, who let her window pass, still waits');
+      assert.deepEqual(
+        after.queue.map((p: { identity: string }) => p.identity),
+        [alice.identity],
+        'alice, who let her window pass, still waits',
+      );
     });
 
-    it('operator clear: refused while the holder is live; on HOLDER SILENT it is done and audited with its reason, the leased identifiers return, and the cleared clone\'s heartbeat fails', async () => {
+    it("operator clear: refused while the holder is live; on HOLDER SILENT it is done and audited with its reason, the leased identifiers return, and the cleared clone's heartbeat fails", async () => {
       assert.equal(expectOk(await cli(carol, 'release'), 'release').next, alice.identity);
       assert.equal(expectOk(await cli(bob, 'petition'), 'petition').position, 2);
       const alices = await team.lapsingGrant(alice.dir, LAPSE_MS);
       assert.equal(alices.grant, 4);
       assert.equal(expectOk(await cli(alice, 'lease-ids', '--to', bob.identity, '--count', '2'), 'lease-ids').count, 2);
-      assert.deepEqual((await status(bob)).ranges.map((r: { to: string }) => r.to), [bob.identity]);
+      assert.deepEqual(
+        (await status(bob)).ranges.map((r: { to: string }) => r.to),
+        [bob.identity],
+      );
       expectError(await operator('clear', '--reason', 'too early'), 1, 'refused', 'not-silent');
       assert.ok(Date.now() < alices.expiresAt, 'the lease and the early clear ran while alice was live (machine too slow otherwise)');
 
-      await untilState(carol, 'holder-silent', 'HOLDER SILENT (alice\'s lapsing lease)');
+      await untilState(carol, 'holder-silent', "HOLDER SILENT (alice's lapsing lease)");
       expectError(await cli(carol, 'clear', '--reason', 'impatient'), 1, 'refused', 'not-operator');
       const cleared = expectOk(await operator('clear', '--reason', 'alice went silent'), 'clear');
       assert.deepEqual([cleared.clearedGrant, cleared.queueHead], [4, bob.identity]);
-      const audit = expectOk(await cli(bob, 'audit'), 'audit').audit as { action: string; who: string; grant: number; outcome: string; detail?: string }[];
-      assert.deepEqual(audit.at(-1), { ...audit.at(-1), action: 'clear', who: OPERATOR, grant: 4, outcome: 'done', detail: `cleared ${alice.identity} (reclaimed 2 unused identifiers): alice went silent` });
+      const audit = expectOk(await cli(bob, 'audit'), 'audit').audit as {
+        action: string;
+        who: string;
+        grant: number;
+        outcome: string;
+        detail?: string;
+      }[];
+      assert.deepEqual(audit.at(-1), {
+        ...audit.at(-1),
+        action: 'clear',
+        who: OPERATOR,
+        grant: 4,
+        outcome: 'done',
+        detail: `cleared ${alice.identity} (reclaimed 2 unused identifiers): alice went silent`,
+      });
 
       const alicesView = await status(alice);
       assert.deepEqual([alicesView.state, alicesView.staleGrant], ['stale', 4], 'the cleared clone knows it no longer holds');
@@ -164,11 +205,11 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       assert.deepEqual([bobs.holder, bobs.ranges, bobs.turn.identity], [null, [], bob.identity]);
     });
 
-    it('a takeover: the silent holder\'s heartbeat fails (lease lost) and never revives it, its release too; the grant counter survived the clear', async () => {
+    it("a takeover: the silent holder's heartbeat fails (lease lost) and never revives it, its release too; the grant counter survived the clear", async () => {
       assert.equal(expectOk(await cli(carol, 'petition'), 'petition').position, 2);
       const bobs = await team.lapsingGrant(bob.dir, LAPSE_MS);
       assert.equal(bobs.grant, 5, 'the grant after a clear is the cleared one + 1');
-      await untilState(carol, 'holder-silent', 'HOLDER SILENT (bob\'s lapsing lease)');
+      await untilState(carol, 'holder-silent', "HOLDER SILENT (bob's lapsing lease)");
       const taken = expectOk(await cli(carol, 'acquire'), 'takeover by the head');
       assert.equal(taken.grant, 6);
 
@@ -179,7 +220,7 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       expectError(await cli(bob, 'heartbeat'), 1, 'lease-lost');
       expectError(await cli(bob, 'release'), 1, 'lease-lost');
       assert.equal((await status(bob)).state, 'stale', 'a failed heartbeat revives nothing');
-      expectOk(await cli(carol, 'heartbeat'), 'the live holder\'s heartbeat');
+      expectOk(await cli(carol, 'heartbeat'), "the live holder's heartbeat");
       assert.equal((await status(carol)).state, 'held-by-me');
       const audit = expectOk(await cli(carol, 'audit'), 'audit').audit as { action: string; who: string; grant: number; detail?: string }[];
       const line = audit.filter(l => l.action === 'acquire').at(-1)!;

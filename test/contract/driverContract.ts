@@ -55,7 +55,9 @@ export interface ContractClock {
 export const realClock: ContractClock = {
   manual: false,
   now: () => Date.now(),
-  passBeyond: async t => { await waitFor(() => Date.now() > t, { timeoutMs: 10_000, description: 'the clock passed the expiry' }); },
+  passBeyond: async t => {
+    await waitFor(() => Date.now() > t, { timeoutMs: 10_000, description: 'the clock passed the expiry' });
+  },
 };
 
 /** A clock that moves only when the suite asks it to: no real time passes. */
@@ -64,7 +66,9 @@ export function manualClock(start = Date.UTC(2030, 0, 1)): ContractClock {
   return {
     manual: true,
     now: () => now,
-    passBeyond: async t => { now = Math.max(now, t + 1); },
+    passBeyond: async t => {
+      now = Math.max(now, t + 1);
+    },
   };
 }
 
@@ -74,8 +78,12 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
     this.timeout(30_000);
     let driver: Driver;
 
-    beforeEach(async () => { driver = await open(); });
-    afterEach(async () => { await driver?.close(); });
+    beforeEach(async () => {
+      driver = await open();
+    });
+    afterEach(async () => {
+      await driver?.close();
+    });
 
     describe('identity', () => {
       it('has a known name and says whether it is distributed', () => {
@@ -131,12 +139,15 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
           assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false }, 'a moment before expiry');
         }
         await clock.passBeyond(start + SHORT_TTL_MS);
-        const second = await waitFor(async () => {
-          const now = clock.now();
-          const claim = await driver.claim(key, randomOwner(), LIVE_TTL_MS, now);
-          if (!claim.claimed) return undefined;
-          return { claim, now };
-        }, { timeoutMs: 10_000, description: 'takeover after expiry' });
+        const second = await waitFor(
+          async () => {
+            const now = clock.now();
+            const claim = await driver.claim(key, randomOwner(), LIVE_TTL_MS, now);
+            if (!claim.claimed) return undefined;
+            return { claim, now };
+          },
+          { timeoutMs: 10_000, description: 'takeover after expiry' },
+        );
         assert.ok(second.now >= start + SHORT_TTL_MS, `taken over ${second.now - start} ms after a ${SHORT_TTL_MS} ms lease`);
         assert.ok(second.claim.claimed && second.claim.fencingToken > first.fencingToken);
       });
@@ -158,7 +169,7 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
     });
 
     describe('plain leases: extend', () => {
-      it('extends the owner\'s live lease, and nobody else\'s', async () => {
+      it("extends the owner's live lease, and nobody else's", async () => {
         const key = randomKey();
         const owner = randomOwner();
         assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
@@ -173,7 +184,11 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
         const start = clock.now();
         const firstTtl = firstTtlMs(clock);
         assert.ok((await driver.claim(key, owner, firstTtl, start)).claimed);
-        assert.equal(await driver.extend(key, owner, LIVE_TTL_MS, clock.now()), true, `the extend landed within the first ${firstTtl} ms lease`);
+        assert.equal(
+          await driver.extend(key, owner, LIVE_TTL_MS, clock.now()),
+          true,
+          `the extend landed within the first ${firstTtl} ms lease`,
+        );
         // Past the original expiry, the lease is still held.
         await clock.passBeyond(start + firstTtl + 100);
         assert.deepEqual(await driver.claim(key, randomOwner(), LIVE_TTL_MS, clock.now()), { claimed: false });
@@ -191,7 +206,7 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
     });
 
     describe('plain leases: release', () => {
-      it('releases the owner\'s live lease once; the key is free again', async () => {
+      it("releases the owner's live lease once; the key is free again", async () => {
         const key = randomKey();
         const owner = randomOwner();
         assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
@@ -205,7 +220,7 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
         assert.equal(await driver.release(randomKey(), randomOwner(), clock.now()), 'absent');
       });
 
-      it('refuses another owner\'s release of a live lease and leaves it intact', async () => {
+      it("refuses another owner's release of a live lease and leaves it intact", async () => {
         const key = randomKey();
         const owner = randomOwner();
         assert.ok((await driver.claim(key, owner, LIVE_TTL_MS, clock.now())).claimed);
@@ -320,7 +335,13 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
             if ((await driver.compareAndSwap(key, current.revision, { n: n + 1 }, meta)).ok) return;
           }
         };
-        await Promise.all(Array.from({ length: 6 }, () => (async () => { for (let i = 0; i < 5; i++) await increment(); })()));
+        await Promise.all(
+          Array.from({ length: 6 }, () =>
+            (async () => {
+              for (let i = 0; i < 5; i++) await increment();
+            })(),
+          ),
+        );
         assert.deepEqual((await driver.read(key))?.value, { n: 30 });
       });
 
@@ -339,7 +360,9 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
         }
         const key = randomKey();
         let calls = 0;
-        const watcher = driver.watch!(key, () => { calls++; });
+        const watcher = driver.watch!(key, () => {
+          calls++;
+        });
         try {
           assert.ok((await driver.compareAndSwap(key, null, { n: 1 }, meta)).ok);
           await waitFor(() => calls > 0, { timeoutMs: 5_000, description: 'watcher called' });

@@ -25,21 +25,32 @@ export interface HandleTime {
 /** Real time: passing it means waiting for it, with a deadline. */
 export const realHandleTime: HandleTime = {
   clock: systemClock,
-  passBeyond: async t => { await waitFor(() => Date.now() > t, { timeoutMs: 10_000, description: 'the clock to pass the instant' }); },
+  passBeyond: async t => {
+    await waitFor(() => Date.now() > t, { timeoutMs: 10_000, description: 'the clock to pass the instant' });
+  },
 };
 
 /** A manual clock: time moves (and the handles' expiry timers fire) only when the suite says so. */
 export function manualHandleTime(): HandleTime {
   const clock = new ManualClock(Date.UTC(2030, 0, 1));
-  return { clock, passBeyond: async t => { clock.advance(Math.max(0, t + 1 - clock.now())); } };
+  return {
+    clock,
+    passBeyond: async t => {
+      clock.advance(Math.max(0, t + 1 - clock.now()));
+    },
+  };
 }
 
 export function describeHandleContract(label: string, open: () => Promise<Driver>, time: HandleTime = realHandleTime): void {
   describe(`handle contract: ${label}`, function () {
     this.timeout(30_000);
     let driver: Driver;
-    beforeEach(async () => { driver = await open(); });
-    afterEach(async () => { await driver.close(); });
+    beforeEach(async () => {
+      driver = await open();
+    });
+    afterEach(async () => {
+      await driver.close();
+    });
     const managers = () => [0, 1].map(() => createLockManager({ driverInstance: driver, env: {}, clock: time.clock }));
     const name = () => `contract:${randomBytes(8).toString('hex')}`;
 

@@ -84,7 +84,9 @@ export function scaledSeconds(seconds: number): number {
 
 if (require.main === module) {
   const c = calibrate();
-  process.stderr.write(`calibration: CPU workload ${c.cpuMs.toFixed(0)} ms (reference ${REFERENCE_CPU_MS}), git spawn ${c.spawnMs.toFixed(0)} ms ` +
-    `(reference ${REFERENCE_SPAWN_MS}): deadlines × ${c.factor}\n`);
+  process.stderr.write(
+    `calibration: CPU workload ${c.cpuMs.toFixed(0)} ms (reference ${REFERENCE_CPU_MS}), git spawn ${c.spawnMs.toFixed(0)} ms ` +
+      `(reference ${REFERENCE_SPAWN_MS}): deadlines × ${c.factor}\n`,
+  );
   process.stdout.write(`${c.factor}\n`);
 }

@@ -40,7 +40,8 @@ export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LOCKSTEP_')) env[k] = v;
   const gitTimeout = scaledSeconds(DEFAULT_COMMAND_TIMEOUT_MS / 1000);
-  if (gitTimeout > DEFAULT_COMMAND_TIMEOUT_MS / 1000) env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(Math.min(gitTimeout, MAX_GIT_TIMEOUT_SECONDS));
+  if (gitTimeout > DEFAULT_COMMAND_TIMEOUT_MS / 1000)
+    env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(Math.min(gitTimeout, MAX_GIT_TIMEOUT_SECONDS));
   return { ...env, ...extra };
 }
 
@@ -52,7 +53,9 @@ export function fileDriverEnv(store: string, prefix: string): Record<string, str
 /** Starts `node -r tsx/cjs <script> ...args` from the repository root. */
 export function spawnTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, [...TSX_NODE_ARGS, path.resolve(REPO_ROOT, script), ...args], {
-    cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 
@@ -61,14 +64,24 @@ export function finished(child: ChildProcess, timeoutMs = 60_000): Promise<Finis
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`child ${child.pid} did not exit within ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`));
     }, timeoutMs);
-    child.on('error', error => { clearTimeout(timer); reject(error); });
-    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }); });
+    child.on('error', error => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
   });
 }
 
@@ -82,17 +95,32 @@ export function firstJsonLine<T>(child: ChildProcess, timeoutMs = 30_000): Promi
   return new Promise((resolve, reject) => {
     let buffer = '';
     let stderr = '';
-    const timer = setTimeout(() => { cleanup(); reject(new Error(`no JSON line from child ${child.pid} within ${timeoutMs} ms; stderr: ${stderr}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`no JSON line from child ${child.pid} within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString('utf8');
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
-        try { const value = JSON.parse(line) as T; cleanup(); resolve(value); return; } catch { /* not JSON: keep reading */ }
+        try {
+          const value = JSON.parse(line) as T;
+          cleanup();
+          resolve(value);
+          return;
+        } catch {
+          /* not JSON: keep reading */
+        }
       }
     };
-    const onErr = (chunk: Buffer) => { stderr += chunk.toString('utf8'); };
-    const onExit = (code: number | null) => { cleanup(); reject(new Error(`child exited (${code}) before printing JSON; stderr: ${stderr}`)); };
+    const onErr = (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`child exited (${code}) before printing JSON; stderr: ${stderr}`));
+    };
     const cleanup = () => {
       clearTimeout(timer);
       child.stdout?.off('data', onData);
@@ -108,7 +136,10 @@ export function firstJsonLine<T>(child: ChildProcess, timeoutMs = 30_000): Promi
 /** SIGKILLs a child and resolves once it is gone. */
 export function killHard(child: ChildProcess): Promise<void> {
   return new Promise(resolve => {
-    if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });

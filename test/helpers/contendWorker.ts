@@ -38,9 +38,13 @@ export interface ContendResult {
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      name: { type: 'string' }, iterations: { type: 'string', default: '25' },
-      ttl: { type: 'string', default: '30' }, wait: { type: 'string', default: '60' },
-      shared: { type: 'string' }, out: { type: 'string' }, gate: { type: 'string' },
+      name: { type: 'string' },
+      iterations: { type: 'string', default: '25' },
+      ttl: { type: 'string', default: '30' },
+      wait: { type: 'string', default: '60' },
+      shared: { type: 'string' },
+      out: { type: 'string' },
+      gate: { type: 'string' },
       // Extra turns of the event loop inside the critical section, to widen any overlap window.
       'hold-turns': { type: 'string', default: '3' },
       // Time between a release and the next acquire (a client doing other work), so that waiting
@@ -56,7 +60,14 @@ async function main(): Promise<number> {
   const betweenMs = Number(values['between-ms']);
 
   const result: ContendResult = {
-    pid: process.pid, driver: process.env.LOCKSTEP_DRIVER, acquisitions: 0, busy: 0, violations: 0, releasedFalse: 0, errors: [], entries: [],
+    pid: process.pid,
+    driver: process.env.LOCKSTEP_DRIVER,
+    acquisitions: 0,
+    busy: 0,
+    violations: 0,
+    releasedFalse: 0,
+    errors: [],
+    entries: [],
   };
   const manager = createLockManager();
   if (values.gate) await passGate(values.gate);
@@ -64,7 +75,10 @@ async function main(): Promise<number> {
     for (let i = 0; i < iterations; i++) {
       try {
         const handle = await manager.acquire(values.name, { ttl, wait });
-        if (!handle.acquired) { result.busy++; continue; }
+        if (!handle.acquired) {
+          result.busy++;
+          continue;
+        }
         result.acquisitions++;
         const { seq, violation } = await insideCriticalSection(values.shared, holdTurns);
         if (violation) result.violations++;
@@ -89,8 +103,12 @@ async function passGate(gate: string): Promise<void> {
   while (!fs.existsSync(gate)) await new Promise(resolve => setTimeout(resolve, 10));
 }
 
-
-main().then(code => { process.exitCode = code; }, error => {
-  process.stderr.write(`contendWorker: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exitCode = 2;
-});
+main().then(
+  code => {
+    process.exitCode = code;
+  },
+  error => {
+    process.stderr.write(`contendWorker: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 2;
+  },
+);

@@ -27,7 +27,10 @@ async function main(): Promise<void> {
       else {
         const current = await driver.read(op.key);
         const n = (current?.value as { n?: number } | undefined)?.n ?? 0;
-        results.push({ ...(await driver.compareAndSwap(op.key, current?.revision ?? null, { n: n + 1 }, { summary: 'increment' })), n: n + 1 });
+        results.push({
+          ...(await driver.compareAndSwap(op.key, current?.revision ?? null, { n: n + 1 }, { summary: 'increment' })),
+          n: n + 1,
+        });
       }
     }
   } finally {

@@ -4,7 +4,10 @@ import type { Driver } from '../../src/core/stores/store';
  * A Driver that delegates to `inner` except for the methods in `overrides` — for injecting a
  * failure (e.g. a release that throws) into otherwise real behaviour.
  */
-export function wrapDriver(inner: Driver, overrides: Partial<Pick<Driver, 'claim' | 'extend' | 'release' | 'read' | 'compareAndSwap' | 'close'>>): Driver {
+export function wrapDriver(
+  inner: Driver,
+  overrides: Partial<Pick<Driver, 'claim' | 'extend' | 'release' | 'read' | 'compareAndSwap' | 'close'>>,
+): Driver {
   return {
     name: inner.name,
     distributed: inner.distributed,
@@ -25,8 +28,12 @@ export interface DriverCall {
 
 export function recordingDriver(inner: Driver): { driver: Driver; calls: DriverCall[] } {
   const calls: DriverCall[] = [];
-  const record = <A extends unknown[], R>(method: string, fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => { calls.push({ method, args }); return fn(...args); };
+  const record =
+    <A extends unknown[], R>(method: string, fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      calls.push({ method, args });
+      return fn(...args);
+    };
   return {
     calls,
     driver: wrapDriver(inner, {

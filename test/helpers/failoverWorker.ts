@@ -30,8 +30,13 @@ export interface FailoverResult {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      name: { type: 'string' }, shared: { type: 'string' }, out: { type: 'string' }, gate: { type: 'string' }, stop: { type: 'string' },
-      ttl: { type: 'string', default: '30' }, wait: { type: 'string', default: '5' },
+      name: { type: 'string' },
+      shared: { type: 'string' },
+      out: { type: 'string' },
+      gate: { type: 'string' },
+      stop: { type: 'string' },
+      ttl: { type: 'string', default: '30' },
+      wait: { type: 'string', default: '5' },
     },
   });
   if (!values.name || !values.shared || !values.out || !values.gate || !values.stop) {
@@ -45,19 +50,28 @@ async function main(): Promise<void> {
     while (!fs.existsSync(values.stop)) {
       try {
         const handle = await manager.acquire(values.name, { ttl: Number(values.ttl), wait: Number(values.wait) });
-        if (!handle.acquired) { result.busy++; continue; }
+        if (!handle.acquired) {
+          result.busy++;
+          continue;
+        }
         const at = Date.now();
         const { seq, violation } = await insideCriticalSection(values.shared, 3);
         if (violation) result.violations++;
         let release: 'released' | 'gone' | 'failed' = 'failed';
         try {
-          release = await handle.release() ? 'released' : 'gone';
+          release = (await handle.release()) ? 'released' : 'gone';
         } finally {
           result.entries.push({ seq, fencingToken: handle.fencingToken!, at, release });
         }
       } catch (error) {
         const e = error as Error & { code?: unknown; reason?: unknown };
-        result.errors.push({ at: Date.now(), name: e.name, code: e.code === undefined ? undefined : String(e.code), reason: e.reason === undefined ? undefined : String(e.reason), message: e.message });
+        result.errors.push({
+          at: Date.now(),
+          name: e.name,
+          code: e.code === undefined ? undefined : String(e.code),
+          reason: e.reason === undefined ? undefined : String(e.reason),
+          message: e.message,
+        });
         // An application backs off a little before trying again.
         await turn(25);
       }

@@ -140,18 +140,28 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
       try {
         const token = (JSON.parse(fs.readFileSync(path.join(lockstepDir, 'session.json'), 'utf8')) as { token?: string }).token;
         if (token) secrets.add(token);
-      } catch { /* no session */ }
+      } catch {
+        /* no session */
+      }
       try {
         const pending = (JSON.parse(fs.readFileSync(path.join(lockstepDir, 'pending.json'), 'utf8')) as { token?: string }).token;
         if (pending) secrets.add(pending);
-      } catch { /* no acquire pending */ }
+      } catch {
+        /* no acquire pending */
+      }
       try {
         for (const m of fs.readFileSync(path.join(lockstepDir, 'push.config'), 'utf8').matchAll(PROOF_LINE)) secrets.add(m[1]);
-      } catch { /* no proof */ }
+      } catch {
+        /* no proof */
+      }
     }
   };
   const run = async (file: string, argv: readonly string[], cwd: string, opts: RunOptions = {}): Promise<CliResult> => {
-    const child = spawn(file, argv, { cwd, env: { ...env, ...opts.env }, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, argv, {
+      cwd,
+      env: { ...env, ...opts.env },
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     child.stdin?.end(opts.input);
     const done = await finished(child, opts.timeoutMs ?? 60_000);
     if (!opts.printsSecrets) outputs.push(done.stdout, done.stderr);
@@ -201,7 +211,13 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
   await gitOk(seed, 'push', '--quiet', '-u', 'origin', 'main');
   const operators = options.operators ?? ['ops@example.com'];
   for (const args of options.beforeInit ?? []) await lockstepOk(seed, args);
-  const init = await lockstepOk(seed, ['init', '--server-guard', ...(options.driver ? ['--driver', options.driver] : []), ...operators.flatMap(o => ['--operator', o]), ...(options.initArgs ?? [])]);
+  const init = await lockstepOk(seed, [
+    'init',
+    '--server-guard',
+    ...(options.driver ? ['--driver', options.driver] : []),
+    ...operators.flatMap(o => ['--operator', o]),
+    ...(options.initArgs ?? []),
+  ]);
   assert.equal(init.settings.serverGuard, true);
   if (!options.initArgs) assert.deepEqual(init.settings.protectedBranches, ['main']);
   if (options.settings) {
@@ -227,7 +243,13 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
 
   let counter = 0;
   return {
-    root, remote, remoteUrl, store, cli, members, env,
+    root,
+    remote,
+    remoteUrl,
+    store,
+    cli,
+    members,
+    env,
     container: init.container as string,
     outputs,
     member(name) {
@@ -235,7 +257,10 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
       if (!found) throw new Error(`no member ${name}`);
       return found;
     },
-    lockstep, lapsingGrant, git, gitOk,
+    lockstep,
+    lapsingGrant,
+    git,
+    gitOk,
     async pushOptions(who) {
       const result = await git(who.dir, ['config', '--get-all', 'push.pushOption'], { printsSecrets: true });
       return result.stdout.split('\n').filter(Boolean);
@@ -248,7 +273,11 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
     },
     remoteSha(branch = 'main') {
       try {
-        return execFileSync('git', ['-C', remote, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+        return execFileSync('git', ['-C', remote, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+          encoding: 'utf8',
+          env,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim();
       } catch {
         return '';
       }
@@ -262,7 +291,8 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
       assert.ok(secrets.size > 0, 'the test saw at least one owner token or proof');
       for (const secret of secrets) {
         assert.match(secret, /^[0-9a-f]{64}$/);
-        for (const [i, text] of outputs.entries()) assert.ok(!text.includes(secret), `output #${i} contains an owner token or proof:\n${text.slice(0, 400)}`);
+        for (const [i, text] of outputs.entries())
+          assert.ok(!text.includes(secret), `output #${i} contains an owner token or proof:\n${text.slice(0, 400)}`);
         for (const [i, text] of texts.entries()) assert.ok(!text.includes(secret), `text #${i} contains an owner token or proof`);
       }
     },

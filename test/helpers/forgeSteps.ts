@@ -58,14 +58,25 @@ export function gitlabVerifyStep(file: string, job: string): ForgeStep {
   const jobBlock = blockUnder(lines, `${job}:`);
   if (!jobBlock) throw new Error(`no job ${job} in ${file}`);
   const script = blockUnder(lines, 'script:', jobBlock.start, jobBlock.end);
-  const run = lines.slice(script?.start ?? 0, script?.end ?? 0).map(l => l.trim()).find(l => l.startsWith('- lockstep verify '));
+  const run = lines
+    .slice(script?.start ?? 0, script?.end ?? 0)
+    .map(l => l.trim())
+    .find(l => l.startsWith('- lockstep verify '));
   if (run === undefined) throw new Error(`no lockstep verify line in ${job}`);
   return { run: run.slice(2), env: mapping(lines, blockUnder(lines, 'variables:', jobBlock.start, jobBlock.end)) };
 }
 
 /** Every command line of a forge file that runs lockstep (to check that the tests ran all of them). */
 export function lockstepLines(file: string): string[] {
-  return fs.readFileSync(path.join(REPO_ROOT, file), 'utf8').split('\n').map(l => l.trim().replace(/^- /, '').replace(/^run: /, ''))
+  return fs
+    .readFileSync(path.join(REPO_ROOT, file), 'utf8')
+    .split('\n')
+    .map(l =>
+      l
+        .trim()
+        .replace(/^- /, '')
+        .replace(/^run: /, ''),
+    )
     .filter(l => l.startsWith('lockstep '));
 }
 
@@ -73,10 +84,16 @@ export function lockstepLines(file: string): string[] {
 export function resolveEnv(step: ForgeStep, context: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, expression] of Object.entries(step.env)) {
-    if (!expression.startsWith('$')) { out[name] = expression; continue; } // a literal
+    if (!expression.startsWith('$')) {
+      out[name] = expression;
+      continue;
+    } // a literal
     const github = /^\$\{\{\s*(.+?)\s*\}\}$/.exec(expression);
     const key = github ? github[1] : expression.slice(1);
-    if (key.startsWith('secrets.')) { out[name] = context[key] ?? ''; continue; }
+    if (key.startsWith('secrets.')) {
+      out[name] = context[key] ?? '';
+      continue;
+    }
     if (!(key in context)) throw new Error(`the test gives no value for ${key}`);
     out[name] = context[key];
   }

@@ -29,28 +29,41 @@ class DaemonExited extends Error {}
 
 async function startOnFreePort(base: string): Promise<GitDaemon> {
   const port = await freePort();
-  const child = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', '--listen=127.0.0.1', `--port=${port}`,
-    `--base-path=${base}`, base], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: false,
-  });
+  const child = spawn(
+    'git',
+    ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', '--listen=127.0.0.1', `--port=${port}`, `--base-path=${base}`, base],
+    {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: base, GIT_CONFIG_NOSYSTEM: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: false,
+    },
+  );
   let stderr = '';
-  child.stderr?.on('data', chunk => { stderr += String(chunk); });
+  child.stderr?.on('data', chunk => {
+    stderr += String(chunk);
+  });
   const url = `git://127.0.0.1:${port}`;
   try {
-    await waitFor(() => {
-      if (child.exitCode !== null) throw new DaemonExited(`git daemon exited ${child.exitCode}: ${stderr}`);
-      try {
-        execFileSync('git', ['ls-remote', `${url}/remote.git`], { stdio: 'ignore', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
-        return true;
-      } catch {
-        return false;
-      }
-    }, { timeoutMs: 15_000, intervalMs: 50, description: 'git daemon answering' });
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new DaemonExited(`git daemon exited ${child.exitCode}: ${stderr}`);
+        try {
+          execFileSync('git', ['ls-remote', `${url}/remote.git`], { stdio: 'ignore', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs: 15_000, intervalMs: 50, description: 'git daemon answering' },
+    );
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
   }
-  return { url, stop: () => { child.kill('SIGTERM'); } };
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGTERM');
+    },
+  };
 }

@@ -38,8 +38,13 @@ export interface LeaseResult {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      mode: { type: 'string' }, clone: { type: 'string' }, key: { type: 'string' }, id: { type: 'string' },
-      rounds: { type: 'string', default: '3' }, shared: { type: 'string' }, prefix: { type: 'string', default: 'lockstep-test' },
+      mode: { type: 'string' },
+      clone: { type: 'string' },
+      key: { type: 'string' },
+      id: { type: 'string' },
+      rounds: { type: 'string', default: '3' },
+      shared: { type: 'string' },
+      prefix: { type: 'string', default: 'lockstep-test' },
     },
   });
   const { mode, clone, key, id } = values;

@@ -41,7 +41,11 @@ export interface GitFixture {
    * `lockstep --cwd DIR --json ARGS…` in a new process (`json: false` for human output). `env`
    * changes the clone's LOCKSTEP_* variables for this one command (undefined removes one).
    */
-  cli(who: TeamMember, args: readonly string[], options?: { json?: boolean; timeoutMs?: number; env?: Record<string, string | undefined> }): Promise<CliResult>;
+  cli(
+    who: TeamMember,
+    args: readonly string[],
+    options?: { json?: boolean; timeoutMs?: number; env?: Record<string, string | undefined> },
+  ): Promise<CliResult>;
   /** `lockstep --cwd DIR ARGS…` started and handed over as it runs (stdout and stderr pipes), for tests of its streams. */
   spawnCli(who: TeamMember, args: readonly string[]): ChildProcessByStdio<null, Readable, Readable>;
   /** git in a clone, synchronously. */
@@ -109,11 +113,22 @@ export function cliPath(): Promise<string> {
     if (fromEnv) return path.resolve(REPO_ROOT, fromEnv);
     const esbuild = await import('esbuild');
     const dir = path.join(REPO_ROOT, 'node_modules', '.cache', 'lockstep-integration', `cli-${process.pid}`);
-    const bundle = (entry: string, outfile: string) => esbuild.build({
-      entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(dir, outfile), bundle: true, platform: 'node', format: 'cjs',
-      target: 'node20', logLevel: 'warning', external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
-    });
-    await Promise.all([bundle('src/cli/main.ts', 'cli-main.js'), bundle('src/cli/guardMain.ts', 'guard-main.js'), bundle('src/cli/holderMain.ts', 'holder-main.js')]);
+    const bundle = (entry: string, outfile: string) =>
+      esbuild.build({
+        entryPoints: [path.join(REPO_ROOT, entry)],
+        outfile: path.join(dir, outfile),
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        logLevel: 'warning',
+        external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
+      });
+    await Promise.all([
+      bundle('src/cli/main.ts', 'cli-main.js'),
+      bundle('src/cli/guardMain.ts', 'guard-main.js'),
+      bundle('src/cli/holderMain.ts', 'holder-main.js'),
+    ]);
     const launcher = path.join(dir, 'cli.js');
     fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/launcher.cjs'), launcher);
     process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
@@ -124,7 +139,8 @@ export function cliPath(): Promise<string> {
 
 function gitEnv(home: string): NodeJS.ProcessEnv {
   const env = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
-  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_EMAIL']) delete env[name];
+  for (const name of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_EMAIL'])
+    delete env[name];
   return env;
 }
 
@@ -157,7 +173,13 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
 
   const outputs: string[] = [];
   const tokensSeen = new Set<string>();
-  const run = async (dir: string, args: readonly string[], json: boolean, timeoutMs: number, extraEnv: Record<string, string | undefined> = {}): Promise<CliResult> => {
+  const run = async (
+    dir: string,
+    args: readonly string[],
+    json: boolean,
+    timeoutMs: number,
+    extraEnv: Record<string, string | undefined> = {},
+  ): Promise<CliResult> => {
     const argv = [cli, '--cwd', dir, ...(json ? ['--json'] : []), ...args];
     const env = { ...cliEnv, ...extraEnv };
     for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
@@ -176,11 +198,16 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     const done = await run(seed, args, true, 30_000);
     assert.equal(done.code, 0, `lockstep ${args.join(' ')} failed: ${done.stdout} ${done.stderr}`);
   }
-  const init = await run(seed, ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...(options.initArgs ?? [])], true, 30_000);
+  const init = await run(
+    seed,
+    ['init', ...options.operators.flatMap(o => ['--operator', identityOf(o)]), ...(options.initArgs ?? [])],
+    true,
+    30_000,
+  );
   assert.equal(init.code, 0, `lockstep init failed: ${init.stdout} ${init.stderr}`);
   const file = path.join(seed, '.lockstep.json');
   const written = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(written.protectedBranches, ['main'], 'init protects the remote\'s default branch');
+  assert.deepEqual(written.protectedBranches, ['main'], "init protects the remote's default branch");
   if (options.settings) fs.writeFileSync(file, `${JSON.stringify({ ...written, ...options.settings }, null, 2)}\n`);
   git(seed, 'add', '.lockstep.json');
   git(seed, 'commit', '--quiet', '-m', 'lockstep container');
@@ -205,11 +232,18 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       text = fs.readFileSync(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new Error(`${path.basename(file)} exists but cannot be read (${(error as NodeJS.ErrnoException).code}): not the same as removed`);
+      throw new Error(
+        `${path.basename(file)} exists but cannot be read (${(error as NodeJS.ErrnoException).code}): not the same as removed`,
+      );
     }
     let token: unknown;
-    try { token = (JSON.parse(text) as { token?: unknown }).token; } catch { token = undefined; }
-    if (typeof token !== 'string') throw new Error(`${path.basename(file)} exists but holds no token (${text.length} bytes): a torn or foreign file, not a removed one`);
+    try {
+      token = (JSON.parse(text) as { token?: unknown }).token;
+    } catch {
+      token = undefined;
+    }
+    if (typeof token !== 'string')
+      throw new Error(`${path.basename(file)} exists but holds no token (${text.length} bytes): a torn or foreign file, not a removed one`);
     return token;
   };
   const sessionToken = (who: TeamMember): string | undefined => tokenIn(sessionFile(who));
@@ -224,9 +258,14 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
   };
 
   return {
-    root, seed, remote, store, members,
+    root,
+    seed,
+    remote,
+    store,
+    members,
     container: written.container as string,
-    tokensSeen, outputs,
+    tokensSeen,
+    outputs,
     member(name) {
       const found = members.find(m => m.name === name);
       if (!found) throw new Error(`no member ${name}`);
@@ -237,10 +276,14 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       collectTokens();
       return result;
     },
-    spawnCli: (who, args) => spawn(process.execPath, [cli, '--cwd', who.dir, ...args], { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawnCli: (who, args) =>
+      spawn(process.execPath, [cli, '--cwd', who.dir, ...args], { cwd: root, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
     git: (who, ...args) => git(who.dir, ...args),
     async lapsingGrant(who, lapseMs = 2_000) {
-      const done = await finished(spawn(process.execPath, lapsingGrantArgv(who.dir, lapseMs), { cwd: REPO_ROOT, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+      const done = await finished(
+        spawn(process.execPath, lapsingGrantArgv(who.dir, lapseMs), { cwd: REPO_ROOT, env: cliEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+        60_000,
+      );
       collectTokens();
       assert.equal(done.code, 0, `the lapsing grant in ${who.name}'s clone failed: ${done.stdout}${done.stderr}`);
       return JSON.parse(done.stdout) as { grant: number; expiresAt: number; identity: string };
@@ -250,7 +293,9 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       collectTokens();
       assert.ok(tokensSeen.size > 0, 'the test saw at least one owner token');
       // Small records are published as a symbolic link's target (file driver): read what the link says.
-      const storeText = walk(store).files.map(f => fs.lstatSync(f).isSymbolicLink() ? fs.readlinkSync(f, 'latin1') : fs.readFileSync(f, 'latin1'));
+      const storeText = walk(store).files.map(f =>
+        fs.lstatSync(f).isSymbolicLink() ? fs.readlinkSync(f, 'latin1') : fs.readFileSync(f, 'latin1'),
+      );
       for (const token of tokensSeen) {
         assert.match(token, /^[0-9a-f]{64}$/);
         for (const [i, text] of outputs.entries()) assert.ok(!text.includes(token), `output #${i} contains an owner token`);

@@ -45,7 +45,10 @@ export async function startGitHttpServer(root: string, users: Readonly<Record<st
     let head = Buffer.alloc(0);
     let headersDone = false;
     cgi.stdout.on('data', (chunk: Buffer) => {
-      if (headersDone) { response.write(chunk); return; }
+      if (headersDone) {
+        response.write(chunk);
+        return;
+      }
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf('\r\n\r\n');
       if (end < 0) return;
@@ -72,7 +75,11 @@ export async function startGitHttpServer(root: string, users: Readonly<Record<st
   const { port } = server.address() as AddressInfo;
   return {
     urlFor: (user, repo) => `http://${encodeURIComponent(user)}:${encodeURIComponent(users[user] ?? '')}@127.0.0.1:${port}/${repo}`,
-    close: () => new Promise(resolve => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise(resolve => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

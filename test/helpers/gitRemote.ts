@@ -35,18 +35,30 @@ export function makeGitWorld(root: string, clones: number): GitWorld {
   return { remote, clones: dirs };
 }
 
-export function openGitDriver(clone: string, options: GitDriverOptions & { prefix?: string; remote?: string; timeoutMs?: number } = {}): GitDriver {
-  return createGitDriver({
-    gitDir: clone, gitRemote: options.remote ?? 'origin', prefix: options.prefix ?? 'lockstep-test',
-    gitTimeoutMs: options.timeoutMs ?? 30_000,
-  }, options);
+export function openGitDriver(
+  clone: string,
+  options: GitDriverOptions & { prefix?: string; remote?: string; timeoutMs?: number } = {},
+): GitDriver {
+  return createGitDriver(
+    {
+      gitDir: clone,
+      gitRemote: options.remote ?? 'origin',
+      prefix: options.prefix ?? 'lockstep-test',
+      gitTimeoutMs: options.timeoutMs ?? 30_000,
+    },
+    options,
+  );
 }
 
 /** Commits of a ref on the bare remote itself, newest first (independent of the driver). */
 export function remoteLog(remote: string, ref: string): { sha: string; subject: string }[] {
   return git(remote, 'log', '--format=%H%x09%s', ref, '--')
-    .split('\n').filter(line => line !== '')
-    .map(line => { const [sha, subject] = line.split('\t'); return { sha, subject }; });
+    .split('\n')
+    .filter(line => line !== '')
+    .map(line => {
+      const [sha, subject] = line.split('\t');
+      return { sha, subject };
+    });
 }
 
 function gitEnv(): NodeJS.ProcessEnv {

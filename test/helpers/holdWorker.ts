@@ -17,9 +17,14 @@ async function main(): Promise<void> {
   if (!values.name) throw new Error('holdWorker: --name is required');
   const manager = createLockManager();
   const handle = await manager.acquire(values.name, { ttl: Number(values.ttl), wait: Number(values.wait) });
-  process.stdout.write(`${JSON.stringify({
-    acquired: handle.acquired, fencingToken: handle.fencingToken, expiresAt: handle.expiresAt()?.getTime(), pid: process.pid,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      acquired: handle.acquired,
+      fencingToken: handle.fencingToken,
+      expiresAt: handle.expiresAt()?.getTime(),
+      pid: process.pid,
+    })}\n`,
+  );
   // Block (without busy-looping) until killed; never release.
   setInterval(() => undefined, 60_000);
 }

@@ -39,7 +39,12 @@ export interface LapsingGrant {
  * `lapseMs` (0 to 59 s) after it is written (0: a holder already silent), or as soon after as the page
  * allows (see above).
  */
-export async function grantLapsing(options: { cwd: string; env?: NodeJS.ProcessEnv; lapseMs?: number; identity?: string }): Promise<LapsingGrant> {
+export async function grantLapsing(options: {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  lapseMs?: number;
+  identity?: string;
+}): Promise<LapsingGrant> {
   const lapseMs = options.lapseMs ?? 2 * SECOND;
   if (!(lapseMs >= 0 && lapseMs < MIN_LEASE_TTL_MS)) throw new Error(`lapseMs must be 0 to ${MIN_LEASE_TTL_MS - 1}`);
   const env = { ...(options.env ?? process.env), ...(options.identity !== undefined ? { LOCKSTEP_IDENTITY: options.identity } : {}) };
@@ -57,7 +62,13 @@ export async function grantLapsing(options: { cwd: string; env?: NodeJS.ProcessE
 }
 
 /** The earliest time from `from` to `now` (in steps of 100 ms) at which the pure acquire grants `identity` the lock; `now` when none. */
-function earliestGrant(record: protocol.LockRecord, settings: protocol.ContainerSettings, identity: string, from: number, now: number): number {
+function earliestGrant(
+  record: protocol.LockRecord,
+  settings: protocol.ContainerSettings,
+  identity: string,
+  from: number,
+  now: number,
+): number {
   const request = { identity, tokenHash: '0'.repeat(64), proofHash: '0'.repeat(64), ttlMs: MIN_LEASE_TTL_MS };
   for (let at = from; at < now; at += 100) if (protocol.acquire(record, settings, request, at).ok) return at;
   return now;

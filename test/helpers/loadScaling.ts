@@ -13,7 +13,10 @@ function scaleTree(suite: Suite, factor: number): number {
   let n = 0;
   const scale = (r: Runnable | Suite) => {
     const t = r.timeout();
-    if (t > 0) { r.timeout(Math.ceil(t * factor)); n++; }
+    if (t > 0) {
+      r.timeout(Math.ceil(t * factor));
+      n++;
+    }
   };
   scale(suite);
   const internal = suite as unknown as { _beforeAll: Hook[]; _beforeEach: Hook[]; _afterEach: Hook[]; _afterAll: Hook[] };
@@ -32,6 +35,8 @@ export const mochaHooks = {
       return;
     }
     const scaled = scaleTree(root, factor);
-    console.log(`[load] slowdown factor ${factor} (run: ${exportedSlowdown() ?? 'not exported'}): ${scaled} timeouts and every test deadline scaled`);
+    console.log(
+      `[load] slowdown factor ${factor} (run: ${exportedSlowdown() ?? 'not exported'}): ${scaled} timeouts and every test deadline scaled`,
+    );
   },
 };

@@ -2,9 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { HOUR, MINUTE } from '../../src/core/clock';
 import { LockLeaseLostError, LockRefusedError, type RefusalReason } from '../../src/core/errors';
-import {
-  acquire, emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome,
-} from '../../src/core/lockRecord';
+import { acquire, emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../../src/core/lockRecord';
 import { parseRecord } from '../../src/core/recordCodec';
 
 /**
@@ -63,15 +61,27 @@ export function proofOf(identity: string, grant: number): HolderProof {
 }
 
 /** Acquires as `identity` with the token hash {@link proofOf} expects for the grant it gets. */
-export function acquireAs(record: LockRecord, identity: string, now: number, s: ContainerSettings = SETTINGS): { record: LockRecord; proof: HolderProof; expiresAt: number } {
+export function acquireAs(
+  record: LockRecord,
+  identity: string,
+  now: number,
+  s: ContainerSettings = SETTINGS,
+): { record: LockRecord; proof: HolderProof; expiresAt: number } {
   const grant = record.grant + 1;
   const proof = proofOf(identity, grant);
-  const { record: next, value } = ok(acquire(record, s, { identity, tokenHash: proof.tokenHash, proofHash: hex(`proof:${identity}:${grant}`) }, now));
+  const { record: next, value } = ok(
+    acquire(record, s, { identity, tokenHash: proof.tokenHash, proofHash: hex(`proof:${identity}:${grant}`) }, now),
+  );
   assert.equal(value.grant, grant);
   return { record: next, proof, expiresAt: value.expiresAt };
 }
 
-export function tryAcquire(record: LockRecord, identity: string, now: number, s: ContainerSettings = SETTINGS): Outcome<{ grant: number; expiresAt: number }> {
+export function tryAcquire(
+  record: LockRecord,
+  identity: string,
+  now: number,
+  s: ContainerSettings = SETTINGS,
+): Outcome<{ grant: number; expiresAt: number }> {
   const grant = record.grant + 1;
   return acquire(record, s, { identity, tokenHash: proofOf(identity, grant).tokenHash, proofHash: hex(`proof:${identity}:${grant}`) }, now);
 }

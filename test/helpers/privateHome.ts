@@ -21,5 +21,7 @@ for (const name of Object.keys(process.env)) {
 }
 
 export const mochaHooks = {
-  afterAll(): void { removeTempDir(home); },
+  afterAll(): void {
+    removeTempDir(home);
+  },
 };

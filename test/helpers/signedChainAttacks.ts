@@ -43,11 +43,19 @@ export interface AttackedStore {
 
 export function fileHand(recordDir: string): StoreHand {
   const newest = () => {
-    const numbers = fs.readdirSync(recordDir).filter(n => /^\d{16}\.json$/.test(n)).map(n => Number(n.slice(0, 16))).sort((a, b) => a - b);
+    const numbers = fs
+      .readdirSync(recordDir)
+      .filter(n => /^\d{16}\.json$/.test(n))
+      .map(n => Number(n.slice(0, 16)))
+      .sort((a, b) => a - b);
     const number = numbers[numbers.length - 1];
     const file = path.join(recordDir, `${String(number).padStart(16, '0')}.json`);
     let text: string;
-    try { text = fs.readlinkSync(file); } catch { text = fs.readFileSync(file, 'utf8'); }
+    try {
+      text = fs.readlinkSync(file);
+    } catch {
+      text = fs.readFileSync(file, 'utf8');
+    }
     const envelope = JSON.parse(unframeRevision(text) as string);
     return { number, lineage: envelope.l as string[], value: envelope.v };
   };
@@ -70,11 +78,19 @@ export function sqliteHand(database: string, key: string): StoreHand {
   const row = recordRowKey(key);
   const read = () => {
     const db = new Database(database);
-    try { return db.prepare(`SELECT record FROM ${TABLE} WHERE key_hash = ?`).get(row).record as string; } finally { db.close(); }
+    try {
+      return db.prepare(`SELECT record FROM ${TABLE} WHERE key_hash = ?`).get(row).record as string;
+    } finally {
+      db.close();
+    }
   };
   const write = (text: string) => {
     const db = new Database(database);
-    try { assert.equal(db.prepare(`UPDATE ${TABLE} SET record = ?, revision = revision + 1 WHERE key_hash = ?`).run(text, row).changes, 1); } finally { db.close(); }
+    try {
+      assert.equal(db.prepare(`UPDATE ${TABLE} SET record = ?, revision = revision + 1 WHERE key_hash = ?`).run(text, row).changes, 1);
+    } finally {
+      db.close();
+    }
   };
   return {
     top: async () => JSON.parse(read()),
@@ -88,195 +104,230 @@ export function sqliteHand(database: string, key: string): StoreHand {
 
 /** The attacks, against the store `store` gives (called in a mocha `before`). */
 export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (context: Mocha.Context) => Promise<AttackedStore>): void {
-describe(`signed lock history on the ${driver} driver (the store writable by every participant; remote by git daemon)`, function () {
-  this.timeout(300_000);
-  let team: FencingTeam;
-  let alice: TeamMember, bob: TeamMember, ops: TeamMember;
-  let keys: Record<string, string>;
-  let key: string;
-  let hand: StoreHand;
-  let attacked: AttackedStore | undefined;
-  let grantSeen = 0;
+  describe(`signed lock history on the ${driver} driver (the store writable by every participant; remote by git daemon)`, function () {
+    this.timeout(300_000);
+    let team: FencingTeam;
+    let alice: TeamMember, bob: TeamMember, ops: TeamMember;
+    let keys: Record<string, string>;
+    let key: string;
+    let hand: StoreHand;
+    let attacked: AttackedStore | undefined;
+    let grantSeen = 0;
 
-  const ok = (result: CliResult, what: string): any => {
-    assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
-    return result.json;
-  };
-  const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
-  const settings = () => ({ leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] });
+    const ok = (result: CliResult, what: string): any => {
+      assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+      return result.json;
+    };
+    const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
+    const settings = () => ({ leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] });
 
-  /** The page reads tampered in `who`'s clone, naming `step`; no holder is shown. */
-  async function tampered(who: TeamMember, step: string, why: RegExp, what: string): Promise<void> {
-    const read = await status(who);
-    assert.equal(read.code, 5, `${what}: exit 5 in ${who.name}'s clone\n${read.stdout}${read.stderr}`);
-    assert.equal(read.json.error.reason, 'tampered', `${what}: ${read.stdout}`);
-    assert.equal(read.json.error.revision, step, `${what}: names the step`);
-    assert.match(read.json.error.message, why, what);
-    assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
-  }
-
-  const top = () => hand.top();
-  const writeTop = (value: unknown) => hand.writeTop(value);
-  async function chain(): Promise<ChainEnvelope> {
-    const value = await top();
-    assert.ok(isChainEnvelope(value), 'the store holds a signed chain');
-    return value;
-  }
-  const lastRecord = (c: ChainEnvelope) => parseRecord(JSON.parse(c.steps[c.steps.length - 1].r), driver === 'sqlite' ? 'sql' : driver, team.container, settings());
-  /** A step on top of the chain, signed with `signer`'s key (null: unsigned). */
-  async function forgeStep(c: ChainEnvelope, record: protocol.LockRecord, signer: string | null): Promise<{ envelope: ChainEnvelope; step: string }> {
-    const r = encodeRecord(record);
-    const p = digestOf(c.steps[c.steps.length - 1].r);
-    const step: ChainStep = { p, r, s: signer === null ? '' : await signMessage(keys[signer], stepMessage(key, p, r)) };
-    return { envelope: { lockstepChain: 1, steps: [...c.steps, step] }, step: digestOf(r) };
-  }
-  async function opsAdopts(reason: string): Promise<void> {
-    ok(await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');
-    for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the adopted page`).holder, null);
-  }
-  async function lands(who: TeamMember, options: string[] = []): Promise<CliResult> {
-    await team.gitOk(who.dir, 'pull', '--quiet', '--no-rebase', 'origin', 'main');
-    await team.commit(who, `${who.name}-${randomBytes(3).toString('hex')}.txt`);
-    return team.git(who.dir, ['push', '--no-verify', ...options, 'origin', 'HEAD:main'], { printsSecrets: true });
-  }
-  const refusedAtDoor = (result: CliResult, why: RegExp, what: string) => {
-    assert.notEqual(result.code, 0, `${what}: refused\n${result.stderr}`);
-    assert.match(result.stderr, /pre-receive hook declined/, `${what}: ${result.stderr}`);
-    assert.match(result.stderr, why, `${what}: ${result.stderr}`);
-  };
-  /** `lockstep verify --push` as a forge's check runs it, in a fresh clone. */
-  async function verifyInCi(range: string, options: string[] = []): Promise<CliResult> {
-    const dir = path.join(team.root, `ci-${randomBytes(3).toString('hex')}`);
-    await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, dir);
-    return team.lockstep(dir, ['verify', '--push', range, '--branch', 'main', ...options]);
-  }
-
-  before(async function () {
-    attacked = await store(this);
-    team = await createFencingTeam({ members: ['alice', 'bob', 'ops'], operators: ['ops@example.com'], transport: 'daemon', serverHooks: false, clientHooks: false,
-      ...attacked.teamOptions });
-    [alice, bob, ops] = team.members;
-    const prefix = JSON.parse(fs.readFileSync(path.join(alice.dir, '.lockstep.json'), 'utf8')).prefix ?? 'lockstep';
-    key = keyDigest(prefix, `container:${team.container}`);
-    hand = attacked.hand(team, key);
-    const keyDir = path.join(team.root, 'keys');
-    fs.mkdirSync(keyDir);
-    keys = {};
-    const listed: string[] = [];
-    for (const who of [alice, bob, ops]) {
-      keys[who.name] = path.join(keyDir, who.name);
-      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', who.name, '-f', keys[who.name]]);
-      listed.push(`${who.identity} ${fs.readFileSync(`${keys[who.name]}.pub`, 'utf8').trim()}`);
-      await team.gitOk(who.dir, 'config', 'gpg.format', 'ssh');
-      await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
+    /** The page reads tampered in `who`'s clone, naming `step`; no holder is shown. */
+    async function tampered(who: TeamMember, step: string, why: RegExp, what: string): Promise<void> {
+      const read = await status(who);
+      assert.equal(read.code, 5, `${what}: exit 5 in ${who.name}'s clone\n${read.stdout}${read.stderr}`);
+      assert.equal(read.json.error.reason, 'tampered', `${what}: ${read.stdout}`);
+      assert.equal(read.json.error.revision, step, `${what}: names the step`);
+      assert.match(read.json.error.message, why, what);
+      assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
     }
-    fs.mkdirSync(path.join(ops.dir, '.lockstep'));
-    fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
-    const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
-    fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
-    await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
-    await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
-    await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
-    for (const who of [alice, bob]) await team.gitOk(who.dir, 'pull', '--quiet', 'origin', 'main');
-  });
-  after(async () => {
-    team?.dispose();
-    await attacked?.dispose?.();
-  });
 
-  it('turning signing on: the unsigned page reads tampered until an operator\'s signed adopt starts its chain', async () => {
-    const plain = await top();
-    assert.ok(!isChainEnvelope(plain));
-    await tampered(alice, digestOf(JSON.stringify(plain)), /no signed chain/, 'the page written before signing');
-    grantSeen = plain.grant;
-    await opsAdopts('signing turned on');
-    assert.equal((await chain()).steps.length, 1);
-    // The guard pins allowedSigners and the store (it reads the page with the pinned path).
-    ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'install the server guard');
-  });
-
-  it('control: alice\'s signed acquire reads fine everywhere, a fresh clone included, and she lands through the guard', async () => {
-    grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
-    assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
-    const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
-    await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
-    await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
-    assert.equal(ok(await status(fresh), 'a fresh clone proves the window').holder.identity, alice.identity);
-    assert.equal((await chain()).steps.length, 2);
-    const from = team.remoteSha();
-    ok(await lands(alice), 'alice lands under her grant');
-    const checked = await verifyInCi(`${from}..${team.remoteSha()}`);
-    assert.equal(checked.json.identities, 'proven', `${checked.stdout}${checked.stderr}`);
-  });
-
-  it('bob writes a record naming himself holder into the store: tampered in every clone, refused at the door, the check fails naming the step', async () => {
-    const c = await chain();
-    const record = lastRecord(c);
-    const now = Date.now();
-    const grant = record.grant + 1;
-    const proof = randomBytes(32).toString('hex');
-    const forged: protocol.LockRecord = { ...record, grant,
-      holder: { identity: bob.identity, grant, tokenHash: 'a'.repeat(64), proofHash: hashProof(proof), grantedAt: now, expiresAt: now + 3_600_000, ttlMs: 3_600_000 },
-      audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire', grant, outcome: 'done' }] };
-    // Unsigned, and signed by bob in alice's name (a legal release of hers): each read tampered, then taken back out.
-    const h = record.holder!;
-    const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, now, {});
-    assert.ok(released.ok && released.record);
-    for (const [what, forgery, why] of [
-      ['unsigned', await forgeStep(c, forged, null), /not signed/],
-      ['bob signs alice\'s release', await forgeStep(c, released.record, 'bob'), /gives bob@example\.com, but its audit line acts as alice@example\.com/],
-    ] as const) {
-      const undo = await writeTop(forgery.envelope);
-      await tampered(alice, forgery.step, why, what);
-      await undo();
+    const top = () => hand.top();
+    const writeTop = (value: unknown) => hand.writeTop(value);
+    async function chain(): Promise<ChainEnvelope> {
+      const value = await top();
+      assert.ok(isChainEnvelope(value), 'the store holds a signed chain');
+      return value;
     }
-    // Signed with bob's own key: no legal transition while alice holds the live lease.
-    const attack = await forgeStep(c, forged, 'bob');
-    await writeTop(attack.envelope);
-    await tampered(alice, attack.step, /not what acquire by bob@example\.com/, 'bob\'s signed acquire over alice\'s grant');
-    await tampered(bob, attack.step, /not what acquire by bob@example\.com/, 'in bob\'s own clone');
-    const before = team.remoteSha();
-    refusedAtDoor(await lands(bob, ['-o', `lockstep-grant=${grant}`, '-o', `lockstep-proof=${proof}`]),
-      new RegExp(`tampered: its history step ${attack.step.slice(0, 12)}`), 'bob\'s landing under his forged grant');
-    assert.equal(team.remoteSha(), before, 'main did not move');
-    const check = await verifyInCi(`${before}..${before}`);
-    assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
-    assert.equal(check.json.error.reason, 'tampered');
-    assert.equal(check.json.error.revision, attack.step);
-    grantSeen = grant;
-    await opsAdopts('bob wrote himself holder');
-  });
-
-  it('bob drops alice\'s acquire from the store and acquires on top: the guard and alice\'s clone saw it, refuse it and name his step', async () => {
-    const beforeAcquire = await top();
-    grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
-    const from = team.remoteSha();
-    ok(await lands(alice), 'alice lands (the guard proves the page and keeps its witness)');
-    // The forge's check on alice's push, keeping its witness between runs (as a CI cache would).
-    const witness = path.join(team.root, 'ci-cache', 'witness');
-    const seen = await verifyInCi(`${from}..${team.remoteSha()}`, ['--witness', witness]);
-    assert.equal(seen.json.identities, 'proven', `${seen.stdout}${seen.stderr}`);
-    assert.ok(fs.existsSync(witness), 'the check kept its witness');
-    // bob sets the store back to before alice's acquire (a revision he kept), forgets what his own clone saw, and acquires.
-    await writeTop(beforeAcquire);
-    for (const name of fs.readdirSync(path.join(bob.dir, '.git', 'lockstep'))) {
-      if (name.startsWith('verified-')) fs.unlinkSync(path.join(bob.dir, '.git', 'lockstep', name));
+    const lastRecord = (c: ChainEnvelope) =>
+      parseRecord(JSON.parse(c.steps[c.steps.length - 1].r), driver === 'sqlite' ? 'sql' : driver, team.container, settings());
+    /** A step on top of the chain, signed with `signer`'s key (null: unsigned). */
+    async function forgeStep(
+      c: ChainEnvelope,
+      record: protocol.LockRecord,
+      signer: string | null,
+    ): Promise<{ envelope: ChainEnvelope; step: string }> {
+      const r = encodeRecord(record);
+      const p = digestOf(c.steps[c.steps.length - 1].r);
+      const step: ChainStep = { p, r, s: signer === null ? '' : await signMessage(keys[signer], stepMessage(key, p, r)) };
+      return { envelope: { lockstepChain: 1, steps: [...c.steps, step] }, step: digestOf(r) };
     }
-    const mine = ok(await team.lockstep(bob.dir, ['acquire']), 'bob acquires on the page set back');
-    assert.equal(mine.grant, grantSeen, 'bob got alice\'s grant number again');
-    const c = await chain();
-    const step = digestOf(c.steps[c.steps.length - 1].r);
-    const before = team.remoteSha();
-    refusedAtDoor(await lands(bob), new RegExp(`${step.slice(0, 12)} is not proven — the page no longer holds the step this reader proved last \\(acquire by alice@example\\.com`), 'bob\'s landing');
-    assert.equal(team.remoteSha(), before, 'main did not move');
-    await tampered(alice, step, /set back past it/, 'alice\'s clone saw her acquire');
-    // The check that kept its witness saw alice's acquire too: it fails, naming bob's step.
-    const check = await verifyInCi(`${before}..${before}`, ['--witness', witness]);
-    assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
-    assert.equal(check.json.error.revision, step);
-    assert.match(check.json.error.message, /set back past it/);
-    // A check with no witness cannot tell (README "Threat model"): it proves bob's window afresh.
-    assert.notEqual((await verifyInCi(`${before}..${before}`)).code, 5);
+    async function opsAdopts(reason: string): Promise<void> {
+      ok(await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');
+      for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the adopted page`).holder, null);
+    }
+    async function lands(who: TeamMember, options: string[] = []): Promise<CliResult> {
+      await team.gitOk(who.dir, 'pull', '--quiet', '--no-rebase', 'origin', 'main');
+      await team.commit(who, `${who.name}-${randomBytes(3).toString('hex')}.txt`);
+      return team.git(who.dir, ['push', '--no-verify', ...options, 'origin', 'HEAD:main'], { printsSecrets: true });
+    }
+    const refusedAtDoor = (result: CliResult, why: RegExp, what: string) => {
+      assert.notEqual(result.code, 0, `${what}: refused\n${result.stderr}`);
+      assert.match(result.stderr, /pre-receive hook declined/, `${what}: ${result.stderr}`);
+      assert.match(result.stderr, why, `${what}: ${result.stderr}`);
+    };
+    /** `lockstep verify --push` as a forge's check runs it, in a fresh clone. */
+    async function verifyInCi(range: string, options: string[] = []): Promise<CliResult> {
+      const dir = path.join(team.root, `ci-${randomBytes(3).toString('hex')}`);
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, dir);
+      return team.lockstep(dir, ['verify', '--push', range, '--branch', 'main', ...options]);
+    }
+
+    before(async function () {
+      attacked = await store(this);
+      team = await createFencingTeam({
+        members: ['alice', 'bob', 'ops'],
+        operators: ['ops@example.com'],
+        transport: 'daemon',
+        serverHooks: false,
+        clientHooks: false,
+        ...attacked.teamOptions,
+      });
+      [alice, bob, ops] = team.members;
+      const prefix = JSON.parse(fs.readFileSync(path.join(alice.dir, '.lockstep.json'), 'utf8')).prefix ?? 'lockstep';
+      key = keyDigest(prefix, `container:${team.container}`);
+      hand = attacked.hand(team, key);
+      const keyDir = path.join(team.root, 'keys');
+      fs.mkdirSync(keyDir);
+      keys = {};
+      const listed: string[] = [];
+      for (const who of [alice, bob, ops]) {
+        keys[who.name] = path.join(keyDir, who.name);
+        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', who.name, '-f', keys[who.name]]);
+        listed.push(`${who.identity} ${fs.readFileSync(`${keys[who.name]}.pub`, 'utf8').trim()}`);
+        await team.gitOk(who.dir, 'config', 'gpg.format', 'ssh');
+        await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
+      }
+      fs.mkdirSync(path.join(ops.dir, '.lockstep'));
+      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
+      const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
+      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
+      await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
+      await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
+      await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
+      for (const who of [alice, bob]) await team.gitOk(who.dir, 'pull', '--quiet', 'origin', 'main');
+    });
+    after(async () => {
+      team?.dispose();
+      await attacked?.dispose?.();
+    });
+
+    it("turning signing on: the unsigned page reads tampered until an operator's signed adopt starts its chain", async () => {
+      const plain = await top();
+      assert.ok(!isChainEnvelope(plain));
+      await tampered(alice, digestOf(JSON.stringify(plain)), /no signed chain/, 'the page written before signing');
+      grantSeen = plain.grant;
+      await opsAdopts('signing turned on');
+      assert.equal((await chain()).steps.length, 1);
+      // The guard pins allowedSigners and the store (it reads the page with the pinned path).
+      ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'install the server guard');
+    });
+
+    it("control: alice's signed acquire reads fine everywhere, a fresh clone included, and she lands through the guard", async () => {
+      grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
+      assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
+      const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
+      await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
+      await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
+      assert.equal(ok(await status(fresh), 'a fresh clone proves the window').holder.identity, alice.identity);
+      assert.equal((await chain()).steps.length, 2);
+      const from = team.remoteSha();
+      ok(await lands(alice), 'alice lands under her grant');
+      const checked = await verifyInCi(`${from}..${team.remoteSha()}`);
+      assert.equal(checked.json.identities, 'proven', `${checked.stdout}${checked.stderr}`);
+    });
+
+    it('bob writes a record naming himself holder into the store: tampered in every clone, refused at the door, the check fails naming the step', async () => {
+      const c = await chain();
+      const record = lastRecord(c);
+      const now = Date.now();
+      const grant = record.grant + 1;
+      const proof = randomBytes(32).toString('hex');
+      const forged: protocol.LockRecord = {
+        ...record,
+        grant,
+        holder: {
+          identity: bob.identity,
+          grant,
+          tokenHash: 'a'.repeat(64),
+          proofHash: hashProof(proof),
+          grantedAt: now,
+          expiresAt: now + 3_600_000,
+          ttlMs: 3_600_000,
+        },
+        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire', grant, outcome: 'done' }],
+      };
+      // Unsigned, and signed by bob in alice's name (a legal release of hers): each read tampered, then taken back out.
+      const h = record.holder!;
+      const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, now, {});
+      assert.ok(released.ok && released.record);
+      for (const [what, forgery, why] of [
+        ['unsigned', await forgeStep(c, forged, null), /not signed/],
+        [
+          "bob signs alice's release",
+          await forgeStep(c, released.record, 'bob'),
+          /gives bob@example\.com, but its audit line acts as alice@example\.com/,
+        ],
+      ] as const) {
+        const undo = await writeTop(forgery.envelope);
+        await tampered(alice, forgery.step, why, what);
+        await undo();
+      }
+      // Signed with bob's own key: no legal transition while alice holds the live lease.
+      const attack = await forgeStep(c, forged, 'bob');
+      await writeTop(attack.envelope);
+      await tampered(alice, attack.step, /not what acquire by bob@example\.com/, "bob's signed acquire over alice's grant");
+      await tampered(bob, attack.step, /not what acquire by bob@example\.com/, "in bob's own clone");
+      const before = team.remoteSha();
+      refusedAtDoor(
+        await lands(bob, ['-o', `lockstep-grant=${grant}`, '-o', `lockstep-proof=${proof}`]),
+        new RegExp(`tampered: its history step ${attack.step.slice(0, 12)}`),
+        "bob's landing under his forged grant",
+      );
+      assert.equal(team.remoteSha(), before, 'main did not move');
+      const check = await verifyInCi(`${before}..${before}`);
+      assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
+      assert.equal(check.json.error.reason, 'tampered');
+      assert.equal(check.json.error.revision, attack.step);
+      grantSeen = grant;
+      await opsAdopts('bob wrote himself holder');
+    });
+
+    it("bob drops alice's acquire from the store and acquires on top: the guard and alice's clone saw it, refuse it and name his step", async () => {
+      const beforeAcquire = await top();
+      grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
+      const from = team.remoteSha();
+      ok(await lands(alice), 'alice lands (the guard proves the page and keeps its witness)');
+      // The forge's check on alice's push, keeping its witness between runs (as a CI cache would).
+      const witness = path.join(team.root, 'ci-cache', 'witness');
+      const seen = await verifyInCi(`${from}..${team.remoteSha()}`, ['--witness', witness]);
+      assert.equal(seen.json.identities, 'proven', `${seen.stdout}${seen.stderr}`);
+      assert.ok(fs.existsSync(witness), 'the check kept its witness');
+      // bob sets the store back to before alice's acquire (a revision he kept), forgets what his own clone saw, and acquires.
+      await writeTop(beforeAcquire);
+      for (const name of fs.readdirSync(path.join(bob.dir, '.git', 'lockstep'))) {
+        if (name.startsWith('verified-')) fs.unlinkSync(path.join(bob.dir, '.git', 'lockstep', name));
+      }
+      const mine = ok(await team.lockstep(bob.dir, ['acquire']), 'bob acquires on the page set back');
+      assert.equal(mine.grant, grantSeen, "bob got alice's grant number again");
+      const c = await chain();
+      const step = digestOf(c.steps[c.steps.length - 1].r);
+      const before = team.remoteSha();
+      refusedAtDoor(
+        await lands(bob),
+        new RegExp(
+          `${step.slice(0, 12)} is not proven — the page no longer holds the step this reader proved last \\(acquire by alice@example\\.com`,
+        ),
+        "bob's landing",
+      );
+      assert.equal(team.remoteSha(), before, 'main did not move');
+      await tampered(alice, step, /set back past it/, "alice's clone saw her acquire");
+      // The check that kept its witness saw alice's acquire too: it fails, naming bob's step.
+      const check = await verifyInCi(`${before}..${before}`, ['--witness', witness]);
+      assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
+      assert.equal(check.json.error.revision, step);
+      assert.match(check.json.error.message, /set back past it/);
+      // A check with no witness cannot tell (README "Threat model"): it proves bob's window afresh.
+      assert.notEqual((await verifyInCi(`${before}..${before}`)).code, 5);
+    });
   });
-});
 }

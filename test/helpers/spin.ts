@@ -48,6 +48,12 @@ export function verify(spin: string, defines: readonly string[], cflags: readonl
 
 /** The printf lines of one random simulation of MODEL (`spin -n SEED -u STEPS`), trimmed. */
 export function simulate(spin: string, seed: number, steps: number, defines: readonly string[] = []): string[] {
-  const out = execFileSync(spin, [`-n${seed}`, `-u${steps}`, ...defines.map(d => `-D${d}`), MODEL], { encoding: 'utf8', maxBuffer: 64 << 20 });
-  return out.split('\n').map(l => l.trim()).filter(l => /^[@=#] /.test(l));
+  const out = execFileSync(spin, [`-n${seed}`, `-u${steps}`, ...defines.map(d => `-D${d}`), MODEL], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  return out
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => /^[@=#] /.test(l));
 }

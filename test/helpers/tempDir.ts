@@ -26,9 +26,20 @@ export function useTempDir(label = 'lockstep-test', scope: 'test' | 'suite' = 't
       return current;
     },
   };
-  const setUp = () => { current = makeTempDir(label); };
-  const tearDown = () => { if (current !== undefined) removeTempDir(current); current = undefined; };
-  if (scope === 'suite') { before(setUp); after(tearDown); } else { beforeEach(setUp); afterEach(tearDown); }
+  const setUp = () => {
+    current = makeTempDir(label);
+  };
+  const tearDown = () => {
+    if (current !== undefined) removeTempDir(current);
+    current = undefined;
+  };
+  if (scope === 'suite') {
+    before(setUp);
+    after(tearDown);
+  } else {
+    beforeEach(setUp);
+    afterEach(tearDown);
+  }
   return holder;
 }
 
@@ -39,7 +50,10 @@ export function walk(root: string): { files: string[]; dirs: string[] } {
   const visit = (dir: string) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) { dirs.push(full); visit(full); } else files.push(full);
+      if (entry.isDirectory()) {
+        dirs.push(full);
+        visit(full);
+      } else files.push(full);
     }
   };
   visit(root);

@@ -33,7 +33,16 @@ export function measureCpu(test: Test): void {
   const settle = <T>(start: NodeJS.CpuUsage, out: T): T => {
     const thenable = out as unknown as PromiseLike<unknown> | undefined;
     if (thenable && typeof thenable.then === 'function') {
-      return Promise.resolve(thenable).then(v => { record(start); return v; }, e => { record(start); throw e; }) as unknown as T;
+      return Promise.resolve(thenable).then(
+        v => {
+          record(start);
+          return v;
+        },
+        e => {
+          record(start);
+          throw e;
+        },
+      ) as unknown as T;
     }
     record(start);
     return out;
@@ -42,12 +51,22 @@ export function measureCpu(test: Test): void {
   if (body.length > 0) {
     wrapped = function (this: Context, done: Parameters<Func>[0]) {
       const start = process.cpuUsage();
-      try { return settle(start, body.call(this, done)); } catch (e) { record(start); throw e; }
+      try {
+        return settle(start, body.call(this, done));
+      } catch (e) {
+        record(start);
+        throw e;
+      }
     } as Func;
   } else {
     wrapped = function (this: Context) {
       const start = process.cpuUsage();
-      try { return settle(start, (body as () => unknown).call(this)); } catch (e) { record(start); throw e; }
+      try {
+        return settle(start, (body as () => unknown).call(this));
+      } catch (e) {
+        record(start);
+        throw e;
+      }
     } as unknown as Func;
   }
   (wrapped as { lockstepMeasured?: boolean }).lockstepMeasured = true;
@@ -69,11 +88,15 @@ export const mochaHooks = {
   },
   afterAll(): void {
     if (waited.length > 0) {
-      console.log(`\n${waited.length} unit test(s) took over ${UNIT_TEST_LIMIT_MS} ms of wall time but not of CPU time (a busy machine, ` +
-        `or a test that waits; not a failure):\n  ${waited.join('\n  ')}`);
+      console.log(
+        `\n${waited.length} unit test(s) took over ${UNIT_TEST_LIMIT_MS} ms of wall time but not of CPU time (a busy machine, ` +
+          `or a test that waits; not a failure):\n  ${waited.join('\n  ')}`,
+      );
     }
     if (slow.length === 0) return;
-    throw new Error(`${slow.length} unit test(s) used more than ${UNIT_TEST_LIMIT_MS} ms of CPU time (make them faster, or move them ` +
-      `to the integration or model suite):\n  ${slow.join('\n  ')}`);
+    throw new Error(
+      `${slow.length} unit test(s) used more than ${UNIT_TEST_LIMIT_MS} ms of CPU time (make them faster, or move them ` +
+        `to the integration or model suite):\n  ${slow.join('\n  ')}`,
+    );
   },
 };

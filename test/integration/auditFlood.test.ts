@@ -24,9 +24,17 @@ describe('the audit cannot be flooded by refused pushes (server guard behind git
     assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
     return result.json;
   };
-  const audit = async (who: TeamMember) => ok(await team.lockstep(who.dir, ['audit']), 'audit').audit as {
-    at: number; who: string; action: string; outcome: string; grant: number; count?: number; since?: number; detail?: string;
-  }[];
+  const audit = async (who: TeamMember) =>
+    ok(await team.lockstep(who.dir, ['audit']), 'audit').audit as {
+      at: number;
+      who: string;
+      action: string;
+      outcome: string;
+      grant: number;
+      count?: number;
+      since?: number;
+      detail?: string;
+    }[];
 
   before(async () => {
     team = await createFencingTeam({ members: ['alice', 'bob', 'eve'], operators: [OPS], transport: 'daemon' });
@@ -43,11 +51,18 @@ describe('the audit cannot be flooded by refused pushes (server guard behind git
     ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
     // The shortest lease (60 s) dated so that it runs out 2 s from now (lapsingGrant.ts).
     const bobs = await team.lapsingGrant(bob.dir, 2_000);
-    await waitFor(async () => (await team.lockstep(alice.dir, ['clear', '--reason', 'bob went quiet'], { env: { LOCKSTEP_IDENTITY: OPS } })).code === 0,
-      { timeoutMs: 120_000, intervalMs: 500, description: 'bob\'s lease to lapse and the operator to clear it' });
+    await waitFor(
+      async () => (await team.lockstep(alice.dir, ['clear', '--reason', 'bob went quiet'], { env: { LOCKSTEP_IDENTITY: OPS } })).code === 0,
+      { timeoutMs: 120_000, intervalMs: 500, description: "bob's lease to lapse and the operator to clear it" },
+    );
     const real = await audit(alice);
     const line = (action: string, who: string) => real.find(l => l.action === action && l.who === who && l.outcome === 'done');
-    for (const [action, who] of [['acquire', alice.identity], ['release', alice.identity], ['acquire', bob.identity], ['clear', OPS]] as const) {
+    for (const [action, who] of [
+      ['acquire', alice.identity],
+      ['release', alice.identity],
+      ['acquire', bob.identity],
+      ['clear', OPS],
+    ] as const) {
       assert.ok(line(action, who), `${action} by ${who} is on the page before the flood`);
     }
     assert.ok(bobs.grant > 0);
@@ -60,7 +75,16 @@ describe('the audit cannot be flooded by refused pushes (server guard behind git
     let next = 0;
     const pusher = async () => {
       for (let i = next++; i < FLOOD; i = next++) {
-        const pushed = await team.git(eve.dir, ['push', '--no-verify', '-o', `lockstep-grant=${1000 + i}`, '-o', `lockstep-proof=${hex(i)}`, 'origin', 'HEAD:refs/heads/main']);
+        const pushed = await team.git(eve.dir, [
+          'push',
+          '--no-verify',
+          '-o',
+          `lockstep-grant=${1000 + i}`,
+          '-o',
+          `lockstep-proof=${hex(i)}`,
+          'origin',
+          'HEAD:refs/heads/main',
+        ]);
         assert.notEqual(pushed.code, 0, `push ${i} must be refused`);
         assert.match(pushed.stderr, /pre-receive hook declined/, `push ${i}`);
       }
@@ -69,7 +93,11 @@ describe('the audit cannot be flooded by refused pushes (server guard behind git
     assert.equal(team.remoteSha(), landed, 'main did not move');
 
     const after = await audit(alice);
-    for (const l of real) assert.ok(after.some(a => a.action === l.action && a.who === l.who && a.at === l.at && a.outcome === l.outcome), `${l.action} by ${l.who} is still on the page`);
+    for (const l of real)
+      assert.ok(
+        after.some(a => a.action === l.action && a.who === l.who && a.at === l.at && a.outcome === l.outcome),
+        `${l.action} by ${l.who} is still on the page`,
+      );
     const refusals = after.filter(l => l.action === 'push' && l.outcome === 'refused');
     assert.equal(refusals.length, 1, 'one folded line for the one (unknown) pusher');
     assert.equal(refusals[0].who, 'unknown pusher');

@@ -18,14 +18,14 @@ describe('chaos harness: only stores it owns', function () {
     it(`${driver}: refuses a pre-filled folder and leaves every entry as it was`, async () => {
       const dir = path.join(tmp.path, 'store');
       fs.mkdirSync(path.join(dir, 'theirs'), { recursive: true });
-      fs.writeFileSync(path.join(dir, 'theirs', 'data'), 'not the harness\'s');
-      fs.writeFileSync(path.join(dir, 'locks.db'), 'someone else\'s database');
+      fs.writeFileSync(path.join(dir, 'theirs', 'data'), "not the harness's");
+      fs.writeFileSync(path.join(dir, 'locks.db'), "someone else's database");
       const run = await chaos(dir, driver);
       assert.equal(run.code, 3, run.stderr);
       assert.match(run.stderr, /already holds 2 entries the chaos harness did not create/);
       assert.deepEqual(fs.readdirSync(dir).sort(), ['locks.db', 'theirs']);
-      assert.equal(fs.readFileSync(path.join(dir, 'theirs', 'data'), 'utf8'), 'not the harness\'s');
-      assert.equal(fs.readFileSync(path.join(dir, 'locks.db'), 'utf8'), 'someone else\'s database');
+      assert.equal(fs.readFileSync(path.join(dir, 'theirs', 'data'), 'utf8'), "not the harness's");
+      assert.equal(fs.readFileSync(path.join(dir, 'locks.db'), 'utf8'), "someone else's database");
     });
 
     it(`${driver}: runs in an empty folder it was given, then empties it and keeps the folder and its neighbours`, async () => {

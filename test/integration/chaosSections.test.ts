@@ -5,8 +5,13 @@ import { childEnv, runTs } from '../helpers/children';
 describe('chaos harness: --sections', function () {
   this.timeout(120_000);
 
-  it('ends a driver\'s run once it holds that many critical sections, long before its minutes', async () => {
-    const run = await runTs('chaos/run.ts', ['--minutes', '10', '--sections', '40', '--workers', '4', '--names', '1', '--drivers', 'file'], childEnv({}), 90_000);
+  it("ends a driver's run once it holds that many critical sections, long before its minutes", async () => {
+    const run = await runTs(
+      'chaos/run.ts',
+      ['--minutes', '10', '--sections', '40', '--workers', '4', '--names', '1', '--drivers', 'file'],
+      childEnv({}),
+      90_000,
+    );
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const row = /file\s+(\d+) s\s+(\d+) critical sections/.exec(run.stdout);
     assert.ok(row, run.stdout);

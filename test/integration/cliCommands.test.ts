@@ -34,18 +34,27 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       assert.deepEqual(expectOk(await team.cli(ana, ['withdraw']), 'withdraw'), { ok: true, position: 1 });
       const bens = await status(ben);
       assert.equal(bens.position, 1);
-      assert.deepEqual(bens.queue.map((p: { identity: string }) => p.identity), [ben.identity]);
+      assert.deepEqual(
+        bens.queue.map((p: { identity: string }) => p.identity),
+        [ben.identity],
+      );
       assert.equal((await status(ana)).state, 'held-by-other', 'ana is no longer queued');
       expectError(await team.cli(ana, ['withdraw']), 1, 'refused', 'not-queued');
     });
 
     it('assign records a block of work for a coworker on the lock page; only the lead may', async () => {
-      assert.deepEqual(expectOk(await team.cli(lead, ['assign', '--to', ana.identity, '--block', 'chapter 2']), 'assign'),
-        { ok: true, to: ana.identity, index: 1 });
+      assert.deepEqual(expectOk(await team.cli(lead, ['assign', '--to', ana.identity, '--block', 'chapter 2']), 'assign'), {
+        ok: true,
+        to: ana.identity,
+        index: 1,
+      });
       assert.equal(expectOk(await team.cli(lead, ['assign', '--to', ben.identity, '--block', 'chapter 3']), 'assign').index, 2);
       const blocks = (await status(ana)).blocks;
       assert.equal(blocks.length, 2);
-      assert.deepEqual(blocks.map((b: { to: string }) => b.to), [ana.identity, ben.identity]);
+      assert.deepEqual(
+        blocks.map((b: { to: string }) => b.to),
+        [ana.identity, ben.identity],
+      );
       assert.match(JSON.stringify(blocks), /chapter 2.*chapter 3/);
       expectError(await team.cli(ana, ['assign', '--to', ben.identity, '--block', 'mine now']), 1, 'refused', 'not-holder');
       expectError(await team.cli(lead, ['assign', '--to', ana.identity]), 2, 'configuration');
@@ -61,7 +70,8 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       assert.equal(human.code, 0);
       assert.equal(human.stdout.trim().split('\n').length, 1, human.stdout);
       // As its help says: a whole number from 1, else a usage error (it used to show one line).
-      for (const bad of ['abc', '0', '-3']) assert.equal(expectError(await team.cli(ben, ['audit', `--limit=${bad}`]), 2, 'configuration').setting, '--limit');
+      for (const bad of ['abc', '0', '-3'])
+        assert.equal(expectError(await team.cli(ben, ['audit', `--limit=${bad}`]), 2, 'configuration').setting, '--limit');
     });
 
     it('audit --history is refused on the file driver, saying to drop --history (exit 2)', async () => {
@@ -89,9 +99,16 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const pushConfig = path.join(lead.dir, '.git', 'lockstep', 'push.config');
       // The shortest lease (60 s), granted so that it runs out 2 s from now (lapsingGrant.ts).
       const got = await team.lapsingGrant(lead, 2_000);
-      assert.match(fs.readFileSync(pushConfig, 'utf8'), new RegExp(`lockstep-grant=${got.grant}\\n\\tpushOption = lockstep-proof=[0-9a-f]{64}`));
+      assert.match(
+        fs.readFileSync(pushConfig, 'utf8'),
+        new RegExp(`lockstep-grant=${got.grant}\\n\\tpushOption = lockstep-proof=[0-9a-f]{64}`),
+      );
       // Real processes: the lease must really expire; ana takes over as soon as it has.
-      await waitFor(async () => (await team.cli(ana, ['acquire'])).code === 0, { timeoutMs: 30_000, intervalMs: 250, description: 'lead\'s lease to expire' });
+      await waitFor(async () => (await team.cli(ana, ['acquire'])).code === 0, {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        description: "lead's lease to expire",
+      });
       expectError(await team.cli(lead, ['heartbeat']), 1, 'lease-lost');
       assert.equal(fs.existsSync(pushConfig), false, 'the proof of a lost grant does not stay in push options');
       assert.equal(expectOk(await team.cli(lead, ['status']), 'status').state, 'stale');
@@ -127,7 +144,11 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const text = history.map((e: { summary: string }) => e.summary).join('\n');
       assert.match(text, /acquire[\s\S]*petition[\s\S]*withdraw/);
       const times = history.map((e: { time: number }) => e.time);
-      assert.deepEqual(times, [...times].sort((a, b) => a - b), 'oldest first');
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+        'oldest first',
+      );
       const last = expectOk(await team.cli(ana, ['audit', '--history', '--limit', '1']), 'audit --history --limit 1').history;
       assert.deepEqual(last, history.slice(-1));
     });
@@ -135,11 +156,20 @@ describe('CLI commands beyond the container story (real processes, real git)', f
     it('compact squashes the lock ref to one commit; the record and audit --history survive it', async () => {
       const before = expectOk(await team.cli(ana, ['status']), 'status');
       const history = expectOk(await team.cli(ana, ['audit', '--history']), 'audit --history').history;
-      const commitsPerRef = () => Object.fromEntries(
-        execFileSync('git', ['--git-dir', team.remote, 'for-each-ref', '--format=%(refname)', 'refs/lockstep/'], { encoding: 'utf8' })
-          .trim().split('\n').filter(Boolean)
-          .map(ref => [ref, Number(execFileSync('git', ['--git-dir', team.remote, 'rev-list', '--count', ref], { encoding: 'utf8' }).trim())]));
-      const longBefore = Object.entries(commitsPerRef()).filter(([, n]) => n >= 3).map(([ref]) => ref);
+      const commitsPerRef = () =>
+        Object.fromEntries(
+          execFileSync('git', ['--git-dir', team.remote, 'for-each-ref', '--format=%(refname)', 'refs/lockstep/'], { encoding: 'utf8' })
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map(ref => [
+              ref,
+              Number(execFileSync('git', ['--git-dir', team.remote, 'rev-list', '--count', ref], { encoding: 'utf8' }).trim()),
+            ]),
+        );
+      const longBefore = Object.entries(commitsPerRef())
+        .filter(([, n]) => n >= 3)
+        .map(([ref]) => ref);
       assert.equal(longBefore.length, 1, `one lock ref carries the transitions: ${JSON.stringify(commitsPerRef())}`);
       expectOk(await team.cli(lead, ['compact']), 'compact');
       assert.equal(commitsPerRef()[longBefore[0]], 1, 'compact left one snapshot commit');
@@ -160,10 +190,19 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const dir = makeTempDir('lockstep-sqlite');
       database = path.join(dir, 'locks.db');
       const env = { LOCKSTEP_DATABASE_URL: `sqlite://${database}`, LOCKSTEP_DRIVER: 'sql' };
-      team = await createGitFixture({ members: ['lead'], operators: ['lead'], initArgs: ['--driver', 'sql'], env, beforeInit: [['migrate']] });
+      team = await createGitFixture({
+        members: ['lead'],
+        operators: ['lead'],
+        initArgs: ['--driver', 'sql'],
+        env,
+        beforeInit: [['migrate']],
+      });
       [lead] = team.members;
     });
-    after(() => { team?.dispose(); removeTempDir(path.dirname(database)); });
+    after(() => {
+      team?.dispose();
+      removeTempDir(path.dirname(database));
+    });
 
     it('migrate created the table; running it again changes nothing; the container works on it', async () => {
       assert.ok(fs.existsSync(database), 'the SQLite file exists');
@@ -192,7 +231,9 @@ describe('CLI commands beyond the container story (real processes, real git)', f
 
   describe('init --driver, --protect, --remote', () => {
     let team: GitFixture;
-    before(async () => { team = await createGitFixture({ members: ['ana'], operators: ['ana'] }); });
+    before(async () => {
+      team = await createGitFixture({ members: ['ana'], operators: ['ana'] });
+    });
     after(() => team?.dispose());
 
     it('writes the driver, every protected branch and the remote asked for, and status follows them', async () => {
@@ -210,8 +251,22 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       git('commit', '--quiet', '-m', 'first');
       git('push', '--quiet', '-u', 'upstream', 'main');
       const other: TeamMember = { name: 'zoe', identity: 'zoe@example.com', dir: repo };
-      const got = expectOk(await team.cli(other, ['init', '--driver', 'file', '--protect', 'main', '--protect', 'release/1.x',
-        '--remote', 'upstream', '--operator', 'ops@example.com']), 'init');
+      const got = expectOk(
+        await team.cli(other, [
+          'init',
+          '--driver',
+          'file',
+          '--protect',
+          'main',
+          '--protect',
+          'release/1.x',
+          '--remote',
+          'upstream',
+          '--operator',
+          'ops@example.com',
+        ]),
+        'init',
+      );
       const written = JSON.parse(fs.readFileSync(path.join(repo, '.lockstep.json'), 'utf8'));
       assert.equal(got.file, path.join(repo, '.lockstep.json'));
       assert.equal(written.driver, 'file');
@@ -229,7 +284,11 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       const repo = path.join(team.root, 'third');
       execFileSync('git', ['clone', '--quiet', team.remote, repo]);
       fs.rmSync(path.join(repo, '.lockstep.json'));
-      const error = expectError(await team.cli({ name: 'x', identity: 'x@example.com', dir: repo }, ['init', '--driver', 'floppy']), 2, 'configuration');
+      const error = expectError(
+        await team.cli({ name: 'x', identity: 'x@example.com', dir: repo }, ['init', '--driver', 'floppy']),
+        2,
+        'configuration',
+      );
       assert.match(error.message, /driver/);
       assert.equal(fs.existsSync(path.join(repo, '.lockstep.json')), false);
     });

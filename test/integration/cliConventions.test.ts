@@ -75,16 +75,25 @@ describe('CLI conventions: exit 2 for usage, did you mean, help CMD, the bare re
     assert.equal(doctor.json.findings[0].check, 'container');
   });
 
-  it('in the shared bare repository: audit prints the page\'s lines and doctor checks the server guard and the page, as status reads them', async () => {
+  it("in the shared bare repository: audit prints the page's lines and doctor checks the server guard and the page, as status reads them", async () => {
     expectOk(await team.cli(lead, ['acquire']), 'acquire');
     // Before the server guard: doctor says there is none (a warning), and audit cannot know where the page is.
     const unguarded = expectOk(await team.cli(bare, ['doctor']), 'doctor without a server guard');
-    assert.deepEqual(unguarded.findings.map((f: { check: string; level: string }) => [f.check, f.level]), [['repository', 'ok'], ['server-hook', 'warning']]);
+    assert.deepEqual(
+      unguarded.findings.map((f: { check: string; level: string }) => [f.check, f.level]),
+      [
+        ['repository', 'ok'],
+        ['server-hook', 'warning'],
+      ],
+    );
     expectError(await team.cli(bare, ['audit']), 2, 'configuration');
 
     expectOk(await team.cli(bare, ['hooks', 'install', '--server']), 'server guard');
     const audit = expectOk(await team.cli(bare, ['audit', '--limit', '1']), 'audit in the bare repository');
-    assert.deepEqual(audit.audit.map((l: { who: string; action: string; grant: number }) => [l.who, l.action, l.grant]), [[lead.identity, 'acquire', 1]]);
+    assert.deepEqual(
+      audit.audit.map((l: { who: string; action: string; grant: number }) => [l.who, l.action, l.grant]),
+      [[lead.identity, 'acquire', 1]],
+    );
     const text = await team.cli(bare, ['audit'], { json: false });
     assert.equal(text.code, 0);
     assert.match(text.stdout, new RegExp(`#1  ${lead.identity.replace('.', '\\.')}  acquire`));

@@ -24,7 +24,7 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
   after(() => team?.dispose());
 
   describe('input bounds', () => {
-    it('acquire --ttl: a fraction, 0, under the container\'s 60 s or past a day is a usage error (exit 2) naming ttl, and the lock stays free', async () => {
+    it("acquire --ttl: a fraction, 0, under the container's 60 s or past a day is a usage error (exit 2) naming ttl, and the lock stays free", async () => {
       for (const ttl of ['1.5', '0.5', '30.25', '0', '1', '2', '59', '59.9', '60.5', '86401']) {
         const error = expectError(await team.cli(lead, ['acquire', '--ttl', ttl]), 2, 'configuration');
         assert.equal(error.setting, 'ttl', `--ttl ${ttl}`);
@@ -94,12 +94,24 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
       for (const id of [4, 5]) assert.equal(expectOk(await team.cli(ben, ['next-id']), 'next-id').id, id);
       // The release returns 1-3 and 6 to the pool; 4 and 5 were minted and are never issued again.
       expectOk(await team.cli(lead, ['release']), 'release');
-      assert.deepEqual((await status(lead)).pool, [{ start: 1, end: 3 }, { start: 6, end: 6 }]);
+      assert.deepEqual((await status(lead)).pool, [
+        { start: 1, end: 3 },
+        { start: 6, end: 6 },
+      ]);
       expectOk(await team.cli(lead, ['acquire']), 'acquire again');
 
       // Five: the pool's 1-3 and 6, then 7 (new): 6 and 7 join; 4-5 is a gap.
       const gap = expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '5']), 'lease-ids across a gap');
-      assert.deepEqual(gap, { ok: true, to: ana.identity, count: 5, spans: [{ start: 1, end: 3 }, { start: 6, end: 7 }], contiguous: false });
+      assert.deepEqual(gap, {
+        ok: true,
+        to: ana.identity,
+        count: 5,
+        spans: [
+          { start: 1, end: 3 },
+          { start: 6, end: 7 },
+        ],
+        contiguous: false,
+      });
       assert.equal('start' in gap || 'end' in gap, false, 'no start/end that would take in 4 and 5');
       const human = await team.cli(lead, ['lease-ids', '--to', ben.identity, '--count', '1'], { json: false });
       assert.match(human.stdout, /^Leased identifiers 8 to ben@example\.com\.$/m);
@@ -113,7 +125,9 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
      * `lockstep status | head -1`: the built CLI with stdout a pipe whose read end this test destroys after the
      * first line. Whether a later write finds it closed (EPIPE) is a race, run twenty times to meet it.
      */
-    function statusReadOnce(who: TeamMember): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; first: string }> {
+    function statusReadOnce(
+      who: TeamMember,
+    ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; first: string }> {
       return new Promise((resolve, reject) => {
         const child = team.spawnCli(who, ['status']);
         let first = '';
@@ -124,10 +138,21 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
           if (first.includes('\n')) child.stdout.destroy(); // like head -1: the first line, then the read end closes
         });
         child.stdout.on('error', () => undefined);
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-        const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`status did not end within 30 s; stderr ${stderr}`)); }, 30_000);
-        child.on('error', error => { clearTimeout(timer); reject(error); });
-        child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stderr, first: first.split('\n')[0] }); });
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+        });
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`status did not end within 30 s; stderr ${stderr}`));
+        }, 30_000);
+        child.on('error', error => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, stderr, first: first.split('\n')[0] });
+        });
       });
     }
 
@@ -158,7 +183,10 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
           ...record,
           queue: [...record.queue, { identity: who, at: Date.now(), note }],
           lastBlock: record.lastBlock + 1,
-          blocks: [...record.blocks, { id: record.lastBlock + 1, to: who, text: `tables \u009b1;1H\u2067`, grant: record.grant, at: Date.now() }],
+          blocks: [
+            ...record.blocks,
+            { id: record.lastBlock + 1, to: who, text: `tables \u009b1;1H\u2067`, grant: record.grant, at: Date.now() },
+          ],
           audit: [...record.audit, { at: Date.now(), who, action: 'petition', grant: record.grant, outcome: 'done', detail: note }],
         };
         assert.equal((await driver.compareAndSwap(probe.key, stored!.revision, next, { summary: 'petition by an older client' })).ok, true);
@@ -176,7 +204,10 @@ describe('CLI edges: input bounds, lease-ids across a gap, a closed stdout (real
       }
       const queue = await team.cli(ana, ['queue'], { json: false });
       assert.match(queue.stdout, /mallory\\u202e@example\.com — since .* — urgent \\u202eoot \\u009b2J\\u009b31m fix$/m, 'shown, escaped');
-      assert.ok(expectOk(await team.cli(ana, ['queue']), 'queue').queue.some((p: { note?: string }) => p.note === note), '--json: the same value');
+      assert.ok(
+        expectOk(await team.cli(ana, ['queue']), 'queue').queue.some((p: { note?: string }) => p.note === note),
+        '--json: the same value',
+      );
     });
   });
 });

@@ -31,12 +31,12 @@ describe('lockstep run (command line, real processes)', function () {
   const nodeCmd = (code: string) => ['--', process.execPath, '-e', code];
 
   describe('exit codes', () => {
-    it('passes CMD\'s status through: 0', async () => {
+    it("passes CMD's status through: 0", async () => {
       const r = await lockstep(['run', 'status-zero', ...nodeCmd('process.exit(0)')]);
       assert.equal(r.code, 0, r.stderr);
     });
 
-    it('passes CMD\'s status through: 7, and releases the lease', async () => {
+    it("passes CMD's status through: 7, and releases the lease", async () => {
       const r = await lockstep(['run', 'status-seven', ...nodeCmd('process.exit(7)')]);
       assert.equal(r.code, 7, r.stderr);
       const again = await lockstep(['run', 'status-seven', ...nodeCmd('process.exit(0)')]);
@@ -61,7 +61,11 @@ describe('lockstep run (command line, real processes)', function () {
         assert.equal(fs.existsSync(marker), false, 'CMD ran although the lease was busy');
         const json = await lockstep(['run', 'busy-name', '--json', ...nodeCmd('0')]);
         assert.equal(json.code, 3);
-        assert.deepEqual(JSON.parse(json.stdout), { ok: false, exitCode: 3, error: { code: 'busy', message: JSON.parse(json.stdout).error.message } });
+        assert.deepEqual(JSON.parse(json.stdout), {
+          ok: false,
+          exitCode: 3,
+          error: { code: 'busy', message: JSON.parse(json.stdout).error.message },
+        });
       } finally {
         await killHard(holder);
       }
@@ -162,7 +166,10 @@ describe('lockstep run (command line, real processes)', function () {
 
   describe('output', () => {
     it('--json prints exactly one JSON object with the status, the fencing token and the release', async () => {
-      for (const args of [['run', 'json-out', '--json', ...nodeCmd('process.exit(7)')], ['--json', 'run', 'json-out', ...nodeCmd('process.exit(0)')]]) {
+      for (const args of [
+        ['run', 'json-out', '--json', ...nodeCmd('process.exit(7)')],
+        ['--json', 'run', 'json-out', ...nodeCmd('process.exit(0)')],
+      ]) {
         const r = await lockstep(args);
         const lines = r.stdout.split('\n').filter(l => l !== '');
         assert.equal(lines.length, 1, r.stdout);

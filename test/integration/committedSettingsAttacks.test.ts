@@ -25,7 +25,13 @@ function ok(result: CliResult, what: string): any {
 }
 
 /** Commits `files` (path → text, mode) and a `.lockstep.json` changed by `edit` on BRANCH, and pushes it past every client hook. */
-async function publish(team: FencingTeam, who: TeamMember, branch: string, edit: (file: any) => void, files: Record<string, { text: string; mode?: number }> = {}): Promise<void> {
+async function publish(
+  team: FencingTeam,
+  who: TeamMember,
+  branch: string,
+  edit: (file: any) => void,
+  files: Record<string, { text: string; mode?: number }> = {},
+): Promise<void> {
   await team.gitOk(who.dir, 'checkout', '--quiet', '-B', branch, 'origin/main');
   const settings = JSON.parse(fs.readFileSync(path.join(who.dir, '.lockstep.json'), 'utf8'));
   edit(settings);
@@ -79,12 +85,23 @@ describe('committed settings never run code (git driver, remote behind git daemo
     const cache = path.join(bob.dir, 'tools', 'cache.git');
     await team.gitOk(bob.dir, 'clone', '--quiet', '--mirror', team.remote, cache);
     for (const sample of fs.readdirSync(path.join(cache, 'hooks'))) fs.rmSync(path.join(cache, 'hooks', sample));
-    await publish(team, bob, 'tools', settings => { settings.gitRemote = 'tools/cache.git'; }, {
-      'tools/cache.git/hooks/pre-receive': { text: `#!/bin/sh\necho "$PWD" >> '${marker}'\ncat >/dev/null\nexit 0\n`, mode: 0o755 },
-      'tools/cache.git/refs/.keep': { text: '' },
-    });
+    await publish(
+      team,
+      bob,
+      'tools',
+      settings => {
+        settings.gitRemote = 'tools/cache.git';
+      },
+      {
+        'tools/cache.git/hooks/pre-receive': { text: `#!/bin/sh\necho "$PWD" >> '${marker}'\ncat >/dev/null\nexit 0\n`, mode: 0o755 },
+        'tools/cache.git/refs/.keep': { text: '' },
+      },
+    );
     await onBranch(team, alice, 'tools', async () => {
-      assert.ok(fs.existsSync(path.join(alice.dir, 'tools', 'cache.git', 'hooks', 'pre-receive')), 'the bare repository is in alice\'s work tree');
+      assert.ok(
+        fs.existsSync(path.join(alice.dir, 'tools', 'cache.git', 'hooks', 'pre-receive')),
+        "the bare repository is in alice's work tree",
+      );
       for (const args of [['acquire'], ['petition'], ['status']]) {
         configurationError(await team.lockstep(alice.dir, args), 'gitRemote', `alice: ${args[0]} on bob's branch`);
         assert.equal(fs.existsSync(marker), false, `${args[0]}: the committed repository's hook never ran`);
@@ -95,9 +112,11 @@ describe('committed settings never run code (git driver, remote behind git daemo
     assert.equal(fs.existsSync(marker), false);
   });
 
-  it('(c) an ext:: gitRemote is refused (exit 2) even where the clone\'s own configuration allows ext::, and its command never runs', async () => {
+  it("(c) an ext:: gitRemote is refused (exit 2) even where the clone's own configuration allows ext::, and its command never runs", async () => {
     const marker = path.join(team.root, 'ext-ran');
-    await publish(team, bob, 'ext', settings => { settings.gitRemote = `ext::touch ${marker}`; });
+    await publish(team, bob, 'ext', settings => {
+      settings.gitRemote = `ext::touch ${marker}`;
+    });
     await team.gitOk(alice.dir, 'config', 'protocol.ext.allow', 'always');
     try {
       await onBranch(team, alice, 'ext', async () => {
@@ -112,7 +131,9 @@ describe('committed settings never run code (git driver, remote behind git daemo
   });
 
   it('a committed remote that names no remote of the clone, or one whose URL lies in the work tree, is refused (exit 2)', async () => {
-    await publish(team, bob, 'upstream', settings => { settings.remote = 'upstream'; });
+    await publish(team, bob, 'upstream', settings => {
+      settings.remote = 'upstream';
+    });
     await onBranch(team, alice, 'upstream', async () => {
       const refused = await team.lockstep(alice.dir, ['status']);
       configurationError(refused, 'remote', 'a remote the clone does not have');
@@ -170,9 +191,17 @@ describe('committed settings never run code (file driver, remote by path)', func
   it('(b) remote "--upload-pack" with a committed executable where git would take its value: acquire, release and status refuse, and it never runs', async () => {
     const marker = path.join(team.root, 'upload-pack-ran');
     // `git ls-remote <remote> refs/heads/main` with this remote reads "--upload-pack refs/heads/main": git would run ./refs/heads/main.
-    await publish(team, bob, 'upload', settings => { settings.remote = '--upload-pack'; }, {
-      'refs/heads/main': { text: `#!/bin/sh\necho ran >> '${marker}'\nexit 1\n`, mode: 0o755 },
-    });
+    await publish(
+      team,
+      bob,
+      'upload',
+      settings => {
+        settings.remote = '--upload-pack';
+      },
+      {
+        'refs/heads/main': { text: `#!/bin/sh\necho ran >> '${marker}'\nexit 1\n`, mode: 0o755 },
+      },
+    );
     await onBranch(team, alice, 'upload', async () => {
       for (const args of [['acquire'], ['status'], ['release'], ['petition']]) {
         const result = await team.lockstep(alice.dir, args);
@@ -184,7 +213,7 @@ describe('committed settings never run code (file driver, remote by path)', func
     assert.equal(fs.existsSync(marker), false);
   });
 
-  it('(e) NODE_OPTIONS=--require=evil.js in the pusher\'s environment does not run evil.js in the server guard', async () => {
+  it("(e) NODE_OPTIONS=--require=evil.js in the pusher's environment does not run evil.js in the server guard", async () => {
     const marker = path.join(team.root, 'evil-ran');
     const evil = path.join(team.root, 'evil.js');
     fs.writeFileSync(evil, `require('node:fs').appendFileSync(${JSON.stringify(marker)}, process.argv.join(' ') + '\\n');\n`);
@@ -192,10 +221,16 @@ describe('committed settings never run code (file driver, remote by path)', func
     const main = team.remoteSha();
     await team.commit(bob, 'b-evil.txt');
     // Past bob's own hook (his node is his business): only the server's guard stands in the way.
-    const pushed = await team.git(bob.dir, ['push', '--no-verify', 'origin', 'HEAD:refs/heads/main'], { env: { NODE_OPTIONS: `--require=${evil}`, NODE_PATH: team.root } });
+    const pushed = await team.git(bob.dir, ['push', '--no-verify', 'origin', 'HEAD:refs/heads/main'], {
+      env: { NODE_OPTIONS: `--require=${evil}`, NODE_PATH: team.root },
+    });
     assert.notEqual(pushed.code, 0, `bob has no grant: refused\n${pushed.stderr}`);
     assert.match(pushed.stderr, /remote: lockstep: refused refs\/heads\/main/, 'the server guard ran and refused');
-    assert.equal(fs.existsSync(marker), false, `evil.js never ran in the server guard: ${fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : ''}`);
+    assert.equal(
+      fs.existsSync(marker),
+      false,
+      `evil.js never ran in the server guard: ${fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : ''}`,
+    );
     assert.equal(team.remoteSha(), main);
     await team.gitOk(bob.dir, 'reset', '--quiet', '--hard', 'origin/main');
     // Control: the holder still lands.

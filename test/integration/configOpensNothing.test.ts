@@ -7,14 +7,18 @@ import { makeTempDir, removeTempDir } from '../helpers/tempDir';
 // Moved out of the unit suite: these touch the disk and a socket (auto's Redis probe), as a first use does.
 describe('config: creating a manager opens nothing', () => {
   let parent: string;
-  beforeEach(() => { parent = makeTempDir('lockstep-config'); });
+  beforeEach(() => {
+    parent = makeTempDir('lockstep-config');
+  });
   afterEach(() => removeTempDir(parent));
 
   for (const driver of ['file', 'auto'] as const) {
     it(`creates no folder for the ${driver} driver until the first operation`, async () => {
       const store = path.join(parent, 'does', 'not', 'exist', 'yet');
       // Port 1 refuses connections at once, so auto's Redis probe falls back to file.
-      const manager = createLockManager({ env: { LOCKSTEP_DRIVER: driver, LOCKSTEP_PATH: store, LOCKSTEP_REDIS_URL: 'redis://127.0.0.1:1' } });
+      const manager = createLockManager({
+        env: { LOCKSTEP_DRIVER: driver, LOCKSTEP_PATH: store, LOCKSTEP_REDIS_URL: 'redis://127.0.0.1:1' },
+      });
       assert.equal(fs.existsSync(path.join(parent, 'does')), false, 'createLockManager touched the disk');
       assert.equal(manager.config.path, store);
       // The same check can fail: the first operation does create it.

@@ -23,7 +23,11 @@ describe('container lock through the CLI (real processes, real git, file driver)
   const status = async (who: TeamMember) => expectOk(await team.cli(who, ['status']), `status of ${who.name}`);
 
   before(async () => {
-    team = await createGitFixture({ members: ['lead', 'ana', 'ben', 'op'], operators: ['op'], settings: { windowSeconds: WINDOW_SECONDS } });
+    team = await createGitFixture({
+      members: ['lead', 'ana', 'ben', 'op'],
+      operators: ['op'],
+      settings: { windowSeconds: WINDOW_SECONDS },
+    });
     [lead, ana, ben, op] = team.members;
   });
   after(() => team?.dispose());
@@ -68,14 +72,24 @@ describe('container lock through the CLI (real processes, real git, file driver)
     const s = await status(ben);
     assert.equal(s.state, 'queued');
     assert.equal(s.position, 2);
-    assert.deepEqual(s.queue.map((p: { identity: string }) => p.identity), ['ana@example.com', 'ben@example.com']);
+    assert.deepEqual(
+      s.queue.map((p: { identity: string }) => p.identity),
+      ['ana@example.com', 'ben@example.com'],
+    );
     const human = await team.cli(ben, ['status'], { json: false });
     assert.match(human.stdout, /Queued — position 2 of 2; held by lead@example\.com \(grant #1\)/);
   });
 
   it('the lead leases identifiers; ana mints from her range, the lead from the pool', async () => {
-    assert.deepEqual(expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3']), 'lease-ids'),
-      { ok: true, to: ana.identity, count: 3, spans: [{ start: 1, end: 3 }], contiguous: true, start: 1, end: 3 });
+    assert.deepEqual(expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3']), 'lease-ids'), {
+      ok: true,
+      to: ana.identity,
+      count: 3,
+      spans: [{ start: 1, end: 3 }],
+      contiguous: true,
+      start: 1,
+      end: 3,
+    });
     expectError(await team.cli(ana, ['lease-ids', '--to', ben.identity, '--count', '3']), 1, 'refused', 'not-holder');
     assert.equal(expectOk(await team.cli(ana, ['next-id']), 'next-id').id, 1);
     assert.equal(expectOk(await team.cli(lead, ['next-id']), 'next-id').id, 4);
@@ -107,11 +121,15 @@ describe('container lock through the CLI (real processes, real git, file driver)
     expectError(await team.cli(ben, ['acquire']), 3, 'busy');
     expectError(await team.cli(lead, ['acquire']), 3, 'busy');
     assert.equal((await status(ana)).state, 'your-turn');
-    assert.ok(Date.now() < bens.turn.endsAt, 'the checks above ran inside ana\'s window (machine too slow otherwise)');
+    assert.ok(Date.now() < bens.turn.endsAt, "the checks above ran inside ana's window (machine too slow otherwise)");
     const got = expectOk(await team.cli(ana, ['acquire']), 'acquire by the head');
     assert.equal(got.grant, 2);
     const after = await status(ben);
-    assert.deepEqual(after.queue.map((p: { identity: string }) => p.identity), [ben.identity], 'acquiring removed ana\'s petition');
+    assert.deepEqual(
+      after.queue.map((p: { identity: string }) => p.identity),
+      [ben.identity],
+      "acquiring removed ana's petition",
+    );
     assert.deepEqual(after.ranges, [], 'the ranges of grant #1 are gone');
   });
 
@@ -122,11 +140,14 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(waiting.state, 'queued');
     assert.equal(waiting.turn.identity, ben.identity);
     expectError(await team.cli(lead, ['acquire']), 3, 'busy');
-    assert.ok(Date.now() < waiting.turn.endsAt, 'the refusal ran inside ben\'s window (machine too slow otherwise)');
-    const mine = await waitFor(async () => {
-      const s = await status(lead);
-      return s.canAcquire ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s turn after ben\'s window' });
+    assert.ok(Date.now() < waiting.turn.endsAt, "the refusal ran inside ben's window (machine too slow otherwise)");
+    const mine = await waitFor(
+      async () => {
+        const s = await status(lead);
+        return s.canAcquire ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "the lead's turn after ben's window" },
+    );
     assert.equal(mine.state, 'your-turn');
     assert.equal(mine.turn.identity, lead.identity);
     // The shortest lease (the container's 60 s), so that it goes silent for the next step. It cannot be dated back
@@ -135,11 +156,14 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(got.grant, 3);
   });
 
-  it('the silent holder\'s grant goes stale once the head takes over; its heartbeat fails and never revives it', async () => {
-    const silent = await waitFor(async () => {
-      const s = await status(ana);
-      return s.state === 'holder-silent' ? s : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 500, description: 'HOLDER SILENT (the lead\'s 60 s lease)' });
+  it("the silent holder's grant goes stale once the head takes over; its heartbeat fails and never revives it", async () => {
+    const silent = await waitFor(
+      async () => {
+        const s = await status(ana);
+        return s.state === 'holder-silent' ? s : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500, description: "HOLDER SILENT (the lead's 60 s lease)" },
+    );
     assert.equal(silent.holder.identity, lead.identity);
     assert.equal(silent.turn.identity, ben.identity);
     // The head sees HOLDER SILENT too (seed 001's worked example), and that it may take over.
@@ -152,14 +176,17 @@ describe('container lock through the CLI (real processes, real git, file driver)
     assert.equal(bens.grant, 4);
     // The operator may not clear a live lock (ben's lease runs for 60 s).
     expectError(await team.cli(op, ['clear', '--reason', 'too early']), 1, 'refused', 'not-silent');
-    assert.ok(Date.now() < bens.expiresAt, 'the clear was tried while ben\'s lease was live (machine too slow otherwise)');
+    assert.ok(Date.now() < bens.expiresAt, "the clear was tried while ben's lease was live (machine too slow otherwise)");
 
     const stale = await status(lead);
     assert.equal(stale.state, 'stale');
     assert.equal(stale.staleGrant, 3);
     assert.equal(stale.grant, 4);
     const human = await team.cli(lead, ['status'], { json: false });
-    assert.match(human.stdout, /Stale grant — your lease #3 has ended: grant #4 was issued to ben@example\.com at \d\d:\d\d \S+\. Pushes from this clone are blocked; ben@example\.com holds grant #4\./);
+    assert.match(
+      human.stdout,
+      /Stale grant — your lease #3 has ended: grant #4 was issued to ben@example\.com at \d\d:\d\d \S+\. Pushes from this clone are blocked; ben@example\.com holds grant #4\./,
+    );
     assert.doesNotMatch(human.stdout, /below or past|Fetch/);
     const lost = expectError(await team.cli(lead, ['heartbeat']), 1, 'lease-lost');
     assert.match(lost.message, /grant #4 was issued since/);
@@ -173,9 +200,13 @@ describe('container lock through the CLI (real processes, real git, file driver)
     // Without --reason the attempt still reaches the page and is audited (folded with the next, identical one).
     expectError(await team.cli(op, ['clear']), 1, 'refused', 'reason-required');
     expectError(await team.cli(op, ['clear', '--reason', '   ']), 1, 'refused', 'reason-required');
-    await waitFor(async () => (await status(op)).state === 'holder-silent', { timeoutMs: 90_000, intervalMs: 500, description: 'ben silent (his 60 s lease)' });
+    await waitFor(async () => (await status(op)).state === 'holder-silent', {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+      description: 'ben silent (his 60 s lease)',
+    });
     expectError(await team.cli(ana, ['clear', '--reason', 'impatient']), 1, 'refused', 'not-operator');
-    const cleared = expectOk(await team.cli(op, ['clear', '--reason', 'ben\'s laptop died']), 'clear');
+    const cleared = expectOk(await team.cli(op, ['clear', '--reason', "ben's laptop died"]), 'clear');
     assert.equal(cleared.clearedGrant, 4);
 
     const bens = await status(ben);
@@ -188,19 +219,48 @@ describe('container lock through the CLI (real processes, real git, file driver)
   });
 
   it('audit lists every transition and every clear attempt, oldest first', async () => {
-    const audit = expectOk(await team.cli(op, ['audit']), 'audit').audit as { action: string; who: string; grant: number; outcome: string; detail?: string }[];
-    const short = (l: typeof audit[number]) => `${l.action}${l.outcome === 'refused' ? '!' : ''} ${l.who.split('@')[0]} #${l.grant}`;
+    const audit = expectOk(await team.cli(op, ['audit']), 'audit').audit as {
+      action: string;
+      who: string;
+      grant: number;
+      outcome: string;
+      detail?: string;
+    }[];
+    const short = (l: (typeof audit)[number]) => `${l.action}${l.outcome === 'refused' ? '!' : ''} ${l.who.split('@')[0]} #${l.grant}`;
     assert.deepEqual(audit.map(short), [
-      'init seed #0', 'acquire lead #1', 'petition ana #1', 'petition ben #1', 'lease-ids lead #1', 'next-id ana #1', 'next-id lead #1',
-      'release lead #1', 'acquire ana #2', 'petition lead #2', 'release ana #2', 'acquire lead #3', 'acquire ben #4',
+      'init seed #0',
+      'acquire lead #1',
+      'petition ana #1',
+      'petition ben #1',
+      'lease-ids lead #1',
+      'next-id ana #1',
+      'next-id lead #1',
+      'release lead #1',
+      'acquire ana #2',
+      'petition lead #2',
+      'release ana #2',
+      'acquire lead #3',
+      'acquire ben #4',
       // Refused attempts fold per person and action, wherever they are (docs/protocol.md#the-audit-trail).
-      'clear! op #4', 'clear! ana #4', 'clear op #4', 'acquire ana #5', 'release ana #5',
+      'clear! op #4',
+      'clear! ana #4',
+      'clear op #4',
+      'acquire ana #5',
+      'release ana #5',
     ]);
-    assert.deepEqual(audit.filter(l => l.action === 'clear' && l.who === op.identity && l.outcome === 'refused').map(l => (l as { count?: number }).count),
-      [3], 'the attempt on a live lock and both attempts without a reason: one line, count 3');
-    assert.deepEqual(audit.filter(l => l.action === 'clear' && l.who === ana.identity && l.outcome === 'refused').map(l => (l as { count?: number }).count), [2]);
+    assert.deepEqual(
+      audit.filter(l => l.action === 'clear' && l.who === op.identity && l.outcome === 'refused').map(l => (l as { count?: number }).count),
+      [3],
+      'the attempt on a live lock and both attempts without a reason: one line, count 3',
+    );
+    assert.deepEqual(
+      audit
+        .filter(l => l.action === 'clear' && l.who === ana.identity && l.outcome === 'refused')
+        .map(l => (l as { count?: number }).count),
+      [2],
+    );
     const clear = audit.find(l => l.action === 'clear' && l.outcome === 'done')!;
-    assert.equal(clear.detail, 'cleared ben@example.com: ben\'s laptop died');
+    assert.equal(clear.detail, "cleared ben@example.com: ben's laptop died");
     const human = await team.cli(op, ['audit'], { json: false });
     assert.equal(human.code, 0);
     assert.match(human.stdout, /#4 {2}ana@example\.com {2}clear \(refused\) ×2 since [^\n]* — impatient/);

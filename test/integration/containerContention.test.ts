@@ -39,7 +39,10 @@ describe('container lock under contention (8 processes, 8 clones)', function () 
       grants.push(win.json.grant);
 
       // Only the winner's clone keeps a session, and it is private.
-      assert.deepEqual(sessions().map(m => m.name), [who.name]);
+      assert.deepEqual(
+        sessions().map(m => m.name),
+        [who.name],
+      );
       assert.deepEqual(sessionModes(who), { file: 0o600, dir: 0o700 });
       const seen = await team.cli(team.members[(team.members.indexOf(who) + 1) % CONTENDERS], ['status']);
       assert.equal(seen.json.grant, win.json.grant);
@@ -49,7 +52,11 @@ describe('container lock under contention (8 processes, 8 clones)', function () 
       assert.equal(released.code, 0, released.stdout + released.stderr);
       assert.equal(released.json.grant, win.json.grant);
     }
-    assert.deepEqual(grants, Array.from({ length: ROUNDS }, (_, i) => i + 1), 'grant = previous + 1, never repeated');
+    assert.deepEqual(
+      grants,
+      Array.from({ length: ROUNDS }, (_, i) => i + 1),
+      'grant = previous + 1, never repeated',
+    );
   });
 
   it(`${CONTENDERS - 1} processes waiting at once when a lease lapses: exactly one takes over (the next grant, after the lapse), the rest stay busy (exit 3)`, async () => {
@@ -58,7 +65,9 @@ describe('container lock under contention (8 processes, 8 clones)', function () 
     // shortest, dated so that it runs out 2 s from now (lapsingGrant.ts); each waiter asks for 60 s and waits up to 20 s.
     const [holder, ...waiters] = team.members;
     const lapsing = await team.lapsingGrant(holder, 2_000);
-    const results = await Promise.all(waiters.map(m => team.cli(m, ['acquire', '--ttl', '60', '--wait', String(WAIT_SECONDS)], { timeoutMs: 90_000 })));
+    const results = await Promise.all(
+      waiters.map(m => team.cli(m, ['acquire', '--ttl', '60', '--wait', String(WAIT_SECONDS)], { timeoutMs: 90_000 })),
+    );
     const winners = results.map((r, i) => ({ r, who: waiters[i] })).filter(x => x.r.code === 0);
     assert.equal(winners.length, 1, `exactly one waiter takes over: exit codes ${results.map(r => r.code).join(',')}`);
     for (const r of results) {
@@ -75,7 +84,11 @@ describe('container lock under contention (8 processes, 8 clones)', function () 
     assert.equal(held.holder.expiresAt - held.holder.grantedAt, 60_000, 'the takeover keeps the 60 s it asked for');
     const audit = (await team.cli(team.members[0], ['audit'])).json.audit as { action: string; grant: number; outcome: string }[];
     const acquires = audit.filter(l => l.action === 'acquire').map(l => l.grant);
-    assert.deepEqual(acquires, Array.from({ length: acquires.length }, (_, i) => i + 1), 'the audit shows every grant once, in order');
+    assert.deepEqual(
+      acquires,
+      Array.from({ length: acquires.length }, (_, i) => i + 1),
+      'the audit shows every grant once, in order',
+    );
   });
 
   it('no owner token ever appeared in any output or in the shared store', () => {

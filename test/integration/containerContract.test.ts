@@ -8,7 +8,9 @@ describeContainerContract('git', async () => ({ driver: 'git', initArgs: ['--dri
 
 describe('on SQLite', () => {
   let dir: string;
-  before(() => { dir = makeTempDir('lockstep-sqlite'); });
+  before(() => {
+    dir = makeTempDir('lockstep-sqlite');
+  });
   after(() => removeTempDir(dir));
   describeContainerContract('sql (SQLite)', async () => {
     const env = { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${dir}/locks.db` };

@@ -19,7 +19,10 @@ import { useTempDir } from '../helpers/tempDir';
 describe('container acquire when replicas do not confirm the write', () => {
   const tmp = useTempDir('lockstep-replication');
 
-  async function clone(): Promise<{ container: Container; control: { failWrites: 'replication' | 'none'; cas: Driver['compareAndSwap'] | undefined } }> {
+  async function clone(): Promise<{
+    container: Container;
+    control: { failWrites: 'replication' | 'none'; cas: Driver['compareAndSwap'] | undefined };
+  }> {
     const dir = path.join(tmp.path, 'work');
     execFileSync('git', ['init', '-q', dir]);
     execFileSync('git', ['-C', dir, 'config', 'user.email', 'lead@example.com']);
@@ -27,9 +30,15 @@ describe('container acquire when replicas do not confirm the write', () => {
     const remote = path.join(tmp.path, 'remote.git');
     execFileSync('git', ['init', '-q', '--bare', remote]);
     execFileSync('git', ['-C', dir, 'remote', 'add', 'origin', remote]);
-    fs.writeFileSync(path.join(dir, '.lockstep.json'), JSON.stringify({
-      container: '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69', driver: 'memory', protectedBranches: ['main'], operators: ['lead@example.com'],
-    }));
+    fs.writeFileSync(
+      path.join(dir, '.lockstep.json'),
+      JSON.stringify({
+        container: '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69',
+        driver: 'memory',
+        protectedBranches: ['main'],
+        operators: ['lead@example.com'],
+      }),
+    );
     const memory = createMemoryDriver();
     const control = { failWrites: 'none' as 'replication' | 'none', cas: undefined as Driver['compareAndSwap'] | undefined };
     const replicatedCas: Driver['compareAndSwap'] = async (key, expected, next, meta) => {
@@ -54,7 +63,7 @@ describe('container acquire when replicas do not confirm the write', () => {
     return { container, control };
   }
 
-  it('keeps the new session: status then shows the grant as this clone\'s, and release works', async () => {
+  it("keeps the new session: status then shows the grant as this clone's, and release works", async () => {
     const { container, control } = await clone();
     control.failWrites = 'replication';
     await assert.rejects(container.acquire(), LockReplicationError);
@@ -67,7 +76,9 @@ describe('container acquire when replicas do not confirm the write', () => {
 
   it('a failure before the write keeps the attempt pending, never a session; the page stays free', async () => {
     const { container, control } = await clone();
-    control.cas = async () => { throw new Error('connection reset'); };
+    control.cas = async () => {
+      throw new Error('connection reset');
+    };
     await assert.rejects(container.acquire(), /connection reset/);
     assert.equal(container.session(), undefined);
     control.cas = undefined;

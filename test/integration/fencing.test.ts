@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  createFencingTeam, refused, refusedByClient, refusedByServer, waitUntilExpired, type CliResult, type FencingTeam, type TeamMember,
+  createFencingTeam,
+  refused,
+  refusedByClient,
+  refusedByServer,
+  waitUntilExpired,
+  type CliResult,
+  type FencingTeam,
+  type TeamMember,
 } from '../helpers/fencingFixture';
 import { walk } from '../helpers/tempDir';
 
@@ -54,7 +61,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
   });
   after(() => team?.dispose());
 
-  describe('the seed\'s worked example', () => {
+  describe("the seed's worked example", () => {
     let bobsLanding = '';
 
     it('alice acquires grant #1 and lands while she holds it; her proof travels in push options from .git/lockstep/push.config', async () => {
@@ -63,20 +70,23 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       const config = path.join(alice.dir, '.git', 'lockstep', 'push.config');
       assert.equal(fs.statSync(config).mode & 0o777, 0o600);
       assert.match(fs.readFileSync(config, 'utf8'), /pushOption = lockstep-grant=1\n\tpushOption = lockstep-proof=[0-9a-f]{64}\n/);
-      assert.deepEqual((await team.pushOptions(alice)).map(l => l.replace(/[0-9a-f]{64}/, 'HEX')), ['lockstep-grant=1', 'lockstep-proof=HEX']);
+      assert.deepEqual(
+        (await team.pushOptions(alice)).map(l => l.replace(/[0-9a-f]{64}/, 'HEX')),
+        ['lockstep-grant=1', 'lockstep-proof=HEX'],
+      );
 
       const sha = await team.commit(alice, 'a.txt');
       const trace = path.join(team.root, 'trace-alice.txt');
       const pushed = await team.git(alice.dir, ['push', 'origin', 'main'], { env: { GIT_TRACE: trace } });
       ok(pushed, 'alice push while holding');
       assert.match(pushed.stderr, /lockstep: grant #1 verified for main\./);
-      assert.equal(team.remoteSha(), sha, 'the remote took alice\'s commit');
+      assert.equal(team.remoteSha(), sha, "the remote took alice's commit");
       traces.push(fs.readFileSync(trace, 'utf8'));
       assert.match(traces[0], /run_command: .*hooks\/pre-push origin /, 'the trace saw the pre-push hook');
       assert.match(traces[0], /receive-pack/, 'the trace saw the remote side');
     });
 
-    it('bob petitions; alice\'s lease expires without a release; bob (queue head) acquires grant #2 and lands', async () => {
+    it("bob petitions; alice's lease expires without a release; bob (queue head) acquires grant #2 and lands", async () => {
       assert.equal(ok(await team.lockstep(bob.dir, ['petition']), 'petition').position, 1);
       const expired = await waitUntilExpired(team, bob.dir);
       assert.equal(expired.state, 'holder-silent', 'the badge shows HOLDER SILENT, to the queue head too');
@@ -95,20 +105,23 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.equal(seen.staleGrant, 1);
     });
 
-    it('alice\'s late push is refused by her pre-push hook: grant #1 has ended, #2 is bob\'s', async () => {
+    it("alice's late push is refused by her pre-push hook: grant #1 has ended, #2 is bob's", async () => {
       await team.commit(alice, 'late.txt');
       const stderr = refusedByClient(await push(alice), 'alice late push');
       assert.match(stderr, /lockstep: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
       assert.equal(team.remoteSha(), bobsLanding);
     });
 
-    it('with --no-verify --force the server\'s pre-receive hook refuses it; the protected branch never moved to alice\'s commit', async () => {
+    it("with --no-verify --force the server's pre-receive hook refuses it; the protected branch never moved to alice's commit", async () => {
       const late = await team.gitOk(alice.dir, 'rev-parse', 'HEAD');
       const stderr = refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify --force');
-      assert.match(stderr, /remote: lockstep: refused refs\/heads\/main: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /);
-      assert.equal(team.remoteSha(), bobsLanding, 'main is still bob\'s landing');
+      assert.match(
+        stderr,
+        /remote: lockstep: refused refs\/heads\/main: Your grant #1 has ended; the current grant is #2, held by bob@example\.com since \d\d:\d\d \S+\. /,
+      );
+      assert.equal(team.remoteSha(), bobsLanding, "main is still bob's landing");
       const history = await team.gitOk(team.remote, 'rev-list', 'main');
-      assert.ok(!history.includes(late), 'alice\'s late commit is nowhere in main\'s history');
+      assert.ok(!history.includes(late), "alice's late commit is nowhere in main's history");
       const objects = await team.git(team.remote, ['cat-file', '-e', late]);
       assert.notEqual(objects.code, 0, 'the refused push left no objects behind (quarantine discarded)');
     });
@@ -117,38 +130,58 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
   describe('after an operator clear and a new acquisition', () => {
     let landed = '';
 
-    it('bob\'s lease expires; the operator clears it (with a reason, audited)', async () => {
+    it("bob's lease expires; the operator clears it (with a reason, audited)", async () => {
       await waitUntilExpired(team, carol.dir, 90_000);
-      const cleared = ok(await team.lockstep(carol.dir, ['clear', '--reason', 'bob vanished'], { env: { LOCKSTEP_IDENTITY: OPS } }), 'clear');
+      const cleared = ok(
+        await team.lockstep(carol.dir, ['clear', '--reason', 'bob vanished'], { env: { LOCKSTEP_IDENTITY: OPS } }),
+        'clear',
+      );
       assert.equal(cleared.clearedGrant, 2);
       landed = team.remoteSha();
     });
 
     it('a cleared grant, not yet succeeded, is refused at both points ("no longer held")', async () => {
       await team.commit(bob, 'cleared.txt');
-      assert.match(refusedByClient(await push(bob), 'bob after clear'),
-        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. To push: /);
-      assert.match(refusedByServer(await push(bob, '--no-verify'), 'bob after clear, --no-verify'),
-        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. `lockstep status` in your clone says your next step\./);
+      assert.match(
+        refusedByClient(await push(bob), 'bob after clear'),
+        /lockstep: Your grant #2 is no longer held \(the lock was released or cleared\)\. To push: /,
+      );
+      assert.match(
+        refusedByServer(await push(bob, '--no-verify'), 'bob after clear, --no-verify'),
+        /remote: lockstep: refused refs\/heads\/main: Grant #2 is no longer held \(the lock was released or cleared\)\. `lockstep status` in your clone says your next step\./,
+      );
       assert.equal(team.remoteSha(), landed);
     });
 
     it('carol acquires grant #3; the old grants #2 and #1 are refused the same way at both points', async () => {
       assert.equal(ok(await team.lockstep(carol.dir, ['acquire']), 'carol acquire').grant, 3);
       const bobClient = refusedByClient(await push(bob), 'bob after new acquisition');
-      assert.match(bobClient, /lockstep: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
+      assert.match(
+        bobClient,
+        /lockstep: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /,
+      );
       const bobServer = refusedByServer(await push(bob, '--no-verify', '--force'), 'bob --no-verify --force');
-      assert.match(bobServer, /remote: lockstep: refused refs\/heads\/main: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /);
-      assert.match(refusedByClient(await push(alice), 'alice'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
-      assert.match(refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'), /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/);
+      assert.match(
+        bobServer,
+        /remote: lockstep: refused refs\/heads\/main: Your grant #2 has ended; the current grant is #3, held by carol@example\.com since \d\d:\d\d \S+\. /,
+      );
+      assert.match(
+        refusedByClient(await push(alice), 'alice'),
+        /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/,
+      );
+      assert.match(
+        refusedByServer(await push(alice, '--no-verify', '--force'), 'alice --no-verify'),
+        /Your grant #1 has ended; the current grant is #3, held by carol@example\.com/,
+      );
       assert.equal(team.remoteSha(), landed);
     });
   });
 
-  describe('proofs: forged, copied from another grant, missing, and the holder\'s own', () => {
+  describe("proofs: forged, copied from another grant, missing, and the holder's own", () => {
     const pushWithOptions = (who: TeamMember, options: readonly string[], ...extra: string[]) =>
       team.git(who.dir, [...options.flatMap(o => ['-c', `push.pushOption=${o}`]), 'push', ...extra, 'origin', 'HEAD:refs/heads/main']);
-    const proofOf = (who: TeamMember) => /lockstep-proof=([0-9a-f]{64})/.exec(fs.readFileSync(path.join(who.dir, '.git', 'lockstep', 'push.config'), 'utf8'))![1];
+    const proofOf = (who: TeamMember) =>
+      /lockstep-proof=([0-9a-f]{64})/.exec(fs.readFileSync(path.join(who.dir, '.git', 'lockstep', 'push.config'), 'utf8'))![1];
     let landed = '';
 
     before(async () => {
@@ -160,36 +193,57 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     });
 
     it('no proof at all → refused by the server', async () => {
-      assert.match(refusedByServer(await push(eve, '--no-verify'), 'eve without proof'),
-        /This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it\./);
-      assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3'], '--no-verify'), 'grant without proof'), /carries no proof of grant/);
-      assert.match(refusedByServer(await pushWithOptions(eve, [`lockstep-proof=${proofOf(carol)}`], '--no-verify'), 'proof without grant'), /carries no proof of grant/);
+      assert.match(
+        refusedByServer(await push(eve, '--no-verify'), 'eve without proof'),
+        /This push carries no proof of grant, and this branch is protected by Lockstep: `lockstep status` in your clone says how to get the lock; push again once you hold it\./,
+      );
+      assert.match(
+        refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3'], '--no-verify'), 'grant without proof'),
+        /carries no proof of grant/,
+      );
+      assert.match(
+        refusedByServer(await pushWithOptions(eve, [`lockstep-proof=${proofOf(carol)}`], '--no-verify'), 'proof without grant'),
+        /carries no proof of grant/,
+      );
     });
 
-    it('a forged proof (64 random hex) for the current grant → refused by the server, and by eve\'s own hook', async () => {
+    it("a forged proof (64 random hex) for the current grant → refused by the server, and by eve's own hook", async () => {
       const forged = [`lockstep-grant=3`, `lockstep-proof=${randomBytes(32).toString('hex')}`];
-      assert.match(refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
-        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./);
-      assert.match(refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
-        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com, and pushes to protected branches need it\. To hold it: petition to join the queue \(lockstep petition\)\./);
+      assert.match(
+        refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
+        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./,
+      );
+      assert.match(
+        refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
+        /lockstep: This clone does not hold the lock; the current grant #3 is held by carol@example\.com, and pushes to protected branches need it\. To hold it: petition to join the queue \(lockstep petition\)\./,
+      );
       assert.equal(team.remoteSha(), landed);
     });
 
     it('a proof copied from another grant → refused by the server, whichever grant number it claims', async () => {
       const alices = proofOf(alice); // grant #1's proof
       const bobs = proofOf(bob); // grant #2's proof
-      assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${alices}`], '--no-verify'), 'grant 1 proof as 3'),
-        /The proof for grant #3 is not valid for the current grant #3/);
-      assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=2', `lockstep-proof=${bobs}`], '--no-verify'), 'grant 2 proof as 2'),
-        /Your grant #2 has ended; the current grant is #3/);
-      assert.match(refusedByServer(await pushWithOptions(eve, ['lockstep-grant=4', `lockstep-proof=${bobs}`], '--no-verify'), 'a grant not issued yet'),
-        /The proof for grant #4 is not valid for the current grant #3/);
+      assert.match(
+        refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${alices}`], '--no-verify'), 'grant 1 proof as 3'),
+        /The proof for grant #3 is not valid for the current grant #3/,
+      );
+      assert.match(
+        refusedByServer(await pushWithOptions(eve, ['lockstep-grant=2', `lockstep-proof=${bobs}`], '--no-verify'), 'grant 2 proof as 2'),
+        /Your grant #2 has ended; the current grant is #3/,
+      );
+      assert.match(
+        refusedByServer(
+          await pushWithOptions(eve, ['lockstep-grant=4', `lockstep-proof=${bobs}`], '--no-verify'),
+          'a grant not issued yet',
+        ),
+        /The proof for grant #4 is not valid for the current grant #3/,
+      );
       assert.equal(team.remoteSha(), landed);
     });
 
-    it('the current holder\'s proof copied into another clone DOES land: like the owner token, it is a bearer secret of the grant', async () => {
+    it("the current holder's proof copied into another clone DOES land: like the owner token, it is a bearer secret of the grant", async () => {
       const sha = await team.gitOk(eve.dir, 'rev-parse', 'HEAD');
-      ok(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${proofOf(carol)}`], '--no-verify'), 'eve with carol\'s proof');
+      ok(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${proofOf(carol)}`], '--no-verify'), "eve with carol's proof");
       assert.equal(team.remoteSha(), sha);
     });
   });
@@ -210,13 +264,18 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
 
     it('deleting the protected branch is fenced like any other update', async () => {
       const before = team.remoteSha();
-      assert.match(refusedByClient(await team.git(eve.dir, ['push', 'origin', ':refs/heads/main']), 'delete main'), /does not hold the lock/);
-      assert.match(refused(await team.git(eve.dir, ['push', '--no-verify', 'origin', ':refs/heads/main']), 'delete main, --no-verify'),
-        /remote: lockstep: refused refs\/heads\/main: This push carries no proof of grant/);
+      assert.match(
+        refusedByClient(await team.git(eve.dir, ['push', 'origin', ':refs/heads/main']), 'delete main'),
+        /does not hold the lock/,
+      );
+      assert.match(
+        refused(await team.git(eve.dir, ['push', '--no-verify', 'origin', ':refs/heads/main']), 'delete main, --no-verify'),
+        /remote: lockstep: refused refs\/heads\/main: This push carries no proof of grant/,
+      );
       assert.equal(team.remoteSha(), before);
     });
 
-    it('pushes to another remote pass the client hook; the container\'s remote under another name does not', async () => {
+    it("pushes to another remote pass the client hook; the container's remote under another name does not", async () => {
       const mirror = path.join(team.root, 'mirror.git');
       await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', mirror);
       await team.gitOk(eve.dir, 'remote', 'add', 'mirror', mirror);
@@ -230,8 +289,10 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.equal(await team.gitOk(mirror, 'rev-parse', 'main'), await team.gitOk(alice.dir, 'rev-parse', 'HEAD'));
 
       await team.gitOk(alice.dir, 'remote', 'add', 'alias', team.remote);
-      assert.match(refusedByClient(await team.git(alice.dir, ['push', 'alias', 'HEAD:refs/heads/main']), 'alice via an alias of origin'),
-        /Your grant #1 has ended; the current grant is #3/);
+      assert.match(
+        refusedByClient(await team.git(alice.dir, ['push', 'alias', 'HEAD:refs/heads/main']), 'alice via an alias of origin'),
+        /Your grant #1 has ended; the current grant is #3/,
+      );
     });
   });
 
@@ -256,15 +317,17 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       assert.deepEqual(await team.pushOptions(carol), [], 'no push option is left');
 
       await team.commit(carol, 'after-release.txt');
-      assert.match(refusedByClient(await push(carol), 'push after release'),
-        /lockstep: This clone does not hold the lock, and pushes to protected branches need it\. To hold it: acquire it now \(lockstep acquire\)\./);
+      assert.match(
+        refusedByClient(await push(carol), 'push after release'),
+        /lockstep: This clone does not hold the lock, and pushes to protected branches need it\. To hold it: acquire it now \(lockstep acquire\)\./,
+      );
       assert.match(refusedByServer(await push(carol, '--no-verify'), 'push after release, --no-verify'), /carries no proof of grant/);
       assert.equal(team.remoteSha(), sha);
     });
   });
 
   describe('secrets', () => {
-    it('no owner token or proof ever appeared in any output, in git\'s trace of every command line, or in the hooks', () => {
+    it("no owner token or proof ever appeared in any output, in git's trace of every command line, or in the hooks", () => {
       const hooks = [
         fs.readFileSync(path.join(alice.dir, '.git', 'hooks', 'pre-push'), 'utf8'),
         fs.readFileSync(path.join(team.remote, 'hooks', 'pre-receive'), 'utf8'),
@@ -278,10 +341,17 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       // git's trace prints the environment it hands the server's hook, and git itself passes push
       // options there (GIT_PUSH_OPTION_n, never argv): that is the only place the proof may show.
       const argvOnly = traces.map(t => t.replace(/GIT_PUSH_OPTION_\d+=lockstep-proof=[0-9a-f]{64}/g, 'GIT_PUSH_OPTION_n=…'));
-      assert.ok(argvOnly.every((t, i) => t !== traces[i]), 'the trace saw the proof handed to the hook as a push option');
+      assert.ok(
+        argvOnly.every((t, i) => t !== traces[i]),
+        'the trace saw the proof handed to the hook as a push option',
+      );
       team.assertNoSecretLeaked([...hooks, ...argvOnly]);
       const store = walk(team.store).files.map(storedText);
-      for (const secret of team.secrets()) assert.ok(store.every(text => !text.includes(secret)), 'the store holds hashes only');
+      for (const secret of team.secrets())
+        assert.ok(
+          store.every(text => !text.includes(secret)),
+          'the store holds hashes only',
+        );
     });
   });
 });
@@ -303,7 +373,10 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
   function recordFile(): string {
     const cells = walk(team.store).dirs.filter(d => path.basename(d).startsWith('r'));
     assert.equal(cells.length, 1, 'one container record in the store');
-    const revisions = fs.readdirSync(cells[0]).filter(f => /^\d{16}\.json$/.test(f)).sort();
+    const revisions = fs
+      .readdirSync(cells[0])
+      .filter(f => /^\d{16}\.json$/.test(f))
+      .sort();
     return path.join(cells[0], revisions[revisions.length - 1]);
   }
 
@@ -319,9 +392,13 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
       const client = refusedByClient(await push(), 'push with a damaged record');
       assert.match(client, /lockstep: The push is refused because the lock could not be checked — A lock record file is damaged/);
       const server = refused(await push('--no-verify'), 'push --no-verify with a damaged record');
-      assert.match(server, /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — A lock record file is damaged/);
+      assert.match(
+        server,
+        /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — A lock record file is damaged/,
+      );
       const direct = await team.lockstep(alice.dir, ['guard', 'pre-push', 'origin', team.remote], {
-        json: false, input: `refs/heads/main ${'a'.repeat(40)} refs/heads/main ${landed}\n`,
+        json: false,
+        input: `refs/heads/main ${'a'.repeat(40)} refs/heads/main ${landed}\n`,
       });
       assert.equal(direct.code, 5, 'guard pre-push exits 5 (damaged record)');
       ok(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/feature/x']), 'a feature branch needs no record');
@@ -334,7 +411,7 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     ok(await push(), 'the same push once the record is repaired');
   });
 
-  it('an unreachable backend refuses at both hooks (the store\'s path is a regular file)', async () => {
+  it("an unreachable backend refuses at both hooks (the store's path is a regular file)", async () => {
     const notAFolder = path.join(team.root, 'not-a-folder');
     fs.writeFileSync(notAFolder, 'x');
     const landed = team.remoteSha();
@@ -345,7 +422,10 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     fs.writeFileSync(containerFile, JSON.stringify({ ...JSON.parse(committed), path: notAFolder }));
     let client: string;
     try {
-      client = refusedByClient(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }), 'client with a broken backend');
+      client = refusedByClient(
+        await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main'], { env: { LOCKSTEP_PATH: notAFolder } }),
+        'client with a broken backend',
+      );
     } finally {
       fs.writeFileSync(containerFile, committed);
     }
@@ -357,7 +437,10 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     fs.writeFileSync(envFile, JSON.stringify({ ...JSON.parse(saved), store: { path: notAFolder } }));
     try {
       const server = refused(await push('--no-verify'), 'server with a broken backend');
-      assert.match(server, /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — The lock storage folder could not be used/);
+      assert.match(
+        server,
+        /remote: lockstep: refs\/heads\/main is protected and the lock could not be checked, so the push is refused — The lock storage folder could not be used/,
+      );
       assert.equal(team.remoteSha(), landed);
     } finally {
       fs.writeFileSync(envFile, saved);
@@ -366,7 +449,7 @@ describe('fencing fails closed (damaged record, unreachable backend)', function 
     team.assertNoSecretLeaked();
   });
 
-  it('a failure to arrange the push proof leaves nothing half-acquired (bob\'s .git/config is locked)', async () => {
+  it("a failure to arrange the push proof leaves nothing half-acquired (bob's .git/config is locked)", async () => {
     ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
     const lock = path.join(bob.dir, '.git', 'config.lock');
     fs.writeFileSync(lock, '');

@@ -28,7 +28,10 @@ function leaseCellDir(root: string, prefix: string, name: string): string {
 /** The current log of a name's slot. */
 function currentRevisionFile(root: string, prefix: string, name: string): string {
   const dir = leaseCellDir(root, prefix, name);
-  const logs = fs.readdirSync(dir).filter(f => LEASE_LOG.test(f)).sort();
+  const logs = fs
+    .readdirSync(dir)
+    .filter(f => LEASE_LOG.test(f))
+    .sort();
   assert.ok(logs.length > 0, 'the lease has a record');
   return path.join(dir, logs[logs.length - 1]);
 }
@@ -51,8 +54,14 @@ describe('file driver (separate processes, real filesystem)', function () {
   this.timeout(120_000);
   const tmp = useTempDir('lockstep-file-it');
   const managers: LockManager[] = [];
-  const manager = (root: string, prefix: string) => { const m = fileManager(root, prefix); managers.push(m); return m; };
-  afterEach(async () => { await Promise.all(managers.splice(0).map(m => m.close())); });
+  const manager = (root: string, prefix: string) => {
+    const m = fileManager(root, prefix);
+    managers.push(m);
+    return m;
+  };
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map(m => m.close()));
+  });
 
   it('8 processes × 25 iterations on one name: never two inside, fencing tokens unique and increasing in acquisition order', async () => {
     const store = path.join(tmp.path, 'store');
@@ -63,33 +72,83 @@ describe('file driver (separate processes, real filesystem)', function () {
     const env = childEnv(fileDriverEnv(store, 'contention'));
     const outs = Array.from({ length: processes }, (_, i) => path.join(tmp.path, `result-${i}.json`));
     const gate = path.join(tmp.path, 'go');
-    const runs = Promise.all(outs.map(out => runTs('test/helpers/contendWorker.ts',
-      // Each worker pauses between its leases: an acquire+release takes well under a millisecond, so a
-      // worker that asked again at once would take the lease straight back from its waiting peers.
-      ['--name', 'hot-name', '--iterations', String(iterations), '--ttl', '30', '--wait', '60', '--shared', shared, '--out', out, '--gate', gate, '--between-ms', '10'],
-      env, 110_000)));
+    const runs = Promise.all(
+      outs.map(out =>
+        runTs(
+          'test/helpers/contendWorker.ts',
+          // Each worker pauses between its leases: an acquire+release takes well under a millisecond, so a
+          // worker that asked again at once would take the lease straight back from its waiting peers.
+          [
+            '--name',
+            'hot-name',
+            '--iterations',
+            String(iterations),
+            '--ttl',
+            '30',
+            '--wait',
+            '60',
+            '--shared',
+            shared,
+            '--out',
+            out,
+            '--gate',
+            gate,
+            '--between-ms',
+            '10',
+          ],
+          env,
+          110_000,
+        ),
+      ),
+    );
     // Start every worker at once, so that they really contend.
-    await waitFor(() => fs.readdirSync(tmp.path).filter(f => f.startsWith('go.ready-')).length === processes,
-      { timeoutMs: 60_000, description: 'all workers ready' });
+    await waitFor(() => fs.readdirSync(tmp.path).filter(f => f.startsWith('go.ready-')).length === processes, {
+      timeoutMs: 60_000,
+      description: 'all workers ready',
+    });
     fs.writeFileSync(gate, '');
     const finished = await runs;
     const results = outs.map(out => JSON.parse(fs.readFileSync(out, 'utf8')) as ContendResult);
-    for (const [i, run] of finished.entries()) assert.equal(run.code, 0, `worker ${i} exited ${run.code}: ${run.stderr} ${JSON.stringify(results[i].errors)}`);
+    for (const [i, run] of finished.entries())
+      assert.equal(run.code, 0, `worker ${i} exited ${run.code}: ${run.stderr} ${JSON.stringify(results[i].errors)}`);
 
-    assert.deepEqual(results.flatMap(r => r.errors), []);
-    assert.equal(results.reduce((s, r) => s + r.violations, 0), 0, 'two processes were inside at once');
-    assert.equal(results.reduce((s, r) => s + r.busy, 0), 0, 'a 60 s wait ran out');
-    assert.equal(results.reduce((s, r) => s + r.releasedFalse, 0), 0, 'a release found its lease gone');
-    assert.equal(results.reduce((s, r) => s + r.acquisitions, 0), processes * iterations);
+    assert.deepEqual(
+      results.flatMap(r => r.errors),
+      [],
+    );
+    assert.equal(
+      results.reduce((s, r) => s + r.violations, 0),
+      0,
+      'two processes were inside at once',
+    );
+    assert.equal(
+      results.reduce((s, r) => s + r.busy, 0),
+      0,
+      'a 60 s wait ran out',
+    );
+    assert.equal(
+      results.reduce((s, r) => s + r.releasedFalse, 0),
+      0,
+      'a release found its lease gone',
+    );
+    assert.equal(
+      results.reduce((s, r) => s + r.acquisitions, 0),
+      processes * iterations,
+    );
     assert.equal(new Set(results.map(r => r.pid)).size, processes);
     // The shared counter lost no update, so the critical sections were strictly sequential.
     assert.equal(Number(fs.readFileSync(path.join(shared, 'counter'), 'utf8')), processes * iterations);
 
     const entries = results.flatMap(r => r.entries).sort((a, b) => a.seq - b.seq);
-    assert.deepEqual(entries.map(e => e.seq), Array.from({ length: processes * iterations }, (_, i) => i + 1));
+    assert.deepEqual(
+      entries.map(e => e.seq),
+      Array.from({ length: processes * iterations }, (_, i) => i + 1),
+    );
     for (let i = 1; i < entries.length; i++) {
-      assert.ok(entries[i].fencingToken > entries[i - 1].fencingToken,
-        `acquisition ${entries[i].seq} got token ${entries[i].fencingToken} after ${entries[i - 1].fencingToken}`);
+      assert.ok(
+        entries[i].fencingToken > entries[i - 1].fencingToken,
+        `acquisition ${entries[i].seq} got token ${entries[i].fencingToken} after ${entries[i - 1].fencingToken}`,
+      );
     }
     // Real contention happened: the lease changed hands between processes again and again.
     const owner = new Map(results.flatMap(r => r.entries.map(e => [e.seq, r.pid] as const)));
@@ -111,16 +170,22 @@ describe('file driver (separate processes, real filesystem)', function () {
 
     const m = manager(store, 'crash');
     const attempts: { at: number; acquired: boolean }[] = [];
-    const winner = await waitFor(async () => {
-      const at = Date.now();
-      const handle = await m.acquire('crashy', { ttl: 30 });
-      attempts.push({ at, acquired: handle.acquired });
-      return handle.acquired ? handle : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 50, description: 'acquisition after the dead holder\'s TTL' });
+    const winner = await waitFor(
+      async () => {
+        const at = Date.now();
+        const handle = await m.acquire('crashy', { ttl: 30 });
+        attempts.push({ at, acquired: handle.acquired });
+        return handle.acquired ? handle : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 50, description: "acquisition after the dead holder's TTL" },
+    );
 
     const before = attempts.filter(a => a.at < held.expiresAt);
-    assert.ok(before.length > 0, 'no attempt was made before the dead holder\'s lease expired: the test proved nothing');
-    assert.ok(before.every(a => !a.acquired), 'acquired before the dead holder\'s lease expired');
+    assert.ok(before.length > 0, "no attempt was made before the dead holder's lease expired: the test proved nothing");
+    assert.ok(
+      before.every(a => !a.acquired),
+      "acquired before the dead holder's lease expired",
+    );
     assert.ok(attempts[attempts.length - 1].at >= held.expiresAt);
     assert.ok(winner.fencingToken! > held.fencingToken);
     assert.equal(await winner.release(), true);
@@ -129,7 +194,10 @@ describe('file driver (separate processes, real filesystem)', function () {
   it('distinct names leave nothing behind: the store stays bounded by its slots, with no mutex or lock files', async () => {
     const store = path.join(tmp.path, 'store');
     const m = manager(store, 'many');
-    const entries = () => { const { files, dirs } = walk(store); return { files, dirs, count: files.length + dirs.length }; };
+    const entries = () => {
+      const { files, dirs } = walk(store);
+      return { files, dirs, count: files.length + dirs.length };
+    };
     const cycle = async (from: number, to: number) => {
       for (let i = from; i < to; i++) {
         const handle = await m.acquire(`dynamic-name-${i}`, { ttl: 30 });
@@ -141,12 +209,23 @@ describe('file driver (separate processes, real filesystem)', function () {
     const after300 = entries();
     await cycle(300, 1500);
     const after1500 = entries();
-    assert.ok(after1500.count <= after300.count + FILE_LEASE_SLOTS, `${after300.count} entries after 300 names, ${after1500.count} after 1500: bounded, not per name`);
+    assert.ok(
+      after1500.count <= after300.count + FILE_LEASE_SLOTS,
+      `${after300.count} entries after 300 names, ${after1500.count} after 1500: bounded, not per name`,
+    );
     assert.ok(after1500.count <= 1 + FILE_LEASE_SLOTS * 3, `${after1500.count} entries: the namespace, 8 slots and at most 2 logs each`);
     const allocated = [...after1500.files, ...after1500.dirs].reduce((sum, f) => sum + fs.lstatSync(f).blocks * 512, 0);
     assert.ok(allocated <= 1024 * 1024, `${allocated} bytes allocated`);
-    assert.deepEqual(after1500.files.filter(f => /(\.lock|\.lck|mutex|stripe)/i.test(path.basename(f))), [], 'no mutex files at all');
-    assert.deepEqual(after1500.files.filter(f => !LEASE_LOG.test(path.basename(f))), [], 'only the slots\' logs remain (no temporary files)');
+    assert.deepEqual(
+      after1500.files.filter(f => /(\.lock|\.lck|mutex|stripe)/i.test(path.basename(f))),
+      [],
+      'no mutex files at all',
+    );
+    assert.deepEqual(
+      after1500.files.filter(f => !LEASE_LOG.test(path.basename(f))),
+      [],
+      "only the slots' logs remain (no temporary files)",
+    );
   });
 
   it('fencing tokens stay strictly increasing per name across release, expiry and a crash, with other names in between', async () => {
@@ -154,7 +233,9 @@ describe('file driver (separate processes, real filesystem)', function () {
     const driver = createFileDriver({ path: store, prefix: 'tokens' });
     const key = keyDigest('tokens', 'counted');
     // Names of the same slot share its counter; they must not disturb the order of `counted`.
-    const sameSlot = Array.from({ length: 400 }, (_, i) => keyDigest('tokens', `other-${i}`)).filter(k => slotOf(k, FILE_LEASE_SLOTS) === slotOf(key, FILE_LEASE_SLOTS)).slice(0, 3);
+    const sameSlot = Array.from({ length: 400 }, (_, i) => keyDigest('tokens', `other-${i}`))
+      .filter(k => slotOf(k, FILE_LEASE_SLOTS) === slotOf(key, FILE_LEASE_SLOTS))
+      .slice(0, 3);
     const owner = (n: number) => n.toString(16).padStart(64, '0');
     const tokens: number[] = [];
     const claim = async (o: string, now: number) => {
@@ -165,9 +246,12 @@ describe('file driver (separate processes, real filesystem)', function () {
     const now = Date.now();
     await claim(owner(1), now);
     assert.equal(await driver.release(key, owner(1), now), 'released');
-    for (const other of sameSlot) { await driver.claim(other, owner(9), 1_000, now); await driver.release(other, owner(9), now); }
-    await claim(owner(2), now);                      // then left to expire
-    await claim(owner(3), now + 2_000);               // expiry
+    for (const other of sameSlot) {
+      await driver.claim(other, owner(9), 1_000, now);
+      await driver.release(other, owner(9), now);
+    }
+    await claim(owner(2), now); // then left to expire
+    await claim(owner(3), now + 2_000); // expiry
     // A holder "crashes" (never releases), and a fresh process (a new driver) takes over after expiry.
     const fresh = createFileDriver({ path: store, prefix: 'tokens' });
     const late = await fresh.claim(key, owner(4), 1_000, now + 4_000);
@@ -176,7 +260,7 @@ describe('file driver (separate processes, real filesystem)', function () {
     for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i] > tokens[i - 1], `tokens ${tokens.join(', ')} increase`);
   });
 
-  it('8 clients in one process retrying tryAcquire never starve the holder\'s own network round trip: every client acquires', async () => {
+  it("8 clients in one process retrying tryAcquire never starve the holder's own network round trip: every client acquires", async () => {
     // A real TCP echo server: the critical section waits for one round trip, as a holder that talks
     // to a service would. A driver that resolved without letting I/O run would starve it forever.
     const server = net.createServer(socket => socket.pipe(socket));
@@ -186,7 +270,11 @@ describe('file driver (separate processes, real filesystem)', function () {
     const acquisitions = new Array<number>(8).fill(0);
     let inside = 0;
     let overlaps = 0;
-    const roundTrip = (socket: net.Socket) => new Promise<void>(resolve => { socket.once('data', () => resolve()); socket.write('x'); });
+    const roundTrip = (socket: net.Socket) =>
+      new Promise<void>(resolve => {
+        socket.once('data', () => resolve());
+        socket.write('x');
+      });
     const client = async (index: number) => {
       const m = manager(store, 'starve');
       const socket = net.connect(port, '127.0.0.1');
@@ -211,7 +299,10 @@ describe('file driver (separate processes, real filesystem)', function () {
       server.close();
     }
     assert.equal(overlaps, 0);
-    assert.ok(acquisitions.every(n => n >= 3), `acquisitions per client: ${acquisitions.join(', ')}`);
+    assert.ok(
+      acquisitions.every(n => n >= 3),
+      `acquisitions per client: ${acquisitions.join(', ')}`,
+    );
   });
 
   it('keeps the record of a busy name bounded: many acquisitions of one name leave at most 2 revision files', async () => {
@@ -223,17 +314,34 @@ describe('file driver (separate processes, real filesystem)', function () {
 
   describe('a damaged record', () => {
     /** Replaces the current revision (a symbolic link or a file) with a file holding `text`. */
-    const replaceWith = (text: string) => (file: string) => { fs.rmSync(file); fs.writeFileSync(file, text); };
+    const replaceWith = (text: string) => (file: string) => {
+      fs.rmSync(file);
+      fs.writeFileSync(file, text);
+    };
     const damages: [string, (file: string) => void][] = [
       ['garbage bytes', replaceWith('garbage \x00\xff not json')],
       ['an empty file', replaceWith('')],
       ['a truncated record', file => replaceWith(readRevision(file).slice(0, 20))(file)],
       ['valid JSON of the wrong shape', replaceWith('{"hello":"world"}')],
-      ['a well-formed revision holding an invalid lease slot (negative counter)',
-        replaceWith('{"l":["0123456789ab"],"v":{"v":1,"counter":-1,"leases":{}}}')],
+      [
+        'a well-formed revision holding an invalid lease slot (negative counter)',
+        replaceWith('{"l":["0123456789ab"],"v":{"v":1,"counter":-1,"leases":{}}}'),
+      ],
       ['an oversized record', replaceWith(`{"pad":"${'x'.repeat(1024 * 1024 + 10)}"}`)],
-      ['a symbolic link to garbage', file => { fs.rmSync(file); fs.symlinkSync('not json at all', file); }],
-      ['a revision replaced by a folder', file => { fs.rmSync(file); fs.mkdirSync(file); }],
+      [
+        'a symbolic link to garbage',
+        file => {
+          fs.rmSync(file);
+          fs.symlinkSync('not json at all', file);
+        },
+      ],
+      [
+        'a revision replaced by a folder',
+        file => {
+          fs.rmSync(file);
+          fs.mkdirSync(file);
+        },
+      ],
     ];
     for (const [label, damage] of damages) {
       it(`(${label}) raises LockStorageError, again and again, and never reads as free`, async () => {
@@ -256,7 +364,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       });
     }
 
-    it('one changed byte anywhere in a container record\'s revision (symbolic link or file) raises LockStorageError for a reader that has not read it before', async () => {
+    it("one changed byte anywhere in a container record's revision (symbolic link or file) raises LockStorageError for a reader that has not read it before", async () => {
       const store = path.join(tmp.path, 'store');
       const writer = createFileDriver({ path: store, prefix: 'damage' });
       const small = keyDigest('damage', 'small-record');
@@ -266,7 +374,14 @@ describe('file driver (separate processes, real filesystem)', function () {
       await writer.close();
       const revisionOf = (key: string) => {
         const dir = path.join(store, namespaceDigest('damage'), key.slice(0, 2), `r${key}`);
-        return path.join(dir, fs.readdirSync(dir).filter(f => /^\d{16}\.json$/.test(f)).sort().pop()!);
+        return path.join(
+          dir,
+          fs
+            .readdirSync(dir)
+            .filter(f => /^\d{16}\.json$/.test(f))
+            .sort()
+            .pop()!,
+        );
       };
       const flip = (text: string, at: number) => text.slice(0, at) + String.fromCharCode(text.charCodeAt(at) ^ 0x01) + text.slice(at + 1);
       const assertDamaged = async (key: string, where: string) => {
@@ -304,7 +419,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       await reader.close();
     });
 
-    it('makes the holder\'s release fail loudly instead of pretending', async () => {
+    it("makes the holder's release fail loudly instead of pretending", async () => {
       const store = path.join(tmp.path, 'store');
       const m = manager(store, 'damage');
       const handle = await m.acquire('held-then-damaged');
@@ -324,7 +439,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       assert.equal(b.acquired, true, 'free in team-b');
       assert.equal(b.fencingToken, 1, 'team-b has its own counter');
       assert.equal(await b.release(), true);
-      assert.equal((await manager(store, 'team-a').acquire('same-name')).acquired, false, 'team-b\'s release left team-a alone');
+      assert.equal((await manager(store, 'team-a').acquire('same-name')).acquired, false, "team-b's release left team-a alone");
     } finally {
       await killHard(holder);
     }
@@ -346,9 +461,11 @@ describe('file driver (separate processes, real filesystem)', function () {
       const real = path.join(tmp.path, 'real');
       fs.mkdirSync(real, { mode: 0o700 });
       fs.symlinkSync(real, path.join(tmp.path, 'link'));
-      await assert.rejects(manager(path.join(tmp.path, 'link', 'deeper', 'store'), 'p').acquire('x'),
-        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'path');
-      assert.deepEqual(fs.readdirSync(real), [], 'folders were created in the link\'s target');
+      await assert.rejects(
+        manager(path.join(tmp.path, 'link', 'deeper', 'store'), 'p').acquire('x'),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'path',
+      );
+      assert.deepEqual(fs.readdirSync(real), [], "folders were created in the link's target");
     });
 
     it('creates folders 0700 and files 0600 (slot logs, large records); records in symbolic links are only inside those folders', async () => {
@@ -370,7 +487,7 @@ describe('file driver (separate processes, real filesystem)', function () {
       await held.release();
     });
 
-    it('reports an unusable storage root as a backend error without the path\'s lock digests', async () => {
+    it("reports an unusable storage root as a backend error without the path's lock digests", async () => {
       const file = path.join(tmp.path, 'a-file');
       fs.writeFileSync(file, '');
       await assert.rejects(manager(path.join(file, 'store'), 'p').acquire('unusable-root'), (e: unknown) => {
@@ -388,7 +505,10 @@ describe('file driver (separate processes, real filesystem)', function () {
       const dir = leaseCellDir(store, 'broken', 'broken-folder');
       fs.rmSync(dir, { recursive: true });
       fs.writeFileSync(dir, 'not a folder'); // the cell folder is now a plain file
-      const error = await handle.release().then(() => undefined, (e: unknown) => e);
+      const error = await handle.release().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof LockBackendError || error instanceof LockStorageError, String(error));
       assertHygienic(error, ['broken-folder', keyDigest('broken', 'broken-folder'), token], 'broken folder');
     });

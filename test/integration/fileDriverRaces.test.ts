@@ -60,7 +60,10 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
   /** Runs raw driver operations in another process, synchronously (this process stays frozen). */
   function otherProcess(ops: object[]): unknown[] {
     const out = execFileSync(process.execPath, [...TSX_NODE_ARGS, path.join(REPO_ROOT, 'test/helpers/driverOps.ts'), JSON.stringify(ops)], {
-      cwd: REPO_ROOT, env: childEnv(fileDriverEnv(tmp.path, PREFIX)), encoding: 'utf8', timeout: 30_000,
+      cwd: REPO_ROOT,
+      env: childEnv(fileDriverEnv(tmp.path, PREFIX)),
+      encoding: 'utf8',
+      timeout: 30_000,
     });
     return JSON.parse(out) as unknown[];
   }
@@ -74,17 +77,26 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
       const owner = randomOwner();
       assert.ok((await a.claim(key, owner, 30_000, Date.now())).claimed);
       const others = Array.from({ length: Math.ceil(writesOnTop / 2) }, () => randomOwner());
-      const ops = others.flatMap(o => [{ op: 'claim', key, owner: o, ttlMs: 30_000 }, { op: 'release', key, owner: o }]).slice(0, writesOnTop);
+      const ops = others
+        .flatMap(o => [
+          { op: 'claim', key, owner: o, ttlMs: 30_000 },
+          { op: 'release', key, owner: o },
+        ])
+        .slice(0, writesOnTop);
       let results: unknown[] = [];
-      afterNextLink = () => { results = otherProcess(ops); };
+      afterNextLink = () => {
+        results = otherProcess(ops);
+      };
       assert.equal(await a.release(key, owner, Date.now()), 'released');
       // The other process really wrote on top of the release.
-      assert.deepEqual(results.map(r => typeof r === 'string' ? r : (r as { claimed: boolean }).claimed),
-        ops.map(op => op.op === 'claim' ? true : 'released'));
+      assert.deepEqual(
+        results.map(r => (typeof r === 'string' ? r : (r as { claimed: boolean }).claimed)),
+        ops.map(op => (op.op === 'claim' ? true : 'released')),
+      );
       // And the store agrees with everyone: the last writer's state is current.
       const last = ops[ops.length - 1];
       const probe = await a.claim(key, randomOwner(), 30_000, Date.now());
-      assert.equal(probe.claimed, last.op === 'release', 'the other process\'s lease is intact');
+      assert.equal(probe.claimed, last.op === 'release', "the other process's lease is intact");
     });
   }
 
@@ -95,10 +107,15 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
       const base = await a.compareAndSwap(key, null, { n: 0 }, { summary: 'create' });
       assert.ok(base.ok);
       let results: unknown[] = [];
-      afterNextLink = () => { results = otherProcess(Array.from({ length: writesOnTop }, () => ({ op: 'increment', key }))); };
+      afterNextLink = () => {
+        results = otherProcess(Array.from({ length: writesOnTop }, () => ({ op: 'increment', key })));
+      };
       const mine = await a.compareAndSwap(key, base.revision, { n: 1 }, { summary: 'mine' });
-      assert.deepEqual(results.map(r => (r as { ok: boolean; n: number }).n), Array.from({ length: writesOnTop }, (_, i) => i + 2),
-        'the other process read this process\'s write');
+      assert.deepEqual(
+        results.map(r => (r as { ok: boolean; n: number }).n),
+        Array.from({ length: writesOnTop }, (_, i) => i + 2),
+        "the other process read this process's write",
+      );
       assert.equal(mine.ok, true, 'the write happened (others built on it), so it must be reported as done');
       assert.deepEqual((await a.read(key))?.value, { n: 1 + writesOnTop });
     });
@@ -144,7 +161,9 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
     const key = randomKey();
     const first = await a.compareAndSwap(key, null, { n: 0 }, { summary: 'create' });
     assert.ok(first.ok);
-    beforeNextLink = () => { otherProcess([1, 2, 3].map(() => ({ op: 'increment', key }))); };
+    beforeNextLink = () => {
+      otherProcess([1, 2, 3].map(() => ({ op: 'increment', key })));
+    };
     assert.deepEqual(await a.compareAndSwap(key, first.revision, { n: 100 }, { summary: 'stale' }), { ok: false });
     assert.deepEqual((await a.read(key))?.value, { n: 3 });
     const files = fsModule.readdirSync(cellDirOf(key));
@@ -156,9 +175,13 @@ describe('file driver: compare-and-swap races (deterministic interleavings)', fu
     const key = randomKey();
     const first = await a.compareAndSwap(key, null, { n: 0 }, { summary: 'create' });
     assert.ok(first.ok);
-    beforeNextLink = () => { otherProcess(Array.from({ length: 40 }, () => ({ op: 'increment', key }))); };
-    await assert.rejects(a.compareAndSwap(key, first.revision, { n: 100 }, { summary: 'stale' }),
-      (e: unknown) => e instanceof LockBackendError && e.retryable);
+    beforeNextLink = () => {
+      otherProcess(Array.from({ length: 40 }, () => ({ op: 'increment', key })));
+    };
+    await assert.rejects(
+      a.compareAndSwap(key, first.revision, { n: 100 }, { summary: 'stale' }),
+      (e: unknown) => e instanceof LockBackendError && e.retryable,
+    );
     assert.deepEqual((await a.read(key))?.value, { n: 40 });
   });
 

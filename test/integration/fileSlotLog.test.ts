@@ -23,8 +23,13 @@ function keysOfOneSlot(count: number): string[] {
   return ['03', '23', '43', '63'].slice(0, count).map(first => first + 'ab'.repeat(31));
 }
 const owner = (n: number) => n.toString(16).padStart(64, '0');
-const slotDir = (store: string, key: string) => path.join(store, namespaceDigest(PREFIX), `s${slotOf(key, FILE_LEASE_SLOTS).toString(16).padStart(2, '0')}`);
-const logsOf = (dir: string) => fs.readdirSync(dir).filter(f => /^\d{10}\.log$/.test(f)).sort();
+const slotDir = (store: string, key: string) =>
+  path.join(store, namespaceDigest(PREFIX), `s${slotOf(key, FILE_LEASE_SLOTS).toString(16).padStart(2, '0')}`);
+const logsOf = (dir: string) =>
+  fs
+    .readdirSync(dir)
+    .filter(f => /^\d{10}\.log$/.test(f))
+    .sort();
 const newestLog = (dir: string) => path.join(dir, logsOf(dir).pop()!);
 /** A log's text (ASCII), and where its newest record starts (`\n` starts a record and occurs nowhere else). */
 function readLog(file: string): { text: string; newest: number } {
@@ -58,7 +63,10 @@ describe('file driver: lease slot logs', function () {
     assert.ok(first.claimed);
     const dir = slotDir(store, key);
     // What a writer killed in the middle of its append leaves: the start of a record.
-    fs.appendFileSync(path.join(dir, logsOf(dir).pop()!), encodeRecord('{"s":2,"k":"write","v":{"v":1,"counter":9,"leases":{}},"n":"0123456789ab"}').slice(0, 60));
+    fs.appendFileSync(
+      path.join(dir, logsOf(dir).pop()!),
+      encodeRecord('{"s":2,"k":"write","v":{"v":1,"counter":9,"leases":{}},"n":"0123456789ab"}').slice(0, 60),
+    );
     assert.equal(await driver.release(key, owner(1), Date.now()), 'released');
     const fresh = createFileDriver({ path: store, prefix: PREFIX });
     const second = await fresh.claim(key, owner(2), 30_000, Date.now());
@@ -86,7 +94,7 @@ describe('file driver: lease slot logs', function () {
     assert.ok(generations.size >= 3, `rotated (${generations.size} generations seen)`);
     for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i] > tokens[i - 1]);
     // a opened the first generation long ago; it still sees the slot as it is now.
-    assert.equal((await a.claim(other, owner(8), 60_000, Date.now())).claimed, false, 'a\'s own lease of the other key is still there');
+    assert.equal((await a.claim(other, owner(8), 60_000, Date.now())).claimed, false, "a's own lease of the other key is still there");
     assert.equal(await a.release(other, owner(7), Date.now()), 'released');
     const next = await a.claim(key, owner(2), 30_000, Date.now());
     assert.ok(next.claimed && next.fencingToken > tokens[tokens.length - 1]);
@@ -139,7 +147,11 @@ describe('file driver: lease slot logs', function () {
       assert.ok(after.claimed && after.fencingToken > Math.max(...tokens));
     }
     const { files } = walk(store);
-    assert.deepEqual(files.filter(f => !/^\d{10}\.log$/.test(path.basename(f)) && !path.basename(f).startsWith('.tmp-')), [], 'only logs (and perhaps a dead writer\'s temporary file)');
+    assert.deepEqual(
+      files.filter(f => !/^\d{10}\.log$/.test(path.basename(f)) && !path.basename(f).startsWith('.tmp-')),
+      [],
+      "only logs (and perhaps a dead writer's temporary file)",
+    );
   });
 
   describe('damage is damage (issue #23)', () => {
@@ -158,8 +170,19 @@ describe('file driver: lease slot logs', function () {
       // Another process, through the command line: exit 5, CMD never runs, no second grant of the token.
       fs.writeFileSync(log, flipped(text, text.length - 10), 'latin1');
       const marker = path.join(tmp.path, 'ran');
-      const run = await runTs('src/cli/main.ts', ['run', 'held-name', '--', process.execPath, '-e', `require("fs").writeFileSync(${JSON.stringify(marker)}, process.env.LOCKSTEP_FENCING_TOKEN)`],
-        childEnv(fileDriverEnv(store, PREFIX)), 60_000);
+      const run = await runTs(
+        'src/cli/main.ts',
+        [
+          'run',
+          'held-name',
+          '--',
+          process.execPath,
+          '-e',
+          `require("fs").writeFileSync(${JSON.stringify(marker)}, process.env.LOCKSTEP_FENCING_TOKEN)`,
+        ],
+        childEnv(fileDriverEnv(store, PREFIX)),
+        60_000,
+      );
       assert.equal(run.code, 5, `exit ${run.code}: ${run.stderr}`);
       assert.match(run.stderr, /damaged/);
       assert.equal(fs.existsSync(marker), false, 'CMD ran with a token although the lease is held');
@@ -182,7 +205,11 @@ describe('file driver: lease slot logs', function () {
       for (let cut = newest + 1; cut < text.length; cut++) {
         fs.writeFileSync(log, text.slice(0, cut), 'latin1');
         const fresh = createFileDriver({ path: store, prefix: PREFIX });
-        assert.equal((await fresh.claim(key, owner(2), 30_000, Date.now())).claimed, false, `cut ${cut - newest} bytes into the record: still held`);
+        assert.equal(
+          (await fresh.claim(key, owner(2), 30_000, Date.now())).claimed,
+          false,
+          `cut ${cut - newest} bytes into the record: still held`,
+        );
         await fresh.close();
       }
       // Writes after a torn record: it is skipped, by the writer and by every reader after.
@@ -228,9 +255,16 @@ describe('file driver: lease slot logs', function () {
       const [key] = keysOfOneSlot(1);
       const dir = slotDir(store, key);
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const legacy = (record: unknown) => { const json = JSON.stringify(record); return `\n@${json.length}:${json}`; };
+      const legacy = (record: unknown) => {
+        const json = JSON.stringify(record);
+        return `\n@${json.length}:${json}`;
+      };
       const slot = { v: 1, counter: 5, leases: { [key]: { o: owner(1), e: Date.now() + 600_000 } } };
-      fs.writeFileSync(path.join(dir, '0000000001.log'), legacy({ s: 0, k: 'snap', v: null }) + legacy({ s: 1, k: 'write', v: slot, n: '0123456789ab' }), { mode: 0o600 });
+      fs.writeFileSync(
+        path.join(dir, '0000000001.log'),
+        legacy({ s: 0, k: 'snap', v: null }) + legacy({ s: 1, k: 'write', v: slot, n: '0123456789ab' }),
+        { mode: 0o600 },
+      );
       const driver = createFileDriver({ path: store, prefix: PREFIX });
       assert.equal((await driver.claim(key, owner(2), 30_000, Date.now())).claimed, false, 'the lease of the old log is still held');
       assert.deepEqual(logsOf(dir), ['0000000002.log'], 'the old log was sealed and replaced');

@@ -33,7 +33,11 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
   };
 
   /** A clean clone of the forge's repository at `checkout`, where the step's command runs as the forge runs it. */
-  async function runCheck(step: ForgeStep, context: Record<string, string>, checkout: string): Promise<{ code: number | null; out: string; summary: string }> {
+  async function runCheck(
+    step: ForgeStep,
+    context: Record<string, string>,
+    checkout: string,
+  ): Promise<{ code: number | null; out: string; summary: string }> {
     const dir = path.join(team.root, `ci-${++ciCount}`);
     const home = path.join(dir, 'home');
     const work = path.join(dir, 'work');
@@ -46,7 +50,12 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     // `lockstep` on the PATH, as `npm install --global` puts it there.
     fs.writeFileSync(path.join(bin, 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, { mode: 0o755 });
     const summary = path.join(dir, 'step-summary.md');
-    const env = { ...gitEnv, PATH: `${bin}${path.delimiter}${process.env.PATH}`, GITHUB_STEP_SUMMARY: summary, ...resolveEnv(step, context) };
+    const env = {
+      ...gitEnv,
+      PATH: `${bin}${path.delimiter}${process.env.PATH}`,
+      GITHUB_STEP_SUMMARY: summary,
+      ...resolveEnv(step, context),
+    };
     ran.add(step.run);
     const done = await finished(spawn('bash', ['-e', '-c', step.run], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
     return { code: done.code, out: done.stdout + done.stderr, summary: fs.existsSync(summary) ? fs.readFileSync(summary, 'utf8') : '' };
@@ -60,22 +69,36 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     return team.git(who, 'rev-parse', 'HEAD').trim();
   };
   const pushContext = (before: string, after: string) => ({
-    'github.event.before': before, 'github.event.after': after, 'github.ref_name': 'main',
-    CI_COMMIT_BEFORE_SHA: before, CI_COMMIT_SHA: after, CI_COMMIT_BRANCH: 'main',
+    'github.event.before': before,
+    'github.event.after': after,
+    'github.ref_name': 'main',
+    CI_COMMIT_BEFORE_SHA: before,
+    CI_COMMIT_SHA: after,
+    CI_COMMIT_BRANCH: 'main',
   });
   const mergeContext = (head: string, login: string) => ({
-    'github.base_ref': 'main', 'github.event.pull_request.head.sha': head, 'github.event.pull_request.user.login': login,
-    CI_MERGE_REQUEST_TARGET_BRANCH_NAME: 'main', CI_COMMIT_SHA: head, GITLAB_USER_LOGIN: login,
+    'github.base_ref': 'main',
+    'github.event.pull_request.head.sha': head,
+    'github.event.pull_request.user.login': login,
+    CI_MERGE_REQUEST_TARGET_BRANCH_NAME: 'main',
+    CI_COMMIT_SHA: head,
+    GITLAB_USER_LOGIN: login,
   });
 
   before(async () => {
     team = await createGitFixture({
-      members: ['alice', 'bob'], operators: ['alice'], initArgs: ['--driver', 'git'],
+      members: ['alice', 'bob'],
+      operators: ['alice'],
+      initArgs: ['--driver', 'git'],
       settings: { pushers: { 'alice-gh': 'alice@example.com', 'bob-gh': 'bob@example.com' }, protectedBranches: ['main', 'release'] },
     });
     [alice, bob] = team.members;
     for (const who of team.members) team.git(who, 'pull', '--quiet', '--ff-only');
-    assert.deepEqual(fs.readdirSync(path.join(team.remote, 'hooks')).filter(f => !f.endsWith('.sample')), [], 'the forge runs no hook');
+    assert.deepEqual(
+      fs.readdirSync(path.join(team.remote, 'hooks')).filter(f => !f.endsWith('.sample')),
+      [],
+      'the forge runs no hook',
+    );
   });
   after(() => team?.dispose());
 
@@ -105,7 +128,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     assert.match(github.summary, /declared by the clients that wrote it, not proven/);
   });
 
-  it('bob pushes to main with --no-verify and no grant: verify --push fails, naming bob\'s commit', async () => {
+  it("bob pushes to main with --no-verify and no grant: verify --push fails, naming bob's commit", async () => {
     team.git(bob, 'pull', '--quiet', '--ff-only');
     const before = tip();
     const after = commit(bob, 'bob.txt', 'bob\n');
@@ -147,13 +170,13 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     team.git(bob, 'reset', '--quiet', '--hard', before);
   });
 
-  it('announcements are read from the page\'s whole history: still found after the history is compacted', async () => {
+  it("announcements are read from the page's whole history: still found after the history is compacted", async () => {
     expectOk(await team.cli(alice, ['compact']), 'compact');
     const check = await runCheck(steps.gitlabPush, pushContext(alicePush.before, alicePush.after), alicePush.after);
     assert.equal(check.code, 0, check.out);
   });
 
-  it('verify --merge: passes for the holder\'s request; fails for anyone else\'s, for an old base, and for an unknown login', async () => {
+  it("verify --merge: passes for the holder's request; fails for anyone else's, for an old base, and for an unknown login", async () => {
     team.git(alice, 'fetch', '--quiet', 'origin');
     team.git(alice, 'checkout', '--quiet', '-B', 'feature', 'origin/main');
     expectOk(await team.cli(alice, ['acquire']), 'acquire');
@@ -214,7 +237,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     // bob, with no grant, deletes the branch and creates it again with a commit of his own.
     team.git(bob, 'fetch', '--quiet', 'origin');
     team.git(bob, 'checkout', '--quiet', '-B', 'mine', 'origin/main');
-    const own = commit(bob, 'bob-release.txt', 'bob\'s cut\n');
+    const own = commit(bob, 'bob-release.txt', "bob's cut\n");
     team.git(bob, 'push', '--quiet', '--no-verify', 'origin', ':refs/heads/release');
     team.git(bob, 'push', '--quiet', '--no-verify', 'origin', 'mine:refs/heads/release');
     const failed = await runCheck(steps.githubPush, releaseContext(own), own);
@@ -226,7 +249,10 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
   });
 
   it('forge init writes the shipped files into the clone, once; a second run and an unknown forge are refused', async () => {
-    for (const [forge, file, shipped] of [['github', '.github/workflows/lockstep-verify.yml', GITHUB], ['gitlab', '.gitlab/lockstep-verify.gitlab-ci.yml', GITLAB]]) {
+    for (const [forge, file, shipped] of [
+      ['github', '.github/workflows/lockstep-verify.yml', GITHUB],
+      ['gitlab', '.gitlab/lockstep-verify.gitlab-ci.yml', GITLAB],
+    ]) {
       assert.equal(expectOk(await team.cli(bob, ['forge', 'init', forge]), `forge init ${forge}`).file, file);
       assert.equal(fs.readFileSync(path.join(bob.dir, file), 'utf8'), fs.readFileSync(path.join(__dirname, '..', '..', shipped), 'utf8'));
       const again = expectError(await team.cli(bob, ['forge', 'init', forge]), 1, 'refused');
@@ -246,7 +272,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
   });
 });
 
-describe('lockstep verify with the file driver: the page\'s own bounded audit trail', function () {
+describe("lockstep verify with the file driver: the page's own bounded audit trail", function () {
   this.timeout(180_000);
   let team: GitFixture;
   let alice: TeamMember;
@@ -272,13 +298,23 @@ describe('lockstep verify with the file driver: the page\'s own bounded audit tr
     const gitEnv = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
     execFileSync('git', ['clone', '--quiet', team.remote, path.join(dir, 'work')], { env: gitEnv, stdio: 'ignore' });
     fs.mkdirSync(path.join(dir, 'bin'));
-    fs.writeFileSync(path.join(dir, 'bin', 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'bin', 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, {
+      mode: 0o755,
+    });
     const env = {
-      ...gitEnv, PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}`, GITHUB_STEP_SUMMARY: path.join(dir, 'summary.md'),
+      ...gitEnv,
+      PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}`,
+      GITHUB_STEP_SUMMARY: path.join(dir, 'summary.md'),
       ...resolveEnv(step, { 'github.event.before': before, 'github.event.after': after, 'github.ref_name': 'main' }),
     };
-    const done = await finished(spawn('bash', ['-e', '-c', step.run], { cwd: path.join(dir, 'work'), env, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+    const done = await finished(
+      spawn('bash', ['-e', '-c', step.run], { cwd: path.join(dir, 'work'), env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      60_000,
+    );
     assert.equal(done.code, 0, done.stdout + done.stderr);
-    assert.match(fs.readFileSync(path.join(dir, 'summary.md'), 'utf8'), /the page's own audit trail \(file driver\), which keeps the newest transitions only; run this check on every push/);
+    assert.match(
+      fs.readFileSync(path.join(dir, 'summary.md'), 'utf8'),
+      /the page's own audit trail \(file driver\), which keeps the newest transitions only; run this check on every push/,
+    );
   });
 });

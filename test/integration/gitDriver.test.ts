@@ -40,8 +40,12 @@ describe('git driver', function () {
     return driver;
   };
 
-  beforeEach(() => { world = makeGitWorld(tmp.path, 2); });
-  afterEach(async () => { await Promise.all(open.splice(0).map(d => d.close())); });
+  beforeEach(() => {
+    world = makeGitWorld(tmp.path, 2);
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map(d => d.close()));
+  });
 
   describe('compare-and-swap across clones', () => {
     it('lets exactly one of two clones win from the same base; the loser re-reads the winner', async () => {
@@ -65,7 +69,10 @@ describe('git driver', function () {
       assert.ok((await loser.compareAndSwap(key, fresh.revision, { n: 2, by: loserName }, meta(`${loserName}: 1 -> 2`))).ok);
       // One commit per successful write, each child of the revision it was computed from.
       const log = remoteLog(world.remote, lockRef(PREFIX, 'records', key));
-      assert.deepEqual(log.map(c => c.subject), [`${loserName}: 1 -> 2`, wa.ok ? 'a: 0 -> 1' : 'b: 0 -> 1', 'create']);
+      assert.deepEqual(
+        log.map(c => c.subject),
+        [`${loserName}: 1 -> 2`, wa.ok ? 'a: 0 -> 1' : 'b: 0 -> 1', 'create'],
+      );
       assert.equal(git(world.remote, 'rev-parse', `${log[0].sha}^`).trim(), winner.revision);
     });
 
@@ -103,11 +110,23 @@ describe('git driver', function () {
         expected = written.revision;
       }
       const history = await a.readHistory(key);
-      assert.deepEqual(history.map(e => e.summary), ['step 3', 'step 2', 'step 1', 'step 0']);
-      assert.deepEqual(history.map(e => e.revision), revisions.slice().reverse());
-      assert.deepEqual(history.map(e => e.author), ['clone-1', 'clone-0', 'clone-1', 'clone-0']);
+      assert.deepEqual(
+        history.map(e => e.summary),
+        ['step 3', 'step 2', 'step 1', 'step 0'],
+      );
+      assert.deepEqual(
+        history.map(e => e.revision),
+        revisions.slice().reverse(),
+      );
+      assert.deepEqual(
+        history.map(e => e.author),
+        ['clone-1', 'clone-0', 'clone-1', 'clone-0'],
+      );
       assert.ok(history.every(e => Math.abs(e.time - Date.now()) < 600_000));
-      assert.deepEqual((await b.readHistory(key, 2)).map(e => e.summary), ['step 3', 'step 2']);
+      assert.deepEqual(
+        (await b.readHistory(key, 2)).map(e => e.summary),
+        ['step 3', 'step 2'],
+      );
       assert.deepEqual(await a.readHistory(randomKey()), []);
     });
 
@@ -120,19 +139,23 @@ describe('git driver', function () {
       assert.equal(history[0].summary, 'first Lockstep-Snapshot: 1 second');
     });
 
-    it('takes a record\'s entries from its own audit line, never from what its commit says', async () => {
+    it("takes a record's entries from its own audit line, never from what its commit says", async () => {
       const a = driverIn(0);
       const key = randomKey();
       const line = { at: Date.UTC(2026, 0, 1, 9), who: 'bob@example.com', action: 'petition', grant: 1, outcome: 'done' };
       // A caller (or a forger) whose commit message claims another story: the entry is the record's line.
       assert.ok((await a.compareAndSwap(key, null, { audit: [line] }, meta('clear by ops@example.com (grant #1): gone'))).ok);
       const [entry] = await a.readHistory(key);
-      assert.deepEqual({ time: entry.time, author: entry.author, summary: entry.summary, line: entry.line },
-        { time: line.at, author: 'bob@example.com', summary: 'petition by bob@example.com (grant #1)', line });
+      assert.deepEqual(
+        { time: entry.time, author: entry.author, summary: entry.summary, line: entry.line },
+        { time: line.at, author: 'bob@example.com', summary: 'petition by bob@example.com (grant #1)', line },
+      );
       // The commit itself is stamped from the line too: subject, author and date.
       const ref = lockRef(PREFIX, 'records', key);
-      assert.equal(git(world.remote, 'log', '-1', '--format=%s|%an|%ae|%at|%ct', ref).trim(),
-        `petition by bob@example.com (grant #1)|bob@example.com|bob@example.com|${line.at / 1000}|${line.at / 1000}`);
+      assert.equal(
+        git(world.remote, 'log', '-1', '--format=%s|%an|%ae|%at|%ct', ref).trim(),
+        `petition by bob@example.com (grant #1)|bob@example.com|bob@example.com|${line.at / 1000}|${line.at / 1000}`,
+      );
     });
 
     it('compact squashes the history into one snapshot commit, keeping the value and every audit line', async () => {
@@ -163,14 +186,23 @@ describe('git driver', function () {
       // The old revision is gone: a writer still holding it loses, then writes on the snapshot.
       assert.deepEqual(await a.compareAndSwap(key, expected, { grant: 99 }, meta('stale')), { ok: false });
       assert.ok((await a.compareAndSwap(key, compacted.revision, { grant: 5 }, meta('grant 5'))).ok);
-      assert.deepEqual((await b.readHistory(key)).map(e => e.summary), ['grant 5', ...before.map(e => e.summary)]);
-      assert.deepEqual((await b.readHistory(key, 3)).map(e => e.summary), ['grant 5', 'grant 4', 'grant 3']);
+      assert.deepEqual(
+        (await b.readHistory(key)).map(e => e.summary),
+        ['grant 5', ...before.map(e => e.summary)],
+      );
+      assert.deepEqual(
+        (await b.readHistory(key, 3)).map(e => e.summary),
+        ['grant 5', 'grant 4', 'grant 3'],
+      );
 
       // A second compaction keeps the first one's entries too.
       const again = await b.compact(key);
       assert.ok(again.ok);
       assert.equal(remoteLog(world.remote, ref).length, 1);
-      assert.deepEqual((await a.readHistory(key)).map(e => e.summary), ['grant 5', ...before.map(e => e.summary)]);
+      assert.deepEqual(
+        (await a.readHistory(key)).map(e => e.summary),
+        ['grant 5', ...before.map(e => e.summary)],
+      );
     });
   });
 
@@ -219,7 +251,9 @@ describe('git driver', function () {
       assert.ok(created.ok);
       await a.read(key);
       let calls = 0;
-      const watcher = a.watch(key, () => { calls++; });
+      const watcher = a.watch(key, () => {
+        calls++;
+      });
       try {
         assert.ok((await b.compareAndSwap(key, created.revision, { n: 1 }, meta('move'))).ok);
         await waitFor(() => calls > 0, { timeoutMs: 10_000, description: 'watcher called after a remote write' });
@@ -233,7 +267,10 @@ describe('git driver', function () {
       const a = driverIn(0, { pollIntervalMs: 30, onGitSpawn: s => spawned.push(s) });
       const watchers = [randomKey(), randomKey(), randomKey()].map(key => a.watch(key, () => undefined));
       await waitFor(() => spawned.filter(s => s === 'ls-remote').length >= 3, { description: 'three polls' });
-      assert.ok(spawned.every(s => s === 'ls-remote'), spawned.join(','));
+      assert.ok(
+        spawned.every(s => s === 'ls-remote'),
+        spawned.join(','),
+      );
       for (const w of watchers) w.dispose();
       // No poll starts after dispose (one in flight was counted when it started). Several reads let
       // many poll intervals pass without a fixed sleep.
@@ -259,7 +296,10 @@ describe('git driver', function () {
           () => driver.claim(key, randomOwner(), 60_000, Date.now()),
         ]) {
           const started = performance.now();
-          const error = await attempt().then(() => undefined, (e: unknown) => e);
+          const error = await attempt().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
           const tookMs = performance.now() - started;
           assert.ok(error instanceof LockBackendError, `${remote}: ${String(error)}`);
           // Fast: git's own refusal, not the 20 s timeout running out.
@@ -277,8 +317,9 @@ describe('git driver', function () {
       const a = driverIn(0);
       const clone = world.clones[1];
       const plant = (ref: string, files: Record<string, string>) => {
-        const entries = Object.entries(files).map(([name, content]) =>
-          `100644 blob ${gitInput(clone, content, 'hash-object', '-w', '--stdin').trim()}\t${name}\n`).join('');
+        const entries = Object.entries(files)
+          .map(([name, content]) => `100644 blob ${gitInput(clone, content, 'hash-object', '-w', '--stdin').trim()}\t${name}\n`)
+          .join('');
         const tree = gitInput(clone, entries, 'mktree').trim();
         const commit = gitInput(clone, 'planted', 'commit-tree', tree).trim();
         git(clone, 'push', '--quiet', 'origin', `${commit}:${ref}`);
@@ -291,7 +332,10 @@ describe('git driver', function () {
         const key = randomKey();
         plant(lockRef(PREFIX, 'records', key), files);
         plant(lockRef(PREFIX, 'leases', key), files);
-        const error = await a.read(key).then(() => undefined, (e: unknown) => e);
+        const error = await a.read(key).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         assert.ok(error instanceof LockStorageError, `${label}: ${String(error)}`);
         assert.equal(exitCodeFor(error), 5);
         assert.ok(!error.message.includes(key));
@@ -311,22 +355,39 @@ describe('git driver', function () {
     it('reports a write the remote refuses (a hook, a permission) as LockBackendError, not as a lost race', async () => {
       const a = driverIn(0);
       const key = randomKey();
-      fs.writeFileSync(path.join(world.remote, 'hooks', 'pre-receive'), '#!/bin/sh\necho "no lock refs here" >&2\nexit 1\n', { mode: 0o755 });
-      const error = await a.compareAndSwap(key, null, { n: 1 }, meta('create')).then(() => undefined, (e: unknown) => e);
+      fs.writeFileSync(path.join(world.remote, 'hooks', 'pre-receive'), '#!/bin/sh\necho "no lock refs here" >&2\nexit 1\n', {
+        mode: 0o755,
+      });
+      const error = await a.compareAndSwap(key, null, { n: 1 }, meta('create')).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof LockBackendError, String(error));
       assert.match(error.message, /refused/);
       await assert.rejects(a.claim(key, randomOwner(), 60_000, Date.now()), LockBackendError);
     });
 
     it('rejects configuration errors with the setting named (exit 2)', async () => {
-      assert.throws(() => createGitDriver({ gitDir: undefined, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
-        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
-      assert.throws(() => createGitDriver({ gitDir: 'relative/clone', gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
-        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir');
+      assert.throws(
+        () => createGitDriver({ gitDir: undefined, gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir',
+      );
+      assert.throws(
+        () => createGitDriver({ gitDir: 'relative/clone', gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 }),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'gitDir',
+      );
       await assert.rejects(openDriver(resolveConfig({ driver: 'git' }, {})), LockConfigurationError);
-      const notAClone = createGitDriver({ gitDir: path.join(tmp.path, 'missing'), gitRemote: 'origin', prefix: PREFIX, gitTimeoutMs: 5000 });
+      const notAClone = createGitDriver({
+        gitDir: path.join(tmp.path, 'missing'),
+        gitRemote: 'origin',
+        prefix: PREFIX,
+        gitTimeoutMs: 5000,
+      });
       open.push(notAClone);
-      const error = await notAClone.read(randomKey()).then(() => undefined, (e: unknown) => e);
+      const error = await notAClone.read(randomKey()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof LockConfigurationError && error.setting === 'gitDir', String(error));
       assert.equal(exitCodeFor(error), 2);
     });
@@ -351,7 +412,10 @@ describe('git driver', function () {
       }
       const key = randomKey();
       assert.ok((await a.compareAndSwap(key, null, { n: 1 }, meta('create'))).ok);
-      assert.deepEqual((await a.readHistory(key)).map(e => e.author), ['Lockstep']);
+      assert.deepEqual(
+        (await a.readHistory(key)).map(e => e.author),
+        ['Lockstep'],
+      );
     });
 
     it('reads from the bare remote itself with gitRemote "." (as a server-side guard would)', async () => {
@@ -361,13 +425,16 @@ describe('git driver', function () {
       const onServer = openGitDriver(world.remote, { remote: '.' });
       open.push(onServer);
       assert.deepEqual(await onServer.read(key), { value: { grant: 3 }, revision: written.revision });
-      assert.deepEqual((await onServer.readHistory(key)).map(e => e.summary), ['grant 3']);
+      assert.deepEqual(
+        (await onServer.readHistory(key)).map(e => e.summary),
+        ['grant 3'],
+      );
       assert.equal(await onServer.read(randomKey()), null);
       // Read in place: nothing fetched, no tracking refs added to the server's repository.
       assert.equal(git(world.remote, 'for-each-ref', 'refs/lockstep-remotes/').trim(), '');
     });
 
-    it('skips the clone\'s pre-push hook for lock refs', async () => {
+    it("skips the clone's pre-push hook for lock refs", async () => {
       const clone = world.clones[0];
       const hook = path.join(clone, '.git', 'hooks', 'pre-push');
       fs.writeFileSync(hook, '#!/bin/sh\necho refused >&2\nexit 1\n', { mode: 0o755 });

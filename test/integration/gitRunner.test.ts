@@ -14,7 +14,11 @@ describe('the git runner: gitIn(), git in a folder of the user', () => {
   before(() => {
     repo = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-gitrunner-'));
     git('init', '-q', '-b', 'main');
-    for (const [key, value] of [['user.email', 'a@example.com'], ['user.name', 'a']]) git('config', key, value);
+    for (const [key, value] of [
+      ['user.email', 'a@example.com'],
+      ['user.name', 'a'],
+    ])
+      git('config', key, value);
     fs.writeFileSync(path.join(repo, 'a'), 'a\n');
     git('add', 'a');
     git('commit', '-qm', 'one');
@@ -31,14 +35,25 @@ describe('the git runner: gitIn(), git in a folder of the user', () => {
     const first = git('rev-parse', 'HEAD~1');
     const second = git('rev-parse', 'HEAD');
     await gitIn(repo).raw(['merge-base', '--is-ancestor', first, second]);
-    await assert.rejects(gitIn(repo).raw(['merge-base', '--is-ancestor', second, first]),
-      (error: unknown) => error instanceof GitError && error.exitCode === 1 && error.subcommand === 'merge-base' && /git merge-base failed \(exit 1\)/.test(error.message));
+    await assert.rejects(
+      gitIn(repo).raw(['merge-base', '--is-ancestor', second, first]),
+      (error: unknown) =>
+        error instanceof GitError &&
+        error.exitCode === 1 &&
+        error.subcommand === 'merge-base' &&
+        /git merge-base failed \(exit 1\)/.test(error.message),
+    );
   });
 
-  it('rejects with a GitError whose cause is git\'s stderr, redacted; its message never quotes git', async () => {
-    await assert.rejects(gitIn(repo).raw(['cat-file', 'blob', 'HEAD:missing']),
-      (error: unknown) => error instanceof GitError && error.exitCode === 128 && !/missing/.test(error.message)
-        && /git cat-file exited 128: .*missing/.test(String((error.cause as Error).message)));
+  it("rejects with a GitError whose cause is git's stderr, redacted; its message never quotes git", async () => {
+    await assert.rejects(
+      gitIn(repo).raw(['cat-file', 'blob', 'HEAD:missing']),
+      (error: unknown) =>
+        error instanceof GitError &&
+        error.exitCode === 128 &&
+        !/missing/.test(error.message) &&
+        /git cat-file exited 128: .*missing/.test(String((error.cause as Error).message)),
+    );
     const url = 'https://alice:s3cret@127.0.0.1:1/repo.git';
     await assert.rejects(gitIn(repo).raw(['ls-remote', '--end-of-options', url]), (error: unknown) => {
       assert.ok(error instanceof GitError, String(error));
@@ -51,8 +66,11 @@ describe('the git runner: gitIn(), git in a folder of the user', () => {
   it('outside a repository: a configuration error (exit 2) caused by the GitError', async () => {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-gitrunner-outside-'));
     try {
-      await assert.rejects(gitIn(outside).raw(['rev-parse', '--git-dir']),
-        (error: unknown) => error instanceof LockConfigurationError && error.cause instanceof GitError && (error.cause as GitError).exitCode === 128);
+      await assert.rejects(
+        gitIn(outside).raw(['rev-parse', '--git-dir']),
+        (error: unknown) =>
+          error instanceof LockConfigurationError && error.cause instanceof GitError && (error.cause as GitError).exitCode === 128,
+      );
     } finally {
       fs.rmSync(outside, { recursive: true, force: true });
     }
@@ -60,10 +78,14 @@ describe('the git runner: gitIn(), git in a folder of the user', () => {
 
   it('never lets git use a transport that runs a command (ext::), whatever the configuration allows', async () => {
     const marker = path.join(repo, '..', `${path.basename(repo)}-ext-ran`);
-    await assert.rejects(gitIn(repo).raw(['-c', 'protocol.allow=always', 'ls-remote', '--end-of-options', `ext::touch ${marker}`]),
-      (error: unknown) => error instanceof LockConfigurationError && error.setting === 'remote');
+    await assert.rejects(
+      gitIn(repo).raw(['-c', 'protocol.allow=always', 'ls-remote', '--end-of-options', `ext::touch ${marker}`]),
+      (error: unknown) => error instanceof LockConfigurationError && error.setting === 'remote',
+    );
     assert.equal(fs.existsSync(marker), false, 'the ext:: command never ran');
-    await assert.rejects(gitIn(repo).raw(['ls-remote', '--end-of-options', `ext::touch ${marker}`], { env: { GIT_ALLOW_PROTOCOL: 'ext:file' } }));
+    await assert.rejects(
+      gitIn(repo).raw(['ls-remote', '--end-of-options', `ext::touch ${marker}`], { env: { GIT_ALLOW_PROTOCOL: 'ext:file' } }),
+    );
     assert.equal(fs.existsSync(marker), false, 'a GIT_ALLOW_PROTOCOL of the run cannot widen it either');
   });
 });

@@ -22,12 +22,26 @@ describe('lockstep heartbeat --every (real processes, file driver)', function ()
   after(() => team?.dispose());
 
   /** Starts `lockstep --cwd DIR [--json] heartbeat --every S` with the fixture's environment. */
-  async function startHeartbeat(who: TeamMember, every: string, json = false): Promise<{ child: ChildProcess; stderr: () => string; done: Promise<Finished> }> {
-    const env = childEnv({ HOME: path.join(team.root, 'home'), GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', LOCKSTEP_PATH: team.store });
-    const child = spawn(process.execPath, [await cliPath(), '--cwd', who.dir, ...(json ? ['--json'] : []), 'heartbeat', '--every', every],
-      { cwd: team.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  async function startHeartbeat(
+    who: TeamMember,
+    every: string,
+    json = false,
+  ): Promise<{ child: ChildProcess; stderr: () => string; done: Promise<Finished> }> {
+    const env = childEnv({
+      HOME: path.join(team.root, 'home'),
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_TERMINAL_PROMPT: '0',
+      LOCKSTEP_PATH: team.store,
+    });
+    const child = spawn(process.execPath, [await cliPath(), '--cwd', who.dir, ...(json ? ['--json'] : []), 'heartbeat', '--every', every], {
+      cwd: team.root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
     return { child, stderr: () => stderr, done: finished(child, 90_000) };
   }
 

@@ -3,7 +3,14 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CHAINED_SUFFIX, HOOK_MARKER, NODE_CODE_VARIABLES, preReceiveHook, prePushHook, type HookPaths } from '../../src/core/hooks/hookScripts';
+import {
+  CHAINED_SUFFIX,
+  HOOK_MARKER,
+  NODE_CODE_VARIABLES,
+  preReceiveHook,
+  prePushHook,
+  type HookPaths,
+} from '../../src/core/hooks/hookScripts';
 import { useTempDir } from '../helpers/tempDir';
 
 /**
@@ -26,16 +33,37 @@ printf 'chained %s|%s|%s\\n' "$1" "$2" "$input" >> "$RECORD.chained"
 exit "\${CHAINED_EXIT:-0}"
 `;
 
-interface Ran { status: number | null; stderr: string; guard: { argv: string[]; input: string; lockstepPath: string | null; path: string; pushPid: string | null; env: Record<string, string> }[]; chained: string[] }
+interface Ran {
+  status: number | null;
+  stderr: string;
+  guard: {
+    argv: string[];
+    input: string;
+    lockstepPath: string | null;
+    path: string;
+    pushPid: string | null;
+    env: Record<string, string>;
+  }[];
+  chained: string[];
+}
 
 /** The server hook's paths for a test: the pinned settings file and the PATH of the installing shell. */
-const serverPaths = (paths: HookPaths, settings = '/srv/remote.git/hooks/lockstep-server.json') => ({ ...paths, settings, path: process.env.PATH ?? '', protectedBranches: ['main', 'release/1.x'] });
+const serverPaths = (paths: HookPaths, settings = '/srv/remote.git/hooks/lockstep-server.json') => ({
+  ...paths,
+  settings,
+  path: process.env.PATH ?? '',
+  protectedBranches: ['main', 'release/1.x'],
+});
 
 describe('hook scripts (text and shell behaviour)', () => {
   const tmp = useTempDir('lockstep-hooks');
 
   /** Writes `text` as an executable hook in a folder whose name needs quoting, with a stand-in CLI beside it. */
-  function setUp(name: string, text: (cli: string) => string, options: { chained?: boolean } = {}): { hook: string; record: string; cli: string } {
+  function setUp(
+    name: string,
+    text: (cli: string) => string,
+    options: { chained?: boolean } = {},
+  ): { hook: string; record: string; cli: string } {
     const dir = path.join(tmp.path, `it's a "hooks" $HOME dir`);
     fs.mkdirSync(dir, { recursive: true });
     const cli = path.join(dir, 'cli `x`.js');
@@ -44,13 +72,22 @@ describe('hook scripts (text and shell behaviour)', () => {
     fs.writeFileSync(hook, text(cli), { mode: 0o755 });
     if (options.chained) fs.writeFileSync(hook + CHAINED_SUFFIX, CHAINED_HOOK, { mode: 0o755 });
     // The hooks run in tmp.path: a container whose protected branch is main.
-    fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), JSON.stringify({ container: 'demo', remote: 'origin', protectedBranches: ['main'] }, null, 2));
+    fs.writeFileSync(
+      path.join(tmp.path, '.lockstep.json'),
+      JSON.stringify({ container: 'demo', remote: 'origin', protectedBranches: ['main'] }, null, 2),
+    );
     return { hook, record: path.join(tmp.path, 'record.jsonl'), cli };
   }
 
   function run(hook: string, args: string[], input: string, env: Record<string, string>, cwd = tmp.path, timeout?: number): Ran {
     const record = path.join(tmp.path, 'record.jsonl');
-    const done = spawnSync(hook, args, { input, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', RECORD: record, ...env }, cwd, ...(timeout ? { timeout } : {}) });
+    const done = spawnSync(hook, args, {
+      input,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', RECORD: record, ...env },
+      cwd,
+      ...(timeout ? { timeout } : {}),
+    });
     const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
     return { status: done.status, stderr: done.stderr, guard: read(record).map(l => JSON.parse(l)), chained: read(`${record}.chained`) };
   }
@@ -68,8 +105,9 @@ describe('hook scripts (text and shell behaviour)', () => {
   }
   const pathWithoutNode = () => pathWithout('node');
 
-  const REFS = 'refs/heads/main 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n'
-    + 'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n';
+  const REFS =
+    'refs/heads/main 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n' +
+    'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n';
 
   describe('texts', () => {
     const paths = { node: '/opt/node 20/bin/node', cli: "/srv/lock'step/dist/cli.js" };
@@ -82,17 +120,20 @@ describe('hook scripts (text and shell behaviour)', () => {
       }
     });
 
-    it('embed the install-time paths single-quoted, and pass the guard only git\'s own arguments', () => {
+    it("embed the install-time paths single-quoted, and pass the guard only git's own arguments", () => {
       const push = prePushHook(paths);
       assert.ok(push.includes(`node_bin='/opt/node 20/bin/node'`));
       assert.ok(push.includes(`cli=\${LOCKSTEP_CLI:-'/srv/lock'\\''step/dist/cli.js'}`));
       assert.match(push, /"\$node_bin" "\$cli" guard pre-push "\$@"\n$/);
-      assert.match(preReceiveHook(serverPaths(paths)), /"\$node_bin" "\$cli" guard pre-receive --settings '\/srv\/remote\.git\/hooks\/lockstep-server\.json'\n$/);
+      assert.match(
+        preReceiveHook(serverPaths(paths)),
+        /"\$node_bin" "\$cli" guard pre-receive --settings '\/srv\/remote\.git\/hooks\/lockstep-server\.json'\n$/,
+      );
     });
   });
 
   describe('pre-push, run by sh', () => {
-    it('hands the guard git\'s arguments and the refs unchanged, with paths that need quoting', () => {
+    it("hands the guard git's arguments and the refs unchanged, with paths that need quoting", () => {
       const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
       const ran = run(hook, ['origin', '/srv/remote.git'], REFS, {});
       assert.equal(ran.status, 0, ran.stderr);
@@ -102,7 +143,7 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(ran.guard[0].pushPid, String(process.pid), 'the process that ran the hook (git push) is named for the guard');
     });
 
-    it('the guard\'s refusal (non-zero exit) is the hook\'s exit', () => {
+    it("the guard's refusal (non-zero exit) is the hook's exit", () => {
       const { hook } = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
       assert.equal(run(hook, ['origin', 'url'], REFS, { GUARD_EXIT: '1' }).status, 1);
     });
@@ -114,7 +155,7 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.deepEqual(passed.chained, [`chained origin|url|${REFS.trimEnd().split('\n')[0]}`, REFS.trimEnd().split('\n')[1]]);
       assert.equal(passed.guard.length, 1, 'then the guard ran');
       const failed = run(hook, ['origin', 'url'], REFS, { CHAINED_EXIT: '7' });
-      assert.equal(failed.status, 7, 'the chained hook\'s exit code');
+      assert.equal(failed.status, 7, "the chained hook's exit code");
       assert.equal(failed.guard.length, 1, 'the guard did not run again');
     });
 
@@ -130,13 +171,17 @@ describe('hook scripts (text and shell behaviour)', () => {
       const ran = run(hook, ['origin', 'url'], REFS, { PATH: pathWithoutNode() });
       assert.equal(ran.status, 1);
       assert.equal(ran.guard.length, 0);
-      assert.match(ran.stderr, /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./);
+      assert.match(
+        ran.stderr,
+        /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./,
+      );
     });
   });
 
   describe('pre-push: pushes that cannot concern the guard start no node', () => {
-    const FEATURE = 'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n'
-      + 'refs/tags/v1 4444444444444444444444444444444444444444 refs/tags/v1 0000000000000000000000000000000000000000\n';
+    const FEATURE =
+      'refs/heads/feature 3333333333333333333333333333333333333333 refs/heads/feature 0000000000000000000000000000000000000000\n' +
+      'refs/tags/v1 4444444444444444444444444444444444444444 refs/tags/v1 0000000000000000000000000000000000000000\n';
     const hookInClone = () => {
       const set = setUp('pre-push', cli => prePushHook({ node: process.execPath, cli }));
       fs.mkdirSync(path.join(tmp.path, '.git', 'lockstep'), { recursive: true });
@@ -164,7 +209,12 @@ describe('hook scripts (text and shell behaviour)', () => {
     });
 
     it('the guard runs when a protected branch is pushed, even under another local name', () => {
-      const ran = run(hookInClone(), ['origin', 'url'], 'refs/heads/topic 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n', {});
+      const ran = run(
+        hookInClone(),
+        ['origin', 'url'],
+        'refs/heads/topic 1111111111111111111111111111111111111111 refs/heads/main 2222222222222222222222222222222222222222\n',
+        {},
+      );
       assert.equal(ran.guard.length, 1);
     });
 
@@ -176,7 +226,10 @@ describe('hook scripts (text and shell behaviour)', () => {
 
     it('the guard runs when .lockstep.json holds a JSON escape, which could spell a protected name', () => {
       const hook = hookInClone();
-      fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), '{"container":"demo","remote":"origin","protectedBranches":["\\u0066eature"]}');
+      fs.writeFileSync(
+        path.join(tmp.path, '.lockstep.json'),
+        '{"container":"demo","remote":"origin","protectedBranches":["\\u0066eature"]}',
+      );
       assert.equal(run(hook, ['origin', 'url'], FEATURE, {}).guard.length, 1);
     });
 
@@ -244,13 +297,28 @@ describe('hook scripts (text and shell behaviour)', () => {
     for (const ref of ['refs/heads/main', 'refs/heads/release/1.x', 'refs/lockstep/abc/records/def']) {
       it(`the guard runs for ${ref} (a pinned protected branch or a lock ref)`, () => {
         const { remote, hook } = bareWithHook();
-        assert.equal(run(hook, [], `${FEATURE}2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 ${ref}\n`, {}, remote).guard.length, 1);
+        assert.equal(
+          run(hook, [], `${FEATURE}2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 ${ref}\n`, {}, remote)
+            .guard.length,
+          1,
+        );
       });
     }
 
     it('the guard runs for a pushed ref that is a symbolic ref on the server, dangling or not (an alias may lead to a protected branch)', () => {
       const { remote, hook } = bareWithHook();
-      const git = (...args: string[]) => spawnSync('git', args, { cwd: remote, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+      const git = (...args: string[]) =>
+        spawnSync('git', args, {
+          cwd: remote,
+          encoding: 'utf8',
+          env: {
+            ...process.env,
+            GIT_AUTHOR_NAME: 't',
+            GIT_AUTHOR_EMAIL: 't@example.com',
+            GIT_COMMITTER_NAME: 't',
+            GIT_COMMITTER_EMAIL: 't@example.com',
+          },
+        });
       const tree = git('hash-object', '-w', '-t', 'tree', '/dev/null').stdout.trim();
       assert.equal(git('update-ref', 'refs/heads/main', git('commit-tree', tree, '-m', 'first').stdout.trim()).status, 0);
       assert.equal(git('symbolic-ref', 'refs/heads/trunk', 'refs/heads/main').status, 0);
@@ -260,14 +328,20 @@ describe('hook scripts (text and shell behaviour)', () => {
       // An alias whose target does not exist yet (git for-each-ref does not list it): a push to it would create the target.
       assert.equal(git('symbolic-ref', 'refs/heads/rc', 'refs/heads/release/2.x').status, 0);
       const toRc = '0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 refs/heads/rc\n';
-      assert.equal(run(hook, [], toRc, {}, remote).guard.length, 2, 'a push to a dangling alias runs the guard too (the record keeps every run)');
+      assert.equal(
+        run(hook, [], toRc, {}, remote).guard.length,
+        2,
+        'a push to a dangling alias runs the guard too (the record keeps every run)',
+      );
     });
 
     it('the guard runs when git cannot answer (no git on the pinned PATH): only git\'s "not a symbolic ref" lets a push skip it', () => {
       const { remote } = bareWithHook();
       const settings = path.join(remote, 'hooks', 'lockstep-server.json');
       // The PATH pinned at install time finds no git: the alias check cannot be made, so it must not count as "no alias".
-      const { hook } = setUp('pre-receive', cli => preReceiveHook({ ...serverPaths({ node: process.execPath, cli }, settings), path: pathWithout('git') }));
+      const { hook } = setUp('pre-receive', cli =>
+        preReceiveHook({ ...serverPaths({ node: process.execPath, cli }, settings), path: pathWithout('git') }),
+      );
       const ran = run(hook, [], FEATURE, {}, remote);
       assert.equal(ran.status, 0, ran.stderr);
       assert.equal(ran.guard.length, 1, 'the guard ran (and, without git, refuses)');
@@ -291,7 +365,7 @@ describe('hook scripts (text and shell behaviour)', () => {
   });
 
   describe('pre-receive, run by sh', () => {
-    it('hands the guard the pinned settings file and the install-time PATH, whatever the pusher\'s PATH and LOCKSTEP_* say', () => {
+    it("hands the guard the pinned settings file and the install-time PATH, whatever the pusher's PATH and LOCKSTEP_* say", () => {
       const pinnedPath = process.env.PATH ?? '';
       const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli })));
       const input = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/main\n';
@@ -299,16 +373,18 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(ran.status, 0, ran.stderr);
       assert.deepEqual(ran.guard[0].argv, ['guard', 'pre-receive', '--settings', '/srv/remote.git/hooks/lockstep-server.json']);
       assert.equal(ran.guard[0].input, input);
-      assert.equal(ran.guard[0].path, pinnedPath, 'the pusher\'s PATH does not reach the guard');
+      assert.equal(ran.guard[0].path, pinnedPath, "the pusher's PATH does not reach the guard");
     });
 
-    it('clears NODE_OPTIONS and the other variables that would make the guard\'s node run other code (the pusher\'s environment reaches the hook over a path)', () => {
+    it("clears NODE_OPTIONS and the other variables that would make the guard's node run other code (the pusher's environment reaches the hook over a path)", () => {
       const { hook } = setUp('pre-receive', cli => preReceiveHook(serverPaths({ node: process.execPath, cli })));
       const evil = path.join(tmp.path, 'evil.js');
       const marker = path.join(tmp.path, 'evil-ran');
       fs.writeFileSync(evil, `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`);
       const input = '2222222222222222222222222222222222222222 1111111111111111111111111111111111111111 refs/heads/main\n';
-      const hostile = Object.fromEntries(NODE_CODE_VARIABLES.map(name => [name, name === 'NODE_OPTIONS' ? `--require=${evil}` : path.join(tmp.path, 'nowhere')]));
+      const hostile = Object.fromEntries(
+        NODE_CODE_VARIABLES.map(name => [name, name === 'NODE_OPTIONS' ? `--require=${evil}` : path.join(tmp.path, 'nowhere')]),
+      );
       const ran = run(hook, [], input, { ...hostile, NODE_EXTRA_CA_CERTS: path.join(tmp.path, 'nowhere.pem') });
       assert.equal(ran.guard.length, 1, ran.stderr);
       assert.equal(fs.existsSync(marker), false, 'evil.js never ran');
@@ -325,7 +401,10 @@ describe('hook scripts (text and shell behaviour)', () => {
     });
   });
 
-  for (const [name, text] of [['pre-push', prePushHook], ['pre-receive', (paths: HookPaths) => preReceiveHook(serverPaths(paths))]] as const) {
+  for (const [name, text] of [
+    ['pre-push', prePushHook],
+    ['pre-receive', (paths: HookPaths) => preReceiveHook(serverPaths(paths))],
+  ] as const) {
     it(`${name}: a CLI that is gone (the extension was updated) refuses with a message that says what to do`, () => {
       const { hook, cli } = setUp(name, c => text({ node: process.execPath, cli: c }));
       fs.rmSync(cli);

@@ -47,10 +47,10 @@ describe('lockstep hooks install (real git)', function () {
       assert.ok(text.includes(`--settings '${pinned}'`));
       assert.equal(mode(pinned), 0o600);
       const settings = JSON.parse(fs.readFileSync(pinned, 'utf8'));
-      assert.equal(settings.file.container, team.container, 'the container of main\'s committed .lockstep.json');
+      assert.equal(settings.file.container, team.container, "the container of main's committed .lockstep.json");
       assert.deepEqual(settings.file.protectedBranches, ['main']);
       assert.equal(settings.requireProof, true, 'the committed serverGuard');
-      assert.deepEqual(settings.store, { path: team.store }, 'the installing shell\'s LOCKSTEP_PATH');
+      assert.deepEqual(settings.store, { path: team.store }, "the installing shell's LOCKSTEP_PATH");
       assert.equal(settings.pinnedFrom.branch, 'main');
       assert.equal(settings.pinnedFrom.commit, team.remoteSha());
       assert.ok(!fs.existsSync(path.join(team.remote, 'hooks', 'lockstep.env')), 'no environment file: the guard reads no variables');
@@ -59,19 +59,30 @@ describe('lockstep hooks install (real git)', function () {
     it('a second install updates in place: same text, nothing chained, and no identity saved from the shell', async () => {
       const hook = path.join(team.remote, 'hooks', 'pre-receive');
       const before = fs.readFileSync(hook, 'utf8');
-      const again = ok(await team.lockstep(team.remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_IDENTITY: 'ops@example.com' } }), 'install --server again');
+      const again = ok(
+        await team.lockstep(team.remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_IDENTITY: 'ops@example.com' } }),
+        'install --server again',
+      );
       assert.equal(again.hook, hook);
       assert.equal(again.chained, null);
       assert.equal(again.updated, true);
       assert.equal(fs.readFileSync(hook, 'utf8'), before);
       assert.ok(!fs.existsSync(hook + CHAINED_SUFFIX));
-      assert.doesNotMatch(fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8'), /IDENTITY|ops@example\.com"?\s*[,}]\s*$/m);
+      assert.doesNotMatch(
+        fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8'),
+        /IDENTITY|ops@example\.com"?\s*[,}]\s*$/m,
+      );
     });
 
     it('hooks status --server prints the pinned settings, never a password', async () => {
       const saved = fs.readFileSync(path.join(team.remote, 'hooks', 'lockstep-server.json'), 'utf8');
       try {
-        ok(await team.lockstep(team.remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_REDIS_URL: 'redis://user:s3cret-pass@127.0.0.1:6390/0' } }), 'install with a credential');
+        ok(
+          await team.lockstep(team.remote, ['hooks', 'install', '--server'], {
+            env: { LOCKSTEP_REDIS_URL: 'redis://user:s3cret-pass@127.0.0.1:6390/0' },
+          }),
+          'install with a credential',
+        );
         const shown = await team.lockstep(team.remote, ['hooks', 'status', '--server'], { json: false });
         assert.equal(shown.code, 0, shown.stderr);
         assert.match(shown.stdout, new RegExp(`container ${team.container}`));
@@ -114,7 +125,10 @@ describe('lockstep hooks install (real git)', function () {
     it('is refused in a clone (exit 2): the server hook belongs in the bare remote', async () => {
       const refused = await team.lockstep(alice.dir, ['hooks', 'install', '--server']);
       assert.equal(refused.code, 2);
-      assert.match(refused.json.error.message, /hooks install --server belongs in the shared bare repository \(the remote\), not in a clone\./);
+      assert.match(
+        refused.json.error.message,
+        /hooks install --server belongs in the shared bare repository \(the remote\), not in a clone\./,
+      );
       assert.ok(!fs.existsSync(path.join(alice.dir, '.git', 'hooks', 'pre-receive')));
     });
 
@@ -122,8 +136,11 @@ describe('lockstep hooks install (real git)', function () {
       const other = path.join(team.root, 'other.git');
       await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', other);
       const marker = path.join(team.root, 'other-marker');
-      fs.writeFileSync(path.join(other, 'hooks', 'pre-receive'),
-        `#!/bin/sh\ncat >> '${marker}'\nif [ -f '${marker}.refuse' ]; then echo 'site policy says no' >&2; exit 1; fi\n`, { mode: 0o755 });
+      fs.writeFileSync(
+        path.join(other, 'hooks', 'pre-receive'),
+        `#!/bin/sh\ncat >> '${marker}'\nif [ -f '${marker}.refuse' ]; then echo 'site policy says no' >&2; exit 1; fi\n`,
+        { mode: 0o755 },
+      );
       ok(await team.git(alice.dir, ['push', '--no-verify', other, 'HEAD:refs/heads/main']), 'main with .lockstep.json first');
       const installed = ok(await team.lockstep(other, ['hooks', 'install', '--server']), 'install --server');
       assert.equal(installed.chained, path.join(other, 'hooks', `pre-receive${CHAINED_SUFFIX}`));
@@ -134,7 +151,11 @@ describe('lockstep hooks install (real git)', function () {
       const refused = await team.git(alice.dir, ['push', other, 'HEAD:refs/heads/next']);
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr, /remote: site policy says no/);
-      assert.equal(fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length, 3, 'it ran once per push (the first before the install)');
+      assert.equal(
+        fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean).length,
+        3,
+        'it ran once per push (the first before the install)',
+      );
     });
   });
 
@@ -148,7 +169,12 @@ describe('lockstep hooks install (real git)', function () {
       const userHook = `#!/bin/sh\ninput=$(cat)\nprintf '%s %s\\n%s\\n--\\n' "$1" "$2" "$input" >> '${marker()}'\nif [ -f '${refuseFile()}' ]; then echo 'user hook: not today' >&2; exit 1; fi\n`;
       fs.writeFileSync(path.join(hooks, 'pre-push'), userHook, { mode: 0o755 });
       const first = ok(await team.lockstep(alice.dir, ['hooks', 'install']), 'install');
-      assert.deepEqual(first, { ok: true, hook: path.join(hooks, 'pre-push'), chained: path.join(hooks, `pre-push${CHAINED_SUFFIX}`), updated: false });
+      assert.deepEqual(first, {
+        ok: true,
+        hook: path.join(hooks, 'pre-push'),
+        chained: path.join(hooks, `pre-push${CHAINED_SUFFIX}`),
+        updated: false,
+      });
       const ours = fs.readFileSync(path.join(hooks, 'pre-push'), 'utf8');
       assert.ok(ours.includes(HOOK_MARKER));
 
@@ -156,10 +182,16 @@ describe('lockstep hooks install (real git)', function () {
       assert.deepEqual(second, { ...first, updated: true });
       assert.equal(fs.readFileSync(path.join(hooks, 'pre-push'), 'utf8'), ours);
       assert.equal(fs.readFileSync(path.join(hooks, `pre-push${CHAINED_SUFFIX}`), 'utf8'), userHook);
-      assert.deepEqual(fs.readdirSync(hooks).filter(f => f.startsWith('pre-push') && !f.endsWith('.sample')).sort(), ['pre-push', `pre-push${CHAINED_SUFFIX}`]);
+      assert.deepEqual(
+        fs
+          .readdirSync(hooks)
+          .filter(f => f.startsWith('pre-push') && !f.endsWith('.sample'))
+          .sort(),
+        ['pre-push', `pre-push${CHAINED_SUFFIX}`],
+      );
     });
 
-    it('the user\'s hook runs first, once per push, with git\'s arguments and refs; then the guard', async () => {
+    it("the user's hook runs first, once per push, with git's arguments and refs; then the guard", async () => {
       ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquire');
       const sha = await team.commit(alice, 'a.txt');
       const pushed = await push(alice);
@@ -171,7 +203,7 @@ describe('lockstep hooks install (real git)', function () {
       assert.equal(seen[0], `origin ${team.remote}\nHEAD ${sha} refs/heads/main ${await team.gitOk(alice.dir, 'rev-parse', 'HEAD~1')}\n`);
     });
 
-    it('a non-zero exit of the user\'s hook still blocks the push (and the guard does not run)', async () => {
+    it("a non-zero exit of the user's hook still blocks the push (and the guard does not run)", async () => {
       const landed = team.remoteSha();
       await team.commit(alice, 'b.txt');
       fs.writeFileSync(refuseFile(), '');
@@ -202,7 +234,10 @@ describe('lockstep hooks install (real git)', function () {
         await team.commit(who, `${who.name}.txt`);
         const refused = await push(who);
         assert.notEqual(refused.code, 0, `${who.name}'s hook from core.hooksPath ran`);
-        assert.match(refused.stderr, /lockstep: This clone does not hold the lock; the current grant #1 is held by alice@example\.com, and pushes/);
+        assert.match(
+          refused.stderr,
+          /lockstep: This clone does not hold the lock; the current grant #1 is held by alice@example\.com, and pushes/,
+        );
       }
     });
 
@@ -221,7 +256,11 @@ describe('lockstep hooks install (real git)', function () {
       assert.match(pushed.stderr, /lockstep: grant #1 verified for main\./, 'the client guard ran');
       assert.equal(team.remoteSha(), sha);
       const refused = await push(bob, { env: noNode, extra: ['--no-verify', '--force'] });
-      assert.match(refused.stderr, /remote: lockstep: refused refs\/heads\/main: This push carries no proof of grant/, 'the server guard ran too');
+      assert.match(
+        refused.stderr,
+        /remote: lockstep: refused refs\/heads\/main: This push carries no proof of grant/,
+        'the server guard ran too',
+      );
       assert.equal(team.remoteSha(), sha);
 
       // Node moved since the install: the hook refuses and says so; installing again repairs it.
@@ -229,24 +268,33 @@ describe('lockstep hooks install (real git)', function () {
       const text = fs.readFileSync(hook, 'utf8');
       // The install-time binary is run as Node even when it is VS Code's Electron (ELECTRON_RUN_AS_NODE).
       assert.ok(text.includes(`|| { node_bin='${process.execPath}'; ELECTRON_RUN_AS_NODE=1; export ELECTRON_RUN_AS_NODE; }`));
-      fs.writeFileSync(hook, text.replace(`|| { node_bin='${process.execPath}';`, `|| { node_bin='${path.join(team.root, 'gone', 'node')}';`));
+      fs.writeFileSync(
+        hook,
+        text.replace(`|| { node_bin='${process.execPath}';`, `|| { node_bin='${path.join(team.root, 'gone', 'node')}';`),
+      );
       await team.commit(alice, 'd.txt');
       const gone = await push(alice, { env: noNode });
       assert.notEqual(gone.code, 0);
-      assert.match(gone.stderr, /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./);
+      assert.match(
+        gone.stderr,
+        /lockstep: node was not found, so the fencing guard cannot run and the push is refused\. Install Node\.js or run lockstep hooks install again\./,
+      );
       assert.equal(team.remoteSha(), sha);
       ok(await team.lockstep(alice.dir, ['hooks', 'install']), 'install again');
       ok(await push(alice, { env: noNode }), 'push after reinstalling');
     });
 
-    it('refuses to guess when both pre-push and pre-push.lockstep-chained are someone else\'s (exit 2)', async () => {
+    it("refuses to guess when both pre-push and pre-push.lockstep-chained are someone else's (exit 2)", async () => {
       const hooks = path.join(carol.dir, '.git', 'hooks');
       await team.gitOk(carol.dir, 'config', '--unset', 'core.hooksPath');
       fs.writeFileSync(path.join(hooks, 'pre-push'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
       fs.writeFileSync(path.join(hooks, `pre-push${CHAINED_SUFFIX}`), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
       const refused = await team.lockstep(carol.dir, ['hooks', 'install']);
       assert.equal(refused.code, 2);
-      assert.match(refused.json.error.message, /Both pre-push and pre-push\.lockstep-chained exist in .*; merge them by hand, then install again\./);
+      assert.match(
+        refused.json.error.message,
+        /Both pre-push and pre-push\.lockstep-chained exist in .*; merge them by hand, then install again\./,
+      );
       assert.equal(fs.readFileSync(path.join(hooks, 'pre-push'), 'utf8'), '#!/bin/sh\nexit 0\n', 'nothing was overwritten');
     });
 
@@ -270,11 +318,17 @@ describe('lockstep hooks install (real git)', function () {
     it('outside any repository is a usage error (exit 2) that says where to run it, not an internal failure', async () => {
       const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-no-repo-'));
       try {
-        for (const args of [['hooks', 'install'], ['hooks', 'install', '--server']]) {
+        for (const args of [
+          ['hooks', 'install'],
+          ['hooks', 'install', '--server'],
+        ]) {
           const refused = await team.lockstep(outside, args);
           assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stdout}${refused.stderr}`);
           assert.equal(refused.json.error.code, 'configuration');
-          assert.match(refused.json.error.message, /^This folder is not inside a git repository, so there is nowhere to install a hook\. Run lockstep hooks install in a clone .*hooks install --server in the shared bare repository\./);
+          assert.match(
+            refused.json.error.message,
+            /^This folder is not inside a git repository, so there is nowhere to install a hook\. Run lockstep hooks install in a clone .*hooks install --server in the shared bare repository\./,
+          );
           const human = await team.lockstep(outside, args, { json: false });
           assert.equal(human.code, 2);
           assert.doesNotMatch(human.stderr, /Unexpected failure|internal/);
@@ -292,7 +346,7 @@ describe('lockstep hooks install (real git)', function () {
 });
 
 describe('repairClientHook (the extension after an update)', () => {
-  it('rewrites a Lockstep hook whose CLI is gone, and leaves a working one and anyone else\'s alone', async () => {
+  it("rewrites a Lockstep hook whose CLI is gone, and leaves a working one and anyone else's alone", async () => {
     const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-repair-'));
     try {
       execFileSync('git', ['init', '-q', repo]);
@@ -312,7 +366,11 @@ describe('repairClientHook (the extension after an update)', () => {
       assert.ok(fs.readFileSync(hook, 'utf8').includes(`'${elsewhere}'`));
 
       fs.writeFileSync(hook, '#!/bin/sh\nexit 0\n');
-      assert.equal(await repairClientHook(repo, { node: process.execPath, cli: current }), false, "someone else's hook is not ours to touch");
+      assert.equal(
+        await repairClientHook(repo, { node: process.execPath, cli: current }),
+        false,
+        "someone else's hook is not ours to touch",
+      );
     } finally {
       fs.rmSync(repo, { recursive: true, force: true });
     }

@@ -36,7 +36,7 @@ describe('init refusals (real processes, real git)', function () {
   });
   after(() => team?.dispose());
 
-  it('refuses a repository nested inside another container\'s work tree (exit 2), and writes nothing', async () => {
+  it("refuses a repository nested inside another container's work tree (exit 2), and writes nothing", async () => {
     const nested = repositoryWithRemote(path.join(team.root, 'vendor.git'), path.join(ana.dir, 'vendor', 'lib'));
     const error = expectError(await team.cli(nested, ['init']), 2, 'configuration');
     assert.equal(error.setting, 'cwd');
@@ -85,14 +85,20 @@ describe('init refusals (real processes, real git)', function () {
 
     const refused = expectError(await team.cli(late, ['init']), 2, 'configuration');
     assert.equal(refused.setting, '.lockstep.json');
-    assert.match(refused.message, /origin\/main already has a committed \.lockstep\.json.*Pull it \(`git pull`\) instead of running lockstep init/);
+    assert.match(
+      refused.message,
+      /origin\/main already has a committed \.lockstep\.json.*Pull it \(`git pull`\) instead of running lockstep init/,
+    );
     assert.equal(fs.existsSync(path.join(late.dir, '.lockstep.json')), false, 'no second container file');
     assert.deepEqual(fs.readdirSync(team.store).sort(), pagesBefore, 'no second page');
 
     // Once the clone has fetched, every command says pull, and not init.
     for (const args of [['status'], ['acquire']]) {
       const told = expectError(await team.cli(late, args), 1, 'refused', 'not-initialised');
-      assert.match(told.message, /has not pulled \.lockstep\.json yet: origin\/main has it.*Pull it \(`git pull`\).*do not run lockstep init/);
+      assert.match(
+        told.message,
+        /has not pulled \.lockstep\.json yet: origin\/main has it.*Pull it \(`git pull`\).*do not run lockstep init/,
+      );
     }
     team.git(late, 'pull', '--quiet', 'origin', 'main');
     const status = expectOk(await team.cli(late, ['status']), 'status after the pull');

@@ -20,7 +20,12 @@ function ok(result: CliResult, what: string): any {
  * Exit 5, `reason: "no-page"`, for a clone whose environment points at another page than the
  * committed one: the message names the variable and both pages, and nothing was opened.
  */
-function pointedAway(result: CliResult, page: { driver: string; location: string; prefix: string }, committed: RegExp, variable: string): void {
+function pointedAway(
+  result: CliResult,
+  page: { driver: string; location: string; prefix: string },
+  committed: RegExp,
+  variable: string,
+): void {
   assert.equal(result.code, 5, `expected exit 5, got ${result.code}\n${result.stdout}${result.stderr}`);
   const { error } = result.json;
   assert.equal(error.code, 'storage');
@@ -50,7 +55,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
     const file = JSON.parse(fs.readFileSync(path.join(lead.dir, '.lockstep.json'), 'utf8'));
     assert.deepEqual([file.driver, file.prefix, file.path], ['file', 'lockstep', team.store]);
     const audit = ok(await team.cli(op, ['audit']), 'audit').audit;
-    assert.deepEqual(audit.map((l: { action: string; who: string }) => [l.action, l.who]), [['init', 'seed@example.com']]);
+    assert.deepEqual(
+      audit.map((l: { action: string; who: string }) => [l.action, l.who]),
+      [['init', 'seed@example.com']],
+    );
   });
 
   it('status says which page it read, in --json and for people', async () => {
@@ -71,17 +79,38 @@ describe('one lock page per container: file driver (real processes, real git)', 
     const elsewhere = path.join(team.root, 'elsewhere');
     const committed = new RegExp(`\\(file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep\\)`);
     for (const args of [['status'], ['acquire'], ['petition'], ['clear', '--reason', 'x']]) {
-      pointedAway(await team.cli(ana, args, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed, 'LOCKSTEP_PATH');
+      pointedAway(
+        await team.cli(ana, args, { env: { LOCKSTEP_PATH: elsewhere } }),
+        { driver: 'file', location: elsewhere, prefix: 'lockstep' },
+        committed,
+        'LOCKSTEP_PATH',
+      );
     }
-    pointedAway(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'file', location: team.store, prefix: 'other' }, committed, 'LOCKSTEP_PREFIX');
-    pointedAway(await team.cli(ana, ['acquire'], { env: { LOCKSTEP_DRIVER: 'memory' } }), { driver: 'memory', location: 'this process\'s memory', prefix: 'lockstep' }, committed, 'LOCKSTEP_DRIVER');
+    pointedAway(
+      await team.cli(ana, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }),
+      { driver: 'file', location: team.store, prefix: 'other' },
+      committed,
+      'LOCKSTEP_PREFIX',
+    );
+    pointedAway(
+      await team.cli(ana, ['acquire'], { env: { LOCKSTEP_DRIVER: 'memory' } }),
+      { driver: 'memory', location: "this process's memory", prefix: 'lockstep' },
+      committed,
+      'LOCKSTEP_DRIVER',
+    );
     // The environment may repeat the committed location: that is no mismatch.
-    assert.equal(ok(await team.cli(ana, ['status'], { env: { LOCKSTEP_PREFIX: 'lockstep', LOCKSTEP_PATH: team.store } }), 'status').grant, 1);
+    assert.equal(
+      ok(await team.cli(ana, ['status'], { env: { LOCKSTEP_PREFIX: 'lockstep', LOCKSTEP_PATH: team.store } }), 'status').grant,
+      1,
+    );
     // Nothing was written anywhere else, and the real page still has one grant, held by the lead.
     assert.deepEqual(fs.existsSync(elsewhere) ? walk(elsewhere).files : [], [], 'no record was written in the wrong store');
     const status = ok(await team.cli(ana, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, lead.identity]);
-    assert.deepEqual(ok(await team.cli(op, ['audit']), 'audit').audit.map((l: { action: string }) => l.action), ['init', 'acquire']);
+    assert.deepEqual(
+      ok(await team.cli(op, ['audit']), 'audit').audit.map((l: { action: string }) => l.action),
+      ['init', 'acquire'],
+    );
     const human = await team.cli(ana, ['status'], { json: false, env: { LOCKSTEP_PATH: elsewhere } });
     assert.equal(human.code, 5);
     assert.match(human.stderr, /LOCKSTEP_PATH points at another lock page/);
@@ -92,8 +121,18 @@ describe('one lock page per container: file driver (real processes, real git)', 
     const storeBefore = walk(team.store).files.sort();
     const committed = new RegExp(`\\(file driver at ${team.store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix lockstep\\)`);
     const adopt = ['adopt', '--reason', 'the page looked lost', '--grant', '0', '--next-id', '1'];
-    pointedAway(await team.cli(op, adopt, { env: { LOCKSTEP_PREFIX: 'stray' } }), { driver: 'file', location: team.store, prefix: 'stray' }, committed, 'LOCKSTEP_PREFIX');
-    pointedAway(await team.cli(op, adopt, { env: { LOCKSTEP_PATH: elsewhere } }), { driver: 'file', location: elsewhere, prefix: 'lockstep' }, committed, 'LOCKSTEP_PATH');
+    pointedAway(
+      await team.cli(op, adopt, { env: { LOCKSTEP_PREFIX: 'stray' } }),
+      { driver: 'file', location: team.store, prefix: 'stray' },
+      committed,
+      'LOCKSTEP_PREFIX',
+    );
+    pointedAway(
+      await team.cli(op, adopt, { env: { LOCKSTEP_PATH: elsewhere } }),
+      { driver: 'file', location: elsewhere, prefix: 'lockstep' },
+      committed,
+      'LOCKSTEP_PATH',
+    );
     // Both at once: both named.
     const both = await team.cli(op, adopt, { env: { LOCKSTEP_PREFIX: 'stray', LOCKSTEP_PATH: elsewhere } });
     assert.equal(both.code, 5);
@@ -101,7 +140,12 @@ describe('one lock page per container: file driver (real processes, real git)', 
     // No page anywhere else, nothing new in the store, and no grant #1 for the operator under the stray prefix.
     assert.equal(fs.existsSync(elsewhere), false, 'no store was created at the stray path');
     assert.deepEqual(walk(team.store).files.sort(), storeBefore, 'no second page in the store');
-    pointedAway(await team.cli(op, ['acquire'], { env: { LOCKSTEP_PREFIX: 'stray' } }), { driver: 'file', location: team.store, prefix: 'stray' }, committed, 'LOCKSTEP_PREFIX');
+    pointedAway(
+      await team.cli(op, ['acquire'], { env: { LOCKSTEP_PREFIX: 'stray' } }),
+      { driver: 'file', location: team.store, prefix: 'stray' },
+      committed,
+      'LOCKSTEP_PREFIX',
+    );
     const status = ok(await team.cli(op, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, lead.identity]);
   });
@@ -128,7 +172,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
       const result = await team.cli(ana, ['status']);
       assert.equal(result.code, 2);
       assert.equal(result.json.error.setting, 'driver');
-      assert.match(result.json.error.message, /"auto", which is not a container driver.*Write the driver it stands for: "redis" .* or "file"/);
+      assert.match(
+        result.json.error.message,
+        /"auto", which is not a container driver.*Write the driver it stands for: "redis" .* or "file"/,
+      );
     } finally {
       fs.writeFileSync(file, committed);
     }
@@ -152,7 +199,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
     const clearedGrant = ok(cleared, 'clear').clearedGrant;
     const marked = ok(await team.cli(ana, ['status']), 'status').caution;
     assert.deepEqual({ ...marked, since: 0 }, { silentGrant: clearedGrant, by: op.identity, since: 0 });
-    assert.match((await team.cli(ana, ['status'], { json: false })).stdout, new RegExp(`Caution — grant #${clearedGrant} went silent; ${op.identity} cleared or took over`));
+    assert.match(
+      (await team.cli(ana, ['status'], { json: false })).stdout,
+      new RegExp(`Caution — grant #${clearedGrant} went silent; ${op.identity} cleared or took over`),
+    );
     ok(await team.cli(ana, ['acquire']), 'ana acquires after the clear');
     assert.deepEqual(ok(await team.cli(op, ['status']), 'status').caution, marked, 'still marked while ana works');
     // A release with nothing landed does not restore the copy; the next one with a landing does.
@@ -177,7 +227,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
     ok(await team.cli(lead, ['lease-ids', '--to', 'cyd@example.com', '--count', '2', '--new-identity']), 'lease to a new teammate');
     const block = ok(await team.cli(lead, ['assign', '--to', ana.identity, '--block', 'chapter 2']), 'assign').index;
     ok(await team.cli(lead, ['release']), 'release');
-    assert.deepEqual(ok(await team.cli(ana, ['status']), 'status').blocks.map((b: { id: number }) => b.id), [block]);
+    assert.deepEqual(
+      ok(await team.cli(ana, ['status']), 'status').blocks.map((b: { id: number }) => b.id),
+      [block],
+    );
     assert.equal((await team.cli(op, ['done', '--block', String(block)])).json.error.reason, 'not-holder');
     assert.deepEqual(ok(await team.cli(ana, ['done', '--block', String(block)]), 'done'), { ok: true, block, to: ana.identity });
     assert.deepEqual(ok(await team.cli(ana, ['status']), 'status').blocks, []);
@@ -189,7 +242,10 @@ describe('one lock page per container: file driver (real processes, real git)', 
     assert.equal((await team.cli(ana, ['acquire'])).code, 5, 'a wiped store is no free lock');
     const refused = await team.cli(ana, ['adopt', '--reason', 'wiped', '--grant', '9', '--next-id', '100']);
     assert.equal(refused.json.error.reason, 'not-operator');
-    const adopted = ok(await team.cli(op, ['adopt', '--reason', 'store wiped by a clean-up script', '--grant', '9', '--next-id', '100']), 'adopt');
+    const adopted = ok(
+      await team.cli(op, ['adopt', '--reason', 'store wiped by a clean-up script', '--grant', '9', '--next-id', '100']),
+      'adopt',
+    );
     assert.deepEqual([adopted.grant, adopted.nextId, adopted.page.location], [9, 100, team.store]);
     assert.equal(ok(await team.cli(ana, ['acquire']), 'acquire').grant, 10);
     const again = await team.cli(op, ['adopt', '--reason', 'again', '--grant', '1', '--next-id', '1']);
@@ -220,10 +276,24 @@ describe('one lock page per container: git driver (real processes, real git)', f
   it('a clone on the file driver or another prefix finds no page and issues no grant', async () => {
     const ben = team.member('ben');
     const committed = /\(git driver at remote origin, prefix lockstep\)/;
-    pointedAway(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }), { driver: 'file', location: team.store, prefix: 'lockstep' }, committed, 'LOCKSTEP_DRIVER');
-    pointedAway(await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }), { driver: 'git', location: 'remote origin', prefix: 'other' }, committed, 'LOCKSTEP_PREFIX');
-    pointedAway(await team.cli(ben, ['adopt', '--reason', 'x', '--grant', '0', '--next-id', '1'], { env: { LOCKSTEP_GIT_REMOTE: 'upstream' } }),
-      { driver: 'git', location: 'remote upstream', prefix: 'lockstep' }, committed, 'LOCKSTEP_GIT_REMOTE');
+    pointedAway(
+      await team.cli(ben, ['acquire'], { env: { LOCKSTEP_DRIVER: 'file' } }),
+      { driver: 'file', location: team.store, prefix: 'lockstep' },
+      committed,
+      'LOCKSTEP_DRIVER',
+    );
+    pointedAway(
+      await team.cli(ben, ['acquire'], { env: { LOCKSTEP_PREFIX: 'other' } }),
+      { driver: 'git', location: 'remote origin', prefix: 'other' },
+      committed,
+      'LOCKSTEP_PREFIX',
+    );
+    pointedAway(
+      await team.cli(ben, ['adopt', '--reason', 'x', '--grant', '0', '--next-id', '1'], { env: { LOCKSTEP_GIT_REMOTE: 'upstream' } }),
+      { driver: 'git', location: 'remote upstream', prefix: 'lockstep' },
+      committed,
+      'LOCKSTEP_GIT_REMOTE',
+    );
     const status = ok(await team.cli(ben, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, ana.identity]);
   });
@@ -254,8 +324,12 @@ describe('one lock page per container: sql driver on SQLite (real processes, a r
     const other = path.join(team.root, 'other.sqlite');
     const committed = /\(sql driver at sqlite:\/\//;
     for (const args of [['migrate'], ['acquire'], ['adopt', '--reason', 'x', '--grant', '0', '--next-id', '1']]) {
-      pointedAway(await team.cli(ben, args, { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
-        { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' }, committed, 'LOCKSTEP_DATABASE_URL');
+      pointedAway(
+        await team.cli(ben, args, { env: { LOCKSTEP_DATABASE_URL: `sqlite://${other}` } }),
+        { driver: 'sql', location: `sqlite://${other}`, prefix: 'lockstep' },
+        committed,
+        'LOCKSTEP_DATABASE_URL',
+      );
     }
     assert.equal(fs.existsSync(other), false, 'no database was created at the stray URL');
     const status = ok(await team.cli(ben, ['status']), 'status');

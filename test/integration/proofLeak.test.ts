@@ -31,9 +31,11 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     const dir = path.join(team.root, `${name}.git`);
     await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', dir);
     await team.gitOk(dir, 'config', 'receive.advertisePushOptions', 'true');
-    fs.writeFileSync(path.join(dir, 'hooks', 'pre-receive'),
+    fs.writeFileSync(
+      path.join(dir, 'hooks', 'pre-receive'),
       `#!/bin/sh\ncat >/dev/null\ni=0\nline="count=\${GIT_PUSH_OPTION_COUNT:-0}"\nwhile [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do eval "line=\\"$line \\$GIT_PUSH_OPTION_$i\\""; i=$((i + 1)); done\necho "$line" >> '${log}'\n`,
-      { mode: 0o755 });
+      { mode: 0o755 },
+    );
     return team.remoteUrl.replace(/remote\.git$/, `${name}.git`);
   }
   /** The push was refused by alice's guard as a leak, the fork heard no proof, the remote stores none, main did not move. */
@@ -51,7 +53,10 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     for (const repo of [path.join(team.root, 'fork.git'), team.remote]) {
       if (!fs.existsSync(repo)) continue;
       // Loose and packed objects, push certificates included (a certificate is stored as a blob).
-      const blobs = execFileSync('git', ['-C', repo, 'cat-file', '--batch-all-objects', '--batch'], { env: team.env, maxBuffer: 64 << 20 }).toString('latin1');
+      const blobs = execFileSync('git', ['-C', repo, 'cat-file', '--batch-all-objects', '--batch'], {
+        env: team.env,
+        maxBuffer: 64 << 20,
+      }).toString('latin1');
       for (const secret of secrets) assert.ok(!blobs.includes(secret), `no object of ${path.basename(repo)} holds a proof`);
     }
     for (const secret of secrets) assert.ok(!heardByFork().includes(secret), 'the fork heard no proof');
@@ -65,7 +70,11 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
   function guardOnEveryPush(who: TeamMember): () => void {
     const hook = path.join(who.dir, '.git', 'hooks', 'pre-push');
     const installed = fs.readFileSync(hook, 'utf8');
-    fs.writeFileSync(hook, `#!/bin/sh\nLOCKSTEP_GIT_PUSH_PID=$PPID\nexport LOCKSTEP_GIT_PUSH_PID\nexec '${process.execPath}' '${team.cli}' guard pre-push "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      hook,
+      `#!/bin/sh\nLOCKSTEP_GIT_PUSH_PID=$PPID\nexport LOCKSTEP_GIT_PUSH_PID\nexec '${process.execPath}' '${team.cli}' guard pre-push "$@"\n`,
+      { mode: 0o755 },
+    );
     return () => fs.writeFileSync(hook, installed, { mode: 0o755 });
   }
 
@@ -83,7 +92,10 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     await team.gitOk(alice.dir, 'config', 'user.signingKey', key);
     const acquired = await team.lockstep(alice.dir, ['acquire']);
     ok(acquired, 'alice acquires');
-    assert.ok((await team.pushOptions(alice)).some(o => o.startsWith('lockstep-proof=')), 'alice\'s pushes carry the proof');
+    assert.ok(
+      (await team.pushOptions(alice)).some(o => o.startsWith('lockstep-proof=')),
+      "alice's pushes carry the proof",
+    );
     await team.commit(alice, 'a1.txt');
   });
   after(() => team?.dispose());
@@ -98,9 +110,15 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     await team.gitOk(alice.dir, 'remote', 'add', 'mirror', team.remoteUrl);
     ok(await team.git(alice.dir, ['push', 'mirror', 'HEAD:refs/heads/by-mirror']), 'the shared remote under another name');
     await team.gitOk(alice.dir, 'config', 'remote.origin.pushurl', team.remoteUrl);
-    ok(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/by-pushurl']), 'a pushurl that is the shared remote\'s URL');
+    ok(await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/by-pushurl']), "a pushurl that is the shared remote's URL");
     await team.gitOk(alice.dir, 'config', '--unset', 'remote.origin.pushurl');
-    assert.ok(heardByFork().split('\n').filter(Boolean).every(line => line === 'count=0'), 'the fork heard no push option at all');
+    assert.ok(
+      heardByFork()
+        .split('\n')
+        .filter(Boolean)
+        .every(line => line === 'count=0'),
+      'the fork heard no push option at all',
+    );
     assertNoProofOutside();
   });
 
@@ -110,7 +128,11 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
       await team.gitOk(alice.dir, 'checkout', '--quiet', '-b', 'no-container');
       await team.gitOk(alice.dir, 'rm', '--quiet', '.lockstep.json');
       await team.gitOk(alice.dir, 'commit', '--quiet', '-m', 'a branch that is no container');
-      await refusedAsLeak(() => team.git(alice.dir, ['push', 'fork', 'no-container']), /This push goes to fork, not the container's shared remote/, 'from a branch without .lockstep.json');
+      await refusedAsLeak(
+        () => team.git(alice.dir, ['push', 'fork', 'no-container']),
+        /This push goes to fork, not the container's shared remote/,
+        'from a branch without .lockstep.json',
+      );
       ok(await team.git(alice.dir, ['-c', 'push.pushOption=', 'push', 'fork', 'no-container']), 'control: without the proof it goes');
     } finally {
       await team.gitOk(alice.dir, 'checkout', '--quiet', 'main');
@@ -123,7 +145,11 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     const worktree = path.join(team.root, 'alice-worktree');
     try {
       await team.gitOk(alice.dir, 'worktree', 'add', '--quiet', '-b', 'in-worktree', worktree);
-      await refusedAsLeak(() => team.git(worktree, ['push', 'fork', 'in-worktree']), /This push goes to fork, not the container's shared remote/, 'from a linked worktree');
+      await refusedAsLeak(
+        () => team.git(worktree, ['push', 'fork', 'in-worktree']),
+        /This push goes to fork, not the container's shared remote/,
+        'from a linked worktree',
+      );
       ok(await team.git(worktree, ['push', 'origin', 'in-worktree']), 'control: the shared remote, from the worktree');
     } finally {
       await team.gitOk(alice.dir, 'worktree', 'remove', '--force', worktree);
@@ -134,16 +160,24 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
   it('6c. origin with a pushurl pointing at the fork is refused', async () => {
     await team.gitOk(alice.dir, 'config', 'remote.origin.pushurl', forkUrl);
     try {
-      await refusedAsLeak(() => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']), /This push of origin goes to another URL than the one origin is fetched from/, 'pushurl');
+      await refusedAsLeak(
+        () => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']),
+        /This push of origin goes to another URL than the one origin is fetched from/,
+        'pushurl',
+      );
     } finally {
       await team.gitOk(alice.dir, 'config', '--unset', 'remote.origin.pushurl');
     }
   });
 
-  it('6c. a pushInsteadOf that turns the shared remote\'s URL into the fork\'s is refused', async () => {
+  it("6c. a pushInsteadOf that turns the shared remote's URL into the fork's is refused", async () => {
     await team.gitOk(alice.dir, 'config', `url.${forkUrl}.pushInsteadOf`, team.remoteUrl);
     try {
-      await refusedAsLeak(() => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']), /This push of origin goes to another URL/, 'pushInsteadOf');
+      await refusedAsLeak(
+        () => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']),
+        /This push of origin goes to another URL/,
+        'pushInsteadOf',
+      );
     } finally {
       await team.gitOk(alice.dir, 'config', '--remove-section', `url.${forkUrl}`);
     }
@@ -155,14 +189,22 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     ['-c push.gpgSign=1', ['-c', 'push.gpgSign=1'], []],
   ] as const) {
     it(`7. a signed push spelt ${what} is refused (the certificate would hold the proof)`, async () => {
-      await refusedAsLeak(() => team.git(alice.dir, [...before, 'push', ...after, 'origin', 'HEAD:refs/heads/main']), /A signed push stores its push options/, what);
+      await refusedAsLeak(
+        () => team.git(alice.dir, [...before, 'push', ...after, 'origin', 'HEAD:refs/heads/main']),
+        /A signed push stores its push options/,
+        what,
+      );
     });
   }
 
-  it('7. push.gpgSign=yes in the clone\'s configuration is refused; --no-signed pushes', async () => {
+  it("7. push.gpgSign=yes in the clone's configuration is refused; --no-signed pushes", async () => {
     await team.gitOk(alice.dir, 'config', 'push.gpgSign', 'yes');
     try {
-      await refusedAsLeak(() => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']), /A signed push stores its push options/, 'push.gpgSign=yes');
+      await refusedAsLeak(
+        () => team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']),
+        /A signed push stores its push options/,
+        'push.gpgSign=yes',
+      );
       await team.commit(alice, 'a2.txt');
       ok(await team.git(alice.dir, ['push', '--no-sig', 'origin', 'HEAD:refs/heads/main']), 'control: --no-signed (abbreviated) lands');
       assert.equal(team.remoteSha('main'), await team.gitOk(alice.dir, 'rev-parse', 'HEAD'));
@@ -172,7 +214,7 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     assertNoProofOutside();
   });
 
-  it('7. --recurse-sub=on-demand is refused before the submodule\'s remote hears the proof', async () => {
+  it("7. --recurse-sub=on-demand is refused before the submodule's remote hears the proof", async () => {
     const subHeard = path.join(team.root, 'sub-heard');
     const subUrl = await listeningRepository('sub', subHeard);
     const seed = path.join(team.root, 'sub-seed');
@@ -190,8 +232,12 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
       await team.gitOk(sub, 'commit', '--quiet', '--allow-empty', '-m', 'unpushed in the submodule');
       await team.gitOk(alice.dir, 'add', 'sub');
       await team.gitOk(alice.dir, 'commit', '--quiet', '-m', 'with a submodule');
-      await refusedAsLeak(() => team.git(alice.dir, ['push', '--recurse-sub=on-demand', 'origin', 'HEAD:refs/heads/with-submodule']), /to the submodules' pushes/, '--recurse-sub=on-demand');
-      for (const secret of team.secrets()) assert.ok(!subPushes().includes(secret), 'the submodule\'s remote heard no proof');
+      await refusedAsLeak(
+        () => team.git(alice.dir, ['push', '--recurse-sub=on-demand', 'origin', 'HEAD:refs/heads/with-submodule']),
+        /to the submodules' pushes/,
+        '--recurse-sub=on-demand',
+      );
+      for (const secret of team.secrets()) assert.ok(!subPushes().includes(secret), "the submodule's remote heard no proof");
       assert.equal(subPushes(), before, 'the submodule was not pushed');
     } finally {
       await team.gitOk(alice.dir, 'checkout', '--quiet', '--force', 'main');

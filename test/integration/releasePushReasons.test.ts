@@ -22,16 +22,23 @@ describe('release --push: the reason a push did not land (real processes, real g
   it('a server rule refuses: its own words, the lock stays held; once the rule is gone, release --push lands', async () => {
     expectOk(await team.cli(lead, ['hooks', 'install']), 'client guard');
     expectOk(await team.cli(lead, ['acquire']), 'acquire');
-    fs.appendFileSync(path.join(lead.dir, 'README.md'), 'the lead\'s work\n');
+    fs.appendFileSync(path.join(lead.dir, 'README.md'), "the lead's work\n");
     team.git(lead, 'commit', '--quiet', '-am', 'lead work');
     // The server's own branch protection, as a forge answers (no Lockstep on the server).
     const hook = path.join(team.remote, 'hooks', 'pre-receive');
-    fs.writeFileSync(hook, '#!/bin/sh\necho "error: GH006: Protected branch update failed for refs/heads/main." >&2\necho "error: Required status check \\"lockstep-verify\\" is expected." >&2\nexit 1\n', { mode: 0o755 });
+    fs.writeFileSync(
+      hook,
+      '#!/bin/sh\necho "error: GH006: Protected branch update failed for refs/heads/main." >&2\necho "error: Required status check \\"lockstep-verify\\" is expected." >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
     try {
       const refused = expectError(await team.cli(lead, ['release', '--push']), 1, 'refused', 'not-landed');
-      assert.equal(refused.message, 'The push was refused, so the lock stays yours: the server refused it (pre-receive hook declined): '
-        + 'error: GH006: Protected branch update failed for refs/heads/main. error: Required status check "lockstep-verify" is expected. '
-        + 'Ask whoever administers the remote what its rule requires.');
+      assert.equal(
+        refused.message,
+        'The push was refused, so the lock stays yours: the server refused it (pre-receive hook declined): ' +
+          'error: GH006: Protected branch update failed for refs/heads/main. error: Required status check "lockstep-verify" is expected. ' +
+          'Ask whoever administers the remote what its rule requires.',
+      );
       assert.doesNotMatch(refused.message, /verified|exited|To /);
       assert.equal(expectOk(await team.cli(lead, ['status']), 'status').state, 'held-by-me');
     } finally {

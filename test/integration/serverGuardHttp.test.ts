@@ -38,8 +38,19 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
 
   before(async () => {
     team = await createFencingTeam({
-      members: ['alice', 'bob', 'ops', 'mallory'], operators: ['ops@example.com'], driver: 'git',
-      serverInstallArgs: ['--pusher-variable', 'REMOTE_USER', '--pusher', 'alice=alice@example.com', '--pusher', 'bob=bob@example.com', '--pusher', 'ops=ops@example.com'],
+      members: ['alice', 'bob', 'ops', 'mallory'],
+      operators: ['ops@example.com'],
+      driver: 'git',
+      serverInstallArgs: [
+        '--pusher-variable',
+        'REMOTE_USER',
+        '--pusher',
+        'alice=alice@example.com',
+        '--pusher',
+        'bob=bob@example.com',
+        '--pusher',
+        'ops=ops@example.com',
+      ],
     });
     [alice, bob, ops] = team.members;
     http = await startGitHttpServer(team.root, users);
@@ -66,23 +77,29 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
     assert.equal(team.remoteSha(), sha);
   });
 
-  it('bob cannot petition in alice\'s name, and a server user without an identity changes nothing', async () => {
+  it("bob cannot petition in alice's name, and a server user without an identity changes nothing", async () => {
     await refusedByServer(() => team.lockstep(bob.dir, ['petition'], { env: { LOCKSTEP_IDENTITY: ops.identity } }), 'bob as ops');
     await refusedByServer(() => team.lockstep(team.member('mallory').dir, ['petition']), 'mallory, unmapped');
     ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions as bob');
   });
 
-  it('bob cannot clear the silent lock in the operator\'s name; the operator can, and the audit names the operator', async () => {
+  it("bob cannot clear the silent lock in the operator's name; the operator can, and the audit names the operator", async () => {
     await waitUntilExpired(team, ops.dir, 60_000);
-    await refusedByServer(() => team.lockstep(bob.dir, ['clear', '--reason', 'I am ops'], { env: { LOCKSTEP_IDENTITY: ops.identity } }), 'bob clears as ops');
+    await refusedByServer(
+      () => team.lockstep(bob.dir, ['clear', '--reason', 'I am ops'], { env: { LOCKSTEP_IDENTITY: ops.identity } }),
+      'bob clears as ops',
+    );
     assert.equal(ok(await team.lockstep(ops.dir, ['clear', '--reason', 'alice is away']), 'ops clears').clearedGrant, 1);
     const audit = ok(await team.lockstep(ops.dir, ['audit']), 'audit').audit as { who: string; action: string; outcome: string }[];
     const clears = audit.filter(line => line.action === 'clear');
-    assert.deepEqual(clears.map(line => [line.who, line.outcome]), [[ops.identity, 'done']]);
+    assert.deepEqual(
+      clears.map(line => [line.who, line.outcome]),
+      [[ops.identity, 'done']],
+    );
     team.assertNoSecretLeaked();
   });
 
-  it('ops cannot take over bob\'s live lease in ops\'s own name with an acquire dated ahead of the server\'s clock', async () => {
+  it("ops cannot take over bob's live lease in ops's own name with an acquire dated ahead of the server's clock", async () => {
     const held = ok(await team.lockstep(bob.dir, ['acquire', '--ttl', '110']), 'bob, the queue head, acquires for 110 s');
     const before = await lockRef();
     await team.gitOk(ops.dir, 'fetch', '--quiet', 'origin', `+${recordRef}:refs/forge/tip`);
@@ -90,19 +107,33 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
     const record = JSON.parse(await team.gitOk(ops.dir, 'cat-file', 'blob', `${tip}:record.json`));
     assert.equal(record.holder.grant, held.grant);
     const lineAt = record.holder.expiresAt + SECOND;
-    assert.ok(lineAt - Date.now() < 115 * SECOND && record.holder.expiresAt - Date.now() > 10 * SECOND, 'the attack runs within the skew, while bob is live');
-    const taken = protocol.acquire(record, { leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] },
-      { identity: ops.identity, tokenHash: hashToken('f'.repeat(64)), proofHash: hashProof('a'.repeat(64)) }, lineAt);
+    assert.ok(
+      lineAt - Date.now() < 115 * SECOND && record.holder.expiresAt - Date.now() > 10 * SECOND,
+      'the attack runs within the skew, while bob is live',
+    );
+    const taken = protocol.acquire(
+      record,
+      { leaseTtlMs: 7_200_000, windowMs: 900_000, operators: [ops.identity] },
+      { identity: ops.identity, tokenHash: hashToken('f'.repeat(64)), proofHash: hashProof('a'.repeat(64)) },
+      lineAt,
+    );
     assert.ok(taken.ok, 'at its own time the acquire is legal');
     // Written exactly as a lockstep client writes it, in ops's own name: only the time rule stands in the way.
     const line = taken.record.audit[taken.record.audit.length - 1];
     const blob = (await team.git(ops.dir, ['hash-object', '-w', '--stdin'], { input: JSON.stringify(taken.record) })).stdout.trim();
     const tree = (await team.git(ops.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
-    const commit = (await team.git(ops.dir, ['commit-tree', '--no-gpg-sign', tree, '-p', tip],
-      { input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`, env: stampEnv(stampOf(line)) })).stdout.trim();
+    const commit = (
+      await team.git(ops.dir, ['commit-tree', '--no-gpg-sign', tree, '-p', tip], {
+        input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`,
+        env: stampEnv(stampOf(line)),
+      })
+    ).stdout.trim();
     const pushed = await team.git(ops.dir, ['push', '--no-verify', 'origin', `${commit}:${recordRef}`]);
     assert.notEqual(pushed.code, 0, `the takeover must be refused\n${pushed.stderr}`);
-    assert.match(pushed.stderr, /acquire by ops@example\.com is dated \d+ s from the server's clock and is not legal by the server's clock/);
+    assert.match(
+      pushed.stderr,
+      /acquire by ops@example\.com is dated \d+ s from the server's clock and is not legal by the server's clock/,
+    );
     assert.equal(await lockRef(), before, 'the lock ref did not move');
     // Control: the holder lands in his own name.
     await team.gitOk(bob.dir, 'pull', '--quiet', '--rebase', 'origin', 'main');

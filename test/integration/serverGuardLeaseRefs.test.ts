@@ -36,7 +36,10 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
   const managers: LockManager[] = [];
   const manager = (who: TeamMember, aheadMs = 0) => {
     const m = createLockManager({
-      driver: 'git', gitDir: who.dir, prefix: DEFAULT_PREFIX, env: {},
+      driver: 'git',
+      gitDir: who.dir,
+      prefix: DEFAULT_PREFIX,
+      env: {},
       clock: aheadMs === 0 ? systemClock : { ...systemClock, now: () => Date.now() + aheadMs },
     });
     managers.push(m);
@@ -44,7 +47,8 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
   };
   const refOf = (name: string) => lockRef(DEFAULT_PREFIX, 'leases', keyDigest(DEFAULT_PREFIX, name));
   const remoteRef = (ref: string) => team.gitOk(team.remote, 'rev-parse', '--verify', '--quiet', ref);
-  const remoteLease = async (ref: string) => JSON.parse(await team.gitOk(team.remote, 'cat-file', 'blob', `${ref}:record.json`)) as { counter: number; expiresAt: number };
+  const remoteLease = async (ref: string) =>
+    JSON.parse(await team.gitOk(team.remote, 'cat-file', 'blob', `${ref}:record.json`)) as { counter: number; expiresAt: number };
 
   /** A claim made by hand in bob's clone and pushed over REF (force, no client hook): only the server decides. */
   const pushClaim = async (ref: string, counter: number) => {
@@ -66,7 +70,7 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
     team?.dispose();
   });
 
-  it('a claim of a lease still live by the server\'s clock is refused, from a clock ahead within the skew; once it has ended, the claim takes the next token', async () => {
+  it("a claim of a lease still live by the server's clock is refused, from a clock ahead within the skew; once it has ended, the claim takes the next token", async () => {
     const name = `deploy-${randomBytes(4).toString('hex')}`;
     const held = await manager(alice).acquire(name, { ttl: scaledSeconds(5) });
     assert.ok(held.acquired);
@@ -75,19 +79,25 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
 
     // By bob's clock (60 s ahead) alice's lease has ended, so his manager claims it; the server's clock says live.
     const ahead = manager(bob, AHEAD_MS);
-    const refused = await ahead.acquire(name, { ttl: 30 }).then(() => undefined, (error: unknown) => error);
+    const refused = await ahead.acquire(name, { ttl: 30 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     assert.ok(refused instanceof LockBackendError, `a refused claim is a backend refusal: ${String(refused)}`);
     assert.match(refused.message, /The git remote refused to update a lock ref/);
     assert.match(String((refused.cause as Error).message), /pre-receive hook declined/);
     // Why, in the guard's words (a claim made by hand, as a client 60 s ahead would make it).
     const byHand = await pushClaim(refOf(name), 2);
     assert.notEqual(byHand.code, 0);
-    assert.match(byHand.stderr, /^remote: lockstep: refused a lease ref's update: the lease is still live by the server's clock, so it cannot be claimed again\./m);
-    assert.ok(Date.now() < endsAt, 'the claim was refused while the lease was live by the server\'s clock (machine too slow otherwise)');
+    assert.match(
+      byHand.stderr,
+      /^remote: lockstep: refused a lease ref's update: the lease is still live by the server's clock, so it cannot be claimed again\./m,
+    );
+    assert.ok(Date.now() < endsAt, "the claim was refused while the lease was live by the server's clock (machine too slow otherwise)");
     assert.equal((await remoteLease(refOf(name))).counter, 1, 'the counter did not move');
 
     // Past the lease's end by the server's clock (and well within the skew of it), the same claim is accepted.
-    await waitFor(() => Date.now() > endsAt, { timeoutMs: 30_000, intervalMs: 100, description: 'alice\'s lease ended by the real clock' });
+    await waitFor(() => Date.now() > endsAt, { timeoutMs: 30_000, intervalMs: 100, description: "alice's lease ended by the real clock" });
     const taken = await ahead.acquire(name, { ttl: 30 });
     assert.ok(taken.acquired);
     assert.equal(taken.fencingToken, 2);
@@ -100,17 +110,29 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
     const damage = async (ref: string, kind: string): Promise<string> => {
       const write = async (text: string) => (await team.git(team.remote, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
       const tree = async (entries: string) => (await team.git(team.remote, ['mktree'], { input: entries })).stdout.trim();
-      const commit = async (treeSha: string) => (await team.git(team.remote, ['commit-tree', treeSha, '-m', 'damaged'], {
-        env: { GIT_AUTHOR_NAME: 'x', GIT_AUTHOR_EMAIL: 'x@example.com', GIT_COMMITTER_NAME: 'x', GIT_COMMITTER_EMAIL: 'x@example.com' },
-      })).stdout.trim();
+      const commit = async (treeSha: string) =>
+        (
+          await team.git(team.remote, ['commit-tree', treeSha, '-m', 'damaged'], {
+            env: { GIT_AUTHOR_NAME: 'x', GIT_AUTHOR_EMAIL: 'x@example.com', GIT_COMMITTER_NAME: 'x', GIT_COMMITTER_EMAIL: 'x@example.com' },
+          })
+        ).stdout.trim();
       const withRecord = async (text: string) => commit(await tree(`100644 blob ${await write(text)}\trecord.json\n`));
       let sha: string;
       switch (kind) {
-        case 'not JSON': sha = await withRecord('{"v":1,"counter":7,'); break;
-        case 'not a lease record': sha = await withRecord(JSON.stringify({ v: 1, counter: '7', owner: null, expiresAt: 0 })); break;
-        case 'no record.json': sha = await commit(await tree(`100644 blob ${await write('x')}\tother.txt\n`)); break;
-        case 'not a commit': sha = await write(JSON.stringify({ v: 1, counter: 7, owner: null, expiresAt: 0 })); break;
-        default: throw new Error(kind);
+        case 'not JSON':
+          sha = await withRecord('{"v":1,"counter":7,');
+          break;
+        case 'not a lease record':
+          sha = await withRecord(JSON.stringify({ v: 1, counter: '7', owner: null, expiresAt: 0 }));
+          break;
+        case 'no record.json':
+          sha = await commit(await tree(`100644 blob ${await write('x')}\tother.txt\n`));
+          break;
+        case 'not a commit':
+          sha = await write(JSON.stringify({ v: 1, counter: 7, owner: null, expiresAt: 0 }));
+          break;
+        default:
+          throw new Error(kind);
       }
       assert.match(sha, /^[0-9a-f]{40}$/, `${kind}: ${sha}`);
       await team.gitOk(team.remote, 'update-ref', ref, sha);
@@ -131,13 +153,24 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
 
         const pushed = await pushClaim(ref, 1);
         assert.notEqual(pushed.code, 0, `the restart was accepted:\n${pushed.stderr}`);
-        assert.match(pushed.stderr, /^remote: lockstep: refused a lease ref's update: the lease ref's current record is damaged \(not a lease record as Lockstep writes it\); a damaged lease is never treated as absent, which would restart its fencing counter\./m);
+        assert.match(
+          pushed.stderr,
+          /^remote: lockstep: refused a lease ref's update: the lease ref's current record is damaged \(not a lease record as Lockstep writes it\); a damaged lease is never treated as absent, which would restart its fencing counter\./m,
+        );
         assert.match(pushed.stderr, /\[remote rejected\] .*\(pre-receive hook declined\)/);
-        const refusal = pushed.stderr.split('\n').filter(line => line.startsWith('remote: lockstep:')).join('\n');
+        const refusal = pushed.stderr
+          .split('\n')
+          .filter(line => line.startsWith('remote: lockstep:'))
+          .join('\n');
         for (const secret of [name, keyDigest(DEFAULT_PREFIX, name)]) assert.ok(!refusal.includes(secret), 'the refusal names no lease');
         assert.equal(await remoteRef(ref), damaged, 'the damaged ref is as it was');
 
-        const read = await manager(bob).acquire(name, { ttl: 30 }).then(() => undefined, (error: unknown) => error);
+        const read = await manager(bob)
+          .acquire(name, { ttl: 30 })
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
         assert.ok(read instanceof LockStorageError, `a damaged lease is a storage error, never free: ${String(read)}`);
         assert.equal(exitCodeFor(read), 5);
         assert.equal(await remoteRef(ref), damaged);

@@ -58,7 +58,10 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
       const result = await team.lockstep(bob.dir, args);
       if (args[0] === 'doctor') {
         assert.equal(result.code, 1);
-        assert.match(JSON.stringify(result.json.findings), /"protectedBranch\\" is not a setting Lockstep knows \(did you mean protectedBranches\?\)/);
+        assert.match(
+          JSON.stringify(result.json.findings),
+          /"protectedBranch\\" is not a setting Lockstep knows \(did you mean protectedBranches\?\)/,
+        );
       } else configError(result, /"protectedBranch" is not a setting Lockstep knows \(did you mean protectedBranches\?\)/, args[0]!);
     }
     await pushRefusedByClientGuard(/protectedBranch" is not a setting/, 'a push to main with a misspelt key');
@@ -76,7 +79,8 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
     ];
     for (const [what, change, why] of cases) {
       writeSettings(change);
-      for (const args of [['status'], ['release'], ['petition']]) configError(await team.lockstep(bob.dir, args), why, `${what}: ${args[0]}`);
+      for (const args of [['status'], ['release'], ['petition']])
+        configError(await team.lockstep(bob.dir, args), why, `${what}: ${args[0]}`);
     }
     assert.equal(fs.existsSync(marker), false, 'nothing committed ran');
   });
@@ -86,7 +90,11 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
     await team.gitOk(team.root, 'init', '--quiet', fresh);
     await team.gitOk(fresh, 'remote', 'add', 'origin', team.remote);
     for (const remote of ['./elsewhere.git', team.remote, 'file:///tmp/x.git', '-x', '.origin']) {
-      configError(await team.lockstep(fresh, ['init', `--remote=${remote}`]), /must be the name of one of this clone's remotes/, `init --remote ${remote}`);
+      configError(
+        await team.lockstep(fresh, ['init', `--remote=${remote}`]),
+        /must be the name of one of this clone's remotes/,
+        `init --remote ${remote}`,
+      );
       assert.equal(fs.existsSync(path.join(fresh, SETTINGS)), false);
     }
   });
@@ -131,14 +139,20 @@ describe('settings: the strict schema, bounded reads and stale pinned settings (
       await team.gitOk(alice.dir, 'pull', '--quiet', '--rebase', 'origin', 'main');
       const file = path.join(alice.dir, SETTINGS);
       const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
-      fs.writeFileSync(file, `${JSON.stringify({ ...settings, protectedBranches: ['main', 'release'], operators: [...settings.operators, 'new-op@example.com'] }, null, 2)}\n`);
+      fs.writeFileSync(
+        file,
+        `${JSON.stringify({ ...settings, protectedBranches: ['main', 'release'], operators: [...settings.operators, 'new-op@example.com'] }, null, 2)}\n`,
+      );
       await team.gitOk(alice.dir, 'commit', '--quiet', '-am', 'protect release too');
       const landed = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
       assert.equal(landed.code, 0, landed.stderr);
 
       const status = await team.lockstep(team.remote, ['hooks', 'status', '--server']);
       assert.equal(status.code, 0, status.stderr);
-      assert.match(status.json.stale, /pinned settings are stale: \.lockstep\.json on main differs from them in protectedBranches, operators; .*hooks install --server/);
+      assert.match(
+        status.json.stale,
+        /pinned settings are stale: \.lockstep\.json on main differs from them in protectedBranches, operators; .*hooks install --server/,
+      );
       const human = await team.lockstep(team.remote, ['hooks', 'status', '--server'], { json: false });
       assert.match(human.stdout, /warning: The server guard's pinned settings are stale/);
 

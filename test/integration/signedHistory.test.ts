@@ -62,18 +62,28 @@ for (const transport of ['path', 'daemon'] as const) {
       const blob = (await team.git(who.dir, ['hash-object', '-w', '--stdin'], { input: recordText })).stdout.trim();
       const tree = (await team.git(who.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
       const message = `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`;
-      const args = key === null ? ['commit-tree', '--no-gpg-sign'] : ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${key}`, 'commit-tree', '-S'];
-      const commit = await team.git(who.dir, [...args, tree, ...parents.flatMap(p => ['-p', p])], { input: message, env: stampEnv(stampOf(line)) });
+      const args =
+        key === null ? ['commit-tree', '--no-gpg-sign'] : ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${key}`, 'commit-tree', '-S'];
+      const commit = await team.git(who.dir, [...args, tree, ...parents.flatMap(p => ['-p', p])], {
+        input: message,
+        env: stampEnv(stampOf(line)),
+      });
       assert.equal(commit.code, 0, commit.stderr);
       return commit.stdout.trim();
     }
     /** Pushes a commit to the lock ref with force: on a forge nothing stands in the way. */
     async function forcePush(who: TeamMember, commit: string): Promise<void> {
-      ok(await team.git(who.dir, ['push', '--quiet', '--no-verify', '--force', 'origin', `${commit}:${recordRef}`]), `${who.name} force-pushes the lock ref`);
+      ok(
+        await team.git(who.dir, ['push', '--quiet', '--no-verify', '--force', 'origin', `${commit}:${recordRef}`]),
+        `${who.name} force-pushes the lock ref`,
+      );
     }
     /** The operator's signed adopt repairs the page; everyone then reads it, free. */
     async function opsAdopts(reason: string): Promise<void> {
-      const adopted = ok(await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');
+      const adopted = ok(
+        await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']),
+        'ops adopts',
+      );
       assert.equal(adopted.grant, grantSeen);
       for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the adopted page`).holder, null);
     }
@@ -83,7 +93,14 @@ for (const transport of ['path', 'daemon'] as const) {
     }
 
     before(async () => {
-      team = await createFencingTeam({ members: ['alice', 'bob', 'ops'], operators: ['ops@example.com'], driver: 'git', transport, serverHooks: false, clientHooks: false });
+      team = await createFencingTeam({
+        members: ['alice', 'bob', 'ops'],
+        operators: ['ops@example.com'],
+        driver: 'git',
+        transport,
+        serverHooks: false,
+        clientHooks: false,
+      });
       [alice, bob, ops] = team.members;
       // init --server-guard makes holders push a proof as a push option; the forge accepts them and checks nothing.
       await team.gitOk(team.remote, 'config', 'receive.advertisePushOptions', 'true');
@@ -112,13 +129,13 @@ for (const transport of ['path', 'daemon'] as const) {
     });
     after(() => team?.dispose());
 
-    it('turning signing on: the unsigned history reads tampered until an operator\'s signed adopt restarts it', async () => {
+    it("turning signing on: the unsigned history reads tampered until an operator's signed adopt restarts it", async () => {
       const { tip } = await remoteRecord(alice);
       await tampered(alice, tip, /not signed/, 'the page made by an unsigned init');
       await opsAdopts('signing turned on');
     });
 
-    it('control: alice\'s signed acquire and release read fine, in her clone and in a fresh clone', async () => {
+    it("control: alice's signed acquire and release read fine, in her clone and in a fresh clone", async () => {
       await aliceAcquires();
       assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
       const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
@@ -134,30 +151,42 @@ for (const transport of ['path', 'daemon'] as const) {
     it('an unsigned commit naming bob holder reads tampered, and the operator repairs it', async () => {
       const { tip, record } = await remoteRecord(bob);
       const now = Date.now();
-      const forged = { ...record, grant: record.grant + 1, holder: { ...record.holder!, identity: bob.identity, grant: record.grant + 1 },
-        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire' as const, grant: record.grant + 1, outcome: 'done' as const }] };
+      const forged = {
+        ...record,
+        grant: record.grant + 1,
+        holder: { ...record.holder!, identity: bob.identity, grant: record.grant + 1 },
+        audit: [
+          ...record.audit,
+          { at: now, who: bob.identity, action: 'acquire' as const, grant: record.grant + 1, outcome: 'done' as const },
+        ],
+      };
       const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
       await forcePush(bob, commit);
-      await tampered(alice, commit, /not signed/, 'unsigned forgery, alice\'s clone');
-      await tampered(bob, commit, /not signed/, 'unsigned forgery, bob\'s own clone');
+      await tampered(alice, commit, /not signed/, "unsigned forgery, alice's clone");
+      await tampered(bob, commit, /not signed/, "unsigned forgery, bob's own clone");
       grantSeen = record.grant + 1;
       await opsAdopts('bob forged an unsigned acquire');
       await aliceAcquires();
     });
 
-    it('bob\'s key signing a legal step in alice\'s name reads tampered', async () => {
+    it("bob's key signing a legal step in alice's name reads tampered", async () => {
       const { tip, record } = await remoteRecord(bob);
       const h = record.holder!;
       const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, Date.now(), {});
       assert.ok(released.ok && released.record);
       const commit = await forgeLike(bob, encodeRecord(released.record), [tip], keys.bob);
       await forcePush(bob, commit);
-      await tampered(alice, commit, new RegExp(`gives ${bob.identity.replace('.', '\\.')}, but its audit line acts as ${alice.identity.replace('.', '\\.')}`), 'bob signs for alice');
+      await tampered(
+        alice,
+        commit,
+        new RegExp(`gives ${bob.identity.replace('.', '\\.')}, but its audit line acts as ${alice.identity.replace('.', '\\.')}`),
+        'bob signs for alice',
+      );
       await opsAdopts('bob signed for alice');
       await aliceAcquires();
     });
 
-    it('a replay of alice\'s older signed step (its signature copied onto a new commit) reads tampered', async () => {
+    it("a replay of alice's older signed step (its signature copied onto a new commit) reads tampered", async () => {
       // alice's signed acquire, then her release on top of it.
       const older = (await remoteRecord(bob)).tip;
       ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
@@ -169,11 +198,11 @@ for (const transport of ['path', 'daemon'] as const) {
       assert.match(commit, /^[0-9a-f]{40}$/);
       await forcePush(bob, commit);
       await tampered(alice, commit, /signature does not verify/, 'a replayed signature');
-      await opsAdopts('bob replayed alice\'s step');
+      await opsAdopts("bob replayed alice's step");
       await aliceAcquires();
     });
 
-    it('a rewind to an older step, and a rewind rewritten with bob\'s own signed acquire, read tampered in clones that saw more', async () => {
+    it("a rewind to an older step, and a rewind rewritten with bob's own signed acquire, read tampered in clones that saw more", async () => {
       const acquired = (await remoteRecord(bob)).tip;
       ok(await team.lockstep(alice.dir, ['release']), 'alice releases');
       const releasedTip = (await remoteRecord(alice)).tip;
@@ -182,14 +211,24 @@ for (const transport of ['path', 'daemon'] as const) {
       await forcePush(bob, acquired);
       await tampered(alice, acquired, /rewind/, 'a rewind');
       // Rewind rewritten: back below alice's acquire, then bob's own signed, legal acquire on top.
-      const below = (await team.gitOk(bob.dir, 'rev-parse', `${acquired}^`));
-      const base = parseRecord(JSON.parse(await team.gitOk(bob.dir, 'cat-file', 'blob', `${below}:record.json`)), 'git', team.container, settings());
-      const mine = protocol.acquire(base, settings(), { identity: bob.identity, tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64), ttlMs: 3_600_000 }, Date.now());
-      assert.ok(mine.ok && mine.record, 'bob\'s acquire is legal on the rewound page');
+      const below = await team.gitOk(bob.dir, 'rev-parse', `${acquired}^`);
+      const base = parseRecord(
+        JSON.parse(await team.gitOk(bob.dir, 'cat-file', 'blob', `${below}:record.json`)),
+        'git',
+        team.container,
+        settings(),
+      );
+      const mine = protocol.acquire(
+        base,
+        settings(),
+        { identity: bob.identity, tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64), ttlMs: 3_600_000 },
+        Date.now(),
+      );
+      assert.ok(mine.ok && mine.record, "bob's acquire is legal on the rewound page");
       const commit = await forgeLike(bob, encodeRecord(mine.record), [below], keys.bob);
       await forcePush(bob, commit);
       await tampered(alice, commit, /rewound and rewritten/, 'a rewind rewritten');
-      await tampered(ops, commit, /rewound and rewritten/, 'a rewind rewritten, in the operator\'s clone');
+      await tampered(ops, commit, /rewound and rewritten/, "a rewind rewritten, in the operator's clone");
       assert.notEqual(releasedTip, commit);
       grantSeen = Math.max(grantSeen, mine.record.grant);
       await opsAdopts('bob rewound the page');
@@ -214,9 +253,20 @@ for (const transport of ['path', 'daemon'] as const) {
       const { tip, record } = await remoteRecord(bob);
       const now = Date.now();
       const grant = record.grant + 1;
-      const forged = { ...record, grant,
-        holder: { identity: bob.identity, grant, tokenHash: 'a'.repeat(64), proofHash: 'b'.repeat(64), grantedAt: now, expiresAt: now + 3_600_000, ttlMs: 3_600_000 },
-        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire' as const, grant, outcome: 'done' as const }] };
+      const forged = {
+        ...record,
+        grant,
+        holder: {
+          identity: bob.identity,
+          grant,
+          tokenHash: 'a'.repeat(64),
+          proofHash: 'b'.repeat(64),
+          grantedAt: now,
+          expiresAt: now + 3_600_000,
+          ttlMs: 3_600_000,
+        },
+        audit: [...record.audit, { at: now, who: bob.identity, action: 'acquire' as const, grant, outcome: 'done' as const }],
+      };
       const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
       await forcePush(bob, commit);
       const refused = await check();
@@ -239,8 +289,16 @@ for (const transport of ['path', 'daemon'] as const) {
         assert.match(result.stderr, /pre-receive hook declined/, what);
         assert.match(result.stderr, why, what);
       };
-      refusedAtDoor(await push(await forgeLike(bob, petition(bob.identity), [tip], null)), /requires signed lock records: its commit is not signed/, 'bob\'s unsigned petition');
-      refusedAtDoor(await push(await forgeLike(bob, petition(ops.identity), [tip], keys.bob)), /gives bob@example\.com, but its audit line acts as ops@example\.com/, 'bob signs a petition in ops\'s name');
+      refusedAtDoor(
+        await push(await forgeLike(bob, petition(bob.identity), [tip], null)),
+        /requires signed lock records: its commit is not signed/,
+        "bob's unsigned petition",
+      );
+      refusedAtDoor(
+        await push(await forgeLike(bob, petition(ops.identity), [tip], keys.bob)),
+        /gives bob@example\.com, but its audit line acts as ops@example\.com/,
+        "bob signs a petition in ops's name",
+      );
       assert.equal((await remoteRecord(bob)).tip, tip, 'the lock ref did not move');
       // Controls: bob's own petition through lockstep (signed with his key), and alice's release.
       ok(await team.lockstep(bob.dir, ['petition']), 'bob petitions, signed');
@@ -258,26 +316,52 @@ for (const transport of ['path', 'daemon'] as const) {
       assert.equal(ok(await status(fresh), 'a fresh clone reads the compacted page').holder, null);
     });
 
-    it('behind the server guard, the page is repaired only by an operator\'s signed adopt that keeps the fence', async () => {
+    it("behind the server guard, the page is repaired only by an operator's signed adopt that keeps the fence", async () => {
       // The server's administrator (trusted) leaves an unsigned step, as a page from before signing has.
       const { tip, record } = await remoteRecord(ops);
       const petitioned = encodeRecord(protocol.petition(record, { identity: alice.identity }, Date.now()).record!);
       const line = JSON.parse(petitioned).audit.at(-1);
       const blob = (await team.git(team.remote, ['hash-object', '-w', '--stdin'], { input: petitioned })).stdout.trim();
       const tree = (await team.git(team.remote, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
-      const unsigned = (await team.git(team.remote, ['commit-tree', '--no-gpg-sign', tree, '-p', tip],
-        { input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`, env: stampEnv(stampOf(line)) })).stdout.trim();
+      const unsigned = (
+        await team.git(team.remote, ['commit-tree', '--no-gpg-sign', tree, '-p', tip], {
+          input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`,
+          env: stampEnv(stampOf(line)),
+        })
+      ).stdout.trim();
       await team.gitOk(team.remote, 'update-ref', recordRef, unsigned);
       await tampered(ops, unsigned, /not signed/, 'an unsigned step behind the guard');
       // bob's own signed adopt is refused at the door (he is no operator), and so is one that lowers the grant.
-      const bobAdopt = protocol.adoptPage(team.container, { ...settings(), operators: [bob.identity] }, { identity: bob.identity, reason: 'mine', grantFloor: record.grant, nextIdFloor: record.nextId }, Date.now());
-      const byBob = await team.git(bob.dir, ['push', '--no-verify', '--force', 'origin', `${await forgeLike(bob, encodeRecord(bobAdopt.record!), [], keys.bob)}:${recordRef}`]);
+      const bobAdopt = protocol.adoptPage(
+        team.container,
+        { ...settings(), operators: [bob.identity] },
+        { identity: bob.identity, reason: 'mine', grantFloor: record.grant, nextIdFloor: record.nextId },
+        Date.now(),
+      );
+      const byBob = await team.git(bob.dir, [
+        'push',
+        '--no-verify',
+        '--force',
+        'origin',
+        `${await forgeLike(bob, encodeRecord(bobAdopt.record!), [], keys.bob)}:${recordRef}`,
+      ]);
       assert.notEqual(byBob.code, 0);
       assert.match(byBob.stderr, /pre-receive hook declined/);
       assert.match(byBob.stderr, /not what adopt by bob@example\.com/);
       const lowered = await team.lockstep(ops.dir, ['adopt', '--reason', 'lowered', '--grant', '0', '--next-id', '1']);
       assert.notEqual(lowered.code, 0, 'an adopt that lowers the grant is refused by the guard');
-      ok(await team.lockstep(ops.dir, ['adopt', '--reason', 'unsigned step', '--grant', String(record.grant), '--next-id', String(record.nextId)]), 'ops adopts, signed, through the guard');
+      ok(
+        await team.lockstep(ops.dir, [
+          'adopt',
+          '--reason',
+          'unsigned step',
+          '--grant',
+          String(record.grant),
+          '--next-id',
+          String(record.nextId),
+        ]),
+        'ops adopts, signed, through the guard',
+      );
       for (const who of [alice, bob, ops]) assert.equal(ok(await status(who), `${who.name} reads the repaired page`).holder, null);
     });
   });

@@ -19,7 +19,7 @@ import { waitFor } from '../helpers/waitFor';
 // window do so however busy the machine is.
 const WINDOW_SECONDS = scaledSeconds(10);
 
-describe('a team\'s day through the CLI (real processes, real git, file driver)', function () {
+describe("a team's day through the CLI (real processes, real git, file driver)", function () {
   this.timeout(180_000);
   let team: GitFixture;
   let lead: TeamMember, ana: TeamMember, ben: TeamMember;
@@ -61,11 +61,14 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     const left = /You already hold the lock in this clone — grant #1, (\d+)s until expiry/.exec(again.stdout);
     assert.ok(left, again.stdout);
     // The seconds the lease had left while the command ran (the lapse is scaled on a loaded machine).
-    assert.ok(Number(left[1]) >= Math.floor((expiresAt - answered) / 1000) && Number(left[1]) <= Math.ceil((expiresAt - asked) / 1000), again.stdout);
+    assert.ok(
+      Number(left[1]) >= Math.floor((expiresAt - answered) / 1000) && Number(left[1]) <= Math.ceil((expiresAt - asked) / 1000),
+      again.stdout,
+    );
     assert.doesNotMatch(again.stdout, /another clone/);
   });
 
-  it('refusals point the right way: second in the queue is told to wait; a non-holder\'s release is not told to push', async () => {
+  it("refusals point the right way: second in the queue is told to wait; a non-holder's release is not told to push", async () => {
     expectOk(await team.cli(ana, ['petition']), 'petition');
     expectOk(await team.cli(ben, ['petition']), 'petition');
     const second = expectError(await team.cli(ben, ['acquire']), 3, 'busy');
@@ -78,7 +81,10 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
 
   it('the queue (with your place); bad counts are usage errors (exit 2) alike', async () => {
     const queue = expectOk(await team.cli(ben, ['queue']), 'queue');
-    assert.deepEqual(queue.queue.map((p: { identity: string }) => p.identity), [ana.identity, ben.identity]);
+    assert.deepEqual(
+      queue.queue.map((p: { identity: string }) => p.identity),
+      [ana.identity, ben.identity],
+    );
     assert.equal(queue.position, 2);
     const human = await team.cli(ben, ['queue'], { json: false });
     assert.match(human.stdout, /^1\. ana@example\.com — since \d\d:\d\d \S+\n2\. ben@example\.com \(you\)/);
@@ -87,10 +93,13 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
   });
 
   it('the lapsed lease: stale while not queued (with when it expired), HOLDER SILENT like everyone once queued, then its turn to take over', async () => {
-    const stale = await waitFor(async () => {
-      const s = await status(lead);
-      return s.state === 'stale' ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'the lead\'s lease lapses' });
+    const stale = await waitFor(
+      async () => {
+        const s = await status(lead);
+        return s.state === 'stale' ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: "the lead's lease lapses" },
+    );
     assert.equal(stale.lapse.how, 'expired');
     assert.equal(stale.lapse.grant, 1);
     const human = await team.cli(lead, ['status'], { json: false });
@@ -107,12 +116,18 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     assert.match((await team.cli(lead, ['status'], { json: false })).stdout, /\n {2}\(your lease #1 expired at \d\d:\d\d \S+\)/);
 
     // ana's and ben's windows pass unused: the lapsed lead's turn to take over comes like anyone's.
-    const turn = await waitFor(async () => {
-      const s = await status(lead);
-      return s.canAcquire && s.turn?.identity === lead.identity ? s : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250, description: 'the lead\'s turn' });
+    const turn = await waitFor(
+      async () => {
+        const s = await status(lead);
+        return s.canAcquire && s.turn?.identity === lead.identity ? s : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, description: "the lead's turn" },
+    );
     assert.equal(turn.state, 'holder-silent');
-    assert.match((await team.cli(lead, ['status'], { json: false })).stdout, /^HOLDER SILENT — .*; your turn: you may take over — acquire within /m);
+    assert.match(
+      (await team.cli(lead, ['status'], { json: false })).stdout,
+      /^HOLDER SILENT — .*; your turn: you may take over — acquire within /m,
+    );
     assert.equal(turn.staleGrant, 1);
   });
 
@@ -120,17 +135,26 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     expectOk(await team.cli(lead, ['acquire']), 'the lead acquires grant #2');
     expectOk(await team.cli(lead, ['lease-ids', '--to', ana.identity, '--count', '3']), 'lease-ids');
     expectOk(await team.cli(lead, ['assign', '--to', ben.identity, '--block', 'figures']), 'assign');
-    assert.deepEqual(expectOk(await team.cli(ana, ['ranges', '--mine']), 'ranges').ranges.map((r: { start: number; end: number }) => [r.start, r.end]), [[1, 3]]);
+    assert.deepEqual(
+      expectOk(await team.cli(ana, ['ranges', '--mine']), 'ranges').ranges.map((r: { start: number; end: number }) => [r.start, r.end]),
+      [[1, 3]],
+    );
     assert.deepEqual(expectOk(await team.cli(ben, ['ranges', '--mine']), 'ranges').ranges, []);
     assert.equal(expectOk(await team.cli(ana, ['ranges']), 'ranges').ranges.length, 1);
-    assert.deepEqual(expectOk(await team.cli(ben, ['blocks', '--mine']), 'blocks').blocks.map((b: { text: string }) => b.text), ['figures']);
+    assert.deepEqual(
+      expectOk(await team.cli(ben, ['blocks', '--mine']), 'blocks').blocks.map((b: { text: string }) => b.text),
+      ['figures'],
+    );
     assert.deepEqual(expectOk(await team.cli(ana, ['blocks', '--mine']), 'blocks').blocks, []);
-    assert.match((await team.cli(ben, ['blocks'], { json: false })).stdout, /^Block 1 for ben@example\.com \(since \d\d:\d\d \S+\): figures$/m);
+    assert.match(
+      (await team.cli(ben, ['blocks'], { json: false })).stdout,
+      /^Block 1 for ben@example\.com \(since \d\d:\d\d \S+\): figures$/m,
+    );
     const short = await team.cli(ana, ['wait', '--timeout', '1'], { json: false });
     assert.equal(short.code, 3);
     assert.match(short.stderr, /waiting — position 1 of 2; held by lead@example\.com/);
     const waiting = team.cli(ana, ['wait', '--timeout', String(scaledSeconds(60))]);
-    fs.appendFileSync(path.join(lead.dir, 'README.md'), 'the lead\'s work\n');
+    fs.appendFileSync(path.join(lead.dir, 'README.md'), "the lead's work\n");
     team.git(lead, 'commit', '--quiet', '-am', 'lead work');
     const released = expectOk(await team.cli(lead, ['release', '--push']), 'release --push');
     assert.equal(released.pushed, true);
@@ -152,7 +176,10 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     team.git(ana, 'add', 'ana.txt');
     team.git(ana, 'commit', '--quiet', '-m', 'ana work');
     const refused = expectError(await team.cli(ana, ['release', '--push']), 1, 'refused', 'not-landed');
-    assert.match(refused.message, /^The push was refused, so the lock stays yours: origin\/main has commits this clone does not have: pull them \(git pull --rebase\), then push and release again\.$/);
+    assert.match(
+      refused.message,
+      /^The push was refused, so the lock stays yours: origin\/main has commits this clone does not have: pull them \(git pull --rebase\), then push and release again\.$/,
+    );
     assert.equal((await status(ana)).state, 'held-by-me');
     team.git(ana, 'pull', '--quiet', '--rebase', 'origin', 'main');
     expectOk(await team.cli(ana, ['release', '--push']), 'release --push after a rebase');
@@ -166,7 +193,13 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     for (let i = 0; i < 2; i++) {
       assert.throws(() => team.git(ben, 'push', '--quiet', 'origin', 'main'), /does not hold the lock/);
     }
-    const audit = expectOk(await team.cli(lead, ['audit']), 'audit').audit as { action: string; who: string; outcome: string; count?: number; detail?: string }[];
+    const audit = expectOk(await team.cli(lead, ['audit']), 'audit').audit as {
+      action: string;
+      who: string;
+      outcome: string;
+      count?: number;
+      detail?: string;
+    }[];
     const pushes = audit.filter(l => l.action === 'push');
     assert.equal(pushes.length, 1, 'two identical refusals fold into one line');
     assert.equal(pushes[0].who, ben.identity);
@@ -178,7 +211,11 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
   it('forget drops a lapsed session on purpose; refused while the session is the live holder', async () => {
     const got = await team.lapsingGrant(ben, 2_000);
     expectError(await team.cli(ben, ['forget']), 1, 'refused', 'already-holder');
-    await waitFor(async () => (await status(ben)).state === 'stale', { timeoutMs: 30_000, intervalMs: 250, description: 'ben\'s lease lapses' });
+    await waitFor(async () => (await status(ben)).state === 'stale', {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: "ben's lease lapses",
+    });
     assert.deepEqual(expectOk(await team.cli(ben, ['forget']), 'forget'), { ok: true, forgotten: got.grant });
     assert.equal(team.sessionToken(ben), undefined);
     assert.ok(!fs.existsSync(path.join(ben.dir, '.git', 'lockstep', 'push.config')));
@@ -196,12 +233,16 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     assert.match(byCheck.get('server-hook')!.fix!, /lockstep hooks install --server/);
     assert.equal(byCheck.get('clock')!.level, 'ok');
     fs.rmSync(path.join(hooksDir(lead), 'pre-push'), { force: true });
-    const leads = new Map((expectOk(await team.cli(lead, ['doctor']), 'doctor').findings as { check: string; fix?: string }[]).map(f => [f.check, f]));
+    const leads = new Map(
+      (expectOk(await team.cli(lead, ['doctor']), 'doctor').findings as { check: string; fix?: string }[]).map(f => [f.check, f]),
+    );
     assert.equal(leads.get('client-hook')!.fix, 'lockstep hooks install');
     // An environment that points at another store than .lockstep.json is an error finding, with the fix.
     const elsewhere = await team.cli(lead, ['doctor'], { env: { LOCKSTEP_PATH: path.join(team.root, 'elsewhere') } });
     assert.equal(elsewhere.code, 1, 'a store other than the committed one is an error finding');
-    const mismatch = (elsewhere.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(f => f.check === 'container')!;
+    const mismatch = (elsewhere.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(
+      f => f.check === 'container',
+    )!;
     assert.equal(mismatch.level, 'error');
     assert.match(mismatch.found, /LOCKSTEP_PATH/);
     assert.match(mismatch.fix!, /Unset the settings the message names/);
@@ -214,7 +255,10 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
     expectError(await team.cli(remote, ['hooks', 'install']), 2, 'configuration');
     expectOk(await team.cli(remote, ['hooks', 'install', '--server'], { env: { LOCKSTEP_PATH: team.store } }), 'server hooks');
     // The bare repository reads the pinned store, whatever this shell's LOCKSTEP_PATH says.
-    const seen = expectOk(await team.cli(remote, ['status'], { env: { LOCKSTEP_PATH: path.join(team.root, 'elsewhere'), LOCKSTEP_IDENTITY: undefined } }), 'status in the bare remote');
+    const seen = expectOk(
+      await team.cli(remote, ['status'], { env: { LOCKSTEP_PATH: path.join(team.root, 'elsewhere'), LOCKSTEP_IDENTITY: undefined } }),
+      'status in the bare remote',
+    );
     assert.equal(seen.container, team.container);
     assert.equal(seen.page.location, team.store);
     assert.equal(seen.identity, null);
@@ -223,11 +267,19 @@ describe('a team\'s day through the CLI (real processes, real git, file driver)'
 
   it('refused pushes that reach the server guard are audited too (file driver), folded when repeated', async () => {
     const remote: TeamMember = { name: 'remote', identity: '', dir: team.remote };
-    expectOk(await team.cli(remote, ['hooks', 'install', '--server', '--require-proof'], { env: { LOCKSTEP_PATH: team.store } }), 'server hooks');
+    expectOk(
+      await team.cli(remote, ['hooks', 'install', '--server', '--require-proof'], { env: { LOCKSTEP_PATH: team.store } }),
+      'server hooks',
+    );
     for (let i = 0; i < 2; i++) {
       assert.throws(() => team.git(ben, 'push', '--quiet', '--no-verify', 'origin', 'main'), /pre-receive hook declined/);
     }
-    const audit = expectOk(await team.cli(ana, ['audit']), 'audit').audit as { action: string; who: string; count?: number; detail?: string }[];
+    const audit = expectOk(await team.cli(ana, ['audit']), 'audit').audit as {
+      action: string;
+      who: string;
+      count?: number;
+      detail?: string;
+    }[];
     const server = audit.filter(l => l.action === 'push' && /^server guard/.test(l.detail ?? ''));
     assert.equal(server.length, 1);
     assert.equal(server[0].who, 'unknown pusher', 'the server names a pusher only when it authenticates them');
@@ -251,9 +303,13 @@ describe('lockstep status --remote URL (git driver, no clone)', function () {
     const outside = path.join(team.root, 'outside');
     fs.mkdirSync(outside);
     const cli = await cliPath();
-    const run = await finished(spawn(process.execPath, [cli, '--cwd', outside, '--json', 'status', '--remote', `file://${team.remote}`], {
-      env: { ...process.env, HOME: path.join(team.root, 'home'), GIT_CONFIG_NOSYSTEM: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
-    }), 60_000);
+    const run = await finished(
+      spawn(process.execPath, [cli, '--cwd', outside, '--json', 'status', '--remote', `file://${team.remote}`], {
+        env: { ...process.env, HOME: path.join(team.root, 'home'), GIT_CONFIG_NOSYSTEM: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      60_000,
+    );
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const seen = JSON.parse(run.stdout);
     assert.equal(seen.state, 'held-by-other');

@@ -14,7 +14,15 @@ import { useTempDir } from '../helpers/tempDir';
 
 const LAST_LINE = /^(\d+) passed, (\d+) failed, (\d+) skipped$/;
 
-interface Summary { code: number | null; passed: number; failed: number; skipped: number; behaviours: number; tally: any[]; output: string }
+interface Summary {
+  code: number | null;
+  passed: number;
+  failed: number;
+  skipped: number;
+  behaviours: number;
+  tally: any[];
+  output: string;
+}
 
 describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function () {
   this.timeout(60_000);
@@ -27,17 +35,40 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     for (const [name, body] of Object.entries(suites)) fs.writeFileSync(path.join(dir, `${name}.sh`), `set -uo pipefail\n${body}\n`);
     const tally = path.join(tmp.path, 'tally.jsonl');
     const script = `source scripts/accounting.sh\nexport LOCKSTEP_TALLY=${JSON.stringify(tally)}\n: > "$LOCKSTEP_TALLY"\nrun_suites ${JSON.stringify(dir)}\ntally_summary\n`;
-    const done = await finished(spawn('bash', ['-c', script], {
-      cwd: REPO_ROOT, env: childEnv({ CI: '', ...env }), stdio: ['ignore', 'pipe', 'pipe'],
-    }), scaled(50_000)); // a deadline from an unloaded machine, scaled like every other (test/helpers/calibration.ts)
+    const done = await finished(
+      spawn('bash', ['-c', script], {
+        cwd: REPO_ROOT,
+        env: childEnv({ CI: '', ...env }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      scaled(50_000),
+    ); // a deadline from an unloaded machine, scaled like every other (test/helpers/calibration.ts)
     const lines = done.stdout.trimEnd().split('\n');
     const last = LAST_LINE.exec(lines[lines.length - 1]);
     assert.ok(last, `the last line is "N passed, N failed, N skipped"; output:\n${done.stdout}\n${done.stderr}`);
     const behaviours = /^(\d+) distinct behaviours ran/.exec(lines[lines.length - 2]);
     assert.ok(behaviours, `the line before the last counts the distinct behaviours; output:\n${done.stdout}`);
     const [passed, failed, skipped] = last.slice(1).map(Number);
-    const recorded = fs.readFileSync(tally, 'utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l); } catch { return l; } });
-    return { code: done.code, passed, failed, skipped, behaviours: Number(behaviours[1]), tally: recorded, output: done.stdout + done.stderr };
+    const recorded = fs
+      .readFileSync(tally, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(l => {
+        try {
+          return JSON.parse(l);
+        } catch {
+          return l;
+        }
+      });
+    return {
+      code: done.code,
+      passed,
+      failed,
+      skipped,
+      behaviours: Number(behaviours[1]),
+      tally: recorded,
+      output: done.stdout + done.stderr,
+    };
   }
 
   const reports = (suite: string, p: number, f: number, s: number) =>
@@ -53,10 +84,13 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.equal(run.failed, 1, run.output);
     assert.equal(run.passed, 5);
     assert.notEqual(run.code, 0);
-    assert.ok(run.tally.some(l => l.suite === 'crash' && /exited 3 before reporting/.test(l.note)), JSON.stringify(run.tally));
+    assert.ok(
+      run.tally.some(l => l.suite === 'crash' && /exited 3 before reporting/.test(l.note)),
+      JSON.stringify(run.tally),
+    );
   });
 
-  it('counts each runner of a suite that does not report, even when the suite\'s other runners did (per runner, not per suite)', async () => {
+  it("counts each runner of a suite that does not report, even when the suite's other runners did (per runner, not per suite)", async () => {
     const suite = [
       'source scripts/accounting.sh',
       `run_reported one bash -c ${JSON.stringify(reports('one', 20, 0, 0))}`,
@@ -67,7 +101,10 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     const run = await runSuites({ multi: suite });
     assert.deepEqual([run.passed, run.failed], [25, 1], run.output);
     assert.notEqual(run.code, 0);
-    assert.ok(run.tally.some(l => l.suite === 'two'), JSON.stringify(run.tally));
+    assert.ok(
+      run.tally.some(l => l.suite === 'two'),
+      JSON.stringify(run.tally),
+    );
   });
 
   it('counts a runner that exits non-zero after reporting no failure as a failure', async () => {
@@ -101,15 +138,21 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     // The subject: a suite that never ends (a child that sleeps for ten minutes, as a hung mocha run would).
     const run = await runSuites({ a: reports('a', 2, 0, 0), hang: 'sleep 600 & wait' }, { LOCKSTEP_TIMEOUT_HANG: '2' });
     assert.deepEqual([run.passed, run.failed], [2, 1], run.output);
-    assert.ok(run.tally.some(l => l.suite === 'hang' && /timed out: still running after 2 s/.test(l.note)), JSON.stringify(run.tally));
+    assert.ok(
+      run.tally.some(l => l.suite === 'hang' && /timed out: still running after 2 s/.test(l.note)),
+      JSON.stringify(run.tally),
+    );
     assert.ok(performance.now() - started < 300_000, 'the hang cost its limit, not its ten minutes');
     assert.notEqual(run.code, 0);
   });
 
-  it('fails a suite as not run once the run\'s time budget (LOCKSTEP_RUN_DEADLINE) is spent', async () => {
+  it("fails a suite as not run once the run's time budget (LOCKSTEP_RUN_DEADLINE) is spent", async () => {
     const run = await runSuites({ late: reports('late', 3, 0, 0) }, { LOCKSTEP_RUN_DEADLINE: String(Math.floor(Date.now() / 1000) - 1) });
     assert.deepEqual([run.passed, run.failed], [0, 1], run.output);
-    assert.ok(run.tally.some(l => l.suite === 'late' && /not run: the run's time budget was spent/.test(l.note)), JSON.stringify(run.tally));
+    assert.ok(
+      run.tally.some(l => l.suite === 'late' && /not run: the run's time budget was spent/.test(l.note)),
+      JSON.stringify(run.tally),
+    );
     assert.notEqual(run.code, 0);
   });
 
@@ -178,15 +221,18 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
 
   it('counts a behaviour once however many backends ran it, on the line before the last', async () => {
     const spec = path.join(tmp.path, 'backends.test.js');
-    fs.writeFileSync(spec, [
-      `const { behaviourGroup } = require(${JSON.stringify(path.join(REPO_ROOT, 'test/helpers/behaviours.ts'))});`,
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the source of a test file, with a template literal in it
-      'for (const backend of ["a", "b", "c"]) describe(`contract on ${backend}`, function () {',
-      '  behaviourGroup(this, "contract");',
-      '  it("claims", () => {}); it("releases", () => {});',
-      '});',
-      'describe("elsewhere", () => { it("claims", () => {}); });',
-    ].join('\n'));
+    fs.writeFileSync(
+      spec,
+      [
+        `const { behaviourGroup } = require(${JSON.stringify(path.join(REPO_ROOT, 'test/helpers/behaviours.ts'))});`,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the source of a test file, with a template literal in it
+        'for (const backend of ["a", "b", "c"]) describe(`contract on ${backend}`, function () {',
+        '  behaviourGroup(this, "contract");',
+        '  it("claims", () => {}); it("releases", () => {});',
+        '});',
+        'describe("elsewhere", () => { it("claims", () => {}); });',
+      ].join('\n'),
+    );
     const run = await runSuites({ mocha: `npx mocha -r tsx/cjs --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
     assert.equal(run.passed, 7, run.output);
     assert.equal(run.behaviours, 3, 'contract › claims, contract › releases, elsewhere › claims');
@@ -195,15 +241,22 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
 
   it('counts the tests a failed before-all hook kept from running as failed, not as vanished', async () => {
     const spec = path.join(tmp.path, 'hook.test.js');
-    fs.writeFileSync(spec, [
-      // The subject: a set-up that breaks, with three tests below it that therefore never run.
-      'describe("set-up breaks", () => { before(() => { throw new Error("boom"); }); it("a", () => {}); it("b", () => {}); describe("deeper", () => { it("c", () => {}); }); });',
-      'describe("fine", () => { it("d", () => {}); });',
-      // A clean-up that breaks after its tests passed: one failure of its own.
-      'describe("clean-up breaks", () => { after(() => { throw new Error("late"); }); it("e", () => {}); });',
-    ].join('\n'));
+    fs.writeFileSync(
+      spec,
+      [
+        // The subject: a set-up that breaks, with three tests below it that therefore never run.
+        'describe("set-up breaks", () => { before(() => { throw new Error("boom"); }); it("a", () => {}); it("b", () => {}); describe("deeper", () => { it("c", () => {}); }); });',
+        'describe("fine", () => { it("d", () => {}); });',
+        // A clean-up that breaks after its tests passed: one failure of its own.
+        'describe("clean-up breaks", () => { after(() => { throw new Error("late"); }); it("e", () => {}); });',
+      ].join('\n'),
+    );
     const run = await runSuites({ mocha: `npx mocha --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}` });
-    assert.deepEqual([run.passed, run.failed], [2, 4], `a, b and c failed (never ran), the after-all hook once; d and e passed\n${run.output}`);
+    assert.deepEqual(
+      [run.passed, run.failed],
+      [2, 4],
+      `a, b and c failed (never ran), the after-all hook once; d and e passed\n${run.output}`,
+    );
     assert.match(run.output, /3 test\(s\) did not run because a hook failed/);
     assert.notEqual(run.code, 0);
   });
@@ -212,11 +265,19 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     const files = path.join(tmp.path, 'files');
     fs.mkdirSync(files);
     fs.writeFileSync(path.join(files, 'a.test.js'), 'describe("a", () => { it("one", () => {}); it("two", () => {}); });\n');
-    fs.writeFileSync(path.join(files, 'b.test.js'), 'describe("b", () => { it("holds", () => {}); it("breaks", () => { throw new Error("no"); }); });\n');
+    fs.writeFileSync(
+      path.join(files, 'b.test.js'),
+      'describe("b", () => { it("holds", () => {}); it("breaks", () => { throw new Error("no"); }); });\n',
+    );
     fs.writeFileSync(path.join(files, 'c.test.js'), 'process.exit(3);\n'); // dies while mocha loads it: reports nothing
     const config = path.join(tmp.path, 'files.mocharc.json');
-    fs.writeFileSync(config, JSON.stringify({ spec: [`${files}/**/*.test.js`], reporter: './scripts/tally-reporter.cjs', timeout: 10_000 }));
-    const run = await runSuites({ files: `source scripts/accounting.sh\nrun_reported files node scripts/mocha-files.mjs --config ${JSON.stringify(config)} --jobs 2` });
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ spec: [`${files}/**/*.test.js`], reporter: './scripts/tally-reporter.cjs', timeout: 10_000 }),
+    );
+    const run = await runSuites({
+      files: `source scripts/accounting.sh\nrun_reported files node scripts/mocha-files.mjs --config ${JSON.stringify(config)} --jobs 2`,
+    });
     assert.deepEqual([run.passed, run.failed], [3, 2], `one, two and holds passed; breaks failed, and c.test.js once\n${run.output}`);
     const lines = run.tally.filter(l => l.suite === 'files');
     assert.equal(lines.length, 1, 'one line for the whole suite');
@@ -226,9 +287,14 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
   });
 
   it('mocha-files refuses a bad --jobs with exit 2 and says what it takes', async () => {
-    const done = await finished(spawn('node', ['scripts/mocha-files.mjs', '--config', '.mocharc.integration.json', '--jobs', '0'], {
-      cwd: REPO_ROOT, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'],
-    }), scaled(20_000));
+    const done = await finished(
+      spawn('node', ['scripts/mocha-files.mjs', '--config', '.mocharc.integration.json', '--jobs', '0'], {
+        cwd: REPO_ROOT,
+        env: childEnv({}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      scaled(20_000),
+    );
     assert.equal(done.code, 2);
     assert.match(done.stderr, /--jobs must be a whole number from 1 to 99, not "0"/);
   });
@@ -245,15 +311,18 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
 
   it('fails the unit suite when a unit test uses more than 100 ms of CPU, naming it; a test that only waits is reported, not failed (test/helpers/unitSpeed.ts)', async () => {
     const spec = path.join(tmp.path, 'speed.test.js');
-    fs.writeFileSync(spec, [
-      'describe("timing", () => {',
-      '  it("quick", () => {});',
-      // The subject of this test is a slow test: it uses 150 ms of CPU time, however busy the machine is.
-      '  it("slow", () => { const start = process.cpuUsage(); for (;;) { const u = process.cpuUsage(start); if (u.user + u.system >= 150_000) break; } });',
-      // A test that waits 150 ms of wall time uses almost no CPU: on a busy machine every test looks like this.
-      '  it("waits", () => new Promise(resolve => setTimeout(resolve, 150)));',
-      '});',
-    ].join('\n'));
+    fs.writeFileSync(
+      spec,
+      [
+        'describe("timing", () => {',
+        '  it("quick", () => {});',
+        // The subject of this test is a slow test: it uses 150 ms of CPU time, however busy the machine is.
+        '  it("slow", () => { const start = process.cpuUsage(); for (;;) { const u = process.cpuUsage(start); if (u.user + u.system >= 150_000) break; } });',
+        // A test that waits 150 ms of wall time uses almost no CPU: on a busy machine every test looks like this.
+        '  it("waits", () => new Promise(resolve => setTimeout(resolve, 150)));',
+        '});',
+      ].join('\n'),
+    );
     const run = await runSuites({
       mocha: `npx mocha -r tsx/cjs -r ./test/helpers/unitSpeed.ts --reporter ./scripts/tally-reporter.cjs ${JSON.stringify(spec)}`,
     });

@@ -56,7 +56,12 @@ function losingAnswers(real: Driver): { driver: Driver; lose(next: Loss): void }
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { driver, lose: next => { pending = next; } };
+  return {
+    driver,
+    lose: next => {
+      pending = next;
+    },
+  };
 }
 
 const lockstepDir = (who: TeamMember) => path.join(who.dir, '.git', 'lockstep');
@@ -68,7 +73,8 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
   let real: Driver;
   let alice: TeamMember, bob: TeamMember;
   const env = () => ({ ...process.env, LOCKSTEP_PATH: team.store });
-  const open = (who: TeamMember, driver?: Driver) => Container.open({ cwd: who.dir, env: env(), ...(driver ? { driverInstance: driver } : {}) });
+  const open = (who: TeamMember, driver?: Driver) =>
+    Container.open({ cwd: who.dir, env: env(), ...(driver ? { driverInstance: driver } : {}) });
 
   beforeEach(async () => {
     team = await createGitFixture({ members: ['alice', 'bob'], operators: [], settings: { serverGuard: true } });
@@ -87,7 +93,10 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     const lossy = losingAnswers(real);
     const container = await open(alice, lossy.driver);
     lossy.lose('after-write');
-    const error = await container.acquire().then(() => undefined, (e: unknown) => e);
+    const error = await container.acquire().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(error instanceof LockBackendError, String(error));
     assert.match(error.message, /not known yet.*lockstep status/);
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false, 'no session before the page is read');
@@ -137,7 +146,7 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     assert.equal(expectOk(await team.cli(bob, ['acquire']), 'bob acquires').grant, 1);
     const status = expectOk(await team.cli(alice, ['status']), 'alice status');
     assert.deepEqual([status.state, status.holder.identity], ['held-by-other', bob.identity]);
-    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false, 'dropped: grant #1 is bob\'s');
+    assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), false, "dropped: grant #1 is bob's");
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false);
   });
 
@@ -158,7 +167,9 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     expectOk(await team.cli(alice, ['acquire']), 'acquire');
     fs.rmSync(path.join(lockstepDir(alice), 'session.json'));
     const doctor = await team.cli(alice, ['doctor']);
-    const finding = (doctor.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(f => /no token for it/.test(f.found));
+    const finding = (doctor.json.findings as { check: string; level: string; found: string; fix?: string }[]).find(f =>
+      /no token for it/.test(f.found),
+    );
     assert.ok(finding, JSON.stringify(doctor.json));
     assert.equal(finding.level, 'warning');
     assert.match(finding.fix ?? '', /clone or window that acquired it.*operator clears it/s);
@@ -177,7 +188,9 @@ describe('landings are facts: a release names only what landed under its grant',
   behaviourGroup(this, 'landings');
   this.timeout(120_000);
   let team: GitFixture;
-  before(async () => { team = await createGitFixture({ members: ['alice', 'bob'], operators: [] }); });
+  before(async () => {
+    team = await createGitFixture({ members: ['alice', 'bob'], operators: [] });
+  });
   after(() => team?.dispose());
 
   it('a release with nothing pushed names no landing, even when the remote moved before the grant', async () => {
@@ -195,14 +208,14 @@ describe('landings are facts: a release names only what landed under its grant',
     expectOk(await team.cli(alice, ['acquire']), 'alice acquires');
     team.git(alice, 'pull', '--quiet', '--ff-only', 'origin', 'main');
     const released = expectOk(await team.cli(alice, ['release']), 'alice releases');
-    assert.equal(released.landed, null, 'bob\'s commit is not alice\'s landing');
+    assert.equal(released.landed, null, "bob's commit is not alice's landing");
     // A third grant with nothing at all: the remote's tip is named by nobody.
     expectOk(await team.cli(bob, ['acquire']), 'bob acquires again');
     team.git(bob, 'pull', '--quiet', '--ff-only', 'origin', 'main');
     assert.equal(expectOk(await team.cli(bob, ['release']), 'bob releases again').landed, null);
   });
 
-  it('a commit made before the grant and pushed under it is the grant\'s landing', async () => {
+  it("a commit made before the grant and pushed under it is the grant's landing", async () => {
     const alice = team.member('alice');
     team.git(alice, 'pull', '--quiet', '--ff-only', 'origin', 'main');
     fs.writeFileSync(path.join(alice.dir, 'early.txt'), 'early\n');
@@ -219,7 +232,9 @@ describe('git driver: an acquire whose push outlasts the git timeout', function 
   behaviourGroup(this, 'unknown outcomes');
   this.timeout(180_000);
   let team: FencingTeam;
-  before(async () => { team = await createFencingTeam({ members: ['alice'], driver: 'git', initArgs: ['--driver', 'git'], transport: 'daemon' }); });
+  before(async () => {
+    team = await createFencingTeam({ members: ['alice'], driver: 'git', initArgs: ['--driver', 'git'], transport: 'daemon' });
+  });
   after(() => team?.dispose());
 
   it('is finished by the next status once the server completes it: alice holds, her proof lands her work', async () => {
@@ -230,7 +245,9 @@ describe('git driver: an acquire whose push outlasts the git timeout', function 
     const entered = path.join(team.root, 'entered');
     fs.renameSync(hook, guard);
     // The server holds the push until the test opens the gate: a server slower than the client's timeout.
-    fs.writeFileSync(hook, `#!/bin/sh\n: > '${entered}'\nwhile [ -e '${gate}' ]; do sleep 0.05; done\nexec '${guard}' "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(hook, `#!/bin/sh\n: > '${entered}'\nwhile [ -e '${gate}' ]; do sleep 0.05; done\nexec '${guard}' "$@"\n`, {
+      mode: 0o755,
+    });
     fs.writeFileSync(gate, '');
     const lockRefs = () => team.gitOk(team.remote, 'for-each-ref', '--format=%(objectname)', 'refs/lockstep/');
     const before = await lockRefs();

@@ -2,8 +2,19 @@ import * as assert from 'node:assert/strict';
 import { HOUR } from '../../src/core/clock';
 import { fenceServerPush } from '../../src/core/fencing';
 import {
-  acquire, clear, emptyRecord, heartbeat, leaseIds, nextId, petition, release, withdraw, type ContainerSettings, type HolderProof,
-  type LockRecord, type Outcome,
+  acquire,
+  clear,
+  emptyRecord,
+  heartbeat,
+  leaseIds,
+  nextId,
+  petition,
+  release,
+  withdraw,
+  type ContainerSettings,
+  type HolderProof,
+  type LockRecord,
+  type Outcome,
 } from '../../src/core/lockRecord';
 import { hashProof, hashToken, pushProof } from '../../src/core/tokens';
 import { inCi } from '../helpers/ci';
@@ -18,10 +29,37 @@ import { findSpin, simulate } from '../helpers/spin';
 const CONTAINER = 'model-container';
 const TICK = 8 * HOUR; // the model's tick: its 24 h cap is 3 ticks
 const T0 = Date.UTC(2025, 0, 1);
-const ACQ = 1, HB = 2, PET = 3, WD = 4, LEASE = 5, MINT = 6, REL = 7, CLR = 8, PUSH = 9;
-const OP_NAMES: Record<number, string> = { 0: 'tick', 1: 'acquire', 2: 'heartbeat', 3: 'petition', 4: 'withdraw', 5: 'lease-ids', 6: 'next-id', 7: 'release', 8: 'clear', 9: 'landing' };
+const ACQ = 1,
+  HB = 2,
+  PET = 3,
+  WD = 4,
+  LEASE = 5,
+  MINT = 6,
+  REL = 7,
+  CLR = 8,
+  PUSH = 9;
+const OP_NAMES: Record<number, string> = {
+  0: 'tick',
+  1: 'acquire',
+  2: 'heartbeat',
+  3: 'petition',
+  4: 'withdraw',
+  5: 'lease-ids',
+  6: 'next-id',
+  7: 'release',
+  8: 'clear',
+  9: 'landing',
+};
 
-interface Constants { n: number; maxGrant: number; maxId: number; ttl: number; window: number; cap: number; now: number }
+interface Constants {
+  n: number;
+  maxGrant: number;
+  maxId: number;
+  ttl: number;
+  window: number;
+  cap: number;
+  now: number;
+}
 
 const who = (c: number) => (c > 0 && c <= 3 ? `clone${c}` : 'operator');
 const token = (c: number, grant: number) => `token-of-clone${c}-for-grant-${grant}`;
@@ -37,12 +75,29 @@ function project(r: LockRecord, now: number, k: Constants): number[] {
   for (const s of r.pool) for (let id = s.start; id <= s.end; id++) pool |= 1 << id;
   const rid = [1, 2, 3].map(c => r.ranges.find(x => x.to === who(c)));
   const left = rid.reduce((bits, x, i) => bits + (x && x.next <= x.end ? 1 << i : 0), 0);
-  return [r.grant, h ? clone(h.identity) : 0, h?.grant ?? 0, h ? rel(h.grantedAt) : 0, h ? rel(h.expiresAt) : 0,
-    r.releasedAt === null ? 255 : rel(r.releasedAt), q.length, q[0] ?? 0, q[1] ?? 0, q[2] ?? 0, r.nextId, pool,
-    ...rid.map(x => x?.start ?? 0), left, k.now];
+  return [
+    r.grant,
+    h ? clone(h.identity) : 0,
+    h?.grant ?? 0,
+    h ? rel(h.grantedAt) : 0,
+    h ? rel(h.expiresAt) : 0,
+    r.releasedAt === null ? 255 : rel(r.releasedAt),
+    q.length,
+    q[0] ?? 0,
+    q[1] ?? 0,
+    q[2] ?? 0,
+    r.nextId,
+    pool,
+    ...rid.map(x => x?.start ?? 0),
+    left,
+    k.now,
+  ];
 }
 
-interface Replay { steps: number; done: Map<string, number> }
+interface Replay {
+  steps: number;
+  done: Map<string, number>;
+}
 
 function replay(lines: string[]): Replay {
   const header = lines[0]?.match(/^# (.*)$/);
@@ -65,18 +120,35 @@ function replay(lines: string[]): Replay {
     const [c, op, arg, grant, okModel] = line.slice(2).split(' ').map(Number);
     last = `step ${steps + 1}: ${OP_NAMES[op]} by ${who(c)} (arg ${arg}, grant ${grant}) → ${okModel ? 'done' : 'refused'}`;
     steps++;
-    if (c === 0) { now += TICK; continue; }
+    if (c === 0) {
+      now += TICK;
+      continue;
+    }
     let outcome: Outcome<unknown> | undefined;
     let bound = false; // a step the model leaves out to stay finite (not a refusal of the protocol)
     switch (op) {
       case ACQ:
-        outcome = acquire(record, settings, { identity: who(c), tokenHash: hashToken(token(c, record.grant + 1)),
-          proofHash: hashProof(pushProof(token(c, record.grant + 1), CONTAINER, record.grant + 1)) }, now);
+        outcome = acquire(
+          record,
+          settings,
+          {
+            identity: who(c),
+            tokenHash: hashToken(token(c, record.grant + 1)),
+            proofHash: hashProof(pushProof(token(c, record.grant + 1), CONTAINER, record.grant + 1)),
+          },
+          now,
+        );
         bound = record.grant >= k.maxGrant;
         break;
-      case HB: outcome = heartbeat(record, settings, proof(c, arg), now); break;
-      case PET: outcome = petition(record, { identity: who(c) }, now); break;
-      case WD: outcome = withdraw(record, { identity: who(c) }, now); break;
+      case HB:
+        outcome = heartbeat(record, settings, proof(c, arg), now);
+        break;
+      case PET:
+        outcome = petition(record, { identity: who(c) }, now);
+        break;
+      case WD:
+        outcome = withdraw(record, { identity: who(c) }, now);
+        break;
       case LEASE:
         outcome = leaseIds(record, proof(c, grant), { to: who(arg), count: 1, newIdentity: true }, now);
         bound = outcome.ok && ((outcome.value as { start: number }).start > k.maxId || record.ranges.some(r => r.to === who(arg)));
@@ -85,15 +157,24 @@ function replay(lines: string[]): Replay {
         outcome = nextId(record, { identity: who(c), ...(grant > 0 ? { holder: proof(c, grant) } : {}) }, now);
         bound = outcome.ok && (outcome.value as { id: number }).id > k.maxId;
         break;
-      case REL: outcome = release(record, proof(c, arg), now); break;
-      case CLR: outcome = clear(record, settings, { identity: who(c), reason: 'model check' }, now); break;
+      case REL:
+        outcome = release(record, proof(c, arg), now);
+        break;
+      case CLR:
+        outcome = clear(record, settings, { identity: who(c), reason: 'model check' }, now);
+        break;
       case PUSH: {
-        const fenced = fenceServerPush(record, { grant, proof: grant > 0 ? pushProof(token(c, grant), CONTAINER, grant) : 'f'.repeat(64) }, now);
+        const fenced = fenceServerPush(
+          record,
+          { grant, proof: grant > 0 ? pushProof(token(c, grant), CONTAINER, grant) : 'f'.repeat(64) },
+          now,
+        );
         assert.equal(fenced === undefined, okModel === 1, `${last}: the server guard decides otherwise`);
         if (fenced === undefined) done.set('landing', (done.get('landing') ?? 0) + 1);
         continue;
       }
-      default: assert.fail(`unknown operation in the trace: ${line}`);
+      default:
+        assert.fail(`unknown operation in the trace: ${line}`);
     }
     if (okModel === 1) {
       assert.ok(outcome.ok, `${last}: TypeScript refuses (${outcome.ok ? '' : outcome.error.message})`);

@@ -10,11 +10,15 @@ describe('badge', () => {
   const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: ['ops@x.io'] };
   const hash = (c: string) => c.repeat(64);
   const held = (identity: string, grant: number, expiresAt: number): LockRecord => ({
-    ...emptyRecord('c'), grant,
+    ...emptyRecord('c'),
+    grant,
     holder: { identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt, ttlMs: 2 * 3600_000 },
   });
   const badge = (record: LockRecord, identity: string, session?: { grant: number; tokenHash: string }, isOperator = false) =>
-    badgeFor({ kind: 'status', status: describeStatus(record, settings, { identity, ...(session ? { session } : {}) }, now), isOperator }, now);
+    badgeFor(
+      { kind: 'status', status: describeStatus(record, settings, { identity, ...(session ? { session } : {}) }, now), isOperator },
+      now,
+    );
 
   it('Free: click acquires', () => {
     const b = badge(emptyRecord('c'), 'bob@x.io');
@@ -37,7 +41,10 @@ describe('badge', () => {
   });
 
   it('Held by me with a queue: how many wait, in the badge text itself', () => {
-    const queue = [{ identity: 'bob@x.io', at: now - 60_000 }, { identity: 'carol@x.io', at: now - 30_000, note: 'the parser' }];
+    const queue = [
+      { identity: 'bob@x.io', at: now - 60_000 },
+      { identity: 'carol@x.io', at: now - 30_000, note: 'the parser' },
+    ];
     const b = badge({ ...held('alice@x.io', 4, now + 90 * 60_000), queue }, 'alice@x.io', { grant: 4, tokenHash: hash('a') });
     assert.equal(b.text, '$(pass-filled) Held by me #4 · 1h 30m · 2 waiting');
     // The others' badges do not count the queue (theirs shows their own place).
@@ -50,7 +57,12 @@ describe('badge', () => {
       assert.ok(!/[\u202e\u009b]/.test(text), JSON.stringify(text));
       assert.match(text, /ev\\u202eil/);
     }
-    const silent = describeStatus({ ...held('ev\u009bil@x.io', 3, now - 60_000), queue: [{ identity: 'bob@x.io', at: now - 120_000 }] }, settings, { identity: 'bob@x.io' }, now);
+    const silent = describeStatus(
+      { ...held('ev\u009bil@x.io', 3, now - 60_000), queue: [{ identity: 'bob@x.io', at: now - 120_000 }] },
+      settings,
+      { identity: 'bob@x.io' },
+      now,
+    );
     assert.match(turnNotice(silent, now), /ev\\u009bil/);
   });
 
@@ -63,14 +75,25 @@ describe('badge', () => {
   });
 
   it('Queued: position', () => {
-    const r = { ...held('alice@x.io', 3, now + 60_000), queue: [{ identity: 'carol@x.io', at: now }, { identity: 'bob@x.io', at: now }] };
+    const r = {
+      ...held('alice@x.io', 3, now + 60_000),
+      queue: [
+        { identity: 'carol@x.io', at: now },
+        { identity: 'bob@x.io', at: now },
+      ],
+    };
     const b = badge(r, 'bob@x.io');
     assert.equal(b.state, LockState.Queued);
     assert.equal(b.text, '$(watch) Queued #2');
   });
 
   it('Your turn: window left, warning colour, click acquires', () => {
-    const r: LockRecord = { ...emptyRecord('c'), grant: 3, releasedAt: now - 5 * 60_000, queue: [{ identity: 'bob@x.io', at: now - 3600_000 }] };
+    const r: LockRecord = {
+      ...emptyRecord('c'),
+      grant: 3,
+      releasedAt: now - 5 * 60_000,
+      queue: [{ identity: 'bob@x.io', at: now - 3600_000 }],
+    };
     const b = badge(r, 'bob@x.io');
     assert.equal(b.state, LockState.YourTurn);
     assert.equal(b.text, '$(bell) Your turn · 10m 00s');
@@ -79,7 +102,12 @@ describe('badge', () => {
   });
 
   it("Free during someone else's window: their short name, click petitions", () => {
-    const r: LockRecord = { ...emptyRecord('c'), grant: 3, releasedAt: now - 5 * 60_000, queue: [{ identity: 'bob@x.io', at: now - 3600_000 }] };
+    const r: LockRecord = {
+      ...emptyRecord('c'),
+      grant: 3,
+      releasedAt: now - 5 * 60_000,
+      queue: [{ identity: 'bob@x.io', at: now - 3600_000 }],
+    };
     const b = badge(r, 'alice@x.io');
     assert.equal(b.state, LockState.Free);
     assert.equal(b.text, "$(unlock) Free — bob's turn");
@@ -96,24 +124,27 @@ describe('badge', () => {
     assert.equal(badge(r, 'dave@x.io').command, CommandIds.showLockPage);
   });
 
-  it('HOLDER SILENT is the queue head\'s badge too (seed 001\'s worked example); its tooltip and notice say it may take over', () => {
+  it("HOLDER SILENT is the queue head's badge too (seed 001's worked example); its tooltip and notice say it may take over", () => {
     const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
     const head = badge(r, 'carol@x.io');
     assert.equal(head.state, LockState.HolderSilent);
-    assert.equal(head.text, '$(warning) HOLDER SILENT', 'the same words as everyone\'s');
+    assert.equal(head.text, '$(warning) HOLDER SILENT', "the same words as everyone's");
     assert.equal(head.severity, 'warning');
-    assert.equal(head.command, CommandIds.acquire, 'the head\'s click acquires');
+    assert.equal(head.command, CommandIds.acquire, "the head's click acquires");
     assert.match(head.tooltip, /Your turn: you may take over\*\* — acquire within 14m 00s/);
     assert.doesNotMatch(head.tooltip, /you may clear/);
     const notice = turnNotice(describeStatus(r, settings, { identity: 'carol@x.io' }, now), now);
-    assert.match(notice, /^Lockstep: HOLDER SILENT — alice@x\.io's lease \(grant #3\) ran out without a release\. It is your turn: you may take over by acquiring the lock/);
+    assert.match(
+      notice,
+      /^Lockstep: HOLDER SILENT — alice@x\.io's lease \(grant #3\) ran out without a release\. It is your turn: you may take over by acquiring the lock/,
+    );
     // A bystander sees the same words and is told neither.
     const bystander = badge(r, 'dave@x.io');
     assert.equal(bystander.text, head.text);
     assert.doesNotMatch(bystander.tooltip, /take over|clear this lock/);
   });
 
-  it('HOLDER SILENT: an operator\'s tooltip says it may clear; nobody else\'s does', () => {
+  it("HOLDER SILENT: an operator's tooltip says it may clear; nobody else's does", () => {
     const r = { ...held('alice@x.io', 3, now - 60_000), queue: [{ identity: 'carol@x.io', at: now - 3600_000 }] };
     const operator = badge(r, 'ops@x.io', undefined, true);
     assert.equal(operator.text, '$(warning) HOLDER SILENT');
@@ -129,11 +160,19 @@ describe('badge', () => {
   });
 
   it('the notice after a release says the lock is yours to take', () => {
-    const r: LockRecord = { ...emptyRecord('c'), grant: 3, releasedAt: now - 5 * 60_000, queue: [{ identity: 'bob@x.io', at: now - 3600_000 }] };
-    assert.match(turnNotice(describeStatus(r, settings, { identity: 'bob@x.io' }, now), now), /^Lockstep: your turn — the lock is yours to take \(your window ends .*, in 10m 00s\)\.$/);
+    const r: LockRecord = {
+      ...emptyRecord('c'),
+      grant: 3,
+      releasedAt: now - 5 * 60_000,
+      queue: [{ identity: 'bob@x.io', at: now - 3600_000 }],
+    };
+    assert.match(
+      turnNotice(describeStatus(r, settings, { identity: 'bob@x.io' }, now), now),
+      /^Lockstep: your turn — the lock is yours to take \(your window ends .*, in 10m 00s\)\.$/,
+    );
   });
 
-  it('HOLDER SILENT: the operator\'s click opens the clear flow even when the operator could acquire', () => {
+  it("HOLDER SILENT: the operator's click opens the clear flow even when the operator could acquire", () => {
     const r = held('alice@x.io', 3, now - 60_000);
     const operator = badge(r, 'ops@x.io', undefined, true);
     assert.equal(operator.state, LockState.HolderSilent);
@@ -185,7 +224,10 @@ describe('badge: the page rule and the caution mark', () => {
   const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] };
 
   it('no lock page: an error badge with the message, never Free; click retries', () => {
-    const b = badgeFor({ kind: 'no-page', message: 'This store (file driver at /x, prefix p) holds no lock page for container 8bd7…', retryAt: now + 5_000 }, now);
+    const b = badgeFor(
+      { kind: 'no-page', message: 'This store (file driver at /x, prefix p) holds no lock page for container 8bd7…', retryAt: now + 5_000 },
+      now,
+    );
     assert.equal(b.state, 'no-page');
     assert.match(b.text, /no lock page/);
     assert.doesNotMatch(b.text, /Free/);
@@ -195,7 +237,14 @@ describe('badge: the page rule and the caution mark', () => {
   });
 
   it('a tampered (signed) page: an error badge naming it, never Free and never a holder; click retries', () => {
-    const b = badgeFor({ kind: 'tampered', message: 'The lock page is tampered: its history step 0123456789ab is not proven — its commit is not signed.', retryAt: now + 5_000 }, now);
+    const b = badgeFor(
+      {
+        kind: 'tampered',
+        message: 'The lock page is tampered: its history step 0123456789ab is not proven — its commit is not signed.',
+        retryAt: now + 5_000,
+      },
+      now,
+    );
     assert.equal(b.state, 'tampered');
     assert.match(b.text, /page tampered/);
     assert.doesNotMatch(b.text, /Free|Held/);
@@ -205,7 +254,14 @@ describe('badge: the page rule and the caution mark', () => {
   });
 
   it('settings that are not valid: an error badge that says so (not Offline, never Free); click reads them again', () => {
-    const b = badgeFor({ kind: 'misconfigured', message: '.lockstep.json: "protectedBranch" is not a setting Lockstep knows (did you mean protectedBranches?).', retryAt: now + 5_000 }, now);
+    const b = badgeFor(
+      {
+        kind: 'misconfigured',
+        message: '.lockstep.json: "protectedBranch" is not a setting Lockstep knows (did you mean protectedBranches?).',
+        retryAt: now + 5_000,
+      },
+      now,
+    );
     assert.equal(b.state, 'misconfigured');
     assert.match(b.text, /settings not valid/);
     assert.doesNotMatch(b.text, /Free|Offline/);
@@ -216,22 +272,67 @@ describe('badge: the page rule and the caution mark', () => {
 
   it('the tooltip carries the caution mark after HOLDER SILENT, and only then', () => {
     const record: LockRecord = { ...emptyRecord('c'), grant: 4, caution: { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' } };
-    const marked = badgeFor({ kind: 'status', status: describeStatus(record, settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);
+    const marked = badgeFor(
+      { kind: 'status', status: describeStatus(record, settings, { identity: 'bob@x.io' }, now), isOperator: false },
+      now,
+    );
     assert.match(marked.tooltip, /Caution: grant #4 went silent; ops@x\.io cleared or took over/);
-    const plain = badgeFor({ kind: 'status', status: describeStatus(emptyRecord('c'), settings, { identity: 'bob@x.io' }, now), isOperator: false }, now);
+    const plain = badgeFor(
+      { kind: 'status', status: describeStatus(emptyRecord('c'), settings, { identity: 'bob@x.io' }, now), isOperator: false },
+      now,
+    );
     assert.doesNotMatch(plain.tooltip, /Caution/);
   });
 
   describe('the caution mark is in the badge text itself, in every state, and only while the record carries caution', () => {
     const caution = { silentGrant: 4, since: now - 60_000, by: 'ops@x.io' };
     const hash = (c: string) => c.repeat(64);
-    const holder = (identity: string, grant: number, expiresAt: number) =>
-      ({ identity, grant, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 3600_000, expiresAt, ttlMs: 2 * 3600_000 });
-    const cases: { title: string; record: LockRecord; identity: string; session?: { grant: number; tokenHash: string }; state: LockState; words: string }[] = [
-      { title: 'free after a clear', record: { ...emptyRecord('c'), grant: 4, caution }, identity: 'bob@x.io', state: LockState.Free, words: 'Free · caution' },
-      { title: 'held by the one who took over', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) }, identity: 'bob@x.io', state: LockState.HeldByOther, words: 'Held by carol · caution' },
-      { title: 'held by me', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) }, identity: 'carol@x.io', session: { grant: 5, tokenHash: hash('a') }, state: LockState.HeldByMe, words: 'Held by me #5 · 1m 00s · caution' },
-      { title: 'silent again', record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now - 60_000) }, identity: 'bob@x.io', state: LockState.HolderSilent, words: 'HOLDER SILENT · caution' },
+    const holder = (identity: string, grant: number, expiresAt: number) => ({
+      identity,
+      grant,
+      tokenHash: hash('a'),
+      proofHash: hash('b'),
+      grantedAt: now - 3600_000,
+      expiresAt,
+      ttlMs: 2 * 3600_000,
+    });
+    const cases: {
+      title: string;
+      record: LockRecord;
+      identity: string;
+      session?: { grant: number; tokenHash: string };
+      state: LockState;
+      words: string;
+    }[] = [
+      {
+        title: 'free after a clear',
+        record: { ...emptyRecord('c'), grant: 4, caution },
+        identity: 'bob@x.io',
+        state: LockState.Free,
+        words: 'Free · caution',
+      },
+      {
+        title: 'held by the one who took over',
+        record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) },
+        identity: 'bob@x.io',
+        state: LockState.HeldByOther,
+        words: 'Held by carol · caution',
+      },
+      {
+        title: 'held by me',
+        record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now + 60_000) },
+        identity: 'carol@x.io',
+        session: { grant: 5, tokenHash: hash('a') },
+        state: LockState.HeldByMe,
+        words: 'Held by me #5 · 1m 00s · caution',
+      },
+      {
+        title: 'silent again',
+        record: { ...emptyRecord('c'), grant: 5, caution, holder: holder('carol@x.io', 5, now - 60_000) },
+        identity: 'bob@x.io',
+        state: LockState.HolderSilent,
+        words: 'HOLDER SILENT · caution',
+      },
     ];
     for (const c of cases) {
       it(`${c.title}: "${c.words}"`, () => {

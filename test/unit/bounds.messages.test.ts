@@ -4,7 +4,12 @@ import { LockConfigurationError } from '../../src/core/errors';
 
 /** What the bounds say when they refuse, and the edges of their parsing (found by mutation testing, docs/mutation.md). */
 const refusal = (fn: () => unknown): LockConfigurationError => {
-  try { fn(); } catch (e) { if (e instanceof LockConfigurationError) return e; throw e; }
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof LockConfigurationError) return e;
+    throw e;
+  }
   throw new assert.AssertionError({ message: 'expected a LockConfigurationError' });
 };
 

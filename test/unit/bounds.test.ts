@@ -1,5 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { MAX_RETRY_SLEEP_MS, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS, WAIT_MIN_SECONDS } from '../../src/core/bounds';
+import {
+  MAX_RETRY_SLEEP_MS,
+  parseSeconds,
+  parseTtlSeconds,
+  TTL_MAX_SECONDS,
+  TTL_MIN_SECONDS,
+  WAIT_MAX_SECONDS,
+  WAIT_MIN_SECONDS,
+} from '../../src/core/bounds';
 import { ManualClock } from '../../src/core/clock';
 import { LockConfigurationError } from '../../src/core/errors';
 import { createLockManager } from '../../src/core/leases';
@@ -15,7 +23,10 @@ function setUp() {
 
 /** Asserts a LockConfigurationError for `setting` that does not echo the rejected input. */
 async function rejectsConfiguration(promise: Promise<unknown>, setting: string, input?: string): Promise<void> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof LockConfigurationError, `expected a LockConfigurationError, got ${String(error)}`);
   assert.equal(error.setting, setting);
   assert.equal(error.code, 'configuration');
@@ -23,7 +34,7 @@ async function rejectsConfiguration(promise: Promise<unknown>, setting: string, 
 }
 
 describe('bounds: the published limits', () => {
-  it('are the seed\'s numbers', () => {
+  it("are the seed's numbers", () => {
     assert.deepEqual([TTL_MIN_SECONDS, TTL_MAX_SECONDS, WAIT_MIN_SECONDS, WAIT_MAX_SECONDS, MAX_RETRY_SLEEP_MS], [1, 86_400, 0, 60, 25]);
   });
 });
@@ -84,7 +95,12 @@ describe('bounds: lock names', () => {
   it('run() applies the same rule and never calls fn', async () => {
     const { manager } = setUp();
     let called = false;
-    await rejectsConfiguration(manager.run('a/b', () => { called = true; }), 'name');
+    await rejectsConfiguration(
+      manager.run('a/b', () => {
+        called = true;
+      }),
+      'name',
+    );
     assert.equal(called, false);
   });
 });
@@ -122,24 +138,43 @@ describe('bounds: wait', () => {
 });
 
 describe('bounds: parsing seconds from the command line and environment', () => {
-  for (const [text, value] of [['30', 30], ['1.5', 1.5], [' 60 ', 60], ['0', 0]] as const) {
+  for (const [text, value] of [
+    ['30', 30],
+    ['1.5', 1.5],
+    [' 60 ', 60],
+    ['0', 0],
+  ] as const) {
     it(`parses "${text}"`, () => assert.equal(parseSeconds(text, 'ttl'), value));
   }
   for (const text of ['', '-1', '1e3', 'abc', '0x10', '1.', '.5', 'Infinity', '3s']) {
     it(`rejects "${text}" naming the setting`, () => {
-      assert.throws(() => parseSeconds(text, 'wait'), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'wait');
+      assert.throws(
+        () => parseSeconds(text, 'wait'),
+        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'wait',
+      );
     });
   }
 });
 
 describe('bounds: a TTL on the command line is a whole number of seconds (seed 003: int $ttl)', () => {
-  for (const [text, value] of [['1', 1], ['30', 30], [' 60 ', 60], ['86400', 86_400]] as const) {
+  for (const [text, value] of [
+    ['1', 1],
+    ['30', 30],
+    [' 60 ', 60],
+    ['86400', 86_400],
+  ] as const) {
     it(`parses "${text}"`, () => assert.equal(parseTtlSeconds(text), value));
   }
   for (const text of ['1.5', '30.0', '0.999', '86399.5', '0', '86401', '-1', '', 'abc', '1e3', '30s']) {
     it(`rejects "${text}" naming the setting, without echoing it`, () => {
-      assert.throws(() => parseTtlSeconds(text), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'ttl'
-        && /whole number of seconds from 1 to 86400/.test(e.message) && (text.length < 2 || !e.message.includes(text)));
+      assert.throws(
+        () => parseTtlSeconds(text),
+        (e: unknown) =>
+          e instanceof LockConfigurationError &&
+          e.setting === 'ttl' &&
+          /whole number of seconds from 1 to 86400/.test(e.message) &&
+          (text.length < 2 || !e.message.includes(text)),
+      );
     });
   }
 });

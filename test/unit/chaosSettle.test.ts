@@ -30,8 +30,14 @@ describe('chaos: stranded grants and what the next command settles', () => {
   });
 
   it('a pending.json of a grant the page had reached before the command was not settled by it', () => {
-    assert.match(unsettledAfterKill({ before: page(5, holder(5, U)), pending: { grant: 5, tokenHash: T } }) ?? '', /pending\.json of grant #5 was kept/);
-    assert.match(unsettledAfterKill({ before: page(6, null), pending: { grant: 5, tokenHash: T } }) ?? '', /grant #6 before the command began/);
+    assert.match(
+      unsettledAfterKill({ before: page(5, holder(5, U)), pending: { grant: 5, tokenHash: T } }) ?? '',
+      /pending\.json of grant #5 was kept/,
+    );
+    assert.match(
+      unsettledAfterKill({ before: page(6, null), pending: { grant: 5, tokenHash: T } }) ?? '',
+      /grant #6 before the command began/,
+    );
   });
 
   it('a pending.json of a later grant is kept (its write may still arrive) or is the command’s own attempt', () => {
@@ -42,15 +48,30 @@ describe('chaos: stranded grants and what the next command settles', () => {
   it('a session whose release the page showed before and after the command was not finished by it', () => {
     const released = page(5, null, [{ action: 'release', grant: 5, outcome: 'done' }]);
     assert.ok(needsAfterRead(released, { grant: 5, tokenHash: T }));
-    assert.match(unsettledAfterKill({ before: released, after: released, session: { grant: 5, tokenHash: T } }) ?? '', /session\.json of grant #5 was kept/);
+    assert.match(
+      unsettledAfterKill({ before: released, after: released, session: { grant: 5, tokenHash: T } }) ?? '',
+      /session\.json of grant #5 was kept/,
+    );
   });
 
   it('a session is judged only when the release line was there before and after, and not for a live holder', () => {
     const released = page(5, null, [{ action: 'release', grant: 5, outcome: 'done' }]);
     assert.equal(unsettledAfterKill({ before: released, session: { grant: 5, tokenHash: T } }), undefined); // no second read
     assert.equal(unsettledAfterKill({ before: released, after: page(9, null), session: { grant: 5, tokenHash: T } }), undefined); // the line left the audit
-    assert.equal(unsettledAfterKill({ before: page(5, null, [{ action: 'release', grant: 4, outcome: 'done' }]), session: { grant: 5, tokenHash: T } }), undefined);
-    assert.equal(unsettledAfterKill({ before: page(5, null, [{ action: 'release', grant: 5, outcome: 'refused' }]), session: { grant: 5, tokenHash: T } }), undefined);
+    assert.equal(
+      unsettledAfterKill({
+        before: page(5, null, [{ action: 'release', grant: 4, outcome: 'done' }]),
+        session: { grant: 5, tokenHash: T },
+      }),
+      undefined,
+    );
+    assert.equal(
+      unsettledAfterKill({
+        before: page(5, null, [{ action: 'release', grant: 5, outcome: 'refused' }]),
+        session: { grant: 5, tokenHash: T },
+      }),
+      undefined,
+    );
     assert.ok(!needsAfterRead(page(5, holder(5, T), [{ action: 'release', grant: 5, outcome: 'done' }]), { grant: 5, tokenHash: T }));
     assert.ok(!needsAfterRead(released, undefined));
   });

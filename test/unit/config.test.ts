@@ -24,15 +24,31 @@ describe('config: defaults and precedence', () => {
   });
 
   it('takes options over defaults', () => {
-    const config = resolveConfig({ driver: 'memory', prefix: 'team-a', path: '/srv/locks', redisUrl: 'redis://127.0.0.1:1', requireDistributed: false }, {});
-    assert.deepEqual([config.driver, config.prefix, config.prefixExplicit, config.path, config.redisUrl], ['memory', 'team-a', true, '/srv/locks', 'redis://127.0.0.1:1']);
+    const config = resolveConfig(
+      { driver: 'memory', prefix: 'team-a', path: '/srv/locks', redisUrl: 'redis://127.0.0.1:1', requireDistributed: false },
+      {},
+    );
+    assert.deepEqual(
+      [config.driver, config.prefix, config.prefixExplicit, config.path, config.redisUrl],
+      ['memory', 'team-a', true, '/srv/locks', 'redis://127.0.0.1:1'],
+    );
   });
 
   it('takes LOCKSTEP_* environment over options', () => {
     const config = resolveConfig(
       { driver: 'file', prefix: 'from-options', path: '/from/options', redisUrl: 'redis://options', requireDistributed: true },
-      { LOCKSTEP_DRIVER: 'memory', LOCKSTEP_PREFIX: 'from-env', LOCKSTEP_PATH: '/from/env', LOCKSTEP_REDIS_URL: 'redis://env', LOCKSTEP_REQUIRE_DISTRIBUTED: 'false' });
-    assert.deepEqual([config.driver, config.prefix, config.path, config.redisUrl, config.requireDistributed], ['memory', 'from-env', '/from/env', 'redis://env', false]);
+      {
+        LOCKSTEP_DRIVER: 'memory',
+        LOCKSTEP_PREFIX: 'from-env',
+        LOCKSTEP_PATH: '/from/env',
+        LOCKSTEP_REDIS_URL: 'redis://env',
+        LOCKSTEP_REQUIRE_DISTRIBUTED: 'false',
+      },
+    );
+    assert.deepEqual(
+      [config.driver, config.prefix, config.path, config.redisUrl, config.requireDistributed],
+      ['memory', 'from-env', '/from/env', 'redis://env', false],
+    );
   });
 
   it('the environment overrides options in a real manager too', async () => {
@@ -52,11 +68,19 @@ describe('config: defaults and precedence', () => {
       assert.equal(await manager.driverName(), 'memory');
       await manager.close();
     } finally {
-      if (saved === undefined) delete process.env.LOCKSTEP_DRIVER; else process.env.LOCKSTEP_DRIVER = saved;
+      if (saved === undefined) delete process.env.LOCKSTEP_DRIVER;
+      else process.env.LOCKSTEP_DRIVER = saved;
     }
   });
 
-  for (const [text, value] of [['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['', false]] as const) {
+  for (const [text, value] of [
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['false', false],
+    ['0', false],
+    ['', false],
+  ] as const) {
     it(`reads LOCKSTEP_REQUIRE_DISTRIBUTED="${text}" as ${value}`, () => {
       assert.equal(resolveConfig({ driver: 'redis' }, { LOCKSTEP_REQUIRE_DISTRIBUTED: text }).requireDistributed, value);
     });
@@ -69,11 +93,14 @@ describe('config: errors', () => {
   });
 
   it('rejects an unknown driver in the environment, naming LOCKSTEP_DRIVER and not echoing the value', () => {
-    assert.throws(() => resolveConfig({}, { LOCKSTEP_DRIVER: 'Mystery-Backend-Value' }), (e: unknown) => {
-      configurationError('LOCKSTEP_DRIVER')(e);
-      assert.ok(!(e as Error).message.includes('Mystery-Backend-Value'));
-      return true;
-    });
+    assert.throws(
+      () => resolveConfig({}, { LOCKSTEP_DRIVER: 'Mystery-Backend-Value' }),
+      (e: unknown) => {
+        configurationError('LOCKSTEP_DRIVER')(e);
+        assert.ok(!(e as Error).message.includes('Mystery-Backend-Value'));
+        return true;
+      },
+    );
   });
 
   it('createLockManager rejects an unknown driver at once', () => {
@@ -90,7 +117,10 @@ describe('config: errors', () => {
   for (const driver of ['memory', 'file', 'auto'] as const) {
     it(`requireDistributed rejects the ${driver} driver (option and environment)`, () => {
       assert.throws(() => resolveConfig({ driver, requireDistributed: true }, {}), configurationError('requireDistributed'));
-      assert.throws(() => resolveConfig({}, { LOCKSTEP_DRIVER: driver, LOCKSTEP_REQUIRE_DISTRIBUTED: 'true' }), configurationError('requireDistributed'));
+      assert.throws(
+        () => resolveConfig({}, { LOCKSTEP_DRIVER: driver, LOCKSTEP_REQUIRE_DISTRIBUTED: 'true' }),
+        configurationError('requireDistributed'),
+      );
     });
   }
 

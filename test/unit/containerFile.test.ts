@@ -8,25 +8,49 @@ import { LockConfigurationError } from '../../src/core/errors';
  */
 describe('.lockstep.json: duration bounds', () => {
   const CONTAINER = '0b7c9c3e-5d4f-4a8b-9c1d-2e3f4a5b6c7d';
-  const text = (settings: Record<string, unknown>) => JSON.stringify({ container: CONTAINER, driver: 'file', protectedBranches: ['main'], operators: [], ...settings });
-  const rejects = (settings: Record<string, unknown>, setting: string) => assert.throws(() => parseContainerFile(text(settings)),
-    (e: unknown) => e instanceof LockConfigurationError && e.setting === setting && e.message.includes(setting), `${JSON.stringify(settings)}: rejected, naming ${setting}`);
+  const text = (settings: Record<string, unknown>) =>
+    JSON.stringify({ container: CONTAINER, driver: 'file', protectedBranches: ['main'], operators: [], ...settings });
+  const rejects = (settings: Record<string, unknown>, setting: string) =>
+    assert.throws(
+      () => parseContainerFile(text(settings)),
+      (e: unknown) => e instanceof LockConfigurationError && e.setting === setting && e.message.includes(setting),
+      `${JSON.stringify(settings)}: rejected, naming ${setting}`,
+    );
 
   it('accepts the defaults and the edges of every bound', () => {
     assert.equal(parseContainerFile(text({})).leaseTtlSeconds, 7200);
     assert.equal(parseContainerFile(text({ leaseTtlSeconds: 60, heartbeatSeconds: 5, windowSeconds: 1 })).leaseTtlSeconds, 60);
-    assert.equal(parseContainerFile(text({ leaseTtlSeconds: 86_400, heartbeatSeconds: 43_200, windowSeconds: 86_400 })).leaseTtlSeconds, 86_400);
+    assert.equal(
+      parseContainerFile(text({ leaseTtlSeconds: 86_400, heartbeatSeconds: 43_200, windowSeconds: 86_400 })).leaseTtlSeconds,
+      86_400,
+    );
   });
 
-  for (const [label, value] of [['below 60 s', 59], ['zero', 0], ['negative', -1], ['past 24 h', 86_401], ['a string', '7200'], ['NaN (null in JSON)', null], ['a list', [7200]]] as const) {
+  for (const [label, value] of [
+    ['below 60 s', 59],
+    ['zero', 0],
+    ['negative', -1],
+    ['past 24 h', 86_401],
+    ['a string', '7200'],
+    ['NaN (null in JSON)', null],
+    ['a list', [7200]],
+  ] as const) {
     it(`rejects leaseTtlSeconds ${label}`, () => rejects({ leaseTtlSeconds: value }, 'leaseTtlSeconds'));
   }
 
-  for (const [label, value] of [['below 5 s', 4], ['past half the lease TTL', 3601], ['a string', '600']] as const) {
+  for (const [label, value] of [
+    ['below 5 s', 4],
+    ['past half the lease TTL', 3601],
+    ['a string', '600'],
+  ] as const) {
     it(`rejects heartbeatSeconds ${label}`, () => rejects({ leaseTtlSeconds: 7200, heartbeatSeconds: value }, 'heartbeatSeconds'));
   }
 
-  for (const [label, value] of [['zero', 0], ['past a day', 86_401], ['a string', '900']] as const) {
+  for (const [label, value] of [
+    ['zero', 0],
+    ['past a day', 86_401],
+    ['a string', '900'],
+  ] as const) {
     it(`rejects windowSeconds ${label}`, () => rejects({ windowSeconds: value }, 'windowSeconds'));
   }
 });

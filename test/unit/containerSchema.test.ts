@@ -27,7 +27,20 @@ type Case = readonly [label: string, settings: Record<string, unknown>, refusedS
 
 const ACCEPTED: readonly Case[] = [
   ['the two required settings alone', {}],
-  ['everything init writes (file driver)', { driver: 'file', prefix: 'lockstep', path: '/srv/locks', remote: 'origin', leaseTtlSeconds: 7200, heartbeatSeconds: 600, windowSeconds: 900, operators: ['alice@example.com'], serverGuard: false }],
+  [
+    'everything init writes (file driver)',
+    {
+      driver: 'file',
+      prefix: 'lockstep',
+      path: '/srv/locks',
+      remote: 'origin',
+      leaseTtlSeconds: 7200,
+      heartbeatSeconds: 600,
+      windowSeconds: 900,
+      operators: ['alice@example.com'],
+      serverGuard: false,
+    },
+  ],
   ['redis without credentials', { driver: 'redis', redisUrl: 'redis://cache:6379/0' }],
   ['redis Sentinel and Cluster', { driver: 'redis', redisUrl: 'redis-sentinel://h1:1,h2:2/master?db=1' }],
   ['a database URL without credentials', { driver: 'sql', databaseUrl: 'postgres://db.example.com:5432/locks' }],
@@ -39,7 +52,7 @@ const ACCEPTED: readonly Case[] = [
   ['an empty prefix', { prefix: '' }],
   ['the edges of every bound', { leaseTtlSeconds: 60, heartbeatSeconds: 5, windowSeconds: 1, gitTimeoutSeconds: 1 }],
   ['the upper edges', { leaseTtlSeconds: 86_400, heartbeatSeconds: 43_200, windowSeconds: 86_400 }],
-  ['an editor\'s $schema key', { $schema: './node_modules/lockstep/schemas/lockstep.schema.json' }],
+  ["an editor's $schema key", { $schema: './node_modules/lockstep/schemas/lockstep.schema.json' }],
   ['identities with spaces inside', { operators: ['Alice Smith <alice@example.com>'] }],
   ['a Windows path', { path: 'C:\\locks' }],
   ['a signed page (git driver) with its allowed signers file', { driver: 'git', allowedSigners: '.lockstep/allowed_signers' }],
@@ -110,13 +123,18 @@ const REFUSED: readonly Case[] = [
   ['allowedSigners outside the repository', { driver: 'git', allowedSigners: '../keys' }, 'allowedSigners'],
   ['allowedSigners as an absolute path', { driver: 'git', allowedSigners: '/etc/keys' }, 'allowedSigners'],
   ['allowedSigners as an option', { driver: 'git', allowedSigners: '-keys' }, 'allowedSigners'],
-  ['allowedSigners on the memory driver (no store any other process reads)', { driver: 'memory', allowedSigners: 'keys' }, 'allowedSigners', 'runtime only'],
+  [
+    'allowedSigners on the memory driver (no store any other process reads)',
+    { driver: 'memory', allowedSigners: 'keys' },
+    'allowedSigners',
+    'runtime only',
+  ],
 ];
 
 const withBase = (settings: Record<string, unknown>) => JSON.parse(JSON.stringify({ ...base, ...settings }));
 
 describe('.lockstep.json: the strict schema', () => {
-  it('uses only keywords the reader implements, and its bounds are the code\'s', () => {
+  it("uses only keywords the reader implements, and its bounds are the code's", () => {
     assertSupportedSchema(schema as unknown as SchemaNode);
     const p = schema.properties;
     assert.equal(p.leaseTtlSeconds.maximum, MAX_HOLD_MS / 1000);
@@ -141,16 +159,32 @@ describe('.lockstep.json: the strict schema', () => {
   for (const [label, settings, setting, runtimeOnly] of REFUSED) {
     it(`refuses ${label}, naming ${setting}${runtimeOnly ? ' (a rule JSON Schema cannot say)' : ' (and so does the published schema)'}`, () => {
       const value = withBase(settings);
-      assert.throws(() => parseContainerFile(JSON.stringify(value)), (e: unknown) => e instanceof LockConfigurationError && e.code === 'configuration' && e.setting === setting,
-        `${label}: a configuration error naming ${setting}`);
-      assert.equal(published(value), runtimeOnly === 'runtime only', `the published schema ${runtimeOnly ? 'cannot say this rule' : 'refuses it too'}`);
+      assert.throws(
+        () => parseContainerFile(JSON.stringify(value)),
+        (e: unknown) => e instanceof LockConfigurationError && e.code === 'configuration' && e.setting === setting,
+        `${label}: a configuration error naming ${setting}`,
+      );
+      assert.equal(
+        published(value),
+        runtimeOnly === 'runtime only',
+        `the published schema ${runtimeOnly ? 'cannot say this rule' : 'refuses it too'}`,
+      );
     });
   }
 
   it('says which key was meant, and never echoes a value (a misspelt key cannot leak a password)', () => {
-    assert.throws(() => checkContainerFile(withBase({ protectedBranch: ['main'] })), /"protectedBranch" is not a setting Lockstep knows \(did you mean protectedBranches\?\)/);
-    assert.throws(() => checkContainerFile(withBase({ 'redis://:hunter2@x': 1 })), (e: Error) => !e.message.includes('hunter2') && /a key is not a setting/.test(e.message));
-    assert.throws(() => checkContainerFile(withBase({ redisUrl: 'redis://:hunter2@x' })), (e: Error) => !e.message.includes('hunter2'));
+    assert.throws(
+      () => checkContainerFile(withBase({ protectedBranch: ['main'] })),
+      /"protectedBranch" is not a setting Lockstep knows \(did you mean protectedBranches\?\)/,
+    );
+    assert.throws(
+      () => checkContainerFile(withBase({ 'redis://:hunter2@x': 1 })),
+      (e: Error) => !e.message.includes('hunter2') && /a key is not a setting/.test(e.message),
+    );
+    assert.throws(
+      () => checkContainerFile(withBase({ redisUrl: 'redis://:hunter2@x' })),
+      (e: Error) => !e.message.includes('hunter2'),
+    );
   });
 
   it('refuses a text past the size cap before parsing it, and what is not a JSON object', () => {
@@ -159,44 +193,119 @@ describe('.lockstep.json: the strict schema', () => {
     for (const text of ['[]', 'null', '"x"', '{']) assert.throws(() => parseContainerFile(text), LockConfigurationError);
   });
 
-  it('checks a file near the cap entry by entry (100 operators of up to 200 characters, the record\'s identity limit)', () => {
+  it("checks a file near the cap entry by entry (100 operators of up to 200 characters, the record's identity limit)", () => {
     const many = { ...base, operators: Array.from({ length: 100 }, (_, i) => `${'o'.repeat(250)}${i}@example.com`) };
     assert.throws(() => checkContainerFile(many), /operators/, 'past 200 characters');
-    assert.equal(checkAgainstSchema({ ...base, operators: many.operators.map(o => o.slice(150)) }, schema as unknown as SchemaNode), undefined);
+    assert.equal(
+      checkAgainstSchema({ ...base, operators: many.operators.map(o => o.slice(150)) }, schema as unknown as SchemaNode),
+      undefined,
+    );
     assert.equal(MAX_IDENTITY_LENGTH, 200, 'an operator the schema accepts can act: the record takes identities of up to 200');
   });
 });
 
-describe('the server guard\'s pinned settings: as strict', () => {
+describe("the server guard's pinned settings: as strict", () => {
   const fileText = JSON.stringify({ ...base, operators: ['ops@example.com'], serverGuard: true });
   const pinned = () => JSON.parse(JSON.stringify(newServerSettings(fileText, { branch: 'main', commit: 'a'.repeat(40) })));
 
   it('accepts what the install writes, with and without pushers', () => {
     assert.doesNotThrow(() => parseServerSettings(JSON.stringify(pinned())));
-    const withPushers = { ...pinned(), pushers: { variable: 'REMOTE_USER', identities: { alice: 'alice@example.com' } }, store: { path: '/srv/store', redisUrl: 'redis://:pw@cache' } };
+    const withPushers = {
+      ...pinned(),
+      pushers: { variable: 'REMOTE_USER', identities: { alice: 'alice@example.com' } },
+      store: { path: '/srv/store', redisUrl: 'redis://:pw@cache' },
+    };
     assert.doesNotThrow(() => parseServerSettings(JSON.stringify(withPushers)));
   });
 
   for (const [label, change] of [
-    ['an unknown key', (s: any) => { s.protectedBranches = ['main']; }],
-    ['a misspelt key in the pinned container file', (s: any) => { s.file.protectedBranch = s.file.protectedBranches; }],
-    ['an unknown store key', (s: any) => { s.store.url = 'x'; }],
-    ['an option-shaped store path', (s: any) => { s.store.path = '--exec=x'; }],
-    ['an option-shaped pinned branch', (s: any) => { s.pinnedFrom.branch = '-f'; }],
-    ['a pinned commit that is no commit id', (s: any) => { s.pinnedFrom.commit = 'HEAD'; }],
-    ['requireProof as a string', (s: any) => { s.requireProof = 'yes'; }],
-    ['skewSeconds out of range', (s: any) => { s.skewSeconds = 3601; }],
-    ['another version', (s: any) => { s.v = 2; }],
-    ['a pusher variable Lockstep does not know', (s: any) => { s.pushers = { variable: 'USER', identities: {} }; }],
-    ['a pusher identity with a control character', (s: any) => { s.pushers = { variable: 'REMOTE_USER', identities: { a: 'a\u0007@x' } }; }],
-    ['a missing key', (s: any) => { delete s.store; }],
-    ['a remote name that is a path in the pinned file', (s: any) => { s.file.remote = './tools/cache.git'; }],
+    [
+      'an unknown key',
+      (s: any) => {
+        s.protectedBranches = ['main'];
+      },
+    ],
+    [
+      'a misspelt key in the pinned container file',
+      (s: any) => {
+        s.file.protectedBranch = s.file.protectedBranches;
+      },
+    ],
+    [
+      'an unknown store key',
+      (s: any) => {
+        s.store.url = 'x';
+      },
+    ],
+    [
+      'an option-shaped store path',
+      (s: any) => {
+        s.store.path = '--exec=x';
+      },
+    ],
+    [
+      'an option-shaped pinned branch',
+      (s: any) => {
+        s.pinnedFrom.branch = '-f';
+      },
+    ],
+    [
+      'a pinned commit that is no commit id',
+      (s: any) => {
+        s.pinnedFrom.commit = 'HEAD';
+      },
+    ],
+    [
+      'requireProof as a string',
+      (s: any) => {
+        s.requireProof = 'yes';
+      },
+    ],
+    [
+      'skewSeconds out of range',
+      (s: any) => {
+        s.skewSeconds = 3601;
+      },
+    ],
+    [
+      'another version',
+      (s: any) => {
+        s.v = 2;
+      },
+    ],
+    [
+      'a pusher variable Lockstep does not know',
+      (s: any) => {
+        s.pushers = { variable: 'USER', identities: {} };
+      },
+    ],
+    [
+      'a pusher identity with a control character',
+      (s: any) => {
+        s.pushers = { variable: 'REMOTE_USER', identities: { a: 'a\u0007@x' } };
+      },
+    ],
+    [
+      'a missing key',
+      (s: any) => {
+        delete s.store;
+      },
+    ],
+    [
+      'a remote name that is a path in the pinned file',
+      (s: any) => {
+        s.file.remote = './tools/cache.git';
+      },
+    ],
   ] as const) {
     it(`refuses ${label}: a configuration error that says to install again`, () => {
       const value = pinned();
       change(value);
-      assert.throws(() => parseServerSettings(JSON.stringify(value)),
-        (e: unknown) => e instanceof LockConfigurationError && e.setting === 'lockstep-server.json' && /hooks install --server again/.test(e.message));
+      assert.throws(
+        () => parseServerSettings(JSON.stringify(value)),
+        (e: unknown) =>
+          e instanceof LockConfigurationError && e.setting === 'lockstep-server.json' && /hooks install --server again/.test(e.message),
+      );
     });
   }
 });

@@ -2,20 +2,46 @@ import * as assert from 'node:assert/strict';
 import { diagnose, type DoctorFacts } from '../../src/core/diagnosis';
 import { formatDuration } from '../../src/core/format';
 
-const container = { ok: true as const, id: '8bd7', driver: 'file', prefix: 'lockstep', location: '/srv/locks', serverGuard: true, remote: 'origin' };
+const container = {
+  ok: true as const,
+  id: '8bd7',
+  driver: 'file',
+  prefix: 'lockstep',
+  location: '/srv/locks',
+  serverGuard: true,
+  remote: 'origin',
+};
 
 describe('doctor: findings from facts, each problem with its fix', () => {
   it('a healthy clone: every finding ok or info, none with a fix', () => {
-    const findings = diagnose({ container, identity: 'ana@example.com', page: { held: true, grant: 3 }, session: null, clientHook: 'installed',
-      serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true }, skew: { ms: 20, how: 'probe' } });
-    assert.deepEqual(findings.map(f => f.check), ['container', 'driver', 'identity', 'page', 'session', 'client-hook', 'server-hook', 'push-options', 'clock']);
-    assert.ok(findings.every(f => f.level === 'ok' && f.fix === undefined), JSON.stringify(findings));
+    const findings = diagnose({
+      container,
+      identity: 'ana@example.com',
+      page: { held: true, grant: 3 },
+      session: null,
+      clientHook: 'installed',
+      serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true },
+      skew: { ms: 20, how: 'probe' },
+    });
+    assert.deepEqual(
+      findings.map(f => f.check),
+      ['container', 'driver', 'identity', 'page', 'session', 'client-hook', 'server-hook', 'push-options', 'clock'],
+    );
+    assert.ok(
+      findings.every(f => f.level === 'ok' && f.fix === undefined),
+      JSON.stringify(findings),
+    );
   });
 
   it('names each problem with a fix: no page, lapsed session, no hooks, no push options, skewed clock', () => {
-    const facts: DoctorFacts = { container, page: { held: false, kind: 'no-page', why: 'This store holds no lock page' },
-      session: { grant: 2, state: 'stale', lapse: 'your lease #2 expired at 14:05 UTC' }, clientHook: 'missing',
-      serverHook: { preReceive: false, pinned: false, advertisesPushOptions: false }, skew: { ms: -90_000, how: 'probe' } };
+    const facts: DoctorFacts = {
+      container,
+      page: { held: false, kind: 'no-page', why: 'This store holds no lock page' },
+      session: { grant: 2, state: 'stale', lapse: 'your lease #2 expired at 14:05 UTC' },
+      clientHook: 'missing',
+      serverHook: { preReceive: false, pinned: false, advertisesPushOptions: false },
+      skew: { ms: -90_000, how: 'probe' },
+    };
     const byCheck = new Map(diagnose(facts).map(f => [f.check, f]));
     assert.equal(byCheck.get('page')?.level, 'error');
     assert.match(byCheck.get('page')?.fix ?? '', /LOCKSTEP_PATH.*lockstep adopt/);
@@ -27,8 +53,10 @@ describe('doctor: findings from facts, each problem with its fix', () => {
   });
 
   it('stale pinned settings of the server guard: a warning that names them, with the install as the fix', () => {
-    const stale = 'The server guard\'s pinned settings are stale: .lockstep.json on main differs from them in protectedBranches';
-    const byCheck = new Map(diagnose({ container, serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true, stale } }).map(f => [f.check, f]));
+    const stale = "The server guard's pinned settings are stale: .lockstep.json on main differs from them in protectedBranches";
+    const byCheck = new Map(
+      diagnose({ container, serverHook: { preReceive: true, pinned: true, advertisesPushOptions: true, stale } }).map(f => [f.check, f]),
+    );
     assert.equal(byCheck.get('server-hook')?.level, 'ok');
     assert.equal(byCheck.get('server-settings')?.level, 'warning');
     assert.equal(byCheck.get('server-settings')?.found, stale);
@@ -41,12 +69,24 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     assert.equal(declared.get('signing')?.level, 'info');
     assert.match(declared.get('signing')?.found ?? '', /declared, not proven/);
     assert.match(declared.get('signing')?.fix ?? '', /gpg\.format ssh.*user\.signingkey.*allowedSigners.*lockstep adopt/);
-    const noKey = new Map(diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: false } }).map(f => [f.check, f]));
+    const noKey = new Map(
+      diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: false } }).map(f => [
+        f.check,
+        f,
+      ]),
+    );
     assert.equal(noKey.get('signing')?.level, 'error');
     assert.match(noKey.get('signing')?.fix ?? '', /user\.signingkey/);
-    const signed = new Map(diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: true } }).map(f => [f.check, f]));
+    const signed = new Map(
+      diagnose({ container: git, signing: { required: true, allowedSigners: '.lockstep/allowed_signers', key: true } }).map(f => [
+        f.check,
+        f,
+      ]),
+    );
     assert.equal(signed.get('signing')?.level, 'ok');
-    const tampered = new Map(diagnose({ container: git, page: { held: false, kind: 'tampered', why: 'The lock page is tampered' } }).map(f => [f.check, f]));
+    const tampered = new Map(
+      diagnose({ container: git, page: { held: false, kind: 'tampered', why: 'The lock page is tampered' } }).map(f => [f.check, f]),
+    );
     assert.match(tampered.get('page')?.fix ?? '', /signed lockstep adopt/);
   });
 

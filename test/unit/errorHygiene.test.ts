@@ -55,12 +55,23 @@ describe('error hygiene: no name, token or backend key in any error', () => {
   function manager(driver: Driver = createMemoryDriver(), clock = new ManualClock()) {
     return createLockManager({ driverInstance: driver, clock, env: {}, prefix: PREFIX });
   }
-  const keep = (h: LockHandle) => { if (h.acquired) tokens.push(h.ownerToken()); return h; };
+  const keep = (h: LockHandle) => {
+    if (h.acquired) tokens.push(h.ownerToken());
+    return h;
+  };
 
   before(async () => {
     const m = manager();
     // Invalid names built around the distinctive text.
-    for (const bad of [`${NAME}/x`, `${NAME} `, `${NAME}*`, `${NAME}\0`, `${NAME}\u00e9`, NAME + 'x'.repeat(201 - NAME.length), `-${NAME}`]) {
+    for (const bad of [
+      `${NAME}/x`,
+      `${NAME} `,
+      `${NAME}*`,
+      `${NAME}\0`,
+      `${NAME}\u00e9`,
+      NAME + 'x'.repeat(201 - NAME.length),
+      `-${NAME}`,
+    ]) {
       await collect(`name ${JSON.stringify(bad.slice(-3))}`, () => m.acquire(bad));
       await collect(`run name ${JSON.stringify(bad.slice(-3))}`, () => m.run(bad, () => undefined));
     }
@@ -82,10 +93,16 @@ describe('error hygiene: no name, token or backend key in any error', () => {
     clock.advance(5_000);
     keep(await b.acquire(NAME, { ttl: 5 }));
     await collect('stale release', () => stale.release());
-    await collect('run with an overrun lease', () => a.run(`${NAME}-2`, async () => {
-      clock.advance(5_000);
-      keep(await b.acquire(`${NAME}-2`));
-    }, { ttl: 5 }));
+    await collect('run with an overrun lease', () =>
+      a.run(
+        `${NAME}-2`,
+        async () => {
+          clock.advance(5_000);
+          keep(await b.acquire(`${NAME}-2`));
+        },
+        { ttl: 5 },
+      ),
+    );
 
     // A damaged stored lease and a store that never lets a write through.
     const garbage: CasCells = {
@@ -109,7 +126,6 @@ describe('error hygiene: no name, token or backend key in any error', () => {
     await collect('relative path in env', () => createLockManager({ env: { LOCKSTEP_PATH: `${NAME}/store` } }));
     await collect('bad prefix in env', () => createLockManager({ env: { LOCKSTEP_PREFIX: `${NAME}/x` } }));
     await collect('bad boolean in env', () => createLockManager({ env: { LOCKSTEP_REQUIRE_DISTRIBUTED: NAME } }));
-
   });
 
   it('every path threw (29 errors; 4 owner tokens in play)', () => {

@@ -12,13 +12,21 @@ function acquired(record: LockRecord, now: number) {
   const grant = record.grant + 1;
   const token = tokenFor(grant);
   const proof = pushProof(token, CONTAINER, grant);
-  return { record: ok(acquire(record, SETTINGS, { identity: ALICE, tokenHash: hashToken(token), proofHash: hashProof(proof) }, now)).record, grant, token, proof };
+  return {
+    record: ok(acquire(record, SETTINGS, { identity: ALICE, tokenHash: hashToken(token), proofHash: hashProof(proof) }, now)).record,
+    grant,
+    token,
+    proof,
+  };
 }
 
 describe('fencing: edges of the client verdict', () => {
-  it('no session on a free lock, or while the holder\'s lease has run out: no holder is named', () => {
+  it("no session on a free lock, or while the holder's lease has run out: no holder is named", () => {
     const free = fenceClientPush(fresh(), undefined, at(0));
-    assert.equal(free?.message, 'This clone does not hold the lock, and pushes to protected branches need it. To hold it: see `lockstep status` for your next step.');
+    assert.equal(
+      free?.message,
+      'This clone does not hold the lock, and pushes to protected branches need it. To hold it: see `lockstep status` for your next step.',
+    );
     const lapsed = acquired(fresh(), at(0));
     const message = fenceClientPush(lapsed.record, undefined, at(5))?.message ?? '';
     assert.match(message, /^This clone does not hold the lock, and pushes/);
@@ -35,9 +43,12 @@ describe('fencing: edges of the client verdict', () => {
     const message = fenceClientPush({ ...second.record, holder: null }, { grant: first.grant, token: first.token }, at(4))?.message ?? '';
     assert.match(message, /^Your grant #1 has ended; the current grant is #2\. Your commits stay/);
   });
-  it('a session claiming a grant above the holder\'s, with the holder\'s own token, is refused: the grant must match too', () => {
+  it("a session claiming a grant above the holder's, with the holder's own token, is refused: the grant must match too", () => {
     const held = acquired(fresh(), at(0));
-    assert.match(fenceClientPush(held.record, { grant: held.grant + 1, token: held.token }, at(1))?.message ?? '', /Your grant #2 is no longer held/);
+    assert.match(
+      fenceClientPush(held.record, { grant: held.grant + 1, token: held.token }, at(1))?.message ?? '',
+      /Your grant #2 is no longer held/,
+    );
   });
 });
 

@@ -31,7 +31,9 @@ function acquireAs(record: LockRecord, identity: string, now: number, ttlMs = SE
   const grant = record.grant + 1;
   const token = tokenFor(identity, grant);
   const proof = pushProof(token, CONTAINER, grant);
-  const done = ok(acquire(record, { ...SETTINGS, leaseTtlMs: ttlMs }, { identity, tokenHash: hashToken(token), proofHash: hashProof(proof) }, now));
+  const done = ok(
+    acquire(record, { ...SETTINGS, leaseTtlMs: ttlMs }, { identity, tokenHash: hashToken(token), proofHash: hashProof(proof) }, now),
+  );
   return { record: done.record, grant: { identity, grant, token, proof } };
 }
 
@@ -45,11 +47,14 @@ function workedExample() {
   return { alice: first.grant, bob: second.grant, afterAlice: first.record, record: second.record };
 }
 
-const everySecret = (...grants: Grant[]): string[] =>
-  grants.flatMap(g => [g.token, g.proof, hashToken(g.token), hashProof(g.proof)]);
+const everySecret = (...grants: Grant[]): string[] => grants.flatMap(g => [g.token, g.proof, hashToken(g.token), hashProof(g.proof)]);
 
 /** A refusal: typed, exit code 1, grants as fields, why and what to do in words, and no secret anywhere. */
-function refusal(verdict: LockFencedError | undefined, expected: { current: number; presented?: number; why: RegExp; todo: RegExp }, secrets: readonly string[]): string {
+function refusal(
+  verdict: LockFencedError | undefined,
+  expected: { current: number; presented?: number; why: RegExp; todo: RegExp },
+  secrets: readonly string[],
+): string {
   assert.ok(verdict instanceof LockFencedError, 'a refusal');
   assert.equal(verdict.code, LockErrorCode.Fenced);
   assert.equal(exitCodeFor(verdict), 1);
@@ -68,75 +73,141 @@ describe('fencing verdicts (pure)', () => {
       assert.equal(fenceClientPush(record, session(bob), at(3, 30)), undefined);
     });
 
-    it('the worked example: a stale grant below the current one names both grants and the holder — and the reader\'s next step', () => {
+    it("the worked example: a stale grant below the current one names both grants and the holder — and the reader's next step", () => {
       const { alice, bob, record } = workedExample();
-      const message = refusal(fenceClientPush(record, session(alice), at(4), { identity: ALICE, settings: SETTINGS }),
-        { current: 2, presented: 1, why: /Your grant #1 has ended; the current grant is #2/, todo: /petition to join the queue \(lockstep petition\)/ }, everySecret(alice, bob));
-      assert.equal(message, `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. Your commits stay in this clone: to push them, petition to join the queue (lockstep petition); then rebase onto the new work.`);
+      const message = refusal(
+        fenceClientPush(record, session(alice), at(4), { identity: ALICE, settings: SETTINGS }),
+        {
+          current: 2,
+          presented: 1,
+          why: /Your grant #1 has ended; the current grant is #2/,
+          todo: /petition to join the queue \(lockstep petition\)/,
+        },
+        everySecret(alice, bob),
+      );
+      assert.equal(
+        message,
+        `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. Your commits stay in this clone: to push them, petition to join the queue (lockstep petition); then rebase onto the new work.`,
+      );
     });
 
     it('a clone without a session: "acquire first" on a free lock, "petition" while someone holds it', () => {
-      refusal(fenceClientPush(fresh(), undefined, at(0), { identity: ALICE, settings: SETTINGS }),
-        { current: 0, why: /does not hold the lock/, todo: /acquire it now \(lockstep acquire\)/ }, []);
+      refusal(
+        fenceClientPush(fresh(), undefined, at(0), { identity: ALICE, settings: SETTINGS }),
+        { current: 0, why: /does not hold the lock/, todo: /acquire it now \(lockstep acquire\)/ },
+        [],
+      );
       const { alice, bob, record } = workedExample();
-      refusal(fenceClientPush(record, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
-        { current: 2, why: /This clone does not hold the lock; the current grant #2 is held by bob@example\.com/, todo: /petition to join the queue \(lockstep petition\)/ }, everySecret(alice, bob));
+      refusal(
+        fenceClientPush(record, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
+        {
+          current: 2,
+          why: /This clone does not hold the lock; the current grant #2 is held by bob@example\.com/,
+          todo: /petition to join the queue \(lockstep petition\)/,
+        },
+        everySecret(alice, bob),
+      );
       const queued = ok(petition(record, { identity: ALICE }, at(4))).record;
-      refusal(fenceClientPush(queued, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
-        { current: 2, why: /does not hold the lock/, todo: /position 1 of 1 in the queue: wait for your turn \(lockstep wait\)/ }, everySecret(alice, bob));
-      refusal(fenceClientPush(record, undefined, at(4)), { current: 2, why: /does not hold the lock/, todo: /lockstep status/ }, everySecret(alice, bob));
+      refusal(
+        fenceClientPush(queued, undefined, at(4), { identity: ALICE, settings: SETTINGS }),
+        { current: 2, why: /does not hold the lock/, todo: /position 1 of 1 in the queue: wait for your turn \(lockstep wait\)/ },
+        everySecret(alice, bob),
+      );
+      refusal(
+        fenceClientPush(record, undefined, at(4)),
+        { current: 2, why: /does not hold the lock/, todo: /lockstep status/ },
+        everySecret(alice, bob),
+      );
     });
 
     it('the holder\'s own lease past its expiry (nobody took over yet) cannot push: the expiry time and "acquire again"', () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const expiresAt = record.holder!.expiresAt;
       assert.equal(fenceClientPush(record, session(grant), expiresAt - 1), undefined, 'live until the last millisecond');
-      refusal(fenceClientPush(record, session(grant), expiresAt),
-        { current: 1, presented: 1, why: new RegExp(`Your lease \\(grant #1\\) expired at ${formatClock(expiresAt)}; a lapsed lease cannot push`), todo: /lockstep status/ }, everySecret(grant));
+      refusal(
+        fenceClientPush(record, session(grant), expiresAt),
+        {
+          current: 1,
+          presented: 1,
+          why: new RegExp(`Your lease \\(grant #1\\) expired at ${formatClock(expiresAt)}; a lapsed lease cannot push`),
+          todo: /lockstep status/,
+        },
+        everySecret(grant),
+      );
     });
 
     it('a grant that was released or cleared is "no longer held" — acquire again', () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const released = ok(release(record, { identity: ALICE, grant: 1, tokenHash: hashToken(grant.token) }, at(1))).record;
-      refusal(fenceClientPush(released, session(grant), at(1)),
-        { current: 1, presented: 1, why: /Your grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ }, everySecret(grant));
+      refusal(
+        fenceClientPush(released, session(grant), at(1)),
+        { current: 1, presented: 1, why: /Your grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ },
+        everySecret(grant),
+      );
       const cleared = ok(clear(record, SETTINGS, { identity: OP, reason: 'alice vanished' }, at(3))).record;
-      refusal(fenceClientPush(cleared, session(grant), at(3)),
-        { current: 1, presented: 1, why: /no longer held/, todo: /lockstep status/ }, everySecret(grant));
+      refusal(
+        fenceClientPush(cleared, session(grant), at(3)),
+        { current: 1, presented: 1, why: /no longer held/, todo: /lockstep status/ },
+        everySecret(grant),
+      );
     });
 
     it('the right grant number with another token (a session copied or rebuilt) is not the holder', () => {
       const { bob, record } = workedExample();
       const impostor = { grant: 2, token: tokenFor('mallory@example.com', 2) };
-      refusal(fenceClientPush(record, impostor, at(3, 30)),
-        { current: 2, presented: 2, why: /no longer held/, todo: /lockstep status/ }, [...everySecret(bob), impostor.token, hashToken(impostor.token)]);
+      refusal(fenceClientPush(record, impostor, at(3, 30)), { current: 2, presented: 2, why: /no longer held/, todo: /lockstep status/ }, [
+        ...everySecret(bob),
+        impostor.token,
+        hashToken(impostor.token),
+      ]);
     });
 
-    it('a session whose grant is above the record\'s (another store, a reset record) is refused, never trusted', () => {
+    it("a session whose grant is above the record's (another store, a reset record) is refused, never trusted", () => {
       const { alice, record } = workedExample();
-      refusal(fenceClientPush(record, { grant: 7, token: alice.token }, at(3, 30)),
-        { current: 2, presented: 7, why: /Your grant #7 is no longer held/, todo: /lockstep status/ }, everySecret(alice));
+      refusal(
+        fenceClientPush(record, { grant: 7, token: alice.token }, at(3, 30)),
+        { current: 2, presented: 7, why: /Your grant #7 is no longer held/, todo: /lockstep status/ },
+        everySecret(alice),
+      );
     });
   });
 
   describe('fenceServerPush (pre-receive: the push must prove the current, live grant)', () => {
-    it('lets a push with the live holder\'s grant and proof land', () => {
+    it("lets a push with the live holder's grant and proof land", () => {
       const { bob, record } = workedExample();
       assert.equal(fenceServerPush(record, pushed(bob), at(3, 30)), undefined);
     });
 
-    it('the worked example: the stale holder\'s genuine proof of #1 is below #2, held by bob — see your status', () => {
+    it("the worked example: the stale holder's genuine proof of #1 is below #2, held by bob — see your status", () => {
       const { alice, bob, record } = workedExample();
-      const message = refusal(fenceServerPush(record, pushed(alice), at(4)),
-        { current: 2, presented: 1, why: /Your grant #1 has ended; the current grant is #2/, todo: /`lockstep status` in your clone says your next step/ }, everySecret(alice, bob));
-      assert.equal(message, `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. \`lockstep status\` in your clone says your next step.`);
+      const message = refusal(
+        fenceServerPush(record, pushed(alice), at(4)),
+        {
+          current: 2,
+          presented: 1,
+          why: /Your grant #1 has ended; the current grant is #2/,
+          todo: /`lockstep status` in your clone says your next step/,
+        },
+        everySecret(alice, bob),
+      );
+      assert.equal(
+        message,
+        `Your grant #1 has ended; the current grant is #2, held by ${BOB} since ${formatClock(at(3))}. \`lockstep status\` in your clone says your next step.`,
+      );
     });
 
     it('no proof, or half of one: "carries no proof of grant" — acquire and push again', () => {
       const { alice, bob, record } = workedExample();
       for (const options of [{}, { grant: 2 }, { proof: bob.proof }]) {
-        refusal(fenceServerPush(record, options, at(3, 30)),
-          { current: 2, why: /This push carries no proof of grant, and this branch is protected by Lockstep/, todo: /`lockstep status` in your clone says how to get the lock/ }, everySecret(alice, bob));
+        refusal(
+          fenceServerPush(record, options, at(3, 30)),
+          {
+            current: 2,
+            why: /This push carries no proof of grant, and this branch is protected by Lockstep/,
+            todo: /`lockstep status` in your clone says how to get the lock/,
+          },
+          everySecret(alice, bob),
+        );
       }
     });
 
@@ -154,40 +225,72 @@ describe('fencing verdicts (pure)', () => {
         hashProof(bob.proof), // what the record stores is no proof
       ];
       for (const proof of proofs) {
-        refusal(fenceServerPush(record, { grant: 2, proof }, at(3, 30)),
-          { current: 2, presented: 2, why: new RegExp(`The proof for grant #2 is not valid for the current grant #2, held by ${BOB} since ${formatClock(at(3))}`), todo: /lockstep status/ },
-          [...everySecret(alice, bob), proof, otherContainer]);
+        refusal(
+          fenceServerPush(record, { grant: 2, proof }, at(3, 30)),
+          {
+            current: 2,
+            presented: 2,
+            why: new RegExp(`The proof for grant #2 is not valid for the current grant #2, held by ${BOB} since ${formatClock(at(3))}`),
+            todo: /lockstep status/,
+          },
+          [...everySecret(alice, bob), proof, otherContainer],
+        );
       }
     });
 
     it('a grant number that was never issued is not valid either', () => {
       const { alice, bob, record } = workedExample();
-      refusal(fenceServerPush(record, { grant: 3, proof: bob.proof }, at(3, 30)),
-        { current: 2, presented: 3, why: /The proof for grant #3 is not valid for the current grant #2/, todo: /lockstep status/ }, everySecret(alice, bob));
+      refusal(
+        fenceServerPush(record, { grant: 3, proof: bob.proof }, at(3, 30)),
+        { current: 2, presented: 3, why: /The proof for grant #3 is not valid for the current grant #2/, todo: /lockstep status/ },
+        everySecret(alice, bob),
+      );
     });
 
-    it('the holder\'s genuine proof after its lease expired cannot land (nobody took over yet)', () => {
+    it("the holder's genuine proof after its lease expired cannot land (nobody took over yet)", () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const expiresAt = record.holder!.expiresAt;
       assert.equal(fenceServerPush(record, pushed(grant), expiresAt - 1), undefined);
-      refusal(fenceServerPush(record, pushed(grant), expiresAt),
-        { current: 1, presented: 1, why: new RegExp(`Grant #1 expired at ${formatClock(expiresAt)}; a lapsed lease cannot land`), todo: /lockstep status/ }, everySecret(grant));
+      refusal(
+        fenceServerPush(record, pushed(grant), expiresAt),
+        {
+          current: 1,
+          presented: 1,
+          why: new RegExp(`Grant #1 expired at ${formatClock(expiresAt)}; a lapsed lease cannot land`),
+          todo: /lockstep status/,
+        },
+        everySecret(grant),
+      );
     });
 
     it('after an operator clear, the cleared grant\'s genuine proof is "no longer held"; after a new acquisition, "below the current grant"', () => {
       const { record, grant } = acquireAs(fresh(), ALICE, at(0));
       const cleared = ok(clear(record, SETTINGS, { identity: OP, reason: 'alice vanished' }, at(3))).record;
-      refusal(fenceServerPush(cleared, pushed(grant), at(3)),
-        { current: 1, presented: 1, why: /Grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ }, everySecret(grant));
+      refusal(
+        fenceServerPush(cleared, pushed(grant), at(3)),
+        { current: 1, presented: 1, why: /Grant #1 is no longer held \(the lock was released or cleared\)/, todo: /lockstep status/ },
+        everySecret(grant),
+      );
       const next = acquireAs(cleared, BOB, at(3, 5));
-      refusal(fenceServerPush(next.record, pushed(grant), at(3, 10)),
-        { current: 2, presented: 1, why: new RegExp(`Your grant #1 has ended; the current grant is #2, held by ${BOB}`), todo: /lockstep status/ }, everySecret(grant, next.grant));
+      refusal(
+        fenceServerPush(next.record, pushed(grant), at(3, 10)),
+        {
+          current: 2,
+          presented: 1,
+          why: new RegExp(`Your grant #1 has ended; the current grant is #2, held by ${BOB}`),
+          todo: /lockstep status/,
+        },
+        everySecret(grant, next.grant),
+      );
       assert.equal(fenceServerPush(next.record, pushed(next.grant), at(3, 10)), undefined);
     });
 
     it('a container that never issued a grant refuses every landing, even "grant #0"', () => {
-      refusal(fenceServerPush(fresh(), { grant: 0, proof: 'a'.repeat(64) }, at(0)),
-        { current: 0, presented: 0, why: /not valid/, todo: /lockstep status/ }, []);
+      refusal(
+        fenceServerPush(fresh(), { grant: 0, proof: 'a'.repeat(64) }, at(0)),
+        { current: 0, presented: 0, why: /not valid/, todo: /lockstep status/ },
+        [],
+      );
     });
   });
 
@@ -199,7 +302,10 @@ describe('fencing verdicts (pure)', () => {
     });
 
     it('reads the grant and the proof, in any order, among other options', () => {
-      assert.deepEqual(pushOptionsFromEnv(env('ci.skip', `lockstep-proof=${PROOF}`, 'lockstep-grant=17', 'merge_request.create')), { grant: 17, proof: PROOF });
+      assert.deepEqual(pushOptionsFromEnv(env('ci.skip', `lockstep-proof=${PROOF}`, 'lockstep-grant=17', 'merge_request.create')), {
+        grant: 17,
+        proof: PROOF,
+      });
       assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=007')), { grant: 7 });
     });
 
@@ -209,23 +315,54 @@ describe('fencing verdicts (pure)', () => {
     });
 
     it('reads only the options the count covers', () => {
-      assert.deepEqual(pushOptionsFromEnv({ GIT_PUSH_OPTION_COUNT: '1', GIT_PUSH_OPTION_0: 'lockstep-grant=3', GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}` }), { grant: 3 });
+      assert.deepEqual(
+        pushOptionsFromEnv({
+          GIT_PUSH_OPTION_COUNT: '1',
+          GIT_PUSH_OPTION_0: 'lockstep-grant=3',
+          GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}`,
+        }),
+        { grant: 3 },
+      );
     });
 
     it('ignores a garbage count', () => {
       for (const count of ['abc', '-1', '2.5', 'Infinity', 'NaN', '0x']) {
-        assert.deepEqual(pushOptionsFromEnv({ GIT_PUSH_OPTION_COUNT: count, GIT_PUSH_OPTION_0: 'lockstep-grant=3', GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}` }), {}, count);
+        assert.deepEqual(
+          pushOptionsFromEnv({
+            GIT_PUSH_OPTION_COUNT: count,
+            GIT_PUSH_OPTION_0: 'lockstep-grant=3',
+            GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}`,
+          }),
+          {},
+          count,
+        );
       }
     });
 
     it('a huge count reads what is there and stops (bounded)', () => {
-      const result = pushOptionsFromEnv({ GIT_PUSH_OPTION_COUNT: '99999999999', GIT_PUSH_OPTION_0: 'lockstep-grant=3', GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}` });
+      const result = pushOptionsFromEnv({
+        GIT_PUSH_OPTION_COUNT: '99999999999',
+        GIT_PUSH_OPTION_0: 'lockstep-grant=3',
+        GIT_PUSH_OPTION_1: `lockstep-proof=${PROOF}`,
+      });
       assert.deepEqual(result, { grant: 3, proof: PROOF });
     });
 
     it('ignores malformed grants and proofs', () => {
-      const grants = ['lockstep-grant=', 'lockstep-grant=-1', 'lockstep-grant=1.5', 'lockstep-grant=1e3', 'lockstep-grant= 4', 'lockstep-grant=4 ',
-        'lockstep-grant=4\n', 'lockstep-grant=1234567890123456', 'lockstep-grant=0x10', 'Lockstep-grant=4', 'lockstep-grant==4', 'xlockstep-grant=4'];
+      const grants = [
+        'lockstep-grant=',
+        'lockstep-grant=-1',
+        'lockstep-grant=1.5',
+        'lockstep-grant=1e3',
+        'lockstep-grant= 4',
+        'lockstep-grant=4 ',
+        'lockstep-grant=4\n',
+        'lockstep-grant=1234567890123456',
+        'lockstep-grant=0x10',
+        'Lockstep-grant=4',
+        'lockstep-grant==4',
+        'xlockstep-grant=4',
+      ];
       for (const option of grants) assert.deepEqual(pushOptionsFromEnv(env(option)), {}, JSON.stringify(option));
       const proofs = [PROOF.slice(1), `${PROOF}0`, PROOF.toUpperCase(), `${PROOF}\n`, ` ${PROOF}`, PROOF.replace('c', 'g'), ''];
       for (const proof of proofs) assert.deepEqual(pushOptionsFromEnv(env(`lockstep-proof=${proof}`)), {}, JSON.stringify(proof));
@@ -241,13 +378,20 @@ describe('fencing verdicts (pure)', () => {
       assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=9007199254740993')), {});
     });
 
-    it('a repeated option: the last one counts (as git config\'s last value would)', () => {
-      assert.deepEqual(pushOptionsFromEnv(env('lockstep-grant=1', 'lockstep-grant=2', `lockstep-proof=${'a'.repeat(64)}`, `lockstep-proof=${PROOF}`)), { grant: 2, proof: PROOF });
+    it("a repeated option: the last one counts (as git config's last value would)", () => {
+      assert.deepEqual(
+        pushOptionsFromEnv(env('lockstep-grant=1', 'lockstep-grant=2', `lockstep-proof=${'a'.repeat(64)}`, `lockstep-proof=${PROOF}`)),
+        { grant: 2, proof: PROOF },
+      );
     });
 
     it('what it parses feeds fenceServerPush: garbage is "no proof", never an exception', () => {
       const { record } = workedExample();
-      const verdict = fenceServerPush(record, pushOptionsFromEnv({ GIT_PUSH_OPTION_COUNT: 'junk', GIT_PUSH_OPTION_0: '\u0000' }), at(3, 30));
+      const verdict = fenceServerPush(
+        record,
+        pushOptionsFromEnv({ GIT_PUSH_OPTION_COUNT: 'junk', GIT_PUSH_OPTION_0: '\u0000' }),
+        at(3, 30),
+      );
       assert.match(verdict?.message ?? '', /carries no proof of grant/);
     });
   });

@@ -9,7 +9,10 @@ import { encodeRecord, logFormat, nextLegacyRecord, nextRecord, type Framed } fr
  */
 
 /** Reads a whole log text as fileSlotLog.ts does: the bodies read, and how the text ended. */
-function readLog(text: string, next: (text: string) => Framed = nextRecord): { bodies: string[]; ended: 'clean' | 'incomplete' | 'damaged'; torn: number } {
+function readLog(
+  text: string,
+  next: (text: string) => Framed = nextRecord,
+): { bodies: string[]; ended: 'clean' | 'incomplete' | 'damaged'; torn: number } {
   const bodies: string[] = [];
   let torn = 0;
   let rest = text;
@@ -23,7 +26,11 @@ function readLog(text: string, next: (text: string) => Framed = nextRecord): { b
   return { bodies, ended: 'clean', torn };
 }
 
-const bodies = ['{"s":0,"k":"snap","v":null}', '{"s":1,"k":"write","v":{"v":1,"counter":1},"n":"0123456789ab"}', '{"s":2,"k":"write","v":{"v":1,"counter":2},"n":"ba9876543210"}'];
+const bodies = [
+  '{"s":0,"k":"snap","v":null}',
+  '{"s":1,"k":"write","v":{"v":1,"counter":1},"n":"0123456789ab"}',
+  '{"s":2,"k":"write","v":{"v":1,"counter":2},"n":"ba9876543210"}',
+];
 const records = bodies.map(encodeRecord);
 const log = records.join('');
 
@@ -54,7 +61,11 @@ describe('file driver record framing', () => {
       for (const change of [0x01, 0x20, 0x80]) {
         const damaged = log.slice(0, at) + String.fromCharCode(log.charCodeAt(at) ^ change) + log.slice(at + 1);
         const read = readLog(damaged);
-        assert.equal(read.ended, 'damaged', `byte ${at} ^ 0x${change.toString(16)}: read ${read.bodies.length} records, ended ${read.ended}`);
+        assert.equal(
+          read.ended,
+          'damaged',
+          `byte ${at} ^ 0x${change.toString(16)}: read ${read.bodies.length} records, ended ${read.ended}`,
+        );
       }
     }
   });
@@ -86,9 +97,16 @@ describe('file driver record framing', () => {
     // Cut at the end: the records before; overrun by the next record: torn.
     assert.deepEqual(readLog(legacy.slice(0, legacy.length - 5), nextLegacyRecord).bodies, bodies.slice(0, 2));
     const parts = bodies.map(b => `\n@${b.length}:${b}`);
-    assert.deepEqual(readLog(parts[0] + parts[1].slice(0, 20) + parts[2], nextLegacyRecord), { bodies: [bodies[0], bodies[2]], ended: 'clean', torn: 1 });
+    assert.deepEqual(readLog(parts[0] + parts[1].slice(0, 20) + parts[2], nextLegacyRecord), {
+      bodies: [bodies[0], bodies[2]],
+      ended: 'clean',
+      torn: 1,
+    });
     // A record that does not end where the next starts, or a header that is no header: damage.
-    assert.equal(readLog(parts[0] + parts[1].replace(`@${bodies[1].length}:`, `@${bodies[1].length - 1}:`) + parts[2], nextLegacyRecord).ended, 'damaged');
+    assert.equal(
+      readLog(parts[0] + parts[1].replace(`@${bodies[1].length}:`, `@${bodies[1].length - 1}:`) + parts[2], nextLegacyRecord).ended,
+      'damaged',
+    );
     assert.equal(readLog(`${parts[0]}\n@1x:{}${parts[2]}`, nextLegacyRecord).ended, 'damaged');
   });
 
@@ -100,7 +118,18 @@ describe('file driver record framing', () => {
       const damaged = framed.slice(0, at) + String.fromCharCode(framed.charCodeAt(at) ^ 0x01) + framed.slice(at + 1);
       const read = unframeRevision(damaged);
       // Either refused outright, or (a byte of the prefix turned into `{`) not JSON.
-      assert.ok(read === undefined || (() => { try { JSON.parse(read); return false; } catch { return true; } })(), `byte ${at}`);
+      assert.ok(
+        read === undefined ||
+          (() => {
+            try {
+              JSON.parse(read);
+              return false;
+            } catch {
+              return true;
+            }
+          })(),
+        `byte ${at}`,
+      );
     }
     assert.equal(unframeRevision(json), json);
     assert.equal(unframeRevision('3:00000000:{}'), undefined);

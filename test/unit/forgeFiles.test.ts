@@ -22,7 +22,10 @@ describe('forge checks', () => {
   it('forge init writes the file once and refuses to overwrite it (or anything in its place)', () => {
     for (const forge of ['github', 'gitlab'] as const) {
       assert.deepEqual(writeForgeCheck(dir.path, forge, VERSION), { file: FORGE_FILES[forge] });
-      assert.throws(() => writeForgeCheck(dir.path, forge, VERSION), (e: unknown) => e instanceof LockRefusedError && /exists already; forge init never overwrites/.test(e.message));
+      assert.throws(
+        () => writeForgeCheck(dir.path, forge, VERSION),
+        (e: unknown) => e instanceof LockRefusedError && /exists already; forge init never overwrites/.test(e.message),
+      );
     }
     fs.rmSync(path.join(dir.path, FORGE_FILES.github));
     fs.symlinkSync('/dev/null', path.join(dir.path, FORGE_FILES.github));
@@ -31,7 +34,12 @@ describe('forge checks', () => {
 
   it('the summary escapes what a commit subject or identity could inject into Markdown', () => {
     const md = verdictMarkdown({
-      kind: 'push', outcome: 'failed', branch: 'main', old: 'a'.repeat(40), new: 'b'.repeat(40), reasons: ['x'],
+      kind: 'push',
+      outcome: 'failed',
+      branch: 'main',
+      old: 'a'.repeat(40),
+      new: 'b'.repeat(40),
+      reasons: ['x'],
       steps: [{ commit: 'b'.repeat(40), author: 'bob@example.com', subject: '| [click](http://x) <img>\nnext' }],
       history: { driver: 'git', reach: 'complete', trimmed: false },
     });
@@ -39,12 +47,23 @@ describe('forge checks', () => {
     assert.match(md, /not proven/);
   });
 
-  it('the summary\'s table is bounded, unannounced commits first', () => {
+  it("the summary's table is bounded, unannounced commits first", () => {
     const steps = Array.from({ length: 120 }, (_, i) => ({
-      commit: i.toString(16).padStart(40, '0'), author: 'a@example.com', subject: `s${i}`,
+      commit: i.toString(16).padStart(40, '0'),
+      author: 'a@example.com',
+      subject: `s${i}`,
       ...(i === 119 ? {} : { announcedBy: { who: 'a@example.com', grant: 1, at: 0 } }),
     }));
-    const md = verdictMarkdown({ kind: 'push', outcome: 'failed', branch: 'main', old: null, new: 'b'.repeat(40), reasons: [], steps, history: { driver: 'git', reach: 'complete', trimmed: false } });
+    const md = verdictMarkdown({
+      kind: 'push',
+      outcome: 'failed',
+      branch: 'main',
+      old: null,
+      new: 'b'.repeat(40),
+      reasons: [],
+      steps,
+      history: { driver: 'git', reach: 'complete', trimmed: false },
+    });
     const rows = md.split('\n').filter(l => /^\| [0-9a-f]{12} /.test(l));
     assert.equal(rows.length, 50);
     assert.match(rows[0], /\*\*not announced\*\*/);

@@ -25,7 +25,10 @@ function setUp(options: { ttl?: number; interval?: number } = {}) {
       store.calls += 1;
       if (store.mode === 'down') throw new LockBackendError('memory', 'The lock store is unreachable.');
       if (store.mode === 'gone') throw new LockLeaseLostError('The lease was superseded.', 1);
-      if (store.mode === 'hang') await new Promise<void>(resolve => { store.finish = resolve; });
+      if (store.mode === 'hang')
+        await new Promise<void>(resolve => {
+          store.finish = resolve;
+        });
       return { expiresAt: clock.now() + ttl };
     },
   });
@@ -37,7 +40,10 @@ function setUp(options: { ttl?: number; interval?: number } = {}) {
   loop.onDidLose(e => lost.push(e));
   /** Moves time in steps of `step`, letting each fired renewal settle. */
   const run = async (ms: number, step = 500) => {
-    for (let t = 0; t < ms; t += step) { clock.advance(Math.min(step, ms - t)); await settle(); }
+    for (let t = 0; t < ms; t += step) {
+      clock.advance(Math.min(step, ms - t));
+      await settle();
+    }
   };
   return { clock, store, loop, renewed, failed, lost, run };
 }
@@ -90,8 +96,14 @@ describe('core heartbeat loop', () => {
     store.mode = 'down';
     loop.start();
     await run(5_000 + 1_000 + 2_000 + 4_000 + 5_000, 250);
-    assert.deepEqual(failed.map(f => f.retryInMs), [1_000, 2_000, 4_000, 5_000, 5_000]);
-    assert.deepEqual(failed.map(f => f.failures), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      failed.map(f => f.retryInMs),
+      [1_000, 2_000, 4_000, 5_000, 5_000],
+    );
+    assert.deepEqual(
+      failed.map(f => f.failures),
+      [1, 2, 3, 4, 5],
+    );
     store.mode = 'up';
     await run(5_000, 250);
     assert.equal(renewed.length, 1);

@@ -3,7 +3,20 @@ import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '..
 import * as protocol from '../../src/core/lockRecord';
 import { hashProof, hashToken, pushProof } from '../../src/core/tokens';
 import { announcementsIn, judgeSteps } from '../../src/core/verify/landingSteps';
-import { ANA, acquireAs, at, CONTAINER, fresh, hex, lastAudit, LEAD, leaseLost, ok, refusedWith, SETTINGS } from '../helpers/lockRecordFixture';
+import {
+  ANA,
+  acquireAs,
+  at,
+  CONTAINER,
+  fresh,
+  hex,
+  lastAudit,
+  LEAD,
+  leaseLost,
+  ok,
+  refusedWith,
+  SETTINGS,
+} from '../helpers/lockRecordFixture';
 
 /**
  * Issue #25: the landing announcement — a transition only the live holder may write, changing
@@ -35,7 +48,12 @@ describe('landing announcements (pure rule)', () => {
   });
 
   it('refuses short or malformed commit ids and branch names', () => {
-    for (const landing of [{ branch: 'main', from: null, to: 'abc1234' }, { branch: 'main', from: 'x'.repeat(40), to: B }, { branch: '-x', from: null, to: B }, { branch: 'a..b', from: null, to: B }]) {
+    for (const landing of [
+      { branch: 'main', from: null, to: 'abc1234' },
+      { branch: 'main', from: 'x'.repeat(40), to: B },
+      { branch: '-x', from: null, to: B },
+      { branch: 'a..b', from: null, to: B },
+    ]) {
       refusedWith(protocol.announceLanding(held, proof, landing, at(1)), 'invalid-request');
     }
     assert.equal(protocol.parseLandingDetail(`main ${A}..${B} extra`), undefined);
@@ -46,14 +64,22 @@ describe('landing announcements (pure rule)', () => {
 describe('server guard: a landing announcement is a holder-only transition', () => {
   const token = hex('owner:lead:1');
   const proofText = pushProof(token, CONTAINER, 1);
-  const held = ok(protocol.acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hashToken(token), proofHash: hashProof(proofText) }, at(0))).record;
+  const held = ok(
+    protocol.acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hashToken(token), proofHash: hashProof(proofText) }, at(0)),
+  ).record;
   const holder = { identity: LEAD, tokenHash: hashToken(token), grant: 1 };
   const t = at(1);
-  const context = (extra: Partial<RecordUpdateContext> = {}): RecordUpdateContext =>
-    ({ settings: SETTINGS, now: t, skewMs: DEFAULT_SKEW_MS, requireProof: true, pushed: { grant: 1, proof: proofText }, ...extra });
+  const context = (extra: Partial<RecordUpdateContext> = {}): RecordUpdateContext => ({
+    settings: SETTINGS,
+    now: t,
+    skewMs: DEFAULT_SKEW_MS,
+    requireProof: true,
+    pushed: { grant: 1, proof: proofText },
+    ...extra,
+  });
   const announced = ok(protocol.announceLanding(held, holder, { branch: 'main', from: A, to: B }, t)).record;
 
-  it('accepted with the holder\'s proof', () => {
+  it("accepted with the holder's proof", () => {
     assert.equal(checkRecordUpdate(held, announced, context()), undefined);
   });
 
@@ -69,15 +95,28 @@ describe('server guard: a landing announcement is a holder-only transition', () 
 });
 
 describe('verify --push: judging first-parent steps', () => {
-  const line = (who: string, grant: number, detail: string, outcome: 'done' | 'refused' = 'done'): protocol.AuditLine =>
-    ({ at: at(grant), who, action: 'land', grant, outcome, detail });
+  const line = (who: string, grant: number, detail: string, outcome: 'done' | 'refused' = 'done'): protocol.AuditLine => ({
+    at: at(grant),
+    who,
+    action: 'land',
+    grant,
+    outcome,
+    detail,
+  });
 
   it('a step is covered by an announcement whose commits include it; the newest one is named', () => {
-    const announcements = announcementsIn([line(LEAD, 1, `main ${A}..${C}`), line(ANA, 2, `main ${A}..${C}`), line(ANA, 3, `main ${C}..${D}`, 'refused')]);
+    const announcements = announcementsIn([
+      line(LEAD, 1, `main ${A}..${C}`),
+      line(ANA, 2, `main ${A}..${C}`),
+      line(ANA, 3, `main ${C}..${D}`, 'refused'),
+    ]);
     assert.equal(announcements.length, 2, 'a refused line announces nothing');
     const covers = () => new Set([C, B]);
     const judged = judgeSteps([C, B], 'main', announcements, covers);
-    assert.deepEqual(judged.map(s => s.announcedBy?.who), [ANA, ANA]);
+    assert.deepEqual(
+      judged.map(s => s.announcedBy?.who),
+      [ANA, ANA],
+    );
   });
 
   it('an announcement for another branch, or one whose commit is not among the steps, covers nothing', () => {

@@ -47,7 +47,7 @@ describe('leases: handle.extend(ttl)', () => {
   it('refuses when the store no longer has this lease, aborts the signal, and then stays refused', async () => {
     let gone = false;
     const inner = createMemoryDriver();
-    const { a } = setUp(wrapDriver(inner, { extend: (...args) => gone ? Promise.resolve(false) : inner.extend(...args) }));
+    const { a } = setUp(wrapDriver(inner, { extend: (...args) => (gone ? Promise.resolve(false) : inner.extend(...args)) }));
     const handle = await a.acquire('extend:gone', { ttl: 30 });
     assert.equal(await handle.extend(30), true);
     gone = true;
@@ -138,13 +138,17 @@ describe('leases: handle.signal', () => {
   it('run() hands fn the handle and its signal, which aborts if fn outlives the lease', async () => {
     const { clock, a } = setUp();
     let seen: AbortSignal | undefined;
-    await a.run('signal:run', async (handle, signal) => {
-      seen = signal;
-      assert.equal(signal, handle.signal);
-      assert.equal(signal.aborted, false);
-      clock.advance(5_000);
-      assert.equal(signal.aborted, true, 'the lease ran out under fn');
-    }, { ttl: 5 });
+    await a.run(
+      'signal:run',
+      async (handle, signal) => {
+        seen = signal;
+        assert.equal(signal, handle.signal);
+        assert.equal(signal.aborted, false);
+        clock.advance(5_000);
+        assert.equal(signal.aborted, true, 'the lease ran out under fn');
+      },
+      { ttl: 5 },
+    );
     assert.ok(seen?.aborted);
   });
 });

@@ -82,7 +82,8 @@ describe('leases: the public result contract', () => {
       const h = await (i % 2 ? a : b).acquire('fenced', { ttl: 10 });
       tokens.push(h.fencingToken!);
       await (await a.acquire('some-other-name', { ttl: 1 })).release();
-      if (i % 2) await h.release(); else clock.advance(10_000); // released, or left to expire
+      if (i % 2) await h.release();
+      else clock.advance(10_000); // released, or left to expire
     }
     for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i] > tokens[i - 1], `tokens ${tokens.join(',')}`);
   });
@@ -134,7 +135,7 @@ describe('leases: expiry (injected clock, no sleeps)', () => {
 });
 
 describe('leases: owner mismatch', () => {
-  it('a stale owner\'s release throws LockOwnershipError and leaves the new lease intact', async () => {
+  it("a stale owner's release throws LockOwnershipError and leaves the new lease intact", async () => {
     const { a, b, clock } = setUp();
     const stale = await a.acquire('contended', { ttl: 10 });
     clock.advance(10_000);
@@ -146,7 +147,7 @@ describe('leases: owner mismatch', () => {
     assert.equal(await fresh.release(), true);
   });
 
-  it('a stale owner\'s release after the new owner released is plain false', async () => {
+  it("a stale owner's release after the new owner released is plain false", async () => {
     const { a, b, clock } = setUp();
     const stale = await a.acquire('gone', { ttl: 1 });
     clock.advance(1_000);
@@ -155,7 +156,7 @@ describe('leases: owner mismatch', () => {
     assert.equal(await stale.release(), false);
   });
 
-  it('one owner cannot release another owner\'s lease on a different name by accident', async () => {
+  it("one owner cannot release another owner's lease on a different name by accident", async () => {
     const { a, b } = setUp();
     const x = await a.acquire('x-name');
     const y = await b.acquire('y-name');
@@ -173,7 +174,7 @@ describe('leases: waiting', () => {
     assert.deepEqual(clock.sleeps, []);
   });
 
-  it('waits in sleeps of at most 25 ms and acquires once the holder\'s lease expires', async () => {
+  it("waits in sleeps of at most 25 ms and acquires once the holder's lease expires", async () => {
     const { a, b, clock } = setUp();
     const holder = await a.acquire('waited', { ttl: 10 });
     const start = clock.monotonic();
@@ -191,7 +192,9 @@ describe('leases: waiting', () => {
     const { a, b, clock } = setUp();
     const holder = await a.acquire('handover', { ttl: 60 });
     let released: Promise<boolean> | undefined;
-    clock.onSleep = n => { if (n === 40) released = holder.release(); };
+    clock.onSleep = n => {
+      if (n === 40) released = holder.release();
+    };
     const waiter = await b.acquire('handover', { wait: 60 });
     assert.equal(waiter.acquired, true);
     assert.equal(await released, true);
@@ -222,7 +225,9 @@ describe('leases: waiting', () => {
     const { a, b, clock } = setUp();
     await a.acquire('aborted', { ttl: 600 });
     const controller = new AbortController();
-    clock.onSleep = n => { if (n === 10) controller.abort(); };
+    clock.onSleep = n => {
+      if (n === 10) controller.abort();
+    };
     const start = clock.monotonic();
     const waiter = await b.acquire('aborted', { wait: 60, signal: controller.signal });
     assert.equal(waiter.acquired, false);
@@ -245,7 +250,10 @@ describe('leases: waiting', () => {
     const controller = new AbortController();
     let claims = 0;
     const counting = wrapDriver(driver, {
-      claim: async (...args) => { if (++claims === 3) controller.abort(); return driver.claim(...args); },
+      claim: async (...args) => {
+        if (++claims === 3) controller.abort();
+        return driver.claim(...args);
+      },
     });
     const waiterManager = createLockManager({ driverInstance: counting, env: {} });
     const started = performance.now();
@@ -268,7 +276,7 @@ describe('leases: waiting', () => {
 });
 
 describe('leases: run()', () => {
-  it('runs fn under the lease, passes the handle, returns fn\'s value and releases', async () => {
+  it("runs fn under the lease, passes the handle, returns fn's value and releases", async () => {
     const { a, b } = setUp();
     const value = await a.run('job', async handle => {
       assert.equal(handle.acquired, true);
@@ -283,7 +291,18 @@ describe('leases: run()', () => {
     const { a, b, clock } = setUp();
     await a.acquire('busy-job', { ttl: 600 });
     let called = false;
-    const error = await b.run('busy-job', () => { called = true; }, { wait: 1 }).then(() => undefined, (e: unknown) => e);
+    const error = await b
+      .run(
+        'busy-job',
+        () => {
+          called = true;
+        },
+        { wait: 1 },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(error instanceof LockBusyError, String(error));
     assert.equal(error.waitedSeconds, 1);
     assert.equal(error.retryable, true);
@@ -294,40 +313,72 @@ describe('leases: run()', () => {
   it('releases and rethrows when fn fails', async () => {
     const { a, b } = setUp();
     const boom = new Error('fn failed');
-    await assert.rejects(a.run('failing-job', () => { throw boom; }), e => e === boom);
+    await assert.rejects(
+      a.run('failing-job', () => {
+        throw boom;
+      }),
+      e => e === boom,
+    );
     assert.ok((await b.acquire('failing-job')).acquired, 'released after the failure');
   });
 
-  it('keeps fn\'s error primary over a LockOwnershipError from the release', async () => {
+  it("keeps fn's error primary over a LockOwnershipError from the release", async () => {
     const { a, b, clock } = setUp();
     const boom = new Error('slow fn failed');
-    await assert.rejects(a.run('overrun', async () => {
-      clock.advance(5_000); // fn overran its TTL and someone else took the lease
-      assert.ok((await b.acquire('overrun')).acquired);
-      throw boom;
-    }, { ttl: 5 }), e => e === boom);
+    await assert.rejects(
+      a.run(
+        'overrun',
+        async () => {
+          clock.advance(5_000); // fn overran its TTL and someone else took the lease
+          assert.ok((await b.acquire('overrun')).acquired);
+          throw boom;
+        },
+        { ttl: 5 },
+      ),
+      e => e === boom,
+    );
   });
 
   it('propagates a LockOwnershipError after a successful fn that overran its lease', async () => {
     const { a, b, clock } = setUp();
-    await assert.rejects(a.run('overrun-ok', async () => {
-      clock.advance(5_000);
-      assert.ok((await b.acquire('overrun-ok')).acquired);
-    }, { ttl: 5 }), LockOwnershipError);
+    await assert.rejects(
+      a.run(
+        'overrun-ok',
+        async () => {
+          clock.advance(5_000);
+          assert.ok((await b.acquire('overrun-ok')).acquired);
+        },
+        { ttl: 5 },
+      ),
+      LockOwnershipError,
+    );
   });
 
   describe('with a driver whose release fails', () => {
     const releaseFailure = new LockBackendError('memory', 'injected release failure');
     function failingRelease() {
       const inner = createMemoryDriver();
-      const driver = wrapDriver(inner, { release: async () => { throw releaseFailure; } });
+      const driver = wrapDriver(inner, {
+        release: async () => {
+          throw releaseFailure;
+        },
+      });
       return { inner, ...setUp(driver) };
     }
 
-    it('keeps fn\'s error primary, and the lease stays until its TTL', async () => {
+    it("keeps fn's error primary, and the lease stays until its TTL", async () => {
       const { a, b, clock } = failingRelease();
       const boom = new Error('fn failed first');
-      await assert.rejects(a.run('double-failure', () => { throw boom; }, { ttl: 20 }), e => e === boom);
+      await assert.rejects(
+        a.run(
+          'double-failure',
+          () => {
+            throw boom;
+          },
+          { ttl: 20 },
+        ),
+        e => e === boom,
+      );
       assert.equal((await b.acquire('double-failure')).acquired, false, 'not released');
       clock.advance(20_000);
       assert.ok((await b.acquire('double-failure')).acquired, 'free after the TTL');
@@ -336,7 +387,13 @@ describe('leases: run()', () => {
     it('propagates the release failure after a successful fn', async () => {
       const { a } = failingRelease();
       let ran = false;
-      await assert.rejects(a.run('release-fails', () => { ran = true; return 'done'; }), e => e === releaseFailure);
+      await assert.rejects(
+        a.run('release-fails', () => {
+          ran = true;
+          return 'done';
+        }),
+        e => e === releaseFailure,
+      );
       assert.equal(ran, true);
     });
   });
@@ -344,7 +401,9 @@ describe('leases: run()', () => {
 
 describe('leases: manager lifecycle', () => {
   let manager: LockManager;
-  afterEach(async () => { await manager?.close(); });
+  afterEach(async () => {
+    await manager?.close();
+  });
 
   it('refuses work after close(), and close() is safe twice', async () => {
     manager = createLockManager({ driver: 'memory', env: {} });

@@ -4,7 +4,21 @@ import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import { acquire, MAX_HOLD_MS, MIN_LEASE_TTL_MS, mayAcquire, petition, release, turnAt, type LockRecord } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
 import {
-  ANA, BEN, CYD, LEAD, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith, settings, tryAcquire,
+  ANA,
+  BEN,
+  CYD,
+  LEAD,
+  SETTINGS,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  hex,
+  lastAudit,
+  ok,
+  refusedWith,
+  settings,
+  tryAcquire,
 } from '../helpers/lockRecordFixture';
 
 const WINDOW = SETTINGS.windowMs;
@@ -25,37 +39,92 @@ describe('lockRecord: acquire', () => {
     const { record, value } = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p') }, T0));
     assert.deepEqual(value, { grant: 1, expiresAt: T0 + 2 * HOUR });
     assert.equal(record.grant, 1);
-    assert.deepEqual(record.holder, { identity: LEAD, grant: 1, tokenHash: hex('t'), proofHash: hex('p'), grantedAt: T0, expiresAt: T0 + 2 * HOUR, ttlMs: 2 * HOUR });
+    assert.deepEqual(record.holder, {
+      identity: LEAD,
+      grant: 1,
+      tokenHash: hex('t'),
+      proofHash: hex('p'),
+      grantedAt: T0,
+      expiresAt: T0 + 2 * HOUR,
+      ttlMs: 2 * HOUR,
+    });
     assert.equal(record.releasedAt, null);
     assert.deepEqual(lastAudit(record), { at: T0, who: LEAD, action: 'acquire', grant: 1, outcome: 'done' });
   });
 
-  it('a grant keeps the TTL it was acquired with, and a TTL asked for overrides the container\'s', () => {
-    const { record, value } = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 60 * SECOND }, T0));
+  it("a grant keeps the TTL it was acquired with, and a TTL asked for overrides the container's", () => {
+    const { record, value } = ok(
+      acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 60 * SECOND }, T0),
+    );
     assert.equal(value.expiresAt, T0 + 60 * SECOND);
     assert.equal(record.holder?.ttlMs, 60 * SECOND);
-    assert.equal(acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MAX_HOLD_MS })).expiresAt, T0 + MAX_HOLD_MS, '24 h is the longest lease');
-    assert.equal(MIN_LEASE_TTL_MS, 60 * SECOND, 'the floor is the container\'s (leaseTtlSeconds starts at 60)');
-    const longest = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 86_400 * SECOND }, T0));
+    assert.equal(
+      acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MAX_HOLD_MS })).expiresAt,
+      T0 + MAX_HOLD_MS,
+      '24 h is the longest lease',
+    );
+    assert.equal(MIN_LEASE_TTL_MS, 60 * SECOND, "the floor is the container's (leaseTtlSeconds starts at 60)");
+    const longest = ok(
+      acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs: 86_400 * SECOND }, T0),
+    );
     assert.equal(longest.value.expiresAt, T0 + MAX_HOLD_MS, '86,400 s asked for is granted');
   });
 
   // Past 24 h it was capped silently; now refused, like one below the container's floor of 60 s (seed 003's 1 s too).
   for (const ttlMs of [0, SECOND, 59 * SECOND, MIN_LEASE_TTL_MS - 1, MAX_HOLD_MS + 1, 30 * HOUR, MIN_LEASE_TTL_MS + 0.5, Number.NaN]) {
     it(`refuses a lease of ${ttlMs} ms, outside 60 s to 24 h: 'invalid-request', writing nothing`, () => {
-      const { error, record } = refusedWith(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0), 'invalid-request');
+      const { error, record } = refusedWith(
+        acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0),
+        'invalid-request',
+      );
       assert.equal(record, undefined);
       assert.match(error.message, /60 to 86400 seconds; .*--ttl/);
     });
   }
 
   const refusals: { title: string; setup: () => LockRecord; who: string; now: number; reason: RefusalReason }[] = [
-    { title: 'another identity while the holder is live', setup: () => acquireAs(fresh(), LEAD, T0).record, who: ANA, now: at(1), reason: 'held-by-other' },
-    { title: 'the holder again (another clone or session)', setup: () => acquireAs(fresh(), LEAD, T0).record, who: LEAD, now: at(1), reason: 'already-holder' },
-    { title: 'one millisecond before expiry', setup: () => acquireAs(fresh(), LEAD, T0).record, who: ANA, now: at(2) - 1, reason: 'held-by-other' },
-    { title: 'a non-queued person in the head\'s window after a release', setup: releasedWithQueue, who: LEAD, now: at(1, 1), reason: 'not-your-turn' },
-    { title: 'the second in the queue in the head\'s window', setup: releasedWithQueue, who: BEN, now: at(1) + WINDOW - 1, reason: 'not-your-turn' },
-    { title: 'the third in the queue in window 2', setup: releasedWithQueue, who: CYD, now: at(1) + 2 * WINDOW - 1, reason: 'not-your-turn' },
+    {
+      title: 'another identity while the holder is live',
+      setup: () => acquireAs(fresh(), LEAD, T0).record,
+      who: ANA,
+      now: at(1),
+      reason: 'held-by-other',
+    },
+    {
+      title: 'the holder again (another clone or session)',
+      setup: () => acquireAs(fresh(), LEAD, T0).record,
+      who: LEAD,
+      now: at(1),
+      reason: 'already-holder',
+    },
+    {
+      title: 'one millisecond before expiry',
+      setup: () => acquireAs(fresh(), LEAD, T0).record,
+      who: ANA,
+      now: at(2) - 1,
+      reason: 'held-by-other',
+    },
+    {
+      title: "a non-queued person in the head's window after a release",
+      setup: releasedWithQueue,
+      who: LEAD,
+      now: at(1, 1),
+      reason: 'not-your-turn',
+    },
+    {
+      title: "the second in the queue in the head's window",
+      setup: releasedWithQueue,
+      who: BEN,
+      now: at(1) + WINDOW - 1,
+      reason: 'not-your-turn',
+    },
+    {
+      title: 'the third in the queue in window 2',
+      setup: releasedWithQueue,
+      who: CYD,
+      now: at(1) + 2 * WINDOW - 1,
+      reason: 'not-your-turn',
+    },
     { title: 'an empty identity', setup: fresh, who: ' ', now: T0, reason: 'invalid-request' },
     { title: 'an identity with a control character', setup: fresh, who: 'a\nb@example.com', now: T0, reason: 'invalid-request' },
     { title: 'an identity longer than 200 characters', setup: fresh, who: 'x'.repeat(201), now: T0, reason: 'invalid-request' },
@@ -93,7 +162,7 @@ describe('lockRecord: acquire', () => {
     assert.notEqual(again.proof.tokenHash, held.proof.tokenHash);
   });
 
-  it('drops the previous grant\'s ranges, keeps its blocks (until marked done), never lowers nextId', () => {
+  it("drops the previous grant's ranges, keeps its blocks (until marked done), never lowers nextId", () => {
     const held = acquireAs(fresh(), LEAD, T0);
     const withWork: LockRecord = {
       ...held.record,
@@ -108,10 +177,13 @@ describe('lockRecord: acquire', () => {
     assert.equal(next.nextId, 11);
   });
 
-  it('removes the acquirer\'s own petition and keeps the others in order', () => {
+  it("removes the acquirer's own petition and keeps the others in order", () => {
     const released = releasedWithQueue();
     const { record } = acquireAs(released, ANA, at(1, 1));
-    assert.deepEqual(record.queue.map(p => p.identity), [BEN, CYD]);
+    assert.deepEqual(
+      record.queue.map(p => p.identity),
+      [BEN, CYD],
+    );
   });
 
   it('grants keep counting across release and re-acquire: 1, 2, 3, …', () => {
@@ -148,9 +220,24 @@ describe('lockRecord: handover windows (turnAt / mayAcquire)', () => {
   // Released at hour 1; queue ANA, BEN, CYD; 15 min windows.
   const windows: { title: string; now: number; eligible: string[]; current?: { identity: string; endsAt: number } }[] = [
     { title: 'window 1 opens at the release: head alone', now: at(1), eligible: [ANA], current: { identity: ANA, endsAt: at(1) + WINDOW } },
-    { title: 'last instant of window 1: head alone', now: at(1) + WINDOW - 1, eligible: [ANA], current: { identity: ANA, endsAt: at(1) + WINDOW } },
-    { title: 'window 2: head or second', now: at(1) + WINDOW, eligible: [ANA, BEN], current: { identity: BEN, endsAt: at(1) + 2 * WINDOW } },
-    { title: 'window 3: any of the three', now: at(1) + 2 * WINDOW + 1, eligible: [ANA, BEN, CYD], current: { identity: CYD, endsAt: at(1) + 3 * WINDOW } },
+    {
+      title: 'last instant of window 1: head alone',
+      now: at(1) + WINDOW - 1,
+      eligible: [ANA],
+      current: { identity: ANA, endsAt: at(1) + WINDOW },
+    },
+    {
+      title: 'window 2: head or second',
+      now: at(1) + WINDOW,
+      eligible: [ANA, BEN],
+      current: { identity: BEN, endsAt: at(1) + 2 * WINDOW },
+    },
+    {
+      title: 'window 3: any of the three',
+      now: at(1) + 2 * WINDOW + 1,
+      eligible: [ANA, BEN, CYD],
+      current: { identity: CYD, endsAt: at(1) + 3 * WINDOW },
+    },
     { title: 'after all windows: anyone', now: at(1) + 3 * WINDOW, eligible: [] },
     { title: 'long after: anyone', now: at(9), eligible: [] },
   ];
@@ -171,14 +258,20 @@ describe('lockRecord: handover windows (turnAt / mayAcquire)', () => {
     refusedWith(tryAcquire(record, BEN, at(1) + WINDOW - 1), 'not-your-turn');
     const { record: next, value } = ok(tryAcquire(record, BEN, at(1) + WINDOW));
     assert.equal(value.grant, 2);
-    assert.deepEqual(next.queue.map(p => p.identity), [ANA, CYD]);
+    assert.deepEqual(
+      next.queue.map(p => p.identity),
+      [ANA, CYD],
+    );
   });
 
   it('after every window, a non-queued person acquires and the queue stays', () => {
     const record = releasedWithQueue();
     const { record: next } = ok(tryAcquire(record, LEAD, at(1) + 3 * WINDOW));
     assert.equal(next.holder?.identity, LEAD);
-    assert.deepEqual(next.queue.map(p => p.identity), [ANA, BEN, CYD]);
+    assert.deepEqual(
+      next.queue.map(p => p.identity),
+      [ANA, BEN, CYD],
+    );
   });
 
   it('a silent holder opens the windows at its expiry, not at its last heartbeat', () => {

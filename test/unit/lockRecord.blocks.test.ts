@@ -1,9 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { assign, clear, markDone, MAX_BLOCK_LENGTH, release } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
-import {
-  ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, ok, proofOf, refusedWith,
-} from '../helpers/lockRecordFixture';
+import { ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, ok, proofOf, refusedWith } from '../helpers/lockRecordFixture';
 
 describe('lockRecord: assign', () => {
   it('records blocks for coworkers in order under the grant, with an audit line', () => {
@@ -15,7 +13,15 @@ describe('lockRecord: assign', () => {
       { id: 1, to: ANA, text: 'chapter 3 tables', grant: 1, at: at(0, 1) },
       { id: 2, to: BEN, text: 'figures', grant: 1, at: at(0, 2) },
     ]);
-    assert.deepEqual(lastAudit(b.record), { at: at(0, 2), who: LEAD, action: 'assign', grant: 1, outcome: 'done', detail: `block 2 to ${BEN}: figures`, to: BEN });
+    assert.deepEqual(lastAudit(b.record), {
+      at: at(0, 2),
+      who: LEAD,
+      action: 'assign',
+      grant: 1,
+      outcome: 'done',
+      detail: `block 2 to ${BEN}: figures`,
+      to: BEN,
+    });
   });
 
   it('cleans the text: control characters folded, length bounded', () => {
@@ -32,12 +38,23 @@ describe('lockRecord: assign', () => {
     assert.deepEqual(released.blocks, record.blocks);
     const next = acquireAs(released, BEN, at(1, 1));
     const silent = ok(clear(next.record, SETTINGS, { identity: OP, reason: 'gone' }, at(4))).record;
-    assert.deepEqual(silent.blocks.map(b => b.id), [1]);
+    assert.deepEqual(
+      silent.blocks.map(b => b.id),
+      [1],
+    );
     // The assignee marks it done without holding the lock; the audit line keeps what it was.
     const finished = ok(markDone(silent, { identity: ANA, block: 1 }, at(5)));
     assert.deepEqual(finished.record.blocks, []);
     assert.deepEqual(finished.value, { block: 1, to: ANA });
-    assert.deepEqual(lastAudit(finished.record), { at: at(5), who: ANA, action: 'done', grant: 2, outcome: 'done', detail: `block 1 of ${ANA}: x`, to: ANA });
+    assert.deepEqual(lastAudit(finished.record), {
+      at: at(5),
+      who: ANA,
+      action: 'done',
+      grant: 2,
+      outcome: 'done',
+      detail: `block 1 of ${ANA}: x`,
+      to: ANA,
+    });
     const lead = acquireAs(finished.record, LEAD, at(6));
     assert.deepEqual(ok(assign(lead.record, lead.proof, { to: ANA, text: 'y' }, at(6, 1))).value, { index: 2 });
   });
@@ -61,16 +78,20 @@ describe('lockRecord: assign', () => {
     ok(assign(first, held.proof, { to: LEAD, text: 'self' }, at(0, 2)));
   });
 
-  const refusals: { title: string; proof?: ReturnType<typeof proofOf>; to?: string; text?: string; now?: number; reason: RefusalReason }[] = [
-    { title: 'a non-holder', proof: proofOf(ANA, 1), reason: 'not-holder' },
-    { title: 'an expired holder', now: at(2), reason: 'not-holder' },
-    { title: 'an empty block', text: ' \n ', reason: 'invalid-request' },
-    { title: 'an invalid assignee', to: 'a\u0000b', reason: 'invalid-request' },
-  ];
+  const refusals: { title: string; proof?: ReturnType<typeof proofOf>; to?: string; text?: string; now?: number; reason: RefusalReason }[] =
+    [
+      { title: 'a non-holder', proof: proofOf(ANA, 1), reason: 'not-holder' },
+      { title: 'an expired holder', now: at(2), reason: 'not-holder' },
+      { title: 'an empty block', text: ' \n ', reason: 'invalid-request' },
+      { title: 'an invalid assignee', to: 'a\u0000b', reason: 'invalid-request' },
+    ];
   for (const r of refusals) {
     it(`refuses ${r.title}: '${r.reason}'`, () => {
       const held = acquireAs(fresh(), LEAD, T0);
-      refusedWith(assign(held.record, r.proof ?? held.proof, { newIdentity: true, to: r.to ?? ANA, text: r.text ?? 'work' }, r.now ?? at(1)), r.reason);
+      refusedWith(
+        assign(held.record, r.proof ?? held.proof, { newIdentity: true, to: r.to ?? ANA, text: r.text ?? 'work' }, r.now ?? at(1)),
+        r.reason,
+      );
     });
   }
 });

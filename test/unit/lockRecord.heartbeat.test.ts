@@ -3,7 +3,19 @@ import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import { clear, heartbeat, MAX_HOLD_MS } from '../../src/core/lockRecord';
 import {
-  ANA, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, leaseLost, ok, proofOf, settings,
+  ANA,
+  LEAD,
+  OP,
+  SETTINGS,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  lastAudit,
+  leaseLost,
+  ok,
+  proofOf,
+  settings,
 } from '../helpers/lockRecordFixture';
 
 describe('lockRecord: heartbeat', () => {
@@ -16,16 +28,16 @@ describe('lockRecord: heartbeat', () => {
     assert.equal(record.grant, 1, 'a heartbeat issues no grant');
   });
 
-  it('extends by the grant\'s own TTL, whatever the container\'s: a 60 s grant stays a 60 s lease, a 6 h one a 6 h lease', () => {
+  it("extends by the grant's own TTL, whatever the container's: a 60 s grant stays a 60 s lease, a 6 h one a 6 h lease", () => {
     const short = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: MINUTE }));
     const beat = ok(heartbeat(short.record, SETTINGS, short.proof, T0 + 30 * SECOND));
-    assert.equal(beat.value.expiresAt, T0 + 90 * SECOND, 'not the container\'s 2 h');
+    assert.equal(beat.value.expiresAt, T0 + 90 * SECOND, "not the container's 2 h");
     assert.equal(beat.record.holder?.ttlMs, MINUTE, 'the grant keeps its TTL');
     const long = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 6 * HOUR }));
     assert.equal(ok(heartbeat(long.record, SETTINGS, long.proof, at(1))).value.expiresAt, at(7));
   });
 
-  it('never shortens a lease (a record from before grants kept their TTL reads with the container\'s, maybe shorter)', () => {
+  it("never shortens a lease (a record from before grants kept their TTL reads with the container's, maybe shorter)", () => {
     const held = acquireAs(fresh(), LEAD, T0, settings({ leaseTtlMs: 6 * HOUR }));
     const older = { ...held.record, holder: { ...held.record.holder!, ttlMs: 2 * HOUR } };
     assert.equal(ok(heartbeat(older, SETTINGS, held.proof, at(1))).value.expiresAt, at(6));
@@ -68,30 +80,59 @@ describe('lockRecord: heartbeat', () => {
     leaseLost(heartbeat(record, SETTINGS, held.proof, T0 + MAX_HOLD_MS), 1);
   });
 
-  const lost: { title: string; build: () => { record: ReturnType<typeof fresh>; proof: ReturnType<typeof proofOf> }; now: number; grant: number; message: RegExp }[] = [
+  const lost: {
+    title: string;
+    build: () => { record: ReturnType<typeof fresh>; proof: ReturnType<typeof proofOf> };
+    now: number;
+    grant: number;
+    message: RegExp;
+  }[] = [
     {
-      title: 'expired, not superseded', now: at(2),
-      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; },
-      grant: 1, message: new RegExp(`expired at ${formatClock(at(2))}; a lapsed lease is never revived\\. Acquire it now`),
+      title: 'expired, not superseded',
+      now: at(2),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      grant: 1,
+      message: new RegExp(`expired at ${formatClock(at(2))}; a lapsed lease is never revived\\. Acquire it now`),
     },
     {
-      title: 'superseded by a newer grant', now: at(3),
-      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: acquireAs(h.record, ANA, at(2, 30)).record, proof: h.proof }; },
-      grant: 1, message: /grant #2 was issued since to ana@example\.com/,
+      title: 'superseded by a newer grant',
+      now: at(3),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: acquireAs(h.record, ANA, at(2, 30)).record, proof: h.proof };
+      },
+      grant: 1,
+      message: /grant #2 was issued since to ana@example\.com/,
     },
     {
-      title: 'cleared by the operator', now: at(3),
-      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 30))).record, proof: h.proof }; },
-      grant: 1, message: /Your lease \(grant #1\) has ended: operator@example\.com cleared it at/,
+      title: 'cleared by the operator',
+      now: at(3),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 30))).record, proof: h.proof };
+      },
+      grant: 1,
+      message: /Your lease \(grant #1\) has ended: operator@example\.com cleared it at/,
     },
     {
-      title: 'the wrong token for the live grant', now: at(1),
-      build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: { ...h.proof, tokenHash: proofOf(ANA, 1).tokenHash } }; },
-      grant: 1, message: /not live/,
+      title: 'the wrong token for the live grant',
+      now: at(1),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: { ...h.proof, tokenHash: proofOf(ANA, 1).tokenHash } };
+      },
+      grant: 1,
+      message: /not live/,
     },
     {
-      title: 'never held at all', now: at(1),
-      build: () => ({ record: fresh(), proof: proofOf(LEAD, 1) }), grant: 1, message: /not live\)\. Acquire it now \(lockstep acquire\)/,
+      title: 'never held at all',
+      now: at(1),
+      build: () => ({ record: fresh(), proof: proofOf(LEAD, 1) }),
+      grant: 1,
+      message: /not live\)\. Acquire it now \(lockstep acquire\)/,
     },
   ];
   for (const l of lost) {

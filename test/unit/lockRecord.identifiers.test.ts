@@ -1,9 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { leaseIds, MAX_IDS_PER_LEASE, nextId, release, type LockRecord } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
-import {
-  ANA, BEN, LEAD, T0, acquireAs, at, fresh, lastAudit, ok, proofOf, refusedWith,
-} from '../helpers/lockRecordFixture';
+import { ANA, BEN, LEAD, T0, acquireAs, at, fresh, lastAudit, ok, proofOf, refusedWith } from '../helpers/lockRecordFixture';
 
 describe('lockRecord: lease-ids', () => {
   it('hands consecutive, disjoint ranges from nextId and records them under the grant', () => {
@@ -17,16 +15,71 @@ describe('lockRecord: lease-ids', () => {
       { to: ANA, start: 1, end: 10, next: 1, grant: 1, at: at(0, 1) },
       { to: BEN, start: 11, end: 11, next: 11, grant: 1, at: at(0, 2) },
     ]);
-    assert.deepEqual(lastAudit(b.record), { at: at(0, 2), who: LEAD, action: 'lease-ids', grant: 1, outcome: 'done', detail: `11 to ${BEN}`, to: BEN });
+    assert.deepEqual(lastAudit(b.record), {
+      at: at(0, 2),
+      who: LEAD,
+      action: 'lease-ids',
+      grant: 1,
+      outcome: 'done',
+      detail: `11 to ${BEN}`,
+      to: BEN,
+    });
   });
 
-  const refusals: { title: string; build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> }; to?: string; count?: number; now?: number; reason: RefusalReason }[] = [
+  const refusals: {
+    title: string;
+    build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> };
+    to?: string;
+    count?: number;
+    now?: number;
+    reason: RefusalReason;
+  }[] = [
     { title: 'a non-holder', build: () => ({ record: acquireAs(fresh(), LEAD, T0).record, proof: proofOf(ANA, 1) }), reason: 'not-holder' },
-    { title: 'an expired holder', now: at(2), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; }, reason: 'not-holder' },
-    { title: 'a count of 0', count: 0, build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; }, reason: 'invalid-request' },
-    { title: 'a fractional count', count: 1.5, build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; }, reason: 'invalid-request' },
-    { title: 'a count above the maximum', count: MAX_IDS_PER_LEASE + 1, build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; }, reason: 'invalid-request' },
-    { title: 'an invalid lessee', to: '', build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; }, reason: 'invalid-request' },
+    {
+      title: 'an expired holder',
+      now: at(2),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      reason: 'not-holder',
+    },
+    {
+      title: 'a count of 0',
+      count: 0,
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      reason: 'invalid-request',
+    },
+    {
+      title: 'a fractional count',
+      count: 1.5,
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      reason: 'invalid-request',
+    },
+    {
+      title: 'a count above the maximum',
+      count: MAX_IDS_PER_LEASE + 1,
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      reason: 'invalid-request',
+    },
+    {
+      title: 'an invalid lessee',
+      to: '',
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+      reason: 'invalid-request',
+    },
   ];
   for (const r of refusals) {
     it(`refuses ${r.title}: '${r.reason}'`, () => {
@@ -37,7 +90,11 @@ describe('lockRecord: lease-ids', () => {
 
   it('accepts exactly the maximum count', () => {
     const held = acquireAs(fresh(), LEAD, T0);
-    assert.deepEqual(ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: MAX_IDS_PER_LEASE }, at(1))).value, { start: 1, end: MAX_IDS_PER_LEASE, spans: [{ start: 1, end: MAX_IDS_PER_LEASE }] });
+    assert.deepEqual(ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: MAX_IDS_PER_LEASE }, at(1))).value, {
+      start: 1,
+      end: MAX_IDS_PER_LEASE,
+      spans: [{ start: 1, end: MAX_IDS_PER_LEASE }],
+    });
   });
 });
 
@@ -47,18 +104,19 @@ describe('lockRecord: next-id', () => {
     let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record;
     const minted: number[] = [];
     for (const who of [ANA, ANA, LEAD, ANA, LEAD]) {
-      const outcome = who === LEAD ? nextId(record, { identity: LEAD, holder: held.proof }, at(0, 2)) : nextId(record, { identity: ANA }, at(0, 2));
+      const outcome =
+        who === LEAD ? nextId(record, { identity: LEAD, holder: held.proof }, at(0, 2)) : nextId(record, { identity: ANA }, at(0, 2));
       const { record: next, value } = ok(outcome);
       minted.push(value.id);
       assert.equal(lastAudit(next).detail, String(value.id));
       record = next;
     }
     assert.deepEqual(minted, [1, 2, 4, 3, 5]);
-    assert.equal(record.ranges[0].next, 4, 'ANA\'s range used up');
+    assert.equal(record.ranges[0].next, 4, "ANA's range used up");
     assert.equal(record.nextId, 6);
   });
 
-  it('moves on to the lessee\'s next range when the first is used up', () => {
+  it("moves on to the lessee's next range when the first is used up", () => {
     const held = acquireAs(fresh(), LEAD, T0);
     let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 1 }, at(0, 1))).record; // 1
     record = ok(leaseIds(record, held.proof, { newIdentity: true, to: BEN, count: 1 }, at(0, 1))).record; // 2
@@ -83,7 +141,7 @@ describe('lockRecord: next-id', () => {
     assert.equal(next.nextId, 4);
   });
 
-  it('a takeover of a silent holder returns its ranges\' never-minted identifiers to the pool; minted ones never come back', () => {
+  it("a takeover of a silent holder returns its ranges' never-minted identifiers to the pool; minted ones never come back", () => {
     const held = acquireAs(fresh(), LEAD, T0);
     let record = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 3 }, at(0, 1))).record; // 1-3
     record = ok(nextId(record, { identity: ANA }, at(0, 2))).record; // 1
@@ -92,7 +150,10 @@ describe('lockRecord: next-id', () => {
     assert.deepEqual(next.record.ranges, []);
     assert.deepEqual(next.record.pool, [{ start: 2, end: 3 }]);
     assert.equal(next.record.nextId, 5);
-    assert.match(lastAudit(next.record).detail ?? '', /^took over from lead@example\.com \(grant #1, silent since .*\); reclaimed 2 unused identifiers$/);
+    assert.match(
+      lastAudit(next.record).detail ?? '',
+      /^took over from lead@example\.com \(grant #1, silent since .*\); reclaimed 2 unused identifiers$/,
+    );
     // BEN mints them first, then new ones: 1 and 4 are never issued again.
     const minted: number[] = [];
     let r = next.record;

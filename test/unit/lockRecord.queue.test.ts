@@ -1,9 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { MAX_NOTE_LENGTH, petition, withdraw, type LockRecord } from '../../src/core/lockRecord';
 import type { RefusalReason } from '../../src/core/errors';
-import {
-  ANA, BEN, CYD, LEAD, T0, acquireAs, at, fresh, lastAudit, ok, refusedWith,
-} from '../helpers/lockRecordFixture';
+import { ANA, BEN, CYD, LEAD, T0, acquireAs, at, fresh, lastAudit, ok, refusedWith } from '../helpers/lockRecordFixture';
 
 const heldByLead = () => acquireAs(fresh(), LEAD, T0).record;
 const withAna = () => ok(petition(heldByLead(), { identity: ANA }, at(0, 1))).record;
@@ -13,7 +11,14 @@ describe('lockRecord: petition', () => {
     const { record, value } = ok(petition(heldByLead(), { identity: ANA, note: 'parser rewrite' }, at(0, 1)));
     assert.deepEqual(value, { position: 1 });
     assert.deepEqual(record.queue, [{ identity: ANA, at: at(0, 1), note: 'parser rewrite' }]);
-    assert.deepEqual(lastAudit(record), { at: at(0, 1), who: ANA, action: 'petition', grant: 1, outcome: 'done', detail: 'parser rewrite' });
+    assert.deepEqual(lastAudit(record), {
+      at: at(0, 1),
+      who: ANA,
+      action: 'petition',
+      grant: 1,
+      outcome: 'done',
+      detail: 'parser rewrite',
+    });
   });
 
   it('keeps the order in which petitions were recorded, whatever their names', () => {
@@ -24,7 +29,10 @@ describe('lockRecord: petition', () => {
       assert.equal(value.position, i + 1);
       record = next;
     });
-    assert.deepEqual(record.queue.map(p => p.identity), order);
+    assert.deepEqual(
+      record.queue.map(p => p.identity),
+      order,
+    );
   });
 
   it('folds control characters and whitespace in the note and bounds its length', () => {
@@ -64,7 +72,10 @@ describe('lockRecord: withdraw', () => {
     for (const identity of [ANA, BEN, CYD]) record = ok(petition(record, { identity }, at(0, 1))).record;
     const { record: next, value } = ok(withdraw(record, { identity: BEN }, at(0, 2)));
     assert.deepEqual(value, { position: 2 });
-    assert.deepEqual(next.queue.map(p => p.identity), [ANA, CYD]);
+    assert.deepEqual(
+      next.queue.map(p => p.identity),
+      [ANA, CYD],
+    );
     assert.deepEqual(lastAudit(next), { at: at(0, 2), who: BEN, action: 'withdraw', grant: 1, outcome: 'done' });
   });
 
@@ -73,7 +84,10 @@ describe('lockRecord: withdraw', () => {
     for (const identity of [ANA, BEN]) record = ok(petition(record, { identity }, at(0, 1))).record;
     record = ok(withdraw(record, { identity: ANA }, at(0, 2))).record;
     record = ok(petition(record, { identity: ANA }, at(0, 3))).record;
-    assert.deepEqual(record.queue.map(p => p.identity), [BEN, ANA]);
+    assert.deepEqual(
+      record.queue.map(p => p.identity),
+      [BEN, ANA],
+    );
   });
 
   it("refuses someone not in the queue: 'not-queued'", () => {

@@ -1,7 +1,20 @@
 import * as assert from 'node:assert/strict';
 import { clear, leaseIds, liftsCaution, nextId, petition, release, turnAt, type LockRecord } from '../../src/core/lockRecord';
 import {
-  ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, lastAudit, leaseLost, ok, proofOf, refusedWith,
+  ANA,
+  BEN,
+  LEAD,
+  OP,
+  SETTINGS,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  lastAudit,
+  leaseLost,
+  ok,
+  proofOf,
+  refusedWith,
 } from '../helpers/lockRecordFixture';
 
 describe('lockRecord: release', () => {
@@ -14,7 +27,14 @@ describe('lockRecord: release', () => {
     assert.equal(record.grant, 1);
     assert.equal(record.releasedAt, at(1));
     assert.deepEqual(turnAt(record, SETTINGS, at(1)).eligible, [ANA]);
-    assert.deepEqual(lastAudit(record), { at: at(1), who: LEAD, action: 'release', grant: 1, outcome: 'done', detail: 'landed abc1234def56' });
+    assert.deepEqual(lastAudit(record), {
+      at: at(1),
+      who: LEAD,
+      action: 'release',
+      grant: 1,
+      outcome: 'done',
+      detail: 'landed abc1234def56',
+    });
   });
 
   it('with nothing landed is accepted, and its audit line says so', () => {
@@ -56,11 +76,43 @@ describe('lockRecord: release', () => {
   });
 
   const refusals: { title: string; build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> }; now: number }[] = [
-    { title: 'by someone who never held it', now: at(1), build: () => ({ record: acquireAs(fresh(), LEAD, T0).record, proof: proofOf(ANA, 1) }) },
-    { title: 'after the lease expired', now: at(2), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: h.record, proof: h.proof }; } },
-    { title: 'by a superseded holder', now: at(3), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: acquireAs(h.record, ANA, at(2, 1)).record, proof: h.proof }; } },
-    { title: 'after an operator clear', now: at(3), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 1))).record, proof: h.proof }; } },
-    { title: 'twice', now: at(1, 1), build: () => { const h = acquireAs(fresh(), LEAD, T0); return { record: ok(release(h.record, h.proof, at(1))).record, proof: h.proof }; } },
+    {
+      title: 'by someone who never held it',
+      now: at(1),
+      build: () => ({ record: acquireAs(fresh(), LEAD, T0).record, proof: proofOf(ANA, 1) }),
+    },
+    {
+      title: 'after the lease expired',
+      now: at(2),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: h.record, proof: h.proof };
+      },
+    },
+    {
+      title: 'by a superseded holder',
+      now: at(3),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: acquireAs(h.record, ANA, at(2, 1)).record, proof: h.proof };
+      },
+    },
+    {
+      title: 'after an operator clear',
+      now: at(3),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: ok(clear(h.record, SETTINGS, { identity: OP, reason: 'gone' }, at(2, 1))).record, proof: h.proof };
+      },
+    },
+    {
+      title: 'twice',
+      now: at(1, 1),
+      build: () => {
+        const h = acquireAs(fresh(), LEAD, T0);
+        return { record: ok(release(h.record, h.proof, at(1))).record, proof: h.proof };
+      },
+    },
   ];
   for (const r of refusals) {
     it(`is refused ${r.title} (lease lost, nothing written)`, () => {

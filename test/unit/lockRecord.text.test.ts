@@ -1,11 +1,31 @@
 import * as assert from 'node:assert/strict';
 import { checkRecordUpdate, DEFAULT_SKEW_MS } from '../../src/core/guard/recordUpdate';
 import {
-  acquire, adoptPage, assign, auditRefusedPush, clear, createPage, leaseIds, petition, type LockRecord,
+  acquire,
+  adoptPage,
+  assign,
+  auditRefusedPush,
+  clear,
+  createPage,
+  leaseIds,
+  petition,
+  type LockRecord,
 } from '../../src/core/lockRecord';
 import { escapeControls, hasControls } from '../../src/core/safeText';
 import {
-  ANA, CONTAINER, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith,
+  ANA,
+  CONTAINER,
+  LEAD,
+  OP,
+  SETTINGS,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  hex,
+  lastAudit,
+  ok,
+  refusedWith,
 } from '../helpers/lockRecordFixture';
 
 /**
@@ -32,7 +52,7 @@ describe('lockRecord: no control or bidi character is stored in what people type
     assert.equal(lastAudit(record).detail, note, 'the audit line holds the same clean note');
   });
 
-  it('a clear\'s reason, a refused clear\'s reason and a block\'s text', () => {
+  it("a clear's reason, a refused clear's reason and a block's text", () => {
     const cleared = ok(clear(silent(), SETTINGS, { identity: OP, reason: `gone\u202e${dirty('!')}` }, at(3))).record;
     assert.equal(hasControls(lastAudit(cleared).detail!), false);
     const attempt = clear(silent(), SETTINGS, { identity: ANA, reason: `me\u009b2J` }, at(3));
@@ -44,7 +64,7 @@ describe('lockRecord: no control or bidi character is stored in what people type
     assert.equal(hasControls(lastAudit(record).detail!), false);
   });
 
-  it('a refused push\'s detail and the pusher\'s name', () => {
+  it("a refused push's detail and the pusher's name", () => {
     const outcome = auditRefusedPush(silent(), { identity: `eve\u202e@example.com`, grant: 1, detail: `push\u009b refused` }, at(0, 1));
     assert.ok(!outcome.ok && outcome.record);
     assert.deepEqual([lastAudit(outcome.record).who, lastAudit(outcome.record).detail], ['eve @example.com', 'push refused']);
@@ -59,7 +79,10 @@ describe('lockRecord: no control or bidi character is stored in what people type
       refusedWith(leaseIds(held.record, held.proof, { to: who, count: 1, newIdentity: true }, at(0, 1)), 'invalid-request');
       refusedWith(assign(held.record, held.proof, { to: who, text: 't', newIdentity: true }, at(0, 1)), 'invalid-request');
       refusedWith(createPage(CONTAINER, { identity: who }, T0), 'invalid-request');
-      refusedWith(adoptPage(CONTAINER, { ...SETTINGS, operators: [who] }, { identity: who, reason: 'r', grantFloor: 0, nextIdFloor: 1 }, T0), 'invalid-request');
+      refusedWith(
+        adoptPage(CONTAINER, { ...SETTINGS, operators: [who] }, { identity: who, reason: 'r', grantFloor: 0, nextIdFloor: 1 }, T0),
+        'invalid-request',
+      );
       const { record } = refusedWith(clear(silent(), SETTINGS, { identity: who, reason: 'r' }, at(3)), 'invalid-request');
       assert.equal(record, undefined, 'not even audited');
     });

@@ -4,7 +4,19 @@ import { LockLeaseLostError } from '../../src/core/errors';
 import { clear, heartbeat, MAX_HOLD_MS, petition, release, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeLock, hasTurn, LockState } from '../../src/core/lockStatus';
 import {
-  ANA, BEN, CYD, LEAD, T0, acquireAs, at, fresh, leaseLost, ok, refusedWith, settings, tryAcquire,
+  ANA,
+  BEN,
+  CYD,
+  LEAD,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  leaseLost,
+  ok,
+  refusedWith,
+  settings,
+  tryAcquire,
 } from '../helpers/lockRecordFixture';
 
 /**
@@ -15,7 +27,7 @@ import {
  * A 2 h lease whose last heartbeat comes at hour 20 would expire at hour 22; for expiry to land at
  * hour 24 as in the seed the lease TTL is 4 h, so the last heartbeat meets the 24 h bound exactly.
  */
-describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => {
+describe("lockRecord: the seed's worked example (lead dies at hour 20)", () => {
   const s = settings({ leaseTtlMs: 4 * HOUR, windowMs: 15 * MINUTE });
 
   it('runs from acquisition to a stale, unrevivable grant', () => {
@@ -65,7 +77,10 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
     const ana = acquireAs(record, ANA, at(24, 5), s);
     assert.equal(ana.record.grant, 2);
     assert.equal(ana.record.holder?.identity, ANA);
-    assert.deepEqual(ana.record.queue.map(p => p.identity), [BEN]);
+    assert.deepEqual(
+      ana.record.queue.map(p => p.identity),
+      [BEN],
+    );
     record = ana.record;
 
     // The dead session's grant is now stale.
@@ -101,7 +116,7 @@ describe('lockRecord: the seed\'s worked example (lead dies at hour 20)', () => 
     assert.equal(describeLock(record, s, bystander, at(27)).caution, null);
   });
 
-  it('an operator\'s clear marks the page too, and the mark lasts through the next grant until a release with a landing', () => {
+  it("an operator's clear marks the page too, and the mark lasts through the next grant until a release with a landing", () => {
     const held = acquireAs(fresh(), LEAD, T0, s);
     const silent = at(5);
     const cleared = ok(clear(held.record, settings({ operators: [CYD] }), { identity: CYD, reason: 'laptop died' }, silent)).record;

@@ -2,9 +2,7 @@ import * as assert from 'node:assert/strict';
 import { clear, leaseIds, petition, release, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeLock, hasTurn, lapseLine, LockState, type Viewer } from '../../src/core/lockStatus';
 import { formatClock } from '../../src/core/format';
-import {
-  ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf,
-} from '../helpers/lockRecordFixture';
+import { ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf } from '../helpers/lockRecordFixture';
 
 const WINDOW = SETTINGS.windowMs;
 const leadHeld = () => acquireAs(fresh(), LEAD, T0);
@@ -20,25 +18,176 @@ const releasedWithQueue = () => ok(release(heldWithQueue(), proofOf(LEAD, 1), at
 const clearedWithoutQueue = () => ok(clear(leadHeld().record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record;
 
 describe('lockStatus: describe', () => {
-  const cases: { title: string; record: () => LockRecord; viewer: Viewer; now: number; state: LockState; position?: number; canAcquire: boolean; staleGrant?: number }[] = [
-    { title: 'an empty record is free to anyone', record: fresh, viewer: { identity: CYD }, now: T0, state: LockState.Free, canAcquire: true },
-    { title: 'the holder with its session sees held-by-me', record: () => leadHeld().record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(1), state: LockState.HeldByMe, canAcquire: false },
-    { title: 'the holder\'s identity without the session (another clone) sees held-by-other', record: () => leadHeld().record, viewer: { identity: LEAD }, now: at(1), state: LockState.HeldByOther, canAcquire: false },
-    { title: 'a bystander sees held-by-other', record: heldWithQueue, viewer: { identity: CYD }, now: at(1), state: LockState.HeldByOther, canAcquire: false },
-    { title: 'a waiter sees queued with its position', record: heldWithQueue, viewer: { identity: BEN }, now: at(1), state: LockState.Queued, position: 2, canAcquire: false },
-    { title: 'after release the head sees your-turn', record: releasedWithQueue, viewer: { identity: ANA }, now: at(1, 1), state: LockState.YourTurn, position: 1, canAcquire: true },
-    { title: 'after release the second waits (queued) in window 1', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1, 1), state: LockState.Queued, position: 2, canAcquire: false },
-    { title: 'after release the second sees your-turn in window 2', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1) + WINDOW, state: LockState.YourTurn, position: 2, canAcquire: true },
-    { title: 'after every window the queue is free to all', record: releasedWithQueue, viewer: { identity: BEN }, now: at(1) + 2 * WINDOW, state: LockState.Free, position: 2, canAcquire: true },
-    { title: 'an expired holder shows HOLDER SILENT to a bystander', record: () => leadHeld().record, viewer: { identity: CYD }, now: at(2), state: LockState.HolderSilent, canAcquire: true },
-    { title: 'HOLDER SILENT to a waiter whose window has not come', record: heldWithQueue, viewer: { identity: BEN }, now: at(2, 1), state: LockState.HolderSilent, position: 2, canAcquire: false },
-    { title: 'HOLDER SILENT to the head too (seed 001: "the badge shows HOLDER SILENT"); it may take over', record: heldWithQueue, viewer: { identity: ANA }, now: at(2, 1), state: LockState.HolderSilent, position: 1, canAcquire: true },
-    { title: 'HOLDER SILENT to the second waiter in its own window', record: heldWithQueue, viewer: { identity: BEN }, now: at(2) + WINDOW + 1, state: LockState.HolderSilent, position: 2, canAcquire: true },
-    { title: 'the silent holder\'s own clone sees its grant stale', record: () => leadHeld().record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(2), state: LockState.Stale, canAcquire: true, staleGrant: 1 },
-    { title: 'a superseded session is stale', record: () => acquireAs(leadHeld().record, ANA, at(3)).record, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(3, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
-    { title: 'a session older by several grants is stale', record: () => { let r = leadHeld().record; for (let i = 0; i < 3; i++) r = acquireAs(r, ANA, at(3 * (i + 1))).record; return r; }, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(9, 1), state: LockState.Stale, canAcquire: false, staleGrant: 1 },
-    { title: 'a session whose grant an operator cleared is stale', record: clearedWithoutQueue, viewer: { identity: LEAD, session: session(LEAD, 1) }, now: at(3, 1), state: LockState.Stale, canAcquire: true, staleGrant: 1 },
-    { title: 'a cleared lock is free to a bystander', record: clearedWithoutQueue, viewer: { identity: CYD }, now: at(3, 1), state: LockState.Free, canAcquire: true },
+  const cases: {
+    title: string;
+    record: () => LockRecord;
+    viewer: Viewer;
+    now: number;
+    state: LockState;
+    position?: number;
+    canAcquire: boolean;
+    staleGrant?: number;
+  }[] = [
+    {
+      title: 'an empty record is free to anyone',
+      record: fresh,
+      viewer: { identity: CYD },
+      now: T0,
+      state: LockState.Free,
+      canAcquire: true,
+    },
+    {
+      title: 'the holder with its session sees held-by-me',
+      record: () => leadHeld().record,
+      viewer: { identity: LEAD, session: session(LEAD, 1) },
+      now: at(1),
+      state: LockState.HeldByMe,
+      canAcquire: false,
+    },
+    {
+      title: "the holder's identity without the session (another clone) sees held-by-other",
+      record: () => leadHeld().record,
+      viewer: { identity: LEAD },
+      now: at(1),
+      state: LockState.HeldByOther,
+      canAcquire: false,
+    },
+    {
+      title: 'a bystander sees held-by-other',
+      record: heldWithQueue,
+      viewer: { identity: CYD },
+      now: at(1),
+      state: LockState.HeldByOther,
+      canAcquire: false,
+    },
+    {
+      title: 'a waiter sees queued with its position',
+      record: heldWithQueue,
+      viewer: { identity: BEN },
+      now: at(1),
+      state: LockState.Queued,
+      position: 2,
+      canAcquire: false,
+    },
+    {
+      title: 'after release the head sees your-turn',
+      record: releasedWithQueue,
+      viewer: { identity: ANA },
+      now: at(1, 1),
+      state: LockState.YourTurn,
+      position: 1,
+      canAcquire: true,
+    },
+    {
+      title: 'after release the second waits (queued) in window 1',
+      record: releasedWithQueue,
+      viewer: { identity: BEN },
+      now: at(1, 1),
+      state: LockState.Queued,
+      position: 2,
+      canAcquire: false,
+    },
+    {
+      title: 'after release the second sees your-turn in window 2',
+      record: releasedWithQueue,
+      viewer: { identity: BEN },
+      now: at(1) + WINDOW,
+      state: LockState.YourTurn,
+      position: 2,
+      canAcquire: true,
+    },
+    {
+      title: 'after every window the queue is free to all',
+      record: releasedWithQueue,
+      viewer: { identity: BEN },
+      now: at(1) + 2 * WINDOW,
+      state: LockState.Free,
+      position: 2,
+      canAcquire: true,
+    },
+    {
+      title: 'an expired holder shows HOLDER SILENT to a bystander',
+      record: () => leadHeld().record,
+      viewer: { identity: CYD },
+      now: at(2),
+      state: LockState.HolderSilent,
+      canAcquire: true,
+    },
+    {
+      title: 'HOLDER SILENT to a waiter whose window has not come',
+      record: heldWithQueue,
+      viewer: { identity: BEN },
+      now: at(2, 1),
+      state: LockState.HolderSilent,
+      position: 2,
+      canAcquire: false,
+    },
+    {
+      title: 'HOLDER SILENT to the head too (seed 001: "the badge shows HOLDER SILENT"); it may take over',
+      record: heldWithQueue,
+      viewer: { identity: ANA },
+      now: at(2, 1),
+      state: LockState.HolderSilent,
+      position: 1,
+      canAcquire: true,
+    },
+    {
+      title: 'HOLDER SILENT to the second waiter in its own window',
+      record: heldWithQueue,
+      viewer: { identity: BEN },
+      now: at(2) + WINDOW + 1,
+      state: LockState.HolderSilent,
+      position: 2,
+      canAcquire: true,
+    },
+    {
+      title: "the silent holder's own clone sees its grant stale",
+      record: () => leadHeld().record,
+      viewer: { identity: LEAD, session: session(LEAD, 1) },
+      now: at(2),
+      state: LockState.Stale,
+      canAcquire: true,
+      staleGrant: 1,
+    },
+    {
+      title: 'a superseded session is stale',
+      record: () => acquireAs(leadHeld().record, ANA, at(3)).record,
+      viewer: { identity: LEAD, session: session(LEAD, 1) },
+      now: at(3, 1),
+      state: LockState.Stale,
+      canAcquire: false,
+      staleGrant: 1,
+    },
+    {
+      title: 'a session older by several grants is stale',
+      record: () => {
+        let r = leadHeld().record;
+        for (let i = 0; i < 3; i++) r = acquireAs(r, ANA, at(3 * (i + 1))).record;
+        return r;
+      },
+      viewer: { identity: LEAD, session: session(LEAD, 1) },
+      now: at(9, 1),
+      state: LockState.Stale,
+      canAcquire: false,
+      staleGrant: 1,
+    },
+    {
+      title: 'a session whose grant an operator cleared is stale',
+      record: clearedWithoutQueue,
+      viewer: { identity: LEAD, session: session(LEAD, 1) },
+      now: at(3, 1),
+      state: LockState.Stale,
+      canAcquire: true,
+      staleGrant: 1,
+    },
+    {
+      title: 'a cleared lock is free to a bystander',
+      record: clearedWithoutQueue,
+      viewer: { identity: CYD },
+      now: at(3, 1),
+      state: LockState.Free,
+      canAcquire: true,
+    },
   ];
   for (const c of cases) {
     it(`${c.title} (${c.state})`, () => {
@@ -63,7 +212,11 @@ describe('lockStatus: describe', () => {
     assert.deepEqual(status.queue, [{ identity: ANA, at: at(0, 1), note: 'docs' }]);
     assert.equal(status.ranges.length, 1);
     assert.equal(status.nextId, 4);
-    assert.equal(Object.keys(status.holder!).some(k => /hash|token/i.test(k)), false, 'no hashes leave the record');
+    assert.equal(
+      Object.keys(status.holder!).some(k => /hash|token/i.test(k)),
+      false,
+      'no hashes leave the record',
+    );
     assert.equal(JSON.stringify(status).includes(held.record.holder!.tokenHash), false);
   });
 
@@ -76,14 +229,23 @@ describe('lockStatus: describe', () => {
   it('hasTurn: the head over a silent holder and after a release; never a bystander, a waiter before its window, or the holder', () => {
     assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: ANA }, at(2, 1))), true, 'head, holder silent');
     assert.equal(hasTurn(describeLock(releasedWithQueue(), SETTINGS, { identity: ANA }, at(1, 1))), true, 'head, after a release');
-    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: BEN }, at(2, 1))), false, 'second, head\'s window');
+    assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: BEN }, at(2, 1))), false, "second, head's window");
     assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: CYD }, at(2, 1))), false, 'bystander who may not acquire');
-    assert.equal(hasTurn(describeLock(leadHeld().record, SETTINGS, { identity: CYD }, at(2, 1))), false, 'bystander who may acquire: no queue, no turn');
+    assert.equal(
+      hasTurn(describeLock(leadHeld().record, SETTINGS, { identity: CYD }, at(2, 1))),
+      false,
+      'bystander who may acquire: no queue, no turn',
+    );
     assert.equal(hasTurn(describeLock(heldWithQueue(), SETTINGS, { identity: ANA }, at(1))), false, 'queued behind a live holder');
   });
 
   it('a session of the current grant with the wrong token is not the holder and not stale', () => {
-    const status = describeLock(leadHeld().record, SETTINGS, { identity: LEAD, session: { grant: 1, tokenHash: proofOf(BEN, 1).tokenHash } }, at(1));
+    const status = describeLock(
+      leadHeld().record,
+      SETTINGS,
+      { identity: LEAD, session: { grant: 1, tokenHash: proofOf(BEN, 1).tokenHash } },
+      at(1),
+    );
     assert.equal(status.state, LockState.HeldByOther);
     assert.equal(status.staleGrant, null);
   });
@@ -118,7 +280,7 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
     assert.equal(status.next, 'acquire it now (lockstep acquire)');
   });
 
-  it('queued behind a live holder: queued; its own window after that holder\'s release: your-turn, lapse kept', () => {
+  it("queued behind a live holder: queued; its own window after that holder's release: your-turn, lapse kept", () => {
     let record = acquireAs(leadHeld().record, ANA, at(3)).record;
     record = ok(petition(record, { identity: LEAD }, at(3, 1))).record;
     const queued = describeLock(record, SETTINGS, viewer, at(3, 2));
@@ -155,7 +317,10 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
 describe('lockStatus: next step', () => {
   it('the holder in its own clone is told to push and release, never "in another clone"', () => {
     const held = leadHeld();
-    assert.equal(describeLock(held.record, SETTINGS, { identity: LEAD, session: session(LEAD, 1) }, at(1)).next, 'push your work, then release (lockstep release --push)');
+    assert.equal(
+      describeLock(held.record, SETTINGS, { identity: LEAD, session: session(LEAD, 1) }, at(1)).next,
+      'push your work, then release (lockstep release --push)',
+    );
     assert.match(describeLock(held.record, SETTINGS, { identity: LEAD }, at(1)).next, /in another clone or session/);
   });
 });

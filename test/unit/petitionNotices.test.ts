@@ -9,8 +9,18 @@ describe('petition notices for the holder', () => {
   const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] };
   const hash = (c: string) => c.repeat(64);
   const record = (queue: LockRecord['queue']): LockRecord => ({
-    ...emptyRecord('c'), grant: 4, queue,
-    holder: { identity: 'alice@x.io', grant: 4, tokenHash: hash('a'), proofHash: hash('b'), grantedAt: now - 60_000, expiresAt: now + 3600_000, ttlMs: 2 * 3600_000 },
+    ...emptyRecord('c'),
+    grant: 4,
+    queue,
+    holder: {
+      identity: 'alice@x.io',
+      grant: 4,
+      tokenHash: hash('a'),
+      proofHash: hash('b'),
+      grantedAt: now - 60_000,
+      expiresAt: now + 3600_000,
+      ttlMs: 2 * 3600_000,
+    },
   });
   const as = (identity: string, r: LockRecord, session?: boolean) =>
     describeStatus(r, settings, { identity, ...(session ? { session: { grant: 4, tokenHash: hash('a') } } : {}) }, now);
@@ -19,13 +29,22 @@ describe('petition notices for the holder', () => {
     const told = new Set<string>();
     const bob = { identity: 'bob@x.io', at: now - 5_000, note: 'the parser' };
     const first = petitionsToTell(as('alice@x.io', record([bob]), true), told);
-    assert.deepEqual(first.map(n => [n.petition.identity, n.waiting]), [['bob@x.io', 1]]);
+    assert.deepEqual(
+      first.map(n => [n.petition.identity, n.waiting]),
+      [['bob@x.io', 1]],
+    );
     for (const n of first) told.add(n.key);
     assert.deepEqual(petitionsToTell(as('alice@x.io', record([bob]), true), told), []);
     const carol = { identity: 'carol@x.io', at: now - 1_000 };
-    assert.deepEqual(petitionsToTell(as('alice@x.io', record([bob, carol]), true), told).map(n => [n.petition.identity, n.waiting]), [['carol@x.io', 2]]);
+    assert.deepEqual(
+      petitionsToTell(as('alice@x.io', record([bob, carol]), true), told).map(n => [n.petition.identity, n.waiting]),
+      [['carol@x.io', 2]],
+    );
     const renewed = { ...bob, at: now };
-    assert.deepEqual(petitionsToTell(as('alice@x.io', record([renewed]), true), told).map(n => n.petition.identity), ['bob@x.io']);
+    assert.deepEqual(
+      petitionsToTell(as('alice@x.io', record([renewed]), true), told).map(n => n.petition.identity),
+      ['bob@x.io'],
+    );
   });
 
   it('tells nobody but the holder: not another member, not a clone without the session', () => {
@@ -37,8 +56,24 @@ describe('petition notices for the holder', () => {
 
   it('says who, the note (controls escaped), how many wait, and what to do', () => {
     const [one] = petitionsToTell(as('alice@x.io', record([{ identity: 'bob@x.io', at: now, note: 'the \u202eparser' }]), true), new Set());
-    assert.equal(petitionMessage(one!), 'Lockstep: bob@x.io petitioned for the lock: "the \\u202eparser". Push and release when your work is in, and the queue moves on.');
-    const two = petitionsToTell(as('alice@x.io', record([{ identity: 'bob@x.io', at: now }, { identity: 'carol@x.io', at: now }]), true), new Set());
-    assert.equal(petitionMessage(two[1]!), 'Lockstep: carol@x.io petitioned for the lock. 2 are waiting. Push and release when your work is in, and the queue moves on.');
+    assert.equal(
+      petitionMessage(one!),
+      'Lockstep: bob@x.io petitioned for the lock: "the \\u202eparser". Push and release when your work is in, and the queue moves on.',
+    );
+    const two = petitionsToTell(
+      as(
+        'alice@x.io',
+        record([
+          { identity: 'bob@x.io', at: now },
+          { identity: 'carol@x.io', at: now },
+        ]),
+        true,
+      ),
+      new Set(),
+    );
+    assert.equal(
+      petitionMessage(two[1]!),
+      'Lockstep: carol@x.io petitioned for the lock. 2 are waiting. Push and release when your work is in, and the queue moves on.',
+    );
   });
 });

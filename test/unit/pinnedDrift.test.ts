@@ -4,8 +4,15 @@ import { pinnedDrift } from '../../src/core/guard/pinnedDrift';
 
 /** Which settings of the pinned branch's `.lockstep.json` differ from the server guard's pinned ones (issue #24, item 11). */
 describe('pinned settings drift (pure)', () => {
-  const file = (extra: object = {}) => parseContainerFile(JSON.stringify({
-    container: '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69', protectedBranches: ['main', 'release'], operators: ['a@x', 'b@x'], ...extra }));
+  const file = (extra: object = {}) =>
+    parseContainerFile(
+      JSON.stringify({
+        container: '0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69',
+        protectedBranches: ['main', 'release'],
+        operators: ['a@x', 'b@x'],
+        ...extra,
+      }),
+    );
 
   it('none when only the order of a list or an unread setting (remote, gitTimeoutSeconds) differs', () => {
     assert.deepEqual(pinnedDrift(file(), file({ protectedBranches: ['release', 'main'], operators: ['b@x', 'a@x'] })), []);
@@ -16,7 +23,10 @@ describe('pinned settings drift (pure)', () => {
     assert.deepEqual(pinnedDrift(file(), file({ protectedBranches: ['main'] })), ['protectedBranches']);
     assert.deepEqual(pinnedDrift(file(), file({ operators: ['a@x', 'c@x'], windowSeconds: 60 })), ['operators', 'windowSeconds']);
     assert.deepEqual(pinnedDrift(file(), file({ driver: 'git', prefix: 'other', serverGuard: true })), ['driver', 'prefix', 'serverGuard']);
-    assert.deepEqual(pinnedDrift(file(), file({ container: '1b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69', path: '/srv/locks' })), ['container', 'path']);
+    assert.deepEqual(pinnedDrift(file(), file({ container: '1b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69', path: '/srv/locks' })), [
+      'container',
+      'path',
+    ]);
     assert.deepEqual(pinnedDrift(file(), file({ leaseTtlSeconds: 3600, heartbeatSeconds: 60 })), ['leaseTtlSeconds', 'heartbeatSeconds']);
   });
 });

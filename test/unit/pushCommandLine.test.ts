@@ -10,9 +10,11 @@ describe('a git push command line, read as git reads it', () => {
       for (const value of ['false', 'No', 'OFF', '']) assert.equal(gitBoolean(value), false, String(value));
     });
     it('integers as git parses them: decimal, octal, hex, units, within an int; anything else is no boolean', () => {
-      for (const value of ['1', '-1', '10', '010', '0x10', '0X1f', '1k', '2M', '1g', ' 1', '+3']) assert.equal(gitBoolean(value), true, value);
+      for (const value of ['1', '-1', '10', '010', '0x10', '0X1f', '1k', '2M', '1g', ' 1', '+3'])
+        assert.equal(gitBoolean(value), true, value);
       for (const value of ['0', '-0', '00', '0x0', '0k']) assert.equal(gitBoolean(value), false, value);
-      for (const value of ['1 ', 'tru', 'y', '08', '0x', '1t', '2147483648', '3g', 'if-asked']) assert.equal(gitBoolean(value), undefined, value);
+      for (const value of ['1 ', 'tru', 'y', '08', '0x', '1t', '2147483648', '3g', 'if-asked'])
+        assert.equal(gitBoolean(value), undefined, value);
       assert.equal(gitInteger('2147483647'), 2147483647);
       assert.equal(gitInteger('-2147483647'), -2147483647);
       assert.equal(gitInteger('2m'), 2 * 1024 * 1024);
@@ -73,9 +75,9 @@ describe('a git push command line, read as git reads it', () => {
     });
   });
 
-  describe('which words are the push\'s (git options, aliases)', () => {
+  describe("which words are the push's (git options, aliases)", () => {
     const none = new Map<string, string>();
-    it('skips git\'s own options, with their values', () => {
+    it("skips git's own options, with their values", () => {
       assert.deepEqual(pushArgumentsOf(['git', '-c', 'push.gpgSign=1', 'push', 'origin'], none), ['origin']);
       assert.deepEqual(pushArgumentsOf(['git', '-C', 'push', '--no-pager', 'push', '--sign'], none), ['--sign']);
       assert.deepEqual(pushArgumentsOf(['git', '--git-dir=x', 'push'], none), []);
@@ -83,7 +85,11 @@ describe('a git push command line, read as git reads it', () => {
       assert.equal(pushArgumentsOf(['git', 'status'], none), undefined);
     });
     it('expands an alias (and an alias of an alias) as git splits it; a shell alias is not read', () => {
-      const aliases = new Map([['p', 'push --signed'], ['pp', 'p "--push-option=a b"'], ['sh', '!git push --signed']]);
+      const aliases = new Map([
+        ['p', 'push --signed'],
+        ['pp', 'p "--push-option=a b"'],
+        ['sh', '!git push --signed'],
+      ]);
       assert.deepEqual(pushArgumentsOf(['git', 'P', 'origin'], aliases), ['--signed', 'origin']);
       assert.deepEqual(pushArgumentsOf(['git', 'pp', 'origin'], aliases), ['--signed', '--push-option=a b', 'origin']);
       assert.equal(pushArgumentsOf(['git', 'sh'], aliases), undefined);

@@ -17,10 +17,14 @@ describe('readOnly: when editors of the container are read-only', () => {
     { title: 'held by another', status: describeLock(held, SETTINGS, { identity: ANA }, at(1)), readOnly: true },
     { title: 'my identity holding it in another clone', status: describeLock(held, SETTINGS, { identity: LEAD }, at(1)), readOnly: true },
     { title: 'queued while held', status: describeLock(queued, SETTINGS, { identity: BEN }, at(0, 30)), readOnly: true },
-    { title: 'another\'s handover window', status: describeLock(released, SETTINGS, { identity: BEN }, at(1, 1)), readOnly: true },
+    { title: "another's handover window", status: describeLock(released, SETTINGS, { identity: BEN }, at(1, 1)), readOnly: true },
     { title: 'my turn', status: describeLock(released, SETTINGS, { identity: ANA }, at(1, 1)), readOnly: false },
     { title: 'a silent holder I may take over', status: describeLock(held, SETTINGS, { identity: ANA }, at(3)), readOnly: false },
-    { title: 'a silent holder during another\'s window', status: describeLock(queued, SETTINGS, { identity: BEN }, at(2, 1)), readOnly: true },
+    {
+      title: "a silent holder during another's window",
+      status: describeLock(queued, SETTINGS, { identity: BEN }, at(2, 1)),
+      readOnly: true,
+    },
   ];
   for (const c of cases) {
     it(`${c.title}: ${c.readOnly ? 'read-only' : 'writable'}`, () => assert.equal(lockedByOthers(c.status), c.readOnly));
@@ -31,8 +35,14 @@ describe('readOnly: when editors of the container are read-only', () => {
     const status = describeLock(held, SETTINGS, { identity: ANA }, at(1));
     assert.equal(status.state, LockState.HeldByOther);
     // Clock times, not countdowns: a notification that stays up never says "4s more" long after.
-    assert.equal(readOnlyReason(status, at(1)), `Read-only: ${LEAD} holds the lock (grant #1) until ${formatClock(status.holder!.expiresAt)} unless it heartbeats. Petition to take your turn.`);
+    assert.equal(
+      readOnlyReason(status, at(1)),
+      `Read-only: ${LEAD} holds the lock (grant #1) until ${formatClock(status.holder!.expiresAt)} unless it heartbeats. Petition to take your turn.`,
+    );
     const turn = describeLock(released, SETTINGS, { identity: BEN }, at(1, 1));
-    assert.equal(readOnlyReason(turn, at(1, 1)), `Read-only: it is ${ANA}'s turn to take the lock, until ${formatClock(turn.turn!.endsAt)}. Petition to take yours.`);
+    assert.equal(
+      readOnlyReason(turn, at(1, 1)),
+      `Read-only: it is ${ANA}'s turn to take the lock, until ${formatClock(turn.turn!.endsAt)}. Petition to take yours.`,
+    );
   });
 });

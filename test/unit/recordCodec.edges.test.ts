@@ -10,11 +10,15 @@ import { ANA, BEN, CONTAINER, LEAD, SETTINGS, T0, acquireAs, fresh, hex } from '
  */
 const base = (): Record<string, any> => JSON.parse(JSON.stringify(fresh())) as Record<string, any>;
 const read = (value: unknown) => parseRecord(value, 'file', CONTAINER, SETTINGS);
-const rejects = (value: unknown, what: RegExp) => assert.throws(() => read(value), (e: unknown) => e instanceof LockStorageError && what.test(e.message));
+const rejects = (value: unknown, what: RegExp) =>
+  assert.throws(
+    () => read(value),
+    (e: unknown) => e instanceof LockStorageError && what.test(e.message),
+  );
 const held = (): Record<string, any> => JSON.parse(JSON.stringify(acquireAs(fresh(), LEAD, T0).record)) as Record<string, any>;
 
 describe('recordCodec: encodeRecord', () => {
-  it('is the record\'s JSON, which parseRecord reads back unchanged', () => {
+  it("is the record's JSON, which parseRecord reads back unchanged", () => {
     const record = acquireAs(fresh(), LEAD, T0).record;
     const bytes = encodeRecord(record);
     assert.equal(bytes, JSON.stringify(record));
@@ -41,7 +45,16 @@ describe('recordCodec: each damage alone on a record without a holder', () => {
     rejects({ ...base(), nextId: 2, ranges: [range] }, /identifier ranges/);
   });
   it('two different people queued is a queue, not a person queued twice', () => {
-    assert.equal(read({ ...base(), queue: [{ identity: ANA, at: T0 }, { identity: BEN, at: T0 }] }).queue.length, 2);
+    assert.equal(
+      read({
+        ...base(),
+        queue: [
+          { identity: ANA, at: T0 },
+          { identity: BEN, at: T0 },
+        ],
+      }).queue.length,
+      2,
+    );
   });
   it('a range whose every identifier was minted (next = end + 1) is whole', () => {
     assert.equal(read({ ...base(), nextId: 3, ranges: [{ to: ANA, start: 1, end: 2, next: 3, grant: 1 }] }).ranges[0].next, 3);
@@ -62,12 +75,41 @@ describe('recordCodec: each damage alone on a record without a holder', () => {
     rejects({ ...base(), nextId: 10, pool: ['3-4'] }, /identifier pool/);
   });
   it('pool spans are apart: 3-4 then 6-7 is a pool, 3-4 then 5-6 (which should be one span) is damage', () => {
-    assert.deepEqual(read({ ...base(), nextId: 10, pool: [{ start: 3, end: 4 }, { start: 6, end: 7 }] }).pool, [{ start: 3, end: 4 }, { start: 6, end: 7 }]);
-    rejects({ ...base(), nextId: 10, pool: [{ start: 3, end: 4 }, { start: 5, end: 6 }] }, /identifier pool/);
+    assert.deepEqual(
+      read({
+        ...base(),
+        nextId: 10,
+        pool: [
+          { start: 3, end: 4 },
+          { start: 6, end: 7 },
+        ],
+      }).pool,
+      [
+        { start: 3, end: 4 },
+        { start: 6, end: 7 },
+      ],
+    );
+    rejects(
+      {
+        ...base(),
+        nextId: 10,
+        pool: [
+          { start: 3, end: 4 },
+          { start: 5, end: 6 },
+        ],
+      },
+      /identifier pool/,
+    );
   });
   it('a range above the pool is no overlap, whichever is listed first', () => {
-    const pool = [{ start: 1, end: 2 }, { start: 7, end: 8 }];
-    const ranges = [{ to: BEN, start: 5, end: 5, next: 5, grant: 1 }, { to: ANA, start: 3, end: 4, next: 3, grant: 1 }];
+    const pool = [
+      { start: 1, end: 2 },
+      { start: 7, end: 8 },
+    ];
+    const ranges = [
+      { to: BEN, start: 5, end: 5, next: 5, grant: 1 },
+      { to: ANA, start: 3, end: 4, next: 3, grant: 1 },
+    ];
     assert.equal(read({ ...base(), nextId: 10, ranges, pool }).ranges.length, 2);
     rejects({ ...base(), nextId: 10, ranges: [{ ...ranges[0], end: 7 }], pool }, /overlapping/);
   });
@@ -79,14 +121,23 @@ describe('recordCodec: records written before a field existed', () => {
     assert.deepEqual(read(older).pool, []);
   });
   it('blocks without numbers get their place on the page, and the last block number is the highest', () => {
-    const blocks = [{ to: ANA, text: 'a', grant: 1, at: T0 }, { to: BEN, text: 'b', grant: 1, at: T0 }];
+    const blocks = [
+      { to: ANA, text: 'a', grant: 1, at: T0 },
+      { to: BEN, text: 'b', grant: 1, at: T0 },
+    ];
     const { lastBlock: _, ...older } = { ...base(), blocks } as Record<string, any>;
     const record = read(older);
-    assert.deepEqual(record.blocks.map(b => b.id), [1, 2]);
+    assert.deepEqual(
+      record.blocks.map(b => b.id),
+      [1, 2],
+    );
     assert.equal(record.lastBlock, 2);
   });
   it('without a last block number, it is the highest block number on the page', () => {
-    const blocks = [{ id: 3, to: ANA, text: 'a', grant: 1, at: T0 }, { id: 1, to: BEN, text: 'b', grant: 1, at: T0 }];
+    const blocks = [
+      { id: 3, to: ANA, text: 'a', grant: 1, at: T0 },
+      { id: 1, to: BEN, text: 'b', grant: 1, at: T0 },
+    ];
     const { lastBlock: _, ...older } = { ...base(), blocks } as Record<string, any>;
     assert.equal(read(older).lastBlock, 3);
     const { lastBlock: __, ...none } = base();

@@ -16,8 +16,18 @@ function fullRecord(): Record<string, unknown> {
   let record: LockRecord = ok(petition(held.record, { identity: ANA, note: 'n' }, at(3, 2))).record;
   record = ok(leaseIds(record, held.proof, { newIdentity: true, to: ANA, count: 2 }, at(3, 3))).record;
   record = ok(nextId(record, { identity: ANA }, at(3, 4))).record;
-  record = { ...record, blocks: [{ id: 1, to: ANA, text: 'b', grant: 2, at: at(3, 5) }, { id: 3, to: BEN, text: 'c', grant: 2, at: at(3, 5) }], lastBlock: 3 };
-  assert.deepEqual([record.ranges.map(r => [r.start, r.end, r.next]), record.pool, record.nextId, record.caution?.silentGrant], [[[1, 2, 2]], [{ start: 3, end: 3 }], 4, 1]);
+  record = {
+    ...record,
+    blocks: [
+      { id: 1, to: ANA, text: 'b', grant: 2, at: at(3, 5) },
+      { id: 3, to: BEN, text: 'c', grant: 2, at: at(3, 5) },
+    ],
+    lastBlock: 3,
+  };
+  assert.deepEqual(
+    [record.ranges.map(r => [r.start, r.end, r.next]), record.pool, record.nextId, record.caution?.silentGrant],
+    [[[1, 2, 2]], [{ start: 3, end: 3 }], 4, 1],
+  );
   return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
 }
 
@@ -27,19 +37,46 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'an array', damage: () => [] },
   { what: 'a string', damage: () => 'lock' },
   { what: 'version 2', damage: r => ({ ...r, v: 2 }) },
-  { what: 'no version', damage: r => { delete r.v; return r; } },
+  {
+    what: 'no version',
+    damage: r => {
+      delete r.v;
+      return r;
+    },
+  },
   { what: 'another container', damage: r => ({ ...r, container: '11111111-2222-4333-8444-555555555555' }) },
   { what: 'a negative grant', damage: r => ({ ...r, grant: -1 }) },
   { what: 'a fractional grant', damage: r => ({ ...r, grant: 1.5 }) },
   { what: 'a grant as text', damage: r => ({ ...r, grant: '1' }) },
   { what: 'nextId 0', damage: r => ({ ...r, nextId: 0 }) },
-  { what: 'no nextId', damage: r => { delete r.nextId; return r; } },
+  {
+    what: 'no nextId',
+    damage: r => {
+      delete r.nextId;
+      return r;
+    },
+  },
   { what: 'releasedAt as text', damage: r => ({ ...r, releasedAt: 'yesterday' }) },
-  { what: 'a missing holder field', damage: r => { delete r.holder; return r; } },
+  {
+    what: 'a missing holder field',
+    damage: r => {
+      delete r.holder;
+      return r;
+    },
+  },
   { what: 'a holder grant other than the record grant', damage: r => ({ ...r, holder: { ...r.holder, grant: 7 } }) },
   { what: 'a holder token hash that is not 64 hex', damage: r => ({ ...r, holder: { ...r.holder, tokenHash: 'abc' } }) },
-  { what: 'a holder token hash in upper case', damage: r => ({ ...r, holder: { ...r.holder, tokenHash: (r.holder.tokenHash as string).toUpperCase() } }) },
-  { what: 'a holder without proof hash', damage: r => { delete r.holder.proofHash; return r; } },
+  {
+    what: 'a holder token hash in upper case',
+    damage: r => ({ ...r, holder: { ...r.holder, tokenHash: (r.holder.tokenHash as string).toUpperCase() } }),
+  },
+  {
+    what: 'a holder without proof hash',
+    damage: r => {
+      delete r.holder.proofHash;
+      return r;
+    },
+  },
   { what: 'a holder with an empty identity', damage: r => ({ ...r, holder: { ...r.holder, identity: '' } }) },
   { what: 'a holder with an infinite expiry', damage: r => ({ ...r, holder: { ...r.holder, expiresAt: 'Infinity' } }) },
   { what: 'a queue that is an object', damage: r => ({ ...r, queue: {} }) },
@@ -51,21 +88,56 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a range without lessee', damage: r => ({ ...r, ranges: [{ ...r.ranges[0], to: '' }] }) },
   { what: 'a pool reaching nextId (would be reissued)', damage: r => ({ ...r, pool: [{ start: 3, end: r.nextId }] }) },
   { what: 'a pool past nextId', damage: r => ({ ...r, pool: [{ start: r.nextId + 1, end: r.nextId + 2 }] }) },
-  { what: 'overlapping pool spans', damage: r => ({ ...r, nextId: 10, pool: [{ start: 3, end: 6 }, { start: 5, end: 8 }] }) },
-  { what: 'pool spans out of order', damage: r => ({ ...r, nextId: 10, pool: [{ start: 7, end: 8 }, { start: 3, end: 4 }] }) },
+  {
+    what: 'overlapping pool spans',
+    damage: r => ({
+      ...r,
+      nextId: 10,
+      pool: [
+        { start: 3, end: 6 },
+        { start: 5, end: 8 },
+      ],
+    }),
+  },
+  {
+    what: 'pool spans out of order',
+    damage: r => ({
+      ...r,
+      nextId: 10,
+      pool: [
+        { start: 7, end: 8 },
+        { start: 3, end: 4 },
+      ],
+    }),
+  },
   { what: 'a pool span ending before it starts', damage: r => ({ ...r, pool: [{ start: 3, end: 2 }] }) },
   { what: 'a pool of identifier 0', damage: r => ({ ...r, pool: [{ start: 0, end: 0 }] }) },
   { what: 'a range overlapping the pool (its unused part)', damage: r => ({ ...r, pool: [{ start: 2, end: 3 }] }) },
-  { what: 'a range overlapping the pool (its minted part)', damage: r => ({ ...r, pool: [{ start: 1, end: 1 }, { start: 3, end: 3 }] }) },
+  {
+    what: 'a range overlapping the pool (its minted part)',
+    damage: r => ({
+      ...r,
+      pool: [
+        { start: 1, end: 1 },
+        { start: 3, end: 3 },
+      ],
+    }),
+  },
   { what: 'two ranges overlapping', damage: r => ({ ...r, ranges: [r.ranges[0], { ...r.ranges[0], to: BEN, start: 2, next: 2 }] }) },
   { what: 'a negative caution grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: -1 } }) },
   { what: 'a fractional caution grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: 1.5 } }) },
-  { what: 'a caution grant past the record\'s grant', damage: r => ({ ...r, caution: { ...r.caution, silentGrant: r.grant + 1 } }) },
+  { what: "a caution grant past the record's grant", damage: r => ({ ...r, caution: { ...r.caution, silentGrant: r.grant + 1 } }) },
   { what: 'a caution time as text', damage: r => ({ ...r, caution: { ...r.caution, since: 'now' } }) },
   { what: 'a negative caution time', damage: r => ({ ...r, caution: { ...r.caution, since: -1 } }) },
   { what: 'a caution mark by no one', damage: r => ({ ...r, caution: { ...r.caution, by: '' } }) },
   { what: 'a caution mark that is not an object', damage: r => ({ ...r, caution: 1 }) },
-  { what: 'blocks missing', damage: r => { delete r.blocks; return r; } },
+  {
+    what: 'blocks missing',
+    damage: r => {
+      delete r.blocks;
+      return r;
+    },
+  },
   { what: 'a negative block number', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: -1 }] }) },
   { what: 'a fractional block number', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: 1.5 }] }) },
   { what: 'block number 0', damage: r => ({ ...r, blocks: [{ ...r.blocks[0], id: 0 }] }) },
@@ -75,12 +147,12 @@ const damages: { what: string; damage: Damage }[] = [
   { what: 'a block without text', damage: r => ({ ...r, blocks: [{ to: ANA, grant: 1, at: T0 }] }) },
   { what: 'an audit line without time', damage: r => ({ ...r, audit: [{ who: LEAD, action: 'acquire' }] }) },
   { what: 'audit as text', damage: r => ({ ...r, audit: 'lost' }) },
-  { what: 'a holder\'s lease length below 1 s', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 500 } }) },
-  { what: 'a holder\'s lease length of 0', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 0 } }) },
-  { what: 'a holder\'s lease length past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 25 * 3_600_000 } }) },
-  { what: 'a holder\'s lease length 1 ms past 24 h', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 86_400_001 } }) },
-  { what: 'a holder\'s fractional lease length', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 60_000.5 } }) },
-  { what: 'a holder\'s lease length as text', damage: r => ({ ...r, holder: { ...r.holder, ttlMs: '60000' } }) },
+  { what: "a holder's lease length below 1 s", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 500 } }) },
+  { what: "a holder's lease length of 0", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 0 } }) },
+  { what: "a holder's lease length past 24 h", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 25 * 3_600_000 } }) },
+  { what: "a holder's lease length 1 ms past 24 h", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 86_400_001 } }) },
+  { what: "a holder's fractional lease length", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: 60_000.5 } }) },
+  { what: "a holder's lease length as text", damage: r => ({ ...r, holder: { ...r.holder, ttlMs: '60000' } }) },
 ];
 
 describe('recordCodec: parseRecord', () => {
@@ -90,7 +162,7 @@ describe('recordCodec: parseRecord', () => {
     assert.deepEqual(parseRecord(structuredClone(full), 'file', CONTAINER, SETTINGS), full);
   });
 
-  it('reads a holder written before grants kept their TTL with the container\'s lease length', () => {
+  it("reads a holder written before grants kept their TTL with the container's lease length", () => {
     const full = fullRecord();
     const { ttlMs, ...older } = full.holder as Record<string, unknown>;
     assert.equal(ttlMs, SETTINGS.leaseTtlMs);

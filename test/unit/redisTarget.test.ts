@@ -12,28 +12,42 @@ const DIGEST = 'ab'.repeat(32);
 
 /** Asserts a configuration error about redisUrl that shows none of `secrets`. */
 function refused(url: string, pattern: RegExp, secrets: string[] = []): void {
-  assert.throws(() => parseRedisTarget(url), (error: unknown) => {
-    assert.ok(error instanceof LockConfigurationError);
-    assert.equal(error.setting, 'redisUrl');
-    assert.match(error.message, pattern);
-    const shown = `${error.message}\n${inspect(error)}`;
-    for (const secret of secrets) assert.ok(!shown.includes(secret), `the error shows ${secret}`);
-    return true;
-  });
+  assert.throws(
+    () => parseRedisTarget(url),
+    (error: unknown) => {
+      assert.ok(error instanceof LockConfigurationError);
+      assert.equal(error.setting, 'redisUrl');
+      assert.match(error.message, pattern);
+      const shown = `${error.message}\n${inspect(error)}`;
+      for (const secret of secrets) assert.ok(!shown.includes(secret), `the error shows ${secret}`);
+      return true;
+    },
+  );
 }
 
 describe('redis URLs: one server, Sentinel, Cluster', () => {
-  it('reads a Sentinel URL: sentinels, master name, db, and the data nodes\' credentials', () => {
+  it("reads a Sentinel URL: sentinels, master name, db, and the data nodes' credentials", () => {
     assert.deepEqual(parseRedisTarget('redis-sentinel://bot:p%40ss@10.0.0.1:26380,sentinel-b,[::1]:26381/orders?db=3'), {
       kind: 'sentinel',
-      sentinels: [{ host: '10.0.0.1', port: 26380 }, { host: 'sentinel-b', port: 26379 }, { host: '::1', port: 26381 }],
-      masterName: 'orders', db: 3, credentials: { username: 'bot', password: 'p@ss' },
+      sentinels: [
+        { host: '10.0.0.1', port: 26380 },
+        { host: 'sentinel-b', port: 26379 },
+        { host: '::1', port: 26381 },
+      ],
+      masterName: 'orders',
+      db: 3,
+      credentials: { username: 'bot', password: 'p@ss' },
     });
   });
 
   it('reads a Cluster URL with at least two seed nodes', () => {
     assert.deepEqual(parseRedisTarget('redis-cluster://:Secret-1@a:7000,b'), {
-      kind: 'cluster', nodes: [{ host: 'a', port: 7000 }, { host: 'b', port: 6379 }], credentials: { password: 'Secret-1' },
+      kind: 'cluster',
+      nodes: [
+        { host: 'a', port: 7000 },
+        { host: 'b', port: 6379 },
+      ],
+      credentials: { password: 'Secret-1' },
     });
   });
 
@@ -66,8 +80,14 @@ describe('redis URLs: one server, Sentinel, Cluster', () => {
     assert.equal(resolveConfig({}, {}).redisMinReplicas, undefined);
     assert.equal(resolveConfig({ redisMinReplicas: 2 }, {}).redisMinReplicas, 2);
     assert.equal(resolveConfig({ redisMinReplicas: 2 }, { LOCKSTEP_REDIS_MIN_REPLICAS: '0' }).redisMinReplicas, 0);
-    assert.throws(() => resolveConfig({}, { LOCKSTEP_REDIS_MIN_REPLICAS: 'one' }), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'LOCKSTEP_REDIS_MIN_REPLICAS');
-    assert.throws(() => resolveConfig({ redisMinReplicas: -1 }, {}), (e: unknown) => e instanceof LockConfigurationError && e.setting === 'redisMinReplicas');
+    assert.throws(
+      () => resolveConfig({}, { LOCKSTEP_REDIS_MIN_REPLICAS: 'one' }),
+      (e: unknown) => e instanceof LockConfigurationError && e.setting === 'LOCKSTEP_REDIS_MIN_REPLICAS',
+    );
+    assert.throws(
+      () => resolveConfig({ redisMinReplicas: -1 }, {}),
+      (e: unknown) => e instanceof LockConfigurationError && e.setting === 'redisMinReplicas',
+    );
   });
 });
 
@@ -82,8 +102,9 @@ describe('redis keys and deployment replies', () => {
   });
 
   it('counts online replicas in INFO replication', () => {
-    const info = 'role:master\r\nconnected_slaves:3\r\nslave0:ip=127.0.0.1,port=1,state=online,offset=5,lag=0\r\n'
-      + 'slave1:ip=127.0.0.1,port=2,state=wait_bgsave,offset=0,lag=0\r\nslave2:ip=127.0.0.1,port=3,state=online,offset=5,lag=1\r\n';
+    const info =
+      'role:master\r\nconnected_slaves:3\r\nslave0:ip=127.0.0.1,port=1,state=online,offset=5,lag=0\r\n' +
+      'slave1:ip=127.0.0.1,port=2,state=wait_bgsave,offset=0,lag=0\r\nslave2:ip=127.0.0.1,port=3,state=online,offset=5,lag=1\r\n';
     assert.equal(replicasFromInfo(info), 2);
     assert.equal(replicasFromInfo('role:master\r\nconnected_slaves:0\r\n'), 0);
   });

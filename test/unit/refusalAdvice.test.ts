@@ -13,18 +13,34 @@ import { ANA, BEN, CYD, LEAD, OP, SETTINGS, acquireAs, at, fresh, hex, ok } from
 
 const WINDOW = SETTINGS.windowMs;
 const leadHeld = () => acquireAs(fresh(), LEAD, at(0));
-const queued = (record: LockRecord, ...who: string[]) => who.reduce((r, identity, i) => ok(protocol.petition(r, { identity }, at(0, 1) + i)).record, record);
+const queued = (record: LockRecord, ...who: string[]) =>
+  who.reduce((r, identity, i) => ok(protocol.petition(r, { identity }, at(0, 1) + i)).record, record);
 
-interface Scene { readonly name: string; readonly record: () => LockRecord; readonly now: number }
+interface Scene {
+  readonly name: string;
+  readonly record: () => LockRecord;
+  readonly now: number;
+}
 const scenes: Scene[] = [
   { name: 'free', record: fresh, now: at(0) },
   { name: 'held by lead', record: () => leadHeld().record, now: at(1) },
   { name: 'held by lead, ana and ben queued', record: () => queued(leadHeld().record, ANA, BEN), now: at(1) },
-  { name: 'lead silent, ana and ben queued (ana\'s window)', record: () => queued(leadHeld().record, ANA, BEN), now: at(2, 1) },
-  { name: 'lead silent, ana and ben queued (ben\'s window)', record: () => queued(leadHeld().record, ANA, BEN), now: at(2) + WINDOW + 1 },
+  { name: "lead silent, ana and ben queued (ana's window)", record: () => queued(leadHeld().record, ANA, BEN), now: at(2, 1) },
+  { name: "lead silent, ana and ben queued (ben's window)", record: () => queued(leadHeld().record, ANA, BEN), now: at(2) + WINDOW + 1 },
   { name: 'lead silent, nobody queued', record: () => leadHeld().record, now: at(3) },
-  { name: 'released, ana and ben queued', record: () => { const h = leadHeld(); return ok(protocol.release(queued(h.record, ANA, BEN), h.proof, at(1))).record; }, now: at(1, 1) },
-  { name: 'cleared by the operator, ben queued', record: () => ok(protocol.clear(queued(leadHeld().record, BEN), SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record, now: at(3, 1) },
+  {
+    name: 'released, ana and ben queued',
+    record: () => {
+      const h = leadHeld();
+      return ok(protocol.release(queued(h.record, ANA, BEN), h.proof, at(1))).record;
+    },
+    now: at(1, 1),
+  },
+  {
+    name: 'cleared by the operator, ben queued',
+    record: () => ok(protocol.clear(queued(leadHeld().record, BEN), SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record,
+    now: at(3, 1),
+  },
   { name: 'ana took over from silent lead', record: () => acquireAs(leadHeld().record, ANA, at(3)).record, now: at(3, 1) },
 ];
 const people = [LEAD, ANA, BEN, CYD, OP];
@@ -39,7 +55,10 @@ function proofOf(record: LockRecord, identity: string): HolderProof {
 function attempts(record: LockRecord, identity: string, now: number): [string, Outcome<unknown>][] {
   const proof = proofOf(record, identity);
   return [
-    ['acquire', protocol.acquire(record, SETTINGS, { identity, tokenHash: hex(`new:${identity}`), proofHash: hex(`proof:${identity}`) }, now)],
+    [
+      'acquire',
+      protocol.acquire(record, SETTINGS, { identity, tokenHash: hex(`new:${identity}`), proofHash: hex(`proof:${identity}`) }, now),
+    ],
     ['heartbeat', protocol.heartbeat(record, SETTINGS, proof, now)],
     ['release', protocol.release(record, proof, now, { settings: SETTINGS })],
     ['petition', protocol.petition(record, { identity }, now, SETTINGS)],
@@ -56,7 +75,10 @@ function assertAdviceHolds(message: string, record: LockRecord, identity: string
   assert.doesNotMatch(message, /below or past|[Ff]etch, (and|then) petition/, `${what}: a message that sends people the wrong way`);
   if (/lockstep acquire|acquire it now|acquire again/i.test(message)) {
     const outcome = protocol.acquire(record, SETTINGS, { identity, tokenHash: hex('t'), proofHash: hex('p') }, now);
-    assert.ok(outcome.ok, `${what}: advises acquiring, which is refused (${outcome.ok ? '' : outcome.error.message})\n  advice: ${message}`);
+    assert.ok(
+      outcome.ok,
+      `${what}: advises acquiring, which is refused (${outcome.ok ? '' : outcome.error.message})\n  advice: ${message}`,
+    );
   }
   if (/lockstep petition|petition to join/i.test(message)) {
     const outcome = protocol.petition(record, { identity }, now);
@@ -64,7 +86,10 @@ function assertAdviceHolds(message: string, record: LockRecord, identity: string
   }
   if (/lockstep wait|wait for your turn/i.test(message)) {
     const status = describeLock(record, SETTINGS, { identity }, now);
-    assert.ok(status.position > 0 && !status.canAcquire, `${what}: advises waiting in the queue, but ${identity} is not waiting there\n  advice: ${message}`);
+    assert.ok(
+      status.position > 0 && !status.canAcquire,
+      `${what}: advises waiting in the queue, but ${identity} is not waiting there\n  advice: ${message}`,
+    );
   }
 }
 
@@ -80,18 +105,31 @@ describe('refusals tell the truth and the next step (every state × person × tr
           assertAdviceHolds(outcome.error.message, record, identity, scene.now, `${name} by ${identity}`);
         }
         // The status's own "next" line (the badge tooltip, `lockstep status`) obeys the same rule.
-        assertAdviceHolds(describeLock(record, SETTINGS, { identity }, scene.now).next, record, identity, scene.now, `status next for ${identity}`);
+        assertAdviceHolds(
+          describeLock(record, SETTINGS, { identity }, scene.now).next,
+          record,
+          identity,
+          scene.now,
+          `status next for ${identity}`,
+        );
         const sessions = [undefined, { grant: Math.max(1, record.grant), token: hex(`other:${identity}`) }];
         for (const session of sessions) {
           const verdict = fenceClientPush(record, session, scene.now, { identity, settings: SETTINGS });
-          if (verdict) assertAdviceHolds(verdict.message, record, identity, scene.now, `push by ${identity}${session ? ' with a lapsed session' : ''}`);
+          if (verdict)
+            assertAdviceHolds(
+              verdict.message,
+              record,
+              identity,
+              scene.now,
+              `push by ${identity}${session ? ' with a lapsed session' : ''}`,
+            );
         }
       }
       assert.ok(refusals > 0, 'the scene refused something');
     });
   }
 
-  it('the issue\'s cases: second in the queue is told to wait, not to petition; the holder\'s expired grant reads as expired', () => {
+  it("the issue's cases: second in the queue is told to wait, not to petition; the holder's expired grant reads as expired", () => {
     const record = queued(leadHeld().record, ANA, BEN);
     const second = protocol.acquire(record, SETTINGS, { identity: BEN, tokenHash: hex('t'), proofHash: hex('p') }, at(1));
     assert.ok(!second.ok);

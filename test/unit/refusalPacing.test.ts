@@ -7,12 +7,16 @@ import { RefusalPacing } from '../../src/core/stores/refusalPacing';
 const FOREVER = 600_000;
 
 /** Resolves after `turns` turns of the event loop. */
-const turns = async (n: number) => { for (let i = 0; i < n; i++) await new Promise(resolve => setImmediate(resolve)); };
+const turns = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise(resolve => setImmediate(resolve));
+};
 
 /** Tracks whether a promise has settled yet. */
 function settledFlag(promise: Promise<unknown>): { readonly done: boolean } {
   const flag = { done: false };
-  void promise.then(() => { flag.done = true; });
+  void promise.then(() => {
+    flag.done = true;
+  });
   return flag;
 }
 
@@ -20,7 +24,9 @@ describe('RefusalPacing: clients that retry a refused claim in a tight loop', ()
   let clock = 0;
   const pacing = () => new RefusalPacing({ now: () => clock, hotMs: 1, pauseMs: FOREVER });
 
-  beforeEach(() => { clock = 0; });
+  beforeEach(() => {
+    clock = 0;
+  });
 
   it('answers a first refusal after one turn of the event loop, never a pause', async () => {
     const client = pacing();
@@ -90,14 +96,14 @@ describe('RefusalPacing: clients that retry a refused claim in a tight loop', ()
   });
 });
 
-describe('CasDriver with synchronous cells (the file driver\'s wiring of RefusalPacing)', () => {
+describe("CasDriver with synchronous cells (the file driver's wiring of RefusalPacing)", () => {
   const clock = 0;
   const cells = new MemoryCells();
   const client = () => new CasDriver('file', false, cells, { yieldToIo: true, pacing: { now: () => clock, hotMs: 1, pauseMs: FOREVER } });
   const key = 'ab'.repeat(32);
   const [OWNER_A, OWNER_B] = ['a'.repeat(64), 'b'.repeat(64)];
 
-  it('pauses a client refused twice in a row, and the holder\'s release in this process wakes it to claim', async () => {
+  it("pauses a client refused twice in a row, and the holder's release in this process wakes it to claim", async () => {
     const [holder, spinner] = [client(), client()];
     const held = await holder.claim(key, OWNER_A, 30_000, 1_000);
     assert.equal(held.claimed, true);

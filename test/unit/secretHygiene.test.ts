@@ -50,7 +50,9 @@ function assertSecret(value: object, secrets: readonly string[], where: string):
 describe('secret hygiene: managers, handles, settings and drivers print no credential or token', () => {
   const dir = useTempDir('lockstep-secrets', 'suite');
   const opened: { close(): Promise<void> }[] = [];
-  after(async () => { for (const o of opened) await o.close(); });
+  after(async () => {
+    for (const o of opened) await o.close();
+  });
 
   it('the check itself catches a password in a field, a nested object and a getter-free copy', () => {
     for (const leak of [{ url: REDIS_URL }, { inner: { deep: [PASSWORD] } }, Object.defineProperty({}, 'hidden', { value: PASSWORD })]) {
@@ -86,10 +88,15 @@ describe('secret hygiene: managers, handles, settings and drivers print no crede
       ['redis', () => openDriver(resolveConfig({ driver: 'redis', prefix: 'p', redisUrl: REDIS_URL }, {}))],
       ['sql (postgres)', () => openDriver(resolveConfig({ driver: 'sql', prefix: 'p', databaseUrl: PG_URL }, {}))],
       ['sql (mysql)', () => openDriver(resolveConfig({ driver: 'sql', prefix: 'p', databaseUrl: MYSQL_URL }, {}))],
-      ['git (https remote with credentials)', async () => createGitDriver({ gitDir: dir.path, gitRemote: GIT_URL, prefix: 'p', gitTimeoutMs: 1_000 })],
+      [
+        'git (https remote with credentials)',
+        async () => createGitDriver({ gitDir: dir.path, gitRemote: GIT_URL, prefix: 'p', gitTimeoutMs: 1_000 }),
+      ],
     ];
     // Each driver's client library loads once, here, so that a test's time is its own (the unit limit is 100 ms).
-    before(async () => { for (const [, open] of drivers) opened.push(await open()); });
+    before(async () => {
+      for (const [, open] of drivers) opened.push(await open());
+    });
     for (const [label, open] of drivers) {
       it(`${label}`, async () => {
         const driver = await open();
@@ -99,7 +106,11 @@ describe('secret hygiene: managers, handles, settings and drivers print no crede
     }
 
     it('a manager on each of them, once its driver is decided', async () => {
-      for (const options of [{ driver: 'redis', redisUrl: REDIS_URL }, { driver: 'sql', databaseUrl: PG_URL }, { driver: 'sql', databaseUrl: MYSQL_URL }] as const) {
+      for (const options of [
+        { driver: 'redis', redisUrl: REDIS_URL },
+        { driver: 'sql', databaseUrl: PG_URL },
+        { driver: 'sql', databaseUrl: MYSQL_URL },
+      ] as const) {
         const manager = createLockManager({ ...options, prefix: 'p', env: {} });
         opened.push(manager);
         assert.equal(await manager.driverName(), options.driver);
@@ -111,7 +122,10 @@ describe('secret hygiene: managers, handles, settings and drivers print no crede
   describe('handles, and the drivers and managers that issued them', () => {
     const tokens: string[] = [];
     const secrets = () => [...tokens, ...tokens.map(hashToken)];
-    const keep = (h: LockHandle) => { tokens.push(h.ownerToken()); return h; };
+    const keep = (h: LockHandle) => {
+      tokens.push(h.ownerToken());
+      return h;
+    };
 
     async function exercise(label: string, manager: LockManager, driver: Driver): Promise<void> {
       const held = keep(await manager.acquire('hygiene:held', { ttl: 60 }));
@@ -119,8 +133,14 @@ describe('secret hygiene: managers, handles, settings and drivers print no crede
       await released.release();
       const busy = await manager.acquire('hygiene:held');
       assert.equal(busy.acquired, false);
-      for (const [what, value] of [['held handle', held], ['released handle', released], ['busy handle', busy],
-        ['manager', manager], ['driver', driver], ['settings', manager.config]] as const) {
+      for (const [what, value] of [
+        ['held handle', held],
+        ['released handle', released],
+        ['busy handle', busy],
+        ['manager', manager],
+        ['driver', driver],
+        ['settings', manager.config],
+      ] as const) {
         assertSecret(value, secrets(), `${label} ${what}`);
       }
       assert.deepEqual(Object.keys(held).sort(), ['acquired', 'fencingToken'], 'a handle has no other enumerable field');

@@ -27,12 +27,12 @@ function judged(records: readonly LockRecord[], first: string | null = null): Ju
 }
 const witnessOf = (record: LockRecord) => ({ digest: digestOf(encodeRecord(record)), text: encodeRecord(record), record });
 
-describe('signed chain of a page on a participants\' store', () => {
+describe("signed chain of a page on a participants' store", () => {
   const created = ok(protocol.createPage(CONTAINER, { identity: LEAD }, at(0))).record;
   const held = acquireAs(created, LEAD, at(1));
   const released = ok(protocol.release(held.record, held.proof, at(2))).record;
 
-  it('proves a chain from the page\'s creation for a reader with no witness, and hands back its head (control)', () => {
+  it("proves a chain from the page's creation for a reader with no witness, and hands back its head (control)", () => {
     const verdict = checkChain(judged([created, held.record, released]), undefined, SETTINGS);
     assert.deepEqual(verdict, { ok: true, head: { digest: digestOf(encodeRecord(released)), text: encodeRecord(released) } });
   });
@@ -49,7 +49,12 @@ describe('signed chain of a page on a participants\' store', () => {
   it('refuses a signed step that is no legal transition: ana names herself holder while lead holds', () => {
     const forged = acquireAs(created, ANA, at(1, 30)).record;
     const steps = judged([created, held.record]);
-    const step: JudgedStep = { step: { p: steps[1].digest, r: encodeRecord(forged), s: 'sig' }, digest: digestOf(encodeRecord(forged)), record: forged, signature: good(ANA) };
+    const step: JudgedStep = {
+      step: { p: steps[1].digest, r: encodeRecord(forged), s: 'sig' },
+      digest: digestOf(encodeRecord(forged)),
+      record: forged,
+      signature: good(ANA),
+    };
     const verdict = checkChain([...steps, step], undefined, SETTINGS);
     assert.equal(!verdict.ok && verdict.step, step.digest);
   });
@@ -66,7 +71,10 @@ describe('signed chain of a page on a participants\' store', () => {
     const verdict = checkChain(judged([created, other]), witnessOf(held.record), SETTINGS);
     assert.equal(verdict.ok, false);
     assert.equal(!verdict.ok && verdict.step, digestOf(encodeRecord(other)));
-    assert.match(!verdict.ok ? verdict.why : '', /no longer holds the step this reader proved last \(acquire by lead@example\.com, grant #1\)/);
+    assert.match(
+      !verdict.ok ? verdict.why : '',
+      /no longer holds the step this reader proved last \(acquire by lead@example\.com, grant #1\)/,
+    );
     // A reader that never saw lead's acquire cannot tell (README "Threat model").
     assert.equal(checkChain(judged([created, other]), undefined, SETTINGS).ok, true);
   });
@@ -82,8 +90,9 @@ describe('signed chain of a page on a participants\' store', () => {
     assert.equal(checkChain(steps, undefined, SETTINGS).ok, true);
   });
 
-  it('an operator\'s adopt after the witness that keeps the fence restarts the chain; an older one, or one lowering the grant, does not', () => {
-    const adopt = (when: number, grantFloor: number) => ok(protocol.adoptPage(CONTAINER, SETTINGS, { identity: OP, reason: 'repair', grantFloor, nextIdFloor: 1 }, when)).record;
+  it("an operator's adopt after the witness that keeps the fence restarts the chain; an older one, or one lowering the grant, does not", () => {
+    const adopt = (when: number, grantFloor: number) =>
+      ok(protocol.adoptPage(CONTAINER, SETTINGS, { identity: OP, reason: 'repair', grantFloor, nextIdFloor: 1 }, when)).record;
     assert.equal(checkChain(judged([adopt(at(5), 1)]), witnessOf(held.record), SETTINGS).ok, true);
     assert.equal(checkChain(judged([adopt(at(0, 30), 1)]), witnessOf(held.record), SETTINGS).ok, false);
     assert.equal(checkChain(judged([adopt(at(5), 0)]), witnessOf(held.record), SETTINGS).ok, false);

@@ -5,8 +5,7 @@ import { auditFromHistory, buildTimeline, describeBar, describeWait, longerAudit
 import { ANA, BEN, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, ok, proofOf } from '../helpers/lockRecordFixture';
 
 const TTL = SETTINGS.leaseTtlMs;
-const timelineOf = (record: LockRecord, now: number) =>
-  buildTimeline({ audit: record.audit, holder: record.holder, leaseTtlMs: TTL, now });
+const timelineOf = (record: LockRecord, now: number) => buildTimeline({ audit: record.audit, holder: record.holder, leaseTtlMs: TTL, now });
 const hhmm = (ms: number) => `h${(ms - T0) / HOUR}`;
 
 describe('timeline: who held the lock when, from the audit', () => {
@@ -84,16 +83,22 @@ describe('timeline: who held the lock when, from the audit', () => {
       { who: BEN, from: at(1, 45), to: at(2, 20), ending: 'withdrew' },
       { who: BEN, from: at(3), to: at(4), ending: 'waiting' },
     ]);
-    assert.equal(describeWait(waits[0]!, hhmm, ms => `${ms / 60_000} min`), `${ANA} waited 40 min from h1.5, then acquired.`);
+    assert.equal(
+      describeWait(waits[0]!, hhmm, ms => `${ms / 60_000} min`),
+      `${ANA} waited 40 min from h1.5, then acquired.`,
+    );
   });
 
   it('ignores refused lines: a refused acquire draws no bar', () => {
     let r = acquireAs(fresh(), LEAD, at(1)).record;
     r = { ...r, audit: [...r.audit, { at: at(1, 5), who: ANA, action: 'acquire', grant: 2, outcome: 'refused' }] };
-    assert.deepEqual(timelineOf(r, at(1, 30)).bars.map(b => b.who), [LEAD]);
+    assert.deepEqual(
+      timelineOf(r, at(1, 30)).bars.map(b => b.who),
+      [LEAD],
+    );
   });
 
-  it('reads the git driver\'s history (newest first, messages are summaries) back into audit lines, oldest first', () => {
+  it("reads the git driver's history (newest first, messages are summaries) back into audit lines, oldest first", () => {
     let r = acquireAs(fresh(), LEAD, at(1)).record;
     r = ok(petition(r, { identity: ANA, note: 'parser: (grant #9) next' }, at(1, 5))).record;
     r = { ...r, audit: [...r.audit, { at: at(1, 6), who: BEN, action: 'acquire', grant: 2, outcome: 'refused' }] };
@@ -103,14 +108,16 @@ describe('timeline: who held the lock when, from the audit', () => {
     assert.deepEqual(auditFromHistory(history), r.audit);
   });
 
-  it('takes each entry\'s own audit line over its summary: a forged summary draws nothing', () => {
+  it("takes each entry's own audit line over its summary: a forged summary draws nothing", () => {
     const r = ok(petition(acquireAs(fresh(), LEAD, at(1)).record, { identity: ANA }, at(1, 5))).record;
     const forged = `clear by ${OP} (grant #1): cleared ${LEAD}: mine`;
-    const history = [...r.audit].reverse().map(l => ({ time: l.at, summary: l.action === 'petition' ? forged : summarise(l, l.outcome), line: l }));
+    const history = [...r.audit]
+      .reverse()
+      .map(l => ({ time: l.at, summary: l.action === 'petition' ? forged : summarise(l, l.outcome), line: l }));
     assert.deepEqual(auditFromHistory(history), r.audit);
   });
 
-  it('takes the history only where it reaches further back than the record\'s audit', () => {
+  it("takes the history only where it reaches further back than the record's audit", () => {
     const r = acquireAs(fresh(), LEAD, at(1)).record;
     const older = [{ at: at(0), who: OP, action: 'init' as const, grant: 0, outcome: 'done' as const }, ...r.audit];
     assert.equal(longerAudit(r.audit, older), older);

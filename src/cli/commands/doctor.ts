@@ -9,7 +9,7 @@ const MARK = { ok: 'ok  ', info: 'info', warning: 'warn', error: 'FAIL' } as con
 
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: 'check this clone\'s Lockstep set-up: store, page, session, hooks, push options, clock',
+  summary: "check this clone's Lockstep set-up: store, page, session, hooks, push options, clock",
   help: `usage: lockstep doctor
 
 Reports, read-only, each with a fix: the driver, the page's location (never a credential), prefix
@@ -25,11 +25,15 @@ Exit codes: 0 no finding is an error · 1 at least one is (the fix says what to 
     parseCommandArgs(context.args, {});
     const facts = await gatherDoctorFacts({ cwd: context.cwd, env: context.env });
     // In the shared bare repository there is no clone: the server guard and the page it reads, as status shows there.
-    const findings = !facts.container.ok && facts.container.kind === 'not-initialised' && await isBareRepository(context.cwd)
-      ? await bareRepositoryFindings(context.cwd, Date.now())
-      : diagnose(facts);
+    const findings =
+      !facts.container.ok && facts.container.kind === 'not-initialised' && (await isBareRepository(context.cwd))
+        ? await bareRepositoryFindings(context.cwd, Date.now())
+        : diagnose(facts);
     const healthy = findings.every(f => f.level !== 'error');
-    context.out.result(findings.flatMap(f => [`${MARK[f.level]}  ${f.check}: ${f.found}`, ...(f.fix ? [`        fix: ${f.fix}`] : [])]), { findings, healthy });
+    context.out.result(
+      findings.flatMap(f => [`${MARK[f.level]}  ${f.check}: ${f.found}`, ...(f.fix ? [`        fix: ${f.fix}`] : [])]),
+      { findings, healthy },
+    );
     return healthy ? 0 : 1;
   },
 };

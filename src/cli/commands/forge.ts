@@ -27,7 +27,10 @@ protection the README describes (required status check, no bypass).`,
     const clone = await openClone(context.cwd);
     const { file } = writeForgeCheck(clone.root, forge as Forge, VERSION);
     const next = forge === 'gitlab' ? ` Include it from .gitlab-ci.yml (include: - local: ${file}),` : '';
-    context.out.result(`Wrote ${file}.${next} Commit it, then make it a required check of the protected branch with no bypass (README: Forges without server hooks).`, { file, forge });
+    context.out.result(
+      `Wrote ${file}.${next} Commit it, then make it a required check of the protected branch with no bypass (README: Forges without server hooks).`,
+      { file, forge },
+    );
     return 0;
   },
 };

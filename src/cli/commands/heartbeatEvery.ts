@@ -20,7 +20,9 @@ export async function beatUntilEnd(context: CommandContext, container: Container
   const grant = start.grant;
   let renewals = 0;
   let finish!: (end: End) => void;
-  const ended = new Promise<End>(resolve => { finish = resolve; });
+  const ended = new Promise<End>(resolve => {
+    finish = resolve;
+  });
 
   const loop = new HeartbeatLoop({
     clock: systemClock,
@@ -42,14 +44,18 @@ export async function beatUntilEnd(context: CommandContext, container: Container
     context.out.note(`Extended — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry.`);
   });
   loop.onDidFail(({ error, retryInMs }) => {
-    context.out.note(`Heartbeat failed (${error instanceof Error ? error.message : 'unknown error'}); retrying in ${formatDuration(retryInMs)}.`);
+    context.out.note(
+      `Heartbeat failed (${error instanceof Error ? error.message : 'unknown error'}); retrying in ${formatDuration(retryInMs)}.`,
+    );
   });
   loop.onDidLose(loss => finish({ kind: 'lost', error: loss.error }));
   const interrupted = () => finish({ kind: 'stopped' });
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
 
-  context.out.note(`Heartbeat every ${formatDuration(everyMs)} for grant #${grant} (lease until ${formatClock(start.expiresAt)}). Stop with Ctrl-C.`);
+  context.out.note(
+    `Heartbeat every ${formatDuration(everyMs)} for grant #${grant} (lease until ${formatClock(start.expiresAt)}). Stop with Ctrl-C.`,
+  );
   loop.start();
   const end = await ended;
   loop.dispose();
@@ -57,9 +63,11 @@ export async function beatUntilEnd(context: CommandContext, container: Container
   process.off('SIGTERM', interrupted);
   if (end.kind === 'lost') throw end.error;
   const expiresAt = loop.expiresAt;
-  context.out.result(end.kind === 'released'
-    ? `Released elsewhere — heartbeat for grant #${grant} ended after ${renewals} renewals.`
-    : `Stopped — grant #${grant} is no longer renewed; it expires in ${formatDuration(expiresAt - Date.now())} unless you heartbeat again.`,
-  { grant, expiresAt, renewals, ended: end.kind });
+  context.out.result(
+    end.kind === 'released'
+      ? `Released elsewhere — heartbeat for grant #${grant} ended after ${renewals} renewals.`
+      : `Stopped — grant #${grant} is no longer renewed; it expires in ${formatDuration(expiresAt - Date.now())} unless you heartbeat again.`,
+    { grant, expiresAt, renewals, ended: end.kind },
+  );
   return 0;
 }

@@ -40,10 +40,12 @@ Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused �
     assertWait(wait);
     return withContainer(context, async container => {
       const { grant, expiresAt, already } = await container.acquire({ wait, ...(ttl !== undefined ? { ttl } : {}) });
-      context.out.result(already
-        ? `You already hold the lock in this clone — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Nothing changed; heartbeat to extend it.`
-        : `Acquired — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeat to keep it; release after you push.`,
-      { grant, expiresAt, identity: container.identity, already: already === true });
+      context.out.result(
+        already
+          ? `You already hold the lock in this clone — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Nothing changed; heartbeat to extend it.`
+          : `Acquired — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeat to keep it; release after you push.`,
+        { grant, expiresAt, identity: container.identity, already: already === true },
+      );
       return 0;
     });
   },
@@ -103,12 +105,22 @@ the landed commit into the audit line.
       const { grant, reclaimed, landed, already } = await container.release();
       const status = await container.status();
       const next = status.turn ? ` ${status.turn.identity} may acquire now.` : '';
-      const what = already ? `Grant #${grant} was already released (an earlier release reached the page; its answer was lost).`
+      const what = already
+        ? `Grant #${grant} was already released (an earlier release reached the page; its answer was lost).`
         : `Released grant #${grant} (${landed ? `landed ${landed}` : 'nothing landed'}).`;
       // Caution ends only at a release with a landing (docs/protocol.md#landings-and-caution): say when it stays.
-      const caution = status.caution && !already ? ` Caution stays (grant #${status.caution.silentGrant} went silent) until a holder lands and releases.` : '';
-      context.out.result(`${what}${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${caution}${next}`,
-        { grant, reclaimed, next: status.turn?.identity ?? null, landed, pushed: values.push === true, ...(already ? { already: true } : {}) });
+      const caution =
+        status.caution && !already
+          ? ` Caution stays (grant #${status.caution.silentGrant} went silent) until a holder lands and releases.`
+          : '';
+      context.out.result(`${what}${reclaimed > 0 ? ` ${reclaimed} unused identifiers reclaimed.` : ''}${caution}${next}`, {
+        grant,
+        reclaimed,
+        next: status.turn?.identity ?? null,
+        landed,
+        pushed: values.push === true,
+        ...(already ? { already: true } : {}),
+      });
       return 0;
     });
   },
@@ -116,7 +128,7 @@ the landed commit into the audit line.
 
 export const forgetCommand: Command = {
   name: 'forget',
-  summary: 'drop this clone\'s lapsed session and push proof on purpose',
+  summary: "drop this clone's lapsed session and push proof on purpose",
   help: `usage: lockstep forget
 
 For a clone whose lease lapsed (expired, superseded or cleared) and whose work under it will not
@@ -128,7 +140,12 @@ release that instead (lockstep release --push).`,
     parseCommandArgs(context.args, {});
     return withContainer(context, async container => {
       const { grant } = await container.forget();
-      context.out.result(grant === null ? 'This clone had no session; nothing to forget.' : `Forgot the lapsed session of grant #${grant}; this clone holds nothing now.`, { forgotten: grant });
+      context.out.result(
+        grant === null
+          ? 'This clone had no session; nothing to forget.'
+          : `Forgot the lapsed session of grant #${grant}; this clone holds nothing now.`,
+        { forgotten: grant },
+      );
       return 0;
     });
   },

@@ -44,13 +44,19 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
     const paths = { node: process.execPath, cli: fs.realpathSync(process.argv[1] ?? __filename) };
     if (!values.server) {
       if (await isBareRepository(context.cwd)) {
-        throw new LockConfigurationError('This is a bare repository (a shared remote): its guard is the server one. Run lockstep hooks install --server here, and lockstep hooks install in each clone.', { setting: '--server' });
+        throw new LockConfigurationError(
+          'This is a bare repository (a shared remote): its guard is the server one. Run lockstep hooks install --server here, and lockstep hooks install in each clone.',
+          { setting: '--server' },
+        );
       }
       const installed = await installClientHooks(context.cwd, paths);
-      context.out.result([
-        `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
-        ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
-      ], { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated });
+      context.out.result(
+        [
+          `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
+          ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
+        ],
+        { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated },
+      );
       return 0;
     }
     const installed = await installServerHooks(context.cwd, paths, {
@@ -61,15 +67,25 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
       ...parsePushers(values['pusher-variable'], values.pusher ?? []),
       path: context.env.PATH ?? '/usr/bin:/bin',
     });
-    context.out.result([
-      `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
-      ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
-      `Pinned settings (${installed.settingsFile}):`,
-      ...describeServerSettings(installed.settings).map(line => `  ${line}`),
-      'A push never changes these settings; after a change of .lockstep.json, run lockstep hooks install --server again.',
-      ...(installed.settings.requireProof ? [] : ['Warning: proofs are not required, so protected branches are not fenced here (serverGuard is false).']),
-    ], { hook: installed.hook, chained: installed.chained ?? null, updated: installed.updated, settingsFile: installed.settingsFile,
-      pinned: describeServerSettings(installed.settings) });
+    context.out.result(
+      [
+        `${installed.updated ? 'Updated' : 'Installed'} ${installed.hook}.`,
+        ...(installed.chained ? [`The hook that was there before runs first: ${installed.chained}.`] : []),
+        `Pinned settings (${installed.settingsFile}):`,
+        ...describeServerSettings(installed.settings).map(line => `  ${line}`),
+        'A push never changes these settings; after a change of .lockstep.json, run lockstep hooks install --server again.',
+        ...(installed.settings.requireProof
+          ? []
+          : ['Warning: proofs are not required, so protected branches are not fenced here (serverGuard is false).']),
+      ],
+      {
+        hook: installed.hook,
+        chained: installed.chained ?? null,
+        updated: installed.updated,
+        settingsFile: installed.settingsFile,
+        pinned: describeServerSettings(installed.settings),
+      },
+    );
     return 0;
   },
 };
@@ -85,13 +101,18 @@ password or a token), or says that no server guard is installed. Warns when the 
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { server: { type: 'boolean' } });
-    if (!values.server) throw new LockConfigurationError('hooks status needs --server (in the shared bare repository).', { setting: '--server' });
+    if (!values.server)
+      throw new LockConfigurationError('hooks status needs --server (in the shared bare repository).', { setting: '--server' });
     if (!(await isBareRepository(context.cwd))) {
-      throw new LockConfigurationError('hooks status --server belongs in the shared bare repository (the remote).', { setting: '--server' });
+      throw new LockConfigurationError('hooks status --server belongs in the shared bare repository (the remote).', {
+        setting: '--server',
+      });
     }
     const settings = await readServerSettings(context.cwd);
     if (settings === undefined) {
-      context.out.result('No server guard is installed here (no hooks/lockstep-server.json): run lockstep hooks install --server.', { installed: false });
+      context.out.result('No server guard is installed here (no hooks/lockstep-server.json): run lockstep hooks install --server.', {
+        installed: false,
+      });
       return 0;
     }
     const lines = describeServerSettings(settings);
@@ -112,14 +133,19 @@ function storeFromEnv(env: NodeJS.ProcessEnv): { path?: string; redisUrl?: strin
 /** `hooks install --server --skew S`: whole seconds, 0–3600. */
 export function parseSkewSeconds(text: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 3600) throw new LockConfigurationError('--skew must be a whole number of seconds from 0 to 3600.', { setting: '--skew' });
+  if (!/^\d+$/.test(text) || n > 3600)
+    throw new LockConfigurationError('--skew must be a whole number of seconds from 0 to 3600.', { setting: '--skew' });
   return n;
 }
 
 /** `--pusher-variable V --pusher USER=IDENTITY …`: V one of PUSHER_VARIABLES, each pair with both sides non-empty. */
-export function parsePushers(variable: string | undefined, pairs: readonly string[]): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
+export function parsePushers(
+  variable: string | undefined,
+  pairs: readonly string[],
+): { pushers?: { variable: PusherVariable; identities: Record<string, string> } } {
   if (variable === undefined) {
-    if (pairs.length > 0) throw new LockConfigurationError('--pusher needs --pusher-variable (which variable your git server sets).', { setting: '--pusher' });
+    if (pairs.length > 0)
+      throw new LockConfigurationError('--pusher needs --pusher-variable (which variable your git server sets).', { setting: '--pusher' });
     return {};
   }
   if (!(PUSHER_VARIABLES as readonly string[]).includes(variable)) {
@@ -128,7 +154,8 @@ export function parsePushers(variable: string | undefined, pairs: readonly strin
   const identities: Record<string, string> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0 || at === pair.length - 1) throw new LockConfigurationError('--pusher takes USER=IDENTITY, e.g. --pusher alice=alice@example.com.', { setting: '--pusher' });
+    if (at <= 0 || at === pair.length - 1)
+      throw new LockConfigurationError('--pusher takes USER=IDENTITY, e.g. --pusher alice=alice@example.com.', { setting: '--pusher' });
     identities[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return { pushers: { variable: variable as PusherVariable, identities } };

@@ -31,8 +31,11 @@ init fetches that branch to know (exit 4 when the remote cannot be reached).`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, {
-      driver: { type: 'string' }, operator: { type: 'string', multiple: true }, protect: { type: 'string', multiple: true },
-      remote: { type: 'string' }, 'server-guard': { type: 'boolean' },
+      driver: { type: 'string' },
+      operator: { type: 'string', multiple: true },
+      protect: { type: 'string', multiple: true },
+      remote: { type: 'string' },
+      'server-guard': { type: 'boolean' },
     });
     const { file, path, page } = await initContainer(context.cwd, {
       env: context.env,
@@ -42,11 +45,14 @@ init fetches that branch to know (exit 4 when the remote cannot be reached).`,
       ...(values.remote !== undefined ? { remote: values.remote } : {}),
       serverGuard: values['server-guard'] ?? false,
     });
-    context.out.result([
-      `Initialised container ${file.container} (protected: ${file.protectedBranches.join(', ')}; operators: ${file.operators.join(', ')}).`,
-      `Its lock page: ${describePage(page)}.`,
-      `Commit ${CONTAINER_FILE}, then run \`lockstep hooks install\` in each clone.`,
-    ], { container: file.container, file: path, settings: file, page });
+    context.out.result(
+      [
+        `Initialised container ${file.container} (protected: ${file.protectedBranches.join(', ')}; operators: ${file.operators.join(', ')}).`,
+        `Its lock page: ${describePage(page)}.`,
+        `Commit ${CONTAINER_FILE}, then run \`lockstep hooks install\` in each clone.`,
+      ],
+      { container: file.container, file: path, settings: file, page },
+    );
     return 0;
   },
 };

@@ -17,8 +17,13 @@ window runs. JSON: {queue: [{identity, at, note?}], position, turn}.`,
     parseCommandArgs(context.args, {});
     return withContainer(context, async container => {
       const status = await container.status();
-      const lines = status.queue.length === 0 ? ['The queue is empty.'] : status.queue.map((p, i) =>
-        `${i + 1}. ${p.identity}${p.identity === container.identity ? ' (you)' : ''} — since ${formatClock(p.at)}${p.note ? ` — ${p.note}` : ''}`);
+      const lines =
+        status.queue.length === 0
+          ? ['The queue is empty.']
+          : status.queue.map(
+              (p, i) =>
+                `${i + 1}. ${p.identity}${p.identity === container.identity ? ' (you)' : ''} — since ${formatClock(p.at)}${p.note ? ` — ${p.note}` : ''}`,
+            );
       if (status.turn) lines.push(`${status.turn.identity}'s turn until ${formatClock(status.turn.endsAt)}.`);
       context.out.result(lines, { queue: status.queue, position: status.position, turn: status.turn });
       return 0;
@@ -41,8 +46,14 @@ to mint; and the identifiers back in the pool. JSON: {ranges: [{to, start, end, 
     return withContainer(context, async container => {
       const status = await container.status();
       const ranges = status.ranges.filter(r => !values.mine || r.to === container.identity);
-      const lines = ranges.length === 0 ? [values.mine ? 'No identifier range is leased to you under the current grant.' : 'No identifier ranges are leased under the current grant.']
-        : ranges.map(r => `${r.start}–${r.end} to ${r.to}: next ${r.next <= r.end ? r.next : 'none left'} (grant #${r.grant})`);
+      const lines =
+        ranges.length === 0
+          ? [
+              values.mine
+                ? 'No identifier range is leased to you under the current grant.'
+                : 'No identifier ranges are leased under the current grant.',
+            ]
+          : ranges.map(r => `${r.start}–${r.end} to ${r.to}: next ${r.next <= r.end ? r.next : 'none left'} (grant #${r.grant})`);
       context.out.result(lines, { ranges, pool: status.pool });
       return 0;
     });
@@ -64,8 +75,10 @@ JSON: {blocks: [{id, to, text, grant, at}]}.
     return withContainer(context, async container => {
       const status = await container.status();
       const blocks = status.blocks.filter(b => !values.mine || b.to === container.identity);
-      const lines = blocks.length === 0 ? [values.mine ? 'No open block is assigned to you.' : 'No open blocks.']
-        : blocks.map(b => `Block ${b.id} for ${b.to} (since ${formatClock(b.at)}): ${b.text}`);
+      const lines =
+        blocks.length === 0
+          ? [values.mine ? 'No open block is assigned to you.' : 'No open blocks.']
+          : blocks.map(b => `Block ${b.id} for ${b.to} (since ${formatClock(b.at)}): ${b.text}`);
       context.out.result(lines, { blocks });
       return 0;
     });

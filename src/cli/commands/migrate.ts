@@ -10,7 +10,7 @@ import * as path from 'node:path';
 
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'create the SQL driver\'s table (harmless to run twice)',
+  summary: "create the SQL driver's table (harmless to run twice)",
   help: `usage: lockstep migrate
 
 Creates the reliability_locks table of the sql driver. In a container it uses the committed

@@ -55,7 +55,11 @@ the operator's key, and its verified history restarts there.
                  the lost page, so that none is handed out again (a whole number from 1)`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { reason: { type: 'string' }, grant: { type: 'string' }, 'next-id': { type: 'string' } });
+    const { values } = parseCommandArgs(context.args, {
+      reason: { type: 'string' },
+      grant: { type: 'string' },
+      'next-id': { type: 'string' },
+    });
     const reason = requireOption(values.reason, '--reason');
     const grantFloor = wholeNumber(requireOption(values.grant, '--grant'), '--grant');
     const nextIdFloor = wholeNumber(requireOption(values['next-id'], '--next-id'), '--next-id');
@@ -66,8 +70,10 @@ the operator's key, and its verified history restarts there.
       const floor = Math.max(grantFloor, container.session()?.grant ?? 0);
       const { grant, nextId } = await container.createPage({ reason, grantFloor: floor, nextIdFloor });
       const page = await container.page();
-      context.out.result(`Adopted: a new lock page for container ${page.container}; the next grant is #${grant + 1}, the next identifier ${nextId}.`,
-        { grant, nextId, page });
+      context.out.result(
+        `Adopted: a new lock page for container ${page.container}; the next grant is #${grant + 1}, the next identifier ${nextId}.`,
+        { grant, nextId, page },
+      );
       return 0;
     });
   },
@@ -102,7 +108,11 @@ In the shared bare repository it prints the record the server guard reads (its p
     } catch (error) {
       // In the shared bare repository: the page the server guard reads (its pinned settings), as status shows there.
       if (!isNoContainerHere(error) || !(await isBareRepository(context.cwd))) throw error;
-      if (values.history) throw new LockConfigurationError('audit --history reads a clone\'s lock ref: run it in a clone of this repository; here, audit prints the record\'s lines.', { setting: 'history' });
+      if (values.history)
+        throw new LockConfigurationError(
+          "audit --history reads a clone's lock ref: run it in a clone of this repository; here, audit prints the record's lines.",
+          { setting: 'history' },
+        );
       const { record } = await readPageInBareRepository(context.cwd);
       printAuditLines(context, record.audit.slice(-limit));
       return 0;
@@ -114,10 +124,16 @@ async function printAudit(context: CommandContext, container: Container, history
   if (history) {
     const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);
     if (entries === undefined) {
-      throw new LockConfigurationError(`The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`, { setting: 'history' });
+      throw new LockConfigurationError(
+        `The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`,
+        { setting: 'history' },
+      );
     }
     const oldestFirst = [...entries].reverse();
-    context.out.result(oldestFirst.map(e => `${formatTime(e.time)}  ${localiseTimes(e.summary)}`), { history: oldestFirst });
+    context.out.result(
+      oldestFirst.map(e => `${formatTime(e.time)}  ${localiseTimes(e.summary)}`),
+      { history: oldestFirst },
+    );
     return 0;
   }
   const { record } = await container.read();
@@ -127,14 +143,19 @@ async function printAudit(context: CommandContext, container: Container, history
 
 function printAuditLines(context: CommandContext, lines: readonly AuditLine[]): void {
   context.out.result(
-    lines.length === 0 ? 'No audit lines yet.' : lines.map(l =>
-      `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.since !== undefined ? ` since ${formatTime(l.since)}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`),
-    { audit: lines });
+    lines.length === 0
+      ? 'No audit lines yet.'
+      : lines.map(
+          l =>
+            `${formatTime(l.at)}  #${l.grant}  ${l.who}  ${l.action}${l.outcome === 'refused' ? ' (refused)' : ''}${l.count ? ` ×${l.count}` : ''}${l.since !== undefined ? ` since ${formatTime(l.since)}` : ''}${l.detail ? ` — ${localiseTimes(l.detail)}` : ''}`,
+        ),
+    { audit: lines },
+  );
 }
 
 export const compactCommand: Command = {
   name: 'compact',
-  summary: 'git driver: squash the lock ref\'s history into one snapshot',
+  summary: "git driver: squash the lock ref's history into one snapshot",
   help: `usage: lockstep compact
 
 With the git driver, replaces the lock ref's chain of commits by one snapshot commit that keeps

@@ -31,12 +31,21 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
 
   async run(context: CommandContext): Promise<number> {
     const split = context.args.indexOf('--');
-    if (split < 0) throw new LockConfigurationError('Give the command to run after `--`, e.g. lockstep run build -- make. See --help.', { setting: 'arguments' });
-    const { values, positionals } = parseCommandArgs(context.args.slice(0, split), {
-      ttl: { type: 'string' }, wait: { type: 'string' },
-    }, true);
+    if (split < 0)
+      throw new LockConfigurationError('Give the command to run after `--`, e.g. lockstep run build -- make. See --help.', {
+        setting: 'arguments',
+      });
+    const { values, positionals } = parseCommandArgs(
+      context.args.slice(0, split),
+      {
+        ttl: { type: 'string' },
+        wait: { type: 'string' },
+      },
+      true,
+    );
     const command = context.args.slice(split + 1);
-    if (positionals.length !== 1) throw new LockConfigurationError('Give exactly one lease name before `--`. See --help.', { setting: 'arguments' });
+    if (positionals.length !== 1)
+      throw new LockConfigurationError('Give exactly one lease name before `--`. See --help.', { setting: 'arguments' });
     if (command.length === 0) throw new LockConfigurationError('Give the command to run after `--`. See --help.', { setting: 'arguments' });
     const ttl = values.ttl === undefined ? 30 : parseTtlSeconds(values.ttl);
     const wait = values.wait === undefined ? 0 : parseSeconds(values.wait, 'wait');
@@ -50,7 +59,12 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
       let status: number;
       try {
         // With --json, stdout carries exactly one JSON object: CMD's own stdout goes to stderr.
-        status = await spawnAndWait(command, { ...context.env, LOCKSTEP_FENCING_TOKEN: String(handle.fencingToken) }, context.cwd, context.out.json);
+        status = await spawnAndWait(
+          command,
+          { ...context.env, LOCKSTEP_FENCING_TOKEN: String(handle.fencingToken) },
+          context.cwd,
+          context.out.json,
+        );
       } catch (error) {
         await handle.release().catch(() => undefined);
         throw error;
@@ -69,19 +83,29 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
 function spawnAndWait(command: readonly string[], env: NodeJS.ProcessEnv, cwd: string, stdoutToStderr: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(command[0], command.slice(1), { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'], env, cwd });
-    const forward = (signal: NodeJS.Signals) => () => { child.kill(signal); };
+    const forward = (signal: NodeJS.Signals) => () => {
+      child.kill(signal);
+    };
     const onInt = forward('SIGINT');
     const onTerm = forward('SIGTERM');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
-    const cleanup = () => { process.off('SIGINT', onInt); process.off('SIGTERM', onTerm); };
+    const cleanup = () => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    };
     child.on('error', error => {
       cleanup();
-      reject(new LockConfigurationError(`The command could not be started (${(error as NodeJS.ErrnoException).code ?? 'error'}); check its name and PATH.`, { setting: 'command', cause: error }));
+      reject(
+        new LockConfigurationError(
+          `The command could not be started (${(error as NodeJS.ErrnoException).code ?? 'error'}); check its name and PATH.`,
+          { setting: 'command', cause: error },
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       cleanup();
-      resolve(code ?? 128 + (signal ? osConstants.signals[signal] ?? 0 : 0));
+      resolve(code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0));
     });
   });
 }

@@ -35,7 +35,7 @@ error (exit 5), never a free lock.`,
     } catch (error) {
       // A bare repository has no work tree, so it opens as no clone: there, the page the server guard reads.
       // (Asked only then, so that a clone's status spawns no extra git.)
-      if (isNoContainerHere(error) && await isBareRepository(context.cwd)) {
+      if (isNoContainerHere(error) && (await isBareRepository(context.cwd))) {
         return showWithoutClone(context, await readPageInBareRepository(context.cwd));
       }
       throw error;
@@ -45,7 +45,10 @@ error (exit 5), never a free lock.`,
       const page = await container.page();
       const unpushed = status.lapse ? await container.hasUnpushedWork() : undefined;
       const deployment = await container.deployment();
-      context.out.result(renderStatus(status, Date.now(), page, deployment, unpushed), statusJson(status, container.identity, page, deployment));
+      context.out.result(
+        renderStatus(status, Date.now(), page, deployment, unpushed),
+        statusJson(status, container.identity, page, deployment),
+      );
       return 0;
     } finally {
       await container.close();

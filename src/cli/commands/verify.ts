@@ -18,7 +18,7 @@ const BRANCH = /^(?!.*(?:\.\.|\/\/|\/\.|\.lock\/|\.lock$|[/.]$))[A-Za-z0-9_][A-Z
 
 export const verifyCommand: Command = {
   name: 'verify',
-  summary: 'a forge\'s required check: were landings made under the live grant? (--push OLD..NEW | --merge BASE HEAD --actor LOGIN)',
+  summary: "a forge's required check: were landings made under the live grant? (--push OLD..NEW | --merge BASE HEAD --actor LOGIN)",
   help: `usage: lockstep verify --push OLD..NEW [--branch B] [--remote R]
        lockstep verify --merge BASE HEAD --actor LOGIN [--remote R]
 
@@ -51,19 +51,31 @@ Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 
 4 backend unavailable · 5 damaged record or no lock page.`,
 
   async run(context) {
-    const { values, positionals } = parseCommandArgs(context.args, {
-      push: { type: 'string' }, merge: { type: 'string' }, actor: { type: 'string' }, branch: { type: 'string' }, remote: { type: 'string' }, witness: { type: 'string' },
-    }, true);
+    const { values, positionals } = parseCommandArgs(
+      context.args,
+      {
+        push: { type: 'string' },
+        merge: { type: 'string' },
+        actor: { type: 'string' },
+        branch: { type: 'string' },
+        remote: { type: 'string' },
+        witness: { type: 'string' },
+      },
+      true,
+    );
     const remote = values.remote ?? 'origin';
     if (!NAME.test(remote)) throw usage('--remote must be the name of a remote, such as origin.', 'remote');
-    if ((values.push === undefined) === (values.merge === undefined)) throw usage('Give exactly one of --push OLD..NEW or --merge BASE HEAD --actor LOGIN.', 'arguments');
+    if ((values.push === undefined) === (values.merge === undefined))
+      throw usage('Give exactly one of --push OLD..NEW or --merge BASE HEAD --actor LOGIN.', 'arguments');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: a path with a control character is refused, so this matches them
-    if (values.witness !== undefined && (values.witness === '' || /[\u0000-\u001f]/.test(values.witness))) throw usage('--witness takes a file path.', 'witness');
+    if (values.witness !== undefined && (values.witness === '' || /[\u0000-\u001f]/.test(values.witness)))
+      throw usage('--witness takes a file path.', 'witness');
     const witness = values.witness === undefined ? undefined : path.resolve(context.cwd, values.witness);
     const clone = await openClone(context.cwd);
-    const verdict = values.push !== undefined
-      ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals, witness)
-      : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote, witness);
+    const verdict =
+      values.push !== undefined
+        ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals, witness)
+        : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote, witness);
     const summaryFile = context.env.GITHUB_STEP_SUMMARY;
     if (summaryFile) fs.appendFileSync(summaryFile, verdictMarkdown(verdict));
     context.out.result(verdictText(verdict), { ...verdict, markdown: verdictMarkdown(verdict) });
@@ -75,8 +87,16 @@ function usage(message: string, setting: string): LockConfigurationError {
   return new LockConfigurationError(`${message} See lockstep verify --help.`, { setting });
 }
 
-async function runPush(context: CommandContext, git: GitCommand, root: string, range: string, branchOption: string | undefined, remote: string, extra: readonly string[],
-  witnessFile: string | undefined): Promise<Verdict> {
+async function runPush(
+  context: CommandContext,
+  git: GitCommand,
+  root: string,
+  range: string,
+  branchOption: string | undefined,
+  remote: string,
+  extra: readonly string[],
+  witnessFile: string | undefined,
+): Promise<Verdict> {
   if (extra.length > 0) throw usage('--push takes one OLD..NEW range and no other words.', 'push');
   const match = /^([0-9a-f]{40}|[0-9a-f]{64})\.\.([0-9a-f]{40}|[0-9a-f]{64})$/.exec(range);
   if (!match) throw usage('--push takes OLD..NEW, two full commit ids (all zeros for a new or deleted branch).', 'push');
@@ -88,37 +108,74 @@ async function runPush(context: CommandContext, git: GitCommand, root: string, r
   const file = await containerFileAt(git, settingsAt);
   const branch = branchOption ?? file.protectedBranches[0];
   if (!BRANCH.test(branch)) throw usage('--branch must be a branch name such as main.', 'branch');
-  const verdict = await verifyPush(git, file, { branch, old, new: next, remote }, () => readPageHistory(file, root, context.env, { git, revision: settingsAt, ...(witnessFile !== undefined ? { witnessFile } : {}) }));
+  const verdict = await verifyPush(git, file, { branch, old, new: next, remote }, () =>
+    readPageHistory(file, root, context.env, { git, revision: settingsAt, ...(witnessFile !== undefined ? { witnessFile } : {}) }),
+  );
   return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 
 async function runMerge(
-  context: CommandContext, git: GitCommand, root: string, branch: string, positionals: readonly string[], actor: string | undefined, remote: string,
+  context: CommandContext,
+  git: GitCommand,
+  root: string,
+  branch: string,
+  positionals: readonly string[],
+  actor: string | undefined,
+  remote: string,
   witnessFile: string | undefined,
 ): Promise<Verdict> {
-  if (positionals.length !== 1) throw usage('--merge takes BASE (the branch) and HEAD (the request\'s head commit).', 'merge');
+  if (positionals.length !== 1) throw usage("--merge takes BASE (the branch) and HEAD (the request's head commit).", 'merge');
   if (!BRANCH.test(branch)) throw usage('--merge BASE must be a branch name such as main.', 'merge');
   const head = positionals[0];
   if (!COMMIT.test(head)) throw usage('--merge BASE HEAD: HEAD must be a full commit id.', 'merge');
   // biome-ignore lint/suspicious/noControlCharactersInRegex: an actor with a control character is refused, so this matches them
-  if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor)) throw usage('--merge needs --actor LOGIN, the request\'s author.', 'actor');
+  if (actor === undefined || actor.trim() === '' || actor.length > 200 || /[\u0000-\u001f\u007f]/.test(actor))
+    throw usage("--merge needs --actor LOGIN, the request's author.", 'actor');
   const tip = await remoteTip(git, remote, branch);
   const file: ContainerFile = await containerFileAt(git, tip);
-  const verdict = await verifyMerge(git, file, { branch, tip, head, actor }, async () => (await readPageHistory(file, root, context.env, { git, revision: tip, ...(witnessFile !== undefined ? { witnessFile } : {}) })).record, Date.now());
+  const verdict = await verifyMerge(
+    git,
+    file,
+    { branch, tip, head, actor },
+    async () =>
+      (await readPageHistory(file, root, context.env, { git, revision: tip, ...(witnessFile !== undefined ? { witnessFile } : {}) }))
+        .record,
+    Date.now(),
+  );
   return { ...verdict, identities: file.allowedSigners !== undefined ? 'proven' : 'declared' };
 }
 
 /** BASE's tip as the remote answers now, fetched when the clone does not have it yet. */
 async function remoteTip(git: GitCommand, remote: string, branch: string): Promise<string> {
   const unreachable = (cause: unknown) => {
-    throw new LockBackendError('git', `The remote ${remote} could not be reached to read ${branch}'s tip; run the check again when it is reachable.`, { cause });
+    throw new LockBackendError(
+      'git',
+      `The remote ${remote} could not be reached to read ${branch}'s tip; run the check again when it is reachable.`,
+      { cause },
+    );
   };
   const listed = await git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(unreachable);
-  const tip = listed.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
+  const tip = listed
+    .split('\n')
+    .map(line => line.split('\t'))
+    .find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
   if (tip === undefined || !COMMIT.test(tip)) throw usage(`The remote has no branch ${branch}.`, 'merge');
-  const present = await git.raw(['cat-file', '-e', '--end-of-options', `${tip}^{commit}`]).then(() => true, () => false);
+  const present = await git.raw(['cat-file', '-e', '--end-of-options', `${tip}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
   if (!present) {
-    await git.raw(['-c', 'fetch.writeFetchHead=false', 'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
+    await git
+      .raw([
+        '-c',
+        'fetch.writeFetchHead=false',
+        'fetch',
+        '--quiet',
+        '--end-of-options',
+        remote,
+        `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`,
+      ])
+      .catch(unreachable);
   }
   return tip;
 }

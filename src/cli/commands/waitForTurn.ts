@@ -30,17 +30,32 @@ export async function waitForTurn(context: CommandContext, container: Container,
       const now = Date.now();
       if (status.canAcquire || status.state === LockState.HeldByMe) {
         const waitedMs = Math.round(clock.monotonic() - started);
-        const line = status.state === LockState.HeldByMe ? 'You hold the lock.'
-          : hasTurn(status) ? `${status.state === LockState.HolderSilent ? 'HOLDER SILENT — your turn: you may take over; acquire' : 'Your turn — acquire'} within ${formatDuration((status.turn?.endsAt ?? now) - now)} (lockstep acquire).`
-            : 'The lock is free — acquire it now (lockstep acquire).';
-        context.out.result(line, { state: status.state, canAcquire: status.canAcquire, turn: status.turn, position: status.position, waitedMs });
+        const line =
+          status.state === LockState.HeldByMe
+            ? 'You hold the lock.'
+            : hasTurn(status)
+              ? `${status.state === LockState.HolderSilent ? 'HOLDER SILENT — your turn: you may take over; acquire' : 'Your turn — acquire'} within ${formatDuration((status.turn?.endsAt ?? now) - now)} (lockstep acquire).`
+              : 'The lock is free — acquire it now (lockstep acquire).';
+        context.out.result(line, {
+          state: status.state,
+          canAcquire: status.canAcquire,
+          turn: status.turn,
+          position: status.position,
+          waitedMs,
+        });
         return 0;
       }
       const line = progress(status, now);
-      if (line !== said) { context.out.note(line); said = line; }
+      if (line !== said) {
+        context.out.note(line);
+        said = line;
+      }
       const left = deadline - clock.monotonic();
       if (left <= 0) {
-        throw new LockBusyError(`Still not your turn after ${timeoutSeconds} s (${status.position > 0 ? `position ${status.position} of ${status.queue.length}` : 'not in the queue'}); run lockstep wait again to keep waiting.`, timeoutSeconds ?? 0);
+        throw new LockBusyError(
+          `Still not your turn after ${timeoutSeconds} s (${status.position > 0 ? `position ${status.position} of ${status.queue.length}` : 'not in the queue'}); run lockstep wait again to keep waiting.`,
+          timeoutSeconds ?? 0,
+        );
       }
       // Wake on the driver's announcement, or after a short poll, or at the deadline.
       const controller = new AbortController();

@@ -24,7 +24,11 @@ are given only when contiguous is true (one span: start…end); with a gap they 
 because the numbers between two spans belong to others.`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, count: { type: 'string' }, 'new-identity': { type: 'boolean' } });
+    const { values } = parseCommandArgs(context.args, {
+      to: { type: 'string' },
+      count: { type: 'string' },
+      'new-identity': { type: 'boolean' },
+    });
     const to = requireOption(values.to, '--to');
     const countText = requireOption(values.count, '--count');
     // Every bad count is a usage error (exit 2), whether it is not a number or out of range.
@@ -36,8 +40,13 @@ because the numbers between two spans belong to others.`,
       const spans = mergeSpans((await container.leaseIds(to, Number(countText), values['new-identity'] ?? false)).spans);
       // start/end only when they tell the truth: a script that loops from start to end must never mint across a gap.
       const contiguous = spans.length === 1;
-      context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`,
-        { to, count: Number(countText), spans, contiguous, ...(contiguous ? { start: spans[0].start, end: spans[0].end } : {}) });
+      context.out.result(`Leased identifiers ${spansText(spans)} to ${to}.`, {
+        to,
+        count: Number(countText),
+        spans,
+        contiguous,
+        ...(contiguous ? { start: spans[0].start, end: spans[0].end } : {}),
+      });
       return 0;
     });
   },
@@ -72,7 +81,11 @@ page, across releases and new grants, until the lead or WHO marks it done (locks
   --new-identity   WHO has never appeared on this lock page (a new teammate, not a typo)`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { to: { type: 'string' }, block: { type: 'string' }, 'new-identity': { type: 'boolean' } });
+    const { values } = parseCommandArgs(context.args, {
+      to: { type: 'string' },
+      block: { type: 'string' },
+      'new-identity': { type: 'boolean' },
+    });
     const to = requireOption(values.to, '--to');
     const text = requireOption(values.block, '--block');
     return withContainer(context, async container => {
@@ -94,7 +107,8 @@ or the block's assignee may. Blocks survive the lead's release until then.`,
   async run(context) {
     const { values } = parseCommandArgs(context.args, { block: { type: 'string' } });
     const text = requireOption(values.block, '--block');
-    if (!/^\d{1,15}$/.test(text)) throw new LockConfigurationError('--block must be a block number (lockstep status lists them).', { setting: 'block' });
+    if (!/^\d{1,15}$/.test(text))
+      throw new LockConfigurationError('--block must be a block number (lockstep status lists them).', { setting: 'block' });
     return withContainer(context, async container => {
       const { block, to } = await container.markDone(Number(text));
       context.out.result(`Block ${block} of ${to} is done.`, { block, to });

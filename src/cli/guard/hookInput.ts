@@ -11,10 +11,15 @@ export interface PushedRef {
 
 /** pre-push: `<local ref> SP <local sha> SP <remote ref> SP <remote sha> LF` per ref. */
 export function parsePrePush(input: string): PushedRef[] {
-  return input.split('\n').map(l => l.trim()).filter(Boolean).map(line => {
-    const [localRef, localSha, remoteRef, remoteSha] = line.split(/\s+/);
-    return { localRef, localSha, remoteRef, remoteSha };
-  }).filter(r => r.remoteRef !== undefined);
+  return input
+    .split('\n')
+    .map(l => l.trim())
+    .filter(Boolean)
+    .map(line => {
+      const [localRef, localSha, remoteRef, remoteSha] = line.split(/\s+/);
+      return { localRef, localSha, remoteRef, remoteSha };
+    })
+    .filter(r => r.remoteRef !== undefined);
 }
 
 export interface ReceivedRef {
@@ -25,10 +30,15 @@ export interface ReceivedRef {
 
 /** pre-receive: `<old sha> SP <new sha> SP <ref name> LF` per ref. */
 export function parsePreReceive(input: string): ReceivedRef[] {
-  return input.split('\n').map(l => l.trim()).filter(Boolean).map(line => {
-    const [oldSha, newSha, ref] = line.split(/\s+/);
-    return { oldSha, newSha, ref };
-  }).filter(r => r.ref !== undefined);
+  return input
+    .split('\n')
+    .map(l => l.trim())
+    .filter(Boolean)
+    .map(line => {
+      const [oldSha, newSha, ref] = line.split(/\s+/);
+      return { oldSha, newSha, ref };
+    })
+    .filter(r => r.ref !== undefined);
 }
 
 export async function readStdin(stream: NodeJS.ReadableStream = process.stdin): Promise<string> {

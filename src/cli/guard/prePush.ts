@@ -22,11 +22,14 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   const pushed = parsePrePush(await readStdin());
   // The container opens (git start-up, .lockstep.json) beside the leak check's git runs; the leak is judged
   // first, whatever the opening says: a branch without .lockstep.json still pushes the configured proof.
-  const opening = Container.open({ cwd: context.cwd, env: context.env }).then(container => ({ container }), (error: unknown) => ({ error }));
+  const opening = Container.open({ cwd: context.cwd, env: context.env }).then(
+    container => ({ container }),
+    (error: unknown) => ({ error }),
+  );
   let container: Container;
   try {
     const leak = await proofLeak(gitIn(context.cwd), context, remoteName ?? '', remoteUrl ?? '');
-    if (leak && await proofIsLive(await opening, leak.proofs)) throw new LockRefusedError('proof-would-leak', leak.message);
+    if (leak && (await proofIsLive(await opening, leak.proofs))) throw new LockRefusedError('proof-would-leak', leak.message);
     const opened = await opening;
     if ('error' in opened) throw opened.error;
     container = opened.container;
@@ -55,15 +58,23 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     }
     if (verdict) {
       // Refused pushes that reach the guard are audited on the page (folded when repeated).
-      await container.auditRefusedPush(`client guard refused a push to ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}: ${refusalGist(verdict.message)}`);
+      await container.auditRefusedPush(
+        `client guard refused a push to ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}: ${refusalGist(verdict.message)}`,
+      );
       throw verdict;
     }
     // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks).
     for (const p of container.announcesLandings ? touching : []) {
       if (ZERO_SHA.test(p.localSha)) continue; // a deletion lands no commit
-      await container.announceLanding({ branch: p.remoteRef.slice('refs/heads/'.length), from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha, to: p.localSha });
+      await container.announceLanding({
+        branch: p.remoteRef.slice('refs/heads/'.length),
+        from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha,
+        to: p.localSha,
+      });
     }
-    context.out.note(`lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`);
+    context.out.note(
+      `lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`,
+    );
     return 0;
   } finally {
     await container.close();
@@ -83,15 +94,26 @@ async function isSharedRemote(container: Container, name: string | undefined, ur
  * `git push` (abbreviations, aliases), the URL it pushes to (the hook's second argument, after
  * pushurl and pushInsteadOf) against the URL the shared remote is fetched from.
  */
-async function proofLeak(git: GitCommand, context: CommandContext, remoteName: string, pushUrl: string): Promise<{ message: string; proofs: string[] } | undefined> {
+async function proofLeak(
+  git: GitCommand,
+  context: CommandContext,
+  remoteName: string,
+  pushUrl: string,
+): Promise<{ message: string; proofs: string[] } | undefined> {
   const config = await pushSettings(git);
-  const aliases = new Map(config.filter(([key, value]) => key.startsWith('alias.') && value !== null).map(([key, value]) => [key.slice('alias.'.length), value as string]));
+  const aliases = new Map(
+    config
+      .filter(([key, value]) => key.startsWith('alias.') && value !== null)
+      .map(([key, value]) => [key.slice('alias.'.length), value as string]),
+  );
   const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID);
   const args = argv && pushArgumentsOf(argv, aliases);
   const commandLine = args && parsePushArguments(args);
   if (!carriesProof({ config, commandLine })) return undefined;
   const sharedRemote = config.filter(([key]) => key === 'lockstep.sharedremote').pop()?.[1] ?? committedRemote(context.cwd);
-  const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => '')).split('\n').filter(Boolean);
+  const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => ''))
+    .split('\n')
+    .filter(Boolean);
   const message = checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine });
   return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
 }
@@ -110,7 +132,14 @@ function committedRemote(cwd: string): string {
  * git run and in git's order: [lower-case key, value, or null for a key without "="].
  */
 async function pushSettings(git: GitCommand): Promise<[string, string | null][]> {
-  const out = await git.raw(['config', '-z', '--get-regexp', '^(push\\.(pushoption|gpgsign|recursesubmodules)|submodule\\.recurse|lockstep\\.sharedremote|alias\\..*)$']).catch(() => '');
+  const out = await git
+    .raw([
+      'config',
+      '-z',
+      '--get-regexp',
+      '^(push\\.(pushoption|gpgsign|recursesubmodules)|submodule\\.recurse|lockstep\\.sharedremote|alias\\..*)$',
+    ])
+    .catch(() => '');
   const entries: [string, string | null][] = [];
   for (const entry of out.split('\0')) {
     if (entry === '') continue;

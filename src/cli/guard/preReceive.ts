@@ -13,7 +13,12 @@ import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignatur
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../../core/stores/git/signersFile';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {
-  parseServerSettings, pusherIdentity, serverContainerSettings, serverDriverOptions, SERVER_SETTINGS_FILE, type ServerSettings,
+  parseServerSettings,
+  pusherIdentity,
+  serverContainerSettings,
+  serverDriverOptions,
+  SERVER_SETTINGS_FILE,
+  type ServerSettings,
 } from '../../core/guard/serverSettings';
 import type { LockRecord } from '../../core/lockRecord';
 import { parseRecord } from '../../core/recordCodec';
@@ -75,18 +80,26 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
           // Not with the git driver: there the page is a ref of this repository, and a refused push must
           // leave every ref as it was (an attacker would otherwise grow its history at will).
           const pusher = pusherIdentity(settings, context.env);
-          if (settings.file.driver !== 'git') await auditRefusedPushOnPage(settings.file, context.cwd, serverDriverOptions(settings, context.cwd), {
-            identity: 'identity' in pusher && pusher.identity !== undefined ? pusher.identity : 'unknown pusher',
-            grant: pushed.grant ?? 0,
-            detail: `server guard refused a push to ${update.ref.replace('refs/heads/', '')}: ${refusalGist(verdict.message)}`,
-          }, now);
+          if (settings.file.driver !== 'git')
+            await auditRefusedPushOnPage(
+              settings.file,
+              context.cwd,
+              serverDriverOptions(settings, context.cwd),
+              {
+                identity: 'identity' in pusher && pusher.identity !== undefined ? pusher.identity : 'unknown pusher',
+                grant: pushed.grant ?? 0,
+                detail: `server guard refused a push to ${update.ref.replace('refs/heads/', '')}: ${refusalGist(verdict.message)}`,
+              },
+              now,
+            );
           throw new LockFencedError(`refused ${update.ref}: ${verdict.message}`, verdict.currentGrant, verdict.presentedGrant);
         }
         break;
       }
       case 'record': {
         const problem = await checkRecordRef(repo, settings, update, { now, pushed, env: context.env });
-        if (problem) throw new LockFencedError(`refused the lock record's update: ${problem} Lock records change only through lockstep.`, 0);
+        if (problem)
+          throw new LockFencedError(`refused the lock record's update: ${problem} Lock records change only through lockstep.`, 0);
         break;
       }
       case 'lease': {
@@ -101,67 +114,117 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
 
 function loadSettings(file: string | undefined): ServerSettings {
   if (file === undefined) {
-    throw new LockConfigurationError(`The server guard was installed without its pinned settings, so every push is refused. Run lockstep hooks install --server in this repository again.`, { setting: SERVER_SETTINGS_FILE });
+    throw new LockConfigurationError(
+      `The server guard was installed without its pinned settings, so every push is refused. Run lockstep hooks install --server in this repository again.`,
+      { setting: SERVER_SETTINGS_FILE },
+    );
   }
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (cause) {
-    throw new LockConfigurationError(`The server guard's pinned settings (${SERVER_SETTINGS_FILE}) could not be read, so every push is refused. Run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
+    throw new LockConfigurationError(
+      `The server guard's pinned settings (${SERVER_SETTINGS_FILE}) could not be read, so every push is refused. Run lockstep hooks install --server again.`,
+      { setting: SERVER_SETTINGS_FILE, cause },
+    );
   }
   return parseServerSettings(text);
 }
 
-async function readRecord(settings: ServerSettings, repo: string, ref: string, presented: number | undefined, server: ServerRepo): Promise<LockRecord> {
+async function readRecord(
+  settings: ServerSettings,
+  repo: string,
+  ref: string,
+  presented: number | undefined,
+  server: ServerRepo,
+): Promise<LockRecord> {
   try {
     // No environment: the store is what was pinned, whatever the pusher's variables say.
-    return await readContainerRecord(settings.file, repo, {}, serverDriverOptions(settings, repo), signedChainProof(settings, repo, server));
+    return await readContainerRecord(
+      settings.file,
+      repo,
+      {},
+      serverDriverOptions(settings, repo),
+      signedChainProof(settings, repo, server),
+    );
   } catch (error) {
     const why = error instanceof LockError ? error.message : 'unexpected failure';
-    throw new LockFencedError(`${ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, presented, { cause: error });
+    throw new LockFencedError(`${ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, presented, {
+      cause: error,
+    });
   }
 }
 
-async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update: RefUpdate,
-  context: { now: number; pushed: { grant?: number; proof?: string }; env: Readonly<Record<string, string | undefined>> }): Promise<string | undefined> {
+async function checkRecordRef(
+  repo: ServerRepo,
+  settings: ServerSettings,
+  update: RefUpdate,
+  context: { now: number; pushed: { grant?: number; proof?: string }; env: Readonly<Record<string, string | undefined>> },
+): Promise<string | undefined> {
   const oldSha = ZERO_SHA.test(update.oldSha) ? null : update.oldSha;
   const commit = await repo.commit(update.newSha);
   if (commit === undefined) return 'the new value is not a commit.';
-  const shape = recordCommitShape(oldSha, commit, { record: RECORD_FILE, audit: AUDIT_FILE }, { restart: settings.file.allowedSigners !== undefined });
+  const shape = recordCommitShape(
+    oldSha,
+    commit,
+    { record: RECORD_FILE, audit: AUDIT_FILE },
+    { restart: settings.file.allowedSigners !== undefined },
+  );
   if (shape.kind === 'refuse') return shape.why;
   const afterFile = await repo.file(update.newSha, RECORD_FILE);
   if (afterFile === 'absent') return `the new commit holds no ${RECORD_FILE}.`;
   if (afterFile === 'too large') return `the new ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes, more than any reader reads.`;
   const beforeFile = oldSha === null ? 'absent' : await repo.file(oldSha, RECORD_FILE);
-  if (beforeFile === 'too large') return `the current ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes; the server's administrator restores the ref from its history.`;
+  if (beforeFile === 'too large')
+    return `the current ${RECORD_FILE} is larger than ${MAX_RECORD_BYTES} bytes; the server's administrator restores the ref from its history.`;
   const afterText = afterFile.text;
   const beforeText = beforeFile === 'absent' ? null : beforeFile.text;
   const container = settings.file.container;
   if (shape.kind === 'compaction') {
     const auditLog = await repo.auditLogOf(oldSha as string);
     const pushedLog = await repo.file(update.newSha, AUDIT_FILE, MAX_AUDIT_LOG_BYTES);
-    const problem = checkCompaction({ record: beforeText ?? '', auditLog }, { record: afterText, auditLog: typeof pushedLog === 'object' ? pushedLog.text : '' });
+    const problem = checkCompaction(
+      { record: beforeText ?? '', auditLog },
+      { record: afterText, auditLog: typeof pushedLog === 'object' ? pushedLog.text : '' },
+    );
     if (problem) return problem;
     const line = lastAuditLine(parseRecordText(afterText, container, settings));
     if (line === undefined) return 'the record has no audit line to stamp its compaction with.';
     const entries = auditLog.split('\n').filter(l => l !== '').length;
     const record = parseRecordText(afterText, container, settings);
-    const unsigned = record === undefined ? undefined : await signedBy(repo, settings, update.newSha, signature => checkSignedSnapshot(record, signature, settings.file));
-    return unsigned ?? checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: compactionSubject(entries), trailers: [`${SNAPSHOT_TRAILER}: ${entries}`] });
+    const unsigned =
+      record === undefined
+        ? undefined
+        : await signedBy(repo, settings, update.newSha, signature => checkSignedSnapshot(record, signature, settings.file));
+    return (
+      unsigned ??
+      checkRecordCommit(commit.text, {
+        parents: [],
+        stamp: stampOf(line),
+        subject: compactionSubject(entries),
+        trailers: [`${SNAPSHOT_TRAILER}: ${entries}`],
+      })
+    );
   }
   const after = parseRecordText(afterText, container, settings);
   if (after === undefined) return 'the new record is damaged (not a valid lock record of this container).';
   if (shape.kind === 'restart') {
     // An operator's signed adopt over a signed page (its history unproven, or signing just turned on).
-    const problem = await signedBy(repo, settings, update.newSha, signature => checkSignedRestart(
-      beforeText === null ? undefined : parseRecordText(beforeText, container, settings), after, signature, {
-        settings: serverContainerSettings(settings), now: context.now, skewMs: settings.skewSeconds * SECOND, requireProof: false, pushed: {}, afterText,
-      }));
+    const problem = await signedBy(repo, settings, update.newSha, signature =>
+      checkSignedRestart(beforeText === null ? undefined : parseRecordText(beforeText, container, settings), after, signature, {
+        settings: serverContainerSettings(settings),
+        now: context.now,
+        skewMs: settings.skewSeconds * SECOND,
+        requireProof: false,
+        pushed: {},
+        afterText,
+      }),
+    );
     const line = after.audit[after.audit.length - 1];
     return problem ?? checkRecordCommit(commit.text, { parents: [], stamp: stampOf(line), subject: transitionSubject(line) });
   }
   const before = beforeText === null ? null : parseRecordText(beforeText, container, settings);
-  if (before === undefined) return 'the current record is damaged; the server\'s administrator restores the ref from its history.';
+  if (before === undefined) return "the current record is damaged; the server's administrator restores the ref from its history.";
   const pusher = pusherIdentity(settings, context.env);
   if ('refusal' in pusher) return pusher.refusal;
   const problem = checkRecordUpdate(before, after, {
@@ -185,7 +248,12 @@ async function checkRecordRef(repo: ServerRepo, settings: ServerSettings, update
  * Where the pinned settings require a signed page (allowedSigners), why the pushed commit's signature
  * does not prove its step, judged against the allowed signers file on the pinned protected branch.
  */
-async function signedBy(repo: ServerRepo, settings: ServerSettings, sha: string, judge: (signature: StepSignature) => string | undefined): Promise<string | undefined> {
+async function signedBy(
+  repo: ServerRepo,
+  settings: ServerSettings,
+  sha: string,
+  judge: (signature: StepSignature) => string | undefined,
+): Promise<string | undefined> {
   const where = settings.file.allowedSigners;
   if (where === undefined) return undefined;
   const branch = settings.file.protectedBranches[0];
@@ -211,7 +279,10 @@ function signedChainProof(settings: ServerSettings, repo: string, server: Server
     allowedSigners: async () => {
       const signers = await server.file(`refs/heads/${branch}`, where, MAX_ALLOWED_SIGNERS_BYTES);
       if (typeof signers !== 'object') {
-        throw new LockConfigurationError(`This container requires a signed lock page, and the protected branch ${branch} has no allowed signers file of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB at ${where}; an operator lands it first.`, { setting: 'allowedSigners' });
+        throw new LockConfigurationError(
+          `This container requires a signed lock page, and the protected branch ${branch} has no allowed signers file of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB at ${where}; an operator lands it first.`,
+          { setting: 'allowedSigners' },
+        );
       }
       return signers.text;
     },
@@ -232,8 +303,9 @@ async function checkLeaseRef(repo: ServerRepo, update: RefUpdate, now: number): 
   if (commit === undefined) return 'the new value is not a commit.';
   const after = await leaseRecordOf(repo, update.newSha);
   // An existing ref whose record cannot be read is damaged, never absent (checkLeaseUpdate refuses it).
-  const before: LeaseBefore = ZERO_SHA.test(update.oldSha) ? null
-    : { stored: await repo.commit(update.oldSha) === undefined ? undefined : await leaseRecordOf(repo, update.oldSha) };
+  const before: LeaseBefore = ZERO_SHA.test(update.oldSha)
+    ? null
+    : { stored: (await repo.commit(update.oldSha)) === undefined ? undefined : await leaseRecordOf(repo, update.oldSha) };
   if (after === 'too large' || before?.stored === 'too large') return `a lease record is larger than ${MAX_RECORD_BYTES} bytes.`;
   return checkLeaseUpdate(before, after, now);
 }

@@ -49,18 +49,22 @@ export class ServerRepo {
    * and raw text; undefined when it is not a commit. A tree entry that is not a regular file is
    * named with its mode, so that no rule mistakes it for the file of that name.
    */
-  async commit(sha: string): Promise<PushedCommit & { readonly text: string } | undefined> {
+  async commit(sha: string): Promise<(PushedCommit & { readonly text: string }) | undefined> {
     const type = await this.runner.run(['cat-file', '-t', '--end-of-options', sha]);
     if (type.code !== 0 || type.stdout.toString('utf8').trim() !== 'commit') return undefined;
     const [self, ...parents] = (await this.ok(['rev-list', '--parents', '--max-count=1', '--end-of-options', sha, '--'])).trim().split(' ');
-    if (self !== sha) throw new GitError('failed', 'rev-list', 0, `The server's guard could not read a pushed commit's parents; the push is refused.`, '');
+    if (self !== sha)
+      throw new GitError('failed', 'rev-list', 0, `The server's guard could not read a pushed commit's parents; the push is refused.`, '');
     const text = await this.ok(['cat-file', 'commit', '--end-of-options', sha]);
     const body = text.indexOf('\n\n');
     const snapshot = body >= 0 && new RegExp(`^${SNAPSHOT_TRAILER}:`, 'm').test(text.slice(body));
-    const files = (await this.ok(['ls-tree', '-z', '--end-of-options', sha])).split('\0').filter(Boolean).map(entry => {
-      const [meta, name] = [entry.slice(0, entry.indexOf('\t')), entry.slice(entry.indexOf('\t') + 1)];
-      return meta.startsWith('100644 blob ') ? name : `${name} (mode ${meta.split(' ')[0]})`;
-    });
+    const files = (await this.ok(['ls-tree', '-z', '--end-of-options', sha]))
+      .split('\0')
+      .filter(Boolean)
+      .map(entry => {
+        const [meta, name] = [entry.slice(0, entry.indexOf('\t')), entry.slice(entry.indexOf('\t') + 1)];
+        return meta.startsWith('100644 blob ') ? name : `${name} (mode ${meta.split(' ')[0]})`;
+      });
     return { parents, files, snapshot, text };
   }
 
@@ -78,8 +82,9 @@ export class ServerRepo {
 
   /** What git says of a pushed commit's signature, verified against the allowed signers text (signedStep.ts). */
   async signature(sha: string, allowedSigners: string): Promise<StepSignature> {
-    const out = await withSignersFile(allowedSigners, file => this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`,
-      'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--']));
+    const out = await withSignersFile(allowedSigners, file =>
+      this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--']),
+    );
     const [status = 'N', signer = ''] = out.trim().split('\x1f');
     return { status, signer };
   }
@@ -98,6 +103,11 @@ export class ServerRepo {
 
 /** A git query of the guard failed: the push is refused (never read as "nothing to check"). */
 function unreadable(subcommand: string, output: GitOutput): GitError {
-  return new GitError('failed', subcommand, output.code,
-    `The server's guard could not read the repository (git ${subcommand} exited ${output.code}); the push is refused.`, output.stderr);
+  return new GitError(
+    'failed',
+    subcommand,
+    output.code,
+    `The server's guard could not read the repository (git ${subcommand} exited ${output.code}); the push is refused.`,
+    output.stderr,
+  );
 }

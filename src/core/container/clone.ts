@@ -24,8 +24,10 @@ export const OUTSIDE_REPOSITORY = 'repository';
  * configuration error, exit 2) or a repository without `.lockstep.json` (refused, not-initialised).
  */
 export function isNoContainerHere(error: unknown): boolean {
-  return (error instanceof LockRefusedError && error.reason === 'not-initialised')
-    || (error instanceof LockConfigurationError && error.setting === OUTSIDE_REPOSITORY);
+  return (
+    (error instanceof LockRefusedError && error.reason === 'not-initialised') ||
+    (error instanceof LockConfigurationError && error.setting === OUTSIDE_REPOSITORY)
+  );
 }
 
 export async function openClone(cwd: string): Promise<Clone> {
@@ -36,7 +38,10 @@ export async function openClone(cwd: string): Promise<Clone> {
   try {
     out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
-    throw new LockConfigurationError('This folder is not inside a git repository; Lockstep works on a git clone (cd into one, or pass --cwd CLONE).', { setting: OUTSIDE_REPOSITORY, cause });
+    throw new LockConfigurationError(
+      'This folder is not inside a git repository; Lockstep works on a git clone (cd into one, or pass --cwd CLONE).',
+      { setting: OUTSIDE_REPOSITORY, cause },
+    );
   }
   const [root, gitDir] = out.split('\n').map(s => s.trim());
   return { root, gitDir, git: gitIn(root) };
@@ -53,7 +58,9 @@ export async function resolveIdentity(clone: Pick<Clone, 'git'>, env: Env, overr
 
 /** The remote's default branch, as the default protected branch. */
 export async function defaultBranch(clone: Clone, remote: string): Promise<string> {
-  const symbolic = await clone.git.raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`]).catch(() => '');
+  const symbolic = await clone.git
+    .raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`])
+    .catch(() => '');
   if (symbolic.trim()) return symbolic.trim().slice(remote.length + 1);
   const listed = await clone.git.raw(['ls-remote', '--symref', '--end-of-options', remote, 'HEAD']).catch(() => '');
   const match = /^ref: refs\/heads\/(\S+)\s+HEAD/m.exec(listed);
@@ -68,24 +75,56 @@ export async function defaultBranch(clone: Clone, remote: string): Promise<strin
  * remote-tracking refs know (no network); with it, the branch is fetched into its remote-tracking
  * ref first (as `git fetch` would), and a remote that cannot be reached is a backend error.
  */
-export async function containerFileOnRemote(clone: Clone, remote: string, file: string, options: { fetch: boolean }): Promise<string | undefined> {
+export async function containerFileOnRemote(
+  clone: Clone,
+  remote: string,
+  file: string,
+  options: { fetch: boolean },
+): Promise<string | undefined> {
   // Without a fetch, only what the clone knows: the remote's HEAD as the clone recorded it.
-  const branch = options.fetch ? await defaultBranch(clone, remote)
-    : (await clone.git.raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`]).catch(() => '')).trim().slice(remote.length + 1);
+  const branch = options.fetch
+    ? await defaultBranch(clone, remote)
+    : (await clone.git.raw(['symbolic-ref', '--quiet', '--short', '--end-of-options', `refs/remotes/${remote}/HEAD`]).catch(() => ''))
+        .trim()
+        .slice(remote.length + 1);
   if (branch === '') return undefined;
   if (!/^[A-Za-z0-9._/-]+$/.test(branch) || branch.startsWith('-')) return undefined;
   const tracking = `refs/remotes/${remote}/${branch}`;
   if (options.fetch) {
     const listed = await clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(cause => {
-      throw new LockBackendError('git', `The remote ${remote} could not be reached to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
+      throw new LockBackendError(
+        'git',
+        `The remote ${remote} could not be reached to check whether a teammate has already made this repository a container; try again when it is reachable.`,
+        { cause },
+      );
     });
     if (!listed.includes(`\trefs/heads/${branch}`)) return undefined; // an empty remote: nobody has pushed anything
-    await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:${tracking}`]).catch(cause => {
-      throw new LockBackendError('git', `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`, { cause });
-    });
+    await clone.git
+      .raw([
+        '-c',
+        'fetch.writeFetchHead=false',
+        '-c',
+        'maintenance.auto=false',
+        '-c',
+        'gc.auto=0',
+        'fetch',
+        '--quiet',
+        '--end-of-options',
+        remote,
+        `+refs/heads/${branch}:${tracking}`,
+      ])
+      .catch(cause => {
+        throw new LockBackendError(
+          'git',
+          `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`,
+          { cause },
+        );
+      });
   }
-  return await clone.git.raw(['cat-file', '-e', '--end-of-options', `${tracking}:${file}`]).then(() => branch, () => undefined);
+  return await clone.git.raw(['cat-file', '-e', '--end-of-options', `${tracking}:${file}`]).then(
+    () => branch,
+    () => undefined,
+  );
 }
 
 export interface LandingState {
@@ -130,14 +169,26 @@ export function parseStatus(text: string): { head: string; changed: string[] } {
  */
 export async function landingState(clone: Clone, remote: string, branch: string, options: { fetch?: boolean } = {}): Promise<LandingState> {
   const unreachable = (cause: unknown) => {
-    throw new LockBackendError('git', `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`, { cause });
+    throw new LockBackendError(
+      'git',
+      `The remote ${remote} could not be reached to check that your work has landed; try again when it is reachable.`,
+      { cause },
+    );
   };
   // The work tree's status (with HEAD's commit) and the remote's tip are independent: asked side by side. Right
   // after a push (the usual release) the remote's tip is HEAD itself, and one `ls-remote` settles it, no fetch.
   const [status, remoteTip] = await Promise.all([
     clone.git.raw(['status', '--porcelain=v2', '--branch', '--untracked-files=no']).then(parseStatus),
-    options.fetch === false ? undefined : clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).then(
-      out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', unreachable),
+    options.fetch === false
+      ? undefined
+      : clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).then(
+          out =>
+            out
+              .split('\n')
+              .map(line => line.split('\t'))
+              .find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '',
+          unreachable,
+        ),
   ]);
   const dirty = { dirty: status.changed.slice(0, 5), dirtyCount: status.changed.length, branch, head: status.head };
   if (status.head && remoteTip === status.head) return { ...dirty, unpushed: 0, onRemote: true };
@@ -145,20 +196,36 @@ export async function landingState(clone: Clone, remote: string, branch: string,
   // the remote-tracking ref as it is, touching nothing. The fetch writes no FETCH_HEAD and starts no background
   // maintenance (git's next own fetch does that).
   if (options.fetch !== false) {
-    await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', '--end-of-options', remote, `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`]).catch(unreachable);
+    await clone.git
+      .raw([
+        '-c',
+        'fetch.writeFetchHead=false',
+        '-c',
+        'maintenance.auto=false',
+        '-c',
+        'gc.auto=0',
+        'fetch',
+        '--quiet',
+        '--end-of-options',
+        remote,
+        `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`,
+      ])
+      .catch(unreachable);
   }
   // Where the remote's branch is and, when it exists, how far HEAD (known from the status) is ahead of it.
   const tracking = `refs/remotes/${remote}/${branch}`;
   const head = status.head;
   const [hasRemote, ahead] = await Promise.all([
-    clone.git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', tracking]).then(s => s.trim(), () => ''),
+    clone.git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', tracking]).then(
+      s => s.trim(),
+      () => '',
+    ),
     clone.git.raw(['rev-list', '--count', '--end-of-options', `${tracking}..HEAD`]).catch(() => undefined),
   ]);
   let unpushed = 0;
   if (head) {
     unpushed = hasRemote
-      ? Number((ahead ?? await clone.git.raw(['rev-list', '--count', '--end-of-options', `${tracking}..HEAD`])).trim())
+      ? Number((ahead ?? (await clone.git.raw(['rev-list', '--count', '--end-of-options', `${tracking}..HEAD`]))).trim())
       : Number((await clone.git.raw(['rev-list', '--count', 'HEAD'])).trim());
   }
   return { ...dirty, unpushed, onRemote: head !== '' && hasRemote !== '' && unpushed === 0 };
@@ -168,16 +235,34 @@ export async function landingState(clone: Clone, remote: string, branch: string,
  * The remote's commit of `branch` as the remote answers now (`fresh`), or, when it does not answer within
  * `withinMs`, as the clone last fetched it; undefined when neither is known.
  */
-export async function remoteBranchTip(clone: Clone, remote: string, branch: string, withinMs: number): Promise<{ commit: string; fresh: boolean } | undefined> {
+export async function remoteBranchTip(
+  clone: Clone,
+  remote: string,
+  branch: string,
+  withinMs: number,
+): Promise<{ commit: string; fresh: boolean } | undefined> {
   const isCommit = (text: string) => /^[0-9a-f]{40,64}$/.test(text);
-  const asked = clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`])
-    .then(out => out.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '', () => undefined);
+  const asked = clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).then(
+    out =>
+      out
+        .split('\n')
+        .map(line => line.split('\t'))
+        .find(([, ref]) => ref === `refs/heads/${branch}`)?.[0] ?? '',
+    () => undefined,
+  );
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>(resolve => { timer = setTimeout(resolve, withinMs, undefined); timer.unref(); });
+  const late = new Promise<undefined>(resolve => {
+    timer = setTimeout(resolve, withinMs, undefined);
+    timer.unref();
+  });
   const tip = await Promise.race([asked, late]);
   clearTimeout(timer);
   if (tip !== undefined) return isCommit(tip) ? { commit: tip, fresh: true } : undefined;
-  const tracking = (await clone.git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/remotes/${remote}/${branch}^{commit}`]).catch(() => '')).trim();
+  const tracking = (
+    await clone.git
+      .raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/remotes/${remote}/${branch}^{commit}`])
+      .catch(() => '')
+  ).trim();
   return isCommit(tracking) ? { commit: tracking, fresh: false } : undefined;
 }
 
@@ -189,14 +274,25 @@ export async function remoteBranchTip(clone: Clone, remote: string, branch: stri
  * the holder's own (its committer or author email is the identity): a clone that pulled a teammate's work
  * and pushed nothing never names that work as its landing.
  */
-export async function landedUnderGrant(clone: Clone, head: string, base: { commit: string; fresh: boolean } | undefined, identity: string): Promise<boolean> {
+export async function landedUnderGrant(
+  clone: Clone,
+  head: string,
+  base: { commit: string; fresh: boolean } | undefined,
+  identity: string,
+): Promise<boolean> {
   if (base !== undefined) {
     if (head === base.commit) return false;
-    const inBase = await clone.git.raw(['merge-base', '--is-ancestor', '--end-of-options', head, base.commit]).then(() => true, () => false);
+    const inBase = await clone.git.raw(['merge-base', '--is-ancestor', '--end-of-options', head, base.commit]).then(
+      () => true,
+      () => false,
+    );
     if (inBase) return false;
     if (base.fresh) return true;
   }
-  const emails = (await clone.git.raw(['log', '-1', '--format=%ce%x00%ae', '--end-of-options', head, '--']).catch(() => '')).trim().toLowerCase().split('\0');
+  const emails = (await clone.git.raw(['log', '-1', '--format=%ce%x00%ae', '--end-of-options', head, '--']).catch(() => ''))
+    .trim()
+    .toLowerCase()
+    .split('\0');
   return emails.includes(identity.toLowerCase());
 }
 
@@ -216,8 +312,12 @@ export async function writePushProof(clone: Clone, grant: number, proof: string,
   // command lines), so while the proof is configured no push recurses by configuration; the client
   // guard refuses one that recurses by the command line or by a later setting. lockstep.sharedRemote:
   // the one remote the proof may go to, for the client guard on any branch (with or without .lockstep.json).
-  fs.writeFileSync(temp, `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n`
-    + `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`, { mode: 0o600 });
+  fs.writeFileSync(
+    temp,
+    `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n` +
+      `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`,
+    { mode: 0o600 },
+  );
   fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
   await includePushConfig(clone);
 }
@@ -232,7 +332,10 @@ export async function includePushConfig(clone: Clone): Promise<void> {
   try {
     await clone.git.raw(['config', '--local', '--add', 'include.path', INCLUDE]);
   } catch (cause) {
-    throw new LockConfigurationError('The push proof could not be set up: .git/config could not be written (another git process may hold .git/config.lock). Try again.', { setting: 'include.path', cause });
+    throw new LockConfigurationError(
+      'The push proof could not be set up: .git/config could not be written (another git process may hold .git/config.lock). Try again.',
+      { setting: 'include.path', cause },
+    );
   }
 }
 

@@ -3,7 +3,14 @@ import { systemClock, SECOND, type Clock } from '../clock';
 import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
 import {
-  describePage, LockBackendError, LockBusyError, LockConfigurationError, LockLeaseLostError, LockNoPageError, LockRefusedError, LockTamperedPageError,
+  describePage,
+  LockBackendError,
+  LockBusyError,
+  LockConfigurationError,
+  LockLeaseLostError,
+  LockNoPageError,
+  LockRefusedError,
+  LockTamperedPageError,
   type PageLocation,
 } from '../errors';
 import * as protocol from '../lockRecord';
@@ -14,8 +21,27 @@ import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Disposable, Driver, HistoryEntry, VersionedRecord } from '../stores/store';
 import { gitIn } from '../git/runner';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
-import { containerFileOnRemote, hasPushProof, includePushConfig, landedUnderGrant, landingState, openClone, remoteBranchTip, removePushProof, resolveIdentity, writePushProof, type Clone } from './clone';
-import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, driverOptions, readContainerFile, type ContainerFile } from './containerFile';
+import {
+  containerFileOnRemote,
+  hasPushProof,
+  includePushConfig,
+  landedUnderGrant,
+  landingState,
+  openClone,
+  remoteBranchTip,
+  removePushProof,
+  resolveIdentity,
+  writePushProof,
+  type Clone,
+} from './clone';
+import {
+  CONTAINER_DEFAULTS,
+  CONTAINER_FILE,
+  containerSettings,
+  driverOptions,
+  readContainerFile,
+  type ContainerFile,
+} from './containerFile';
 import { pageLocation } from './pageLocation';
 import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
 import { resolveSharedRemote } from './sharedRemote';
@@ -38,8 +64,13 @@ export interface OpenContainerOptions {
  * repository and only needs the record. The driver is closed before returning. A store without the
  * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
  */
-export async function readContainerRecord(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {},
-  proof?: ServerProof): Promise<LockRecord> {
+export async function readContainerRecord(
+  file: ContainerFile,
+  gitDir: string,
+  env: Env,
+  overrides: LockManagerOptions = {},
+  proof?: ServerProof,
+): Promise<LockRecord> {
   return (await readContainerPage(file, gitDir, env, overrides, proof)).record;
 }
 
@@ -54,8 +85,13 @@ export interface ServerProof {
 }
 
 /** Like {@link readContainerRecord}, with the page it read (driver as opened, location without credentials, prefix). */
-export async function readContainerPage(file: ContainerFile, gitDir: string, env: Env, overrides: LockManagerOptions = {},
-  proof?: ServerProof): Promise<{ record: LockRecord; page: PageLocation }> {
+export async function readContainerPage(
+  file: ContainerFile,
+  gitDir: string,
+  env: Env,
+  overrides: LockManagerOptions = {},
+  proof?: ServerProof,
+): Promise<{ record: LockRecord; page: PageLocation }> {
   const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
   const driver = await openDriver(config);
   try {
@@ -63,8 +99,12 @@ export async function readContainerPage(file: ContainerFile, gitDir: string, env
     const stored = await driver.read(containerKey(config.prefix, file.container));
     if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
     if (proof !== undefined && file.allowedSigners !== undefined && driver.name !== 'git') {
-      await signedPageDriver(driver).verifyHistory(stored.revision,
-        { container: file.container, settings: containerSettings(file), allowedSigners: proof.allowedSigners, checkpointFile: proof.witnessFile });
+      await signedPageDriver(driver).verifyHistory(stored.revision, {
+        container: file.container,
+        settings: containerSettings(file),
+        allowedSigners: proof.allowedSigners,
+        checkpointFile: proof.witnessFile,
+      });
     }
     return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
   } finally {
@@ -78,7 +118,11 @@ export async function readContainerPage(file: ContainerFile, gitDir: string, env
  * Never throws: the refusal stands whether or not its audit line could be written.
  */
 export async function auditRefusedPushOnPage(
-  file: ContainerFile, gitDir: string, overrides: LockManagerOptions, request: { identity: string; grant: number; detail: string }, now: number,
+  file: ContainerFile,
+  gitDir: string,
+  overrides: LockManagerOptions,
+  request: { identity: string; grant: number; detail: string },
+  now: number,
 ): Promise<boolean> {
   try {
     const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, {});
@@ -88,9 +132,14 @@ export async function auditRefusedPushOnPage(
       for (let attempt = 0; attempt < 5; attempt++) {
         const stored = await driver.read(key);
         if (stored === null) return false;
-        const outcome = protocol.auditRefusedPush(parseRecord(stored.value, driver.name, file.container, containerSettings(file)), request, now);
+        const outcome = protocol.auditRefusedPush(
+          parseRecord(stored.value, driver.name, file.container, containerSettings(file)),
+          request,
+          now,
+        );
         if (outcome.ok || outcome.record === undefined) return false;
-        if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok) return true;
+        if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok)
+          return true;
       }
       return false;
     } finally {
@@ -127,17 +176,30 @@ export function containerConfig(file: ContainerFile, root: string, env: Env, ove
 
 /** Which settings move the page away from the committed one: a variable's name, else the option's. */
 function pointingAway(committed: Omit<PageLocation, 'container'>, page: PageLocation, env: Env): string[] {
-  const named = (variable: string, option: string) => (env[variable] ?? '') !== '' ? variable : `the ${option} setting`;
+  const named = (variable: string, option: string) => ((env[variable] ?? '') !== '' ? variable : `the ${option} setting`);
   const away: string[] = [];
   if (page.driver !== committed.driver) return [named('LOCKSTEP_DRIVER', 'driver')];
   if (page.prefix !== committed.prefix) away.push(named('LOCKSTEP_PREFIX', 'prefix'));
   if (page.location !== committed.location) {
     switch (page.driver) {
-      case 'file': away.push(named('LOCKSTEP_PATH', 'path')); break;
-      case 'redis': away.push(named('LOCKSTEP_REDIS_URL', 'redisUrl')); break;
-      case 'sql': away.push((env.LOCKSTEP_DATABASE_URL ?? '') === '' && (env.LOCKSTEP_PATH ?? '') !== '' ? 'LOCKSTEP_PATH' : named('LOCKSTEP_DATABASE_URL', 'databaseUrl')); break;
-      case 'git': away.push(named('LOCKSTEP_GIT_REMOTE', 'gitRemote')); break;
-      default: away.push('the environment');
+      case 'file':
+        away.push(named('LOCKSTEP_PATH', 'path'));
+        break;
+      case 'redis':
+        away.push(named('LOCKSTEP_REDIS_URL', 'redisUrl'));
+        break;
+      case 'sql':
+        away.push(
+          (env.LOCKSTEP_DATABASE_URL ?? '') === '' && (env.LOCKSTEP_PATH ?? '') !== ''
+            ? 'LOCKSTEP_PATH'
+            : named('LOCKSTEP_DATABASE_URL', 'databaseUrl'),
+        );
+        break;
+      case 'git':
+        away.push(named('LOCKSTEP_GIT_REMOTE', 'gitRemote'));
+        break;
+      default:
+        away.push('the environment');
     }
   }
   return away;
@@ -162,9 +224,12 @@ async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
     if (!(error instanceof LockRefusedError && error.reason === 'not-initialised')) throw error;
     const branch = await containerFileOnRemote(clone, CONTAINER_DEFAULTS.remote, CONTAINER_FILE, { fetch: false }).catch(() => undefined);
     if (branch === undefined) throw error;
-    throw new LockRefusedError('not-initialised',
-      `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).`
-      + ' Pull it (`git pull`) and run the command again; do not run lockstep init.', { cause: error });
+    throw new LockRefusedError(
+      'not-initialised',
+      `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).` +
+        ' Pull it (`git pull`) and run the command again; do not run lockstep init.',
+      { cause: error },
+    );
   }
 }
 
@@ -200,7 +265,9 @@ export class Container {
     // option: checked before any git talks to a remote, and every later git of the clone may use only their transports.
     const shared = await Promise.all([
       resolveSharedRemote(opened.git, opened.root, file.remote, 'remote'),
-      ...(file.driver === 'git' && (file.gitRemote ?? file.remote) !== file.remote ? [resolveSharedRemote(opened.git, opened.root, file.gitRemote ?? '', 'gitRemote')] : []),
+      ...(file.driver === 'git' && (file.gitRemote ?? file.remote) !== file.remote
+        ? [resolveSharedRemote(opened.git, opened.root, file.gitRemote ?? '', 'gitRemote')]
+        : []),
     ]);
     const clone: Clone = { ...opened, git: gitIn(opened.root, { protocols: [...new Set(shared.flatMap(s => s.protocols))] }) };
     const identity = await identityLookup;
@@ -251,7 +318,10 @@ export class Container {
       const again = await driver.read(this.key);
       if (again === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
       const policy = signingPolicy(this.clone, file, this.settings, this.key);
-      await signed.verifyHistory(again.revision, { ...policy, allowedSigners: () => allowedSignersText(this.clone, file, { fetch: true }) });
+      await signed.verifyHistory(again.revision, {
+        ...policy,
+        allowedSigners: () => allowedSignersText(this.clone, file, { fetch: true }),
+      });
       return again;
     }
   }
@@ -301,7 +371,6 @@ export class Container {
     return writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
   }
 
-
   /** Which page this container reads: driver (as opened, so what `auto` chose), location, prefix, container. */
   async page(): Promise<PageLocation> {
     const driver = await this.driver();
@@ -328,13 +397,16 @@ export class Container {
     // The SQL driver's table is created with the page, so that a new team needs no separate step.
     const migratable = driver as Driver & { migrate?: () => Promise<void> };
     if (typeof migratable.migrate === 'function') await migratable.migrate();
-    const written = adopt && this.file.allowedSigners !== undefined
-      ? await this.adoptOverTampered(driver, outcome.record) ?? await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary })
-      : await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
+    const written =
+      adopt && this.file.allowedSigners !== undefined
+        ? ((await this.adoptOverTampered(driver, outcome.record)) ??
+          (await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary })))
+        : await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
     if (!written.ok) {
       throw new LockConfigurationError(
         `This store (${describePage(await this.page())}) already holds the lock page of container ${this.file.container.slice(0, 8)}…; it is never overwritten. \`lockstep status\` shows it.`,
-        { setting: 'container' });
+        { setting: 'container' },
+      );
     }
     return { grant: outcome.record.grant, nextId: outcome.record.nextId };
   }
@@ -365,10 +437,15 @@ export class Container {
 
   describe(record: LockRecord): LockStatus {
     const session = this.session();
-    return describe(record, this.settings, {
-      identity: this.identity,
-      ...(session ? { session: { grant: session.grant, tokenHash: hashToken(session.token) } } : {}),
-    }, this.clock.now());
+    return describe(
+      record,
+      this.settings,
+      {
+        identity: this.identity,
+        ...(session ? { session: { grant: session.grant, tokenHash: hashToken(session.token) } } : {}),
+      },
+      this.clock.now(),
+    );
   }
 
   /**
@@ -377,7 +454,9 @@ export class Container {
    * whose token is lost: the next command in this clone finishes or drops it ({@link settle}), and an
    * acquire again reuses that token, so its first write and its retry can never be two holders.
    */
-  async acquire(options: { wait?: number; ttl?: number; signal?: AbortSignal } = {}): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
+  async acquire(
+    options: { wait?: number; ttl?: number; signal?: AbortSignal } = {},
+  ): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     // Where the protected branch was when the grant began, asked beside the page's read: a release names as
     // landed only a commit that was not there yet (see checkLanded).
@@ -402,9 +481,21 @@ export class Container {
         result = await this.apply(record => {
           const grant = record.grant + 1;
           const proofHash = hashProof(pushProof(token, this.file.container, grant));
-          const outcome = protocol.acquire(record, this.settings, { identity: this.identity, tokenHash, proofHash, ...(options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {}) }, this.clock.now());
+          const outcome = protocol.acquire(
+            record,
+            this.settings,
+            { identity: this.identity, tokenHash, proofHash, ...(options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {}) },
+            this.clock.now(),
+          );
           if (outcome.ok) {
-            attempt = { container: this.file.container, grant, token, identity: this.identity, acquiredAt: this.clock.now(), ...(baseCommit ? { base: baseCommit } : {}) };
+            attempt = {
+              container: this.file.container,
+              grant,
+              token,
+              identity: this.identity,
+              acquiredAt: this.clock.now(),
+              ...(baseCommit ? { base: baseCommit } : {}),
+            };
             writePending(this.clone.gitDir, attempt);
           }
           return outcome;
@@ -413,7 +504,8 @@ export class Container {
         if (!(error instanceof LockRefusedError)) {
           // The write may have reached the store: the token stays in pending.json for the next command to settle.
           if (attempt !== undefined && error instanceof Error) {
-            error.message += ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
+            error.message +=
+              ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
           }
           throw error;
         }
@@ -474,7 +566,9 @@ export class Container {
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
     const landed = await landing;
-    const result = await this.apply(r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }));
+    const result = await this.apply(r =>
+      protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
+    );
     clearSession(this.clone.gitDir);
     removePushProof(this.clone);
     return { ...result, landed: landed ?? null };
@@ -490,7 +584,10 @@ export class Container {
       // Only a session the page shows is not live may go: an unreadable page refuses (the token would be lost).
       const { record } = await this.read();
       if (protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) {
-        throw new LockRefusedError('already-holder', `This clone holds the live lease (grant #${proof.grant}): push your work and release it (lockstep release --push) rather than forget it.`);
+        throw new LockRefusedError(
+          'already-holder',
+          `This clone holds the live lease (grant #${proof.grant}): push your work and release it (lockstep release --push) rather than forget it.`,
+        );
       }
     }
     clearSession(this.clone.gitDir);
@@ -515,7 +612,9 @@ export class Container {
   /** A guard refused a protected push from this clone: audit it on the page (best effort, folded when repeated). */
   async auditRefusedPush(detail: string): Promise<void> {
     const grant = this.session()?.grant ?? 0;
-    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(() => undefined);
+    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(
+      () => undefined,
+    );
   }
 
   /**
@@ -532,9 +631,13 @@ export class Container {
       const more = landing.dirtyCount > landing.dirty.length ? ` and ${landing.dirtyCount - landing.dirty.length} more` : '';
       problems.push(`uncommitted changes to ${landing.dirty.join(', ')}${more}`);
     }
-    if (landing.unpushed > 0) problems.push(`${landing.unpushed} commit${landing.unpushed === 1 ? '' : 's'} not on ${this.file.remote}/${branch}`);
+    if (landing.unpushed > 0)
+      problems.push(`${landing.unpushed} commit${landing.unpushed === 1 ? '' : 's'} not on ${this.file.remote}/${branch}`);
     if (problems.length > 0) {
-      throw new LockRefusedError('not-landed', `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release (or: lockstep release --push).`);
+      throw new LockRefusedError(
+        'not-landed',
+        `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release (or: lockstep release --push).`,
+      );
     }
     if (!landing.head || !landing.onRemote || !session) return undefined;
     const ours = await landedUnderGrant(this.clone, landing.head, session.base, this.identity);
@@ -561,15 +664,23 @@ export class Container {
   async announceLanding(landing: Landing): Promise<{ announced: boolean }> {
     const proof = await this.holderProof();
     const { record } = await this.read();
-    const already = record.audit.some(l => l.action === 'land' && l.outcome === 'done' && l.grant === proof.grant
-      && protocol.parseLandingDetail(l.detail)?.to === landing.to && protocol.parseLandingDetail(l.detail)?.branch === landing.branch);
+    const already = record.audit.some(
+      l =>
+        l.action === 'land' &&
+        l.outcome === 'done' &&
+        l.grant === proof.grant &&
+        protocol.parseLandingDetail(l.detail)?.to === landing.to &&
+        protocol.parseLandingDetail(l.detail)?.branch === landing.branch,
+    );
     if (already && protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
     await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings));
     return { announced: true };
   }
 
   petition(note?: string): Promise<{ position: number }> {
-    return this.apply(record => protocol.petition(record, { identity: this.identity, ...(note !== undefined ? { note } : {}) }, this.clock.now(), this.settings));
+    return this.apply(record =>
+      protocol.petition(record, { identity: this.identity, ...(note !== undefined ? { note } : {}) }, this.clock.now(), this.settings),
+    );
   }
 
   withdraw(): Promise<{ position: number }> {
@@ -577,7 +688,9 @@ export class Container {
   }
 
   leaseIds(to: string, count: number, newIdentity = false): Promise<{ start: number; end: number; spans: IdSpan[] }> {
-    return this.holderProof().then(proof => this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now(), this.settings)));
+    return this.holderProof().then(proof =>
+      this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now(), this.settings)),
+    );
   }
 
   nextId(): Promise<{ id: number }> {
@@ -586,13 +699,17 @@ export class Container {
   }
 
   assign(to: string, text: string, newIdentity = false): Promise<{ index: number }> {
-    return this.holderProof().then(proof => this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now(), this.settings)));
+    return this.holderProof().then(proof =>
+      this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now(), this.settings)),
+    );
   }
 
   /** Marks a block done: the lead, or the block's assignee. */
   markDone(block: number): Promise<{ block: number; to: string }> {
     const holder = this.sessionProof();
-    return this.apply(record => protocol.markDone(record, { identity: this.identity, block, ...(holder ? { holder } : {}) }, this.clock.now()));
+    return this.apply(record =>
+      protocol.markDone(record, { identity: this.identity, block, ...(holder ? { holder } : {}) }, this.clock.now()),
+    );
   }
 
   clear(reason: string): Promise<{ clearedGrant: number; queueHead: string | null }> {
@@ -609,14 +726,19 @@ export class Container {
   async compact(): Promise<{ squashed: number }> {
     const driver = await this.driver();
     if (!driver.compact) {
-      throw new LockConfigurationError(`The ${driver.name} driver keeps no history to compact; compact applies to the git driver.`, { setting: 'driver' });
+      throw new LockConfigurationError(`The ${driver.name} driver keeps no history to compact; compact applies to the git driver.`, {
+        setting: 'driver',
+      });
     }
     if (this.file.allowedSigners !== undefined) {
       // A signed page's snapshot is proven by its signer alone: only a proven page is compacted, by its last actor or an operator.
       const { record } = await this.read();
       const last = record.audit[record.audit.length - 1];
       if (!this.settings.operators.includes(this.identity) && last?.who !== this.identity) {
-        throw new LockRefusedError('not-operator', `On a signed lock page only an operator (or the page's last actor) compacts its history; ${this.identity} is neither.`);
+        throw new LockRefusedError(
+          'not-operator',
+          `On a signed lock page only an operator (or the page's last actor) compacts its history; ${this.identity} is neither.`,
+        );
       }
     }
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
@@ -689,4 +811,3 @@ export class Container {
     return this.driverPromise;
   }
 }
-

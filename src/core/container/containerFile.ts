@@ -61,13 +61,17 @@ const CONTAINER_SCHEMA = containerSchema as unknown as SchemaNode;
 
 export function newContainerFile(protectedBranches: string[], operators: string[], overrides: Partial<ContainerFile> = {}): ContainerFile {
   // Through JSON, as it will be written and read: a setting left undefined is left out.
-  return checkContainerFile(JSON.parse(JSON.stringify({
-    container: randomUUID(),
-    ...CONTAINER_DEFAULTS,
-    protectedBranches,
-    operators,
-    ...overrides,
-  })));
+  return checkContainerFile(
+    JSON.parse(
+      JSON.stringify({
+        container: randomUUID(),
+        ...CONTAINER_DEFAULTS,
+        protectedBranches,
+        operators,
+        ...overrides,
+      }),
+    ),
+  );
 }
 
 /** The largest `.lockstep.json` read (a real one is well under 2 KiB); a larger one is refused before it is read. */
@@ -85,8 +89,11 @@ export function readContainerFile(root: string): ContainerFile {
     stat = fs.lstatSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LockRefusedError('not-initialised', `This repository has no ${CONTAINER_FILE}, so it is not a Lockstep container here. If a teammate`
-        + ' has made it one, pull the committed file (`git pull`); otherwise run `lockstep init` and commit .lockstep.json.');
+      throw new LockRefusedError(
+        'not-initialised',
+        `This repository has no ${CONTAINER_FILE}, so it is not a Lockstep container here. If a teammate` +
+          ' has made it one, pull the committed file (`git pull`); otherwise run `lockstep init` and commit .lockstep.json.',
+      );
     }
     throw unreadable(error);
   }
@@ -111,16 +118,25 @@ export function readContainerFile(root: string): ContainerFile {
 }
 
 function unreadable(cause: unknown): LockConfigurationError {
-  return new LockConfigurationError(`${CONTAINER_FILE} could not be read; check that it is a regular file you may read.`, { setting: CONTAINER_FILE, cause });
+  return new LockConfigurationError(`${CONTAINER_FILE} could not be read; check that it is a regular file you may read.`, {
+    setting: CONTAINER_FILE,
+    cause,
+  });
 }
 
 function notRegular(link: boolean): LockConfigurationError {
-  return new LockConfigurationError(`${CONTAINER_FILE} is ${link ? 'a symbolic link' : 'not a regular file'}; Lockstep reads its settings only from a regular file.`
-    + ' Restore the committed file (`git checkout -- .lockstep.json`) and commit the settings themselves.', { setting: CONTAINER_FILE });
+  return new LockConfigurationError(
+    `${CONTAINER_FILE} is ${link ? 'a symbolic link' : 'not a regular file'}; Lockstep reads its settings only from a regular file.` +
+      ' Restore the committed file (`git checkout -- .lockstep.json`) and commit the settings themselves.',
+    { setting: CONTAINER_FILE },
+  );
 }
 
 function tooLarge(): LockConfigurationError {
-  return new LockConfigurationError(`${CONTAINER_FILE} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; restore it from git.`, { setting: CONTAINER_FILE });
+  return new LockConfigurationError(
+    `${CONTAINER_FILE} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; restore it from git.`,
+    { setting: CONTAINER_FILE },
+  );
 }
 
 /** Parses and validates the text of a `.lockstep.json` (as committed, e.g. read from a branch). */
@@ -130,7 +146,10 @@ export function parseContainerFile(text: string): ContainerFile {
   try {
     raw = JSON.parse(text);
   } catch (cause) {
-    throw new LockConfigurationError(`${CONTAINER_FILE} is not valid JSON; fix it or restore it from git.`, { setting: CONTAINER_FILE, cause });
+    throw new LockConfigurationError(`${CONTAINER_FILE} is not valid JSON; fix it or restore it from git.`, {
+      setting: CONTAINER_FILE,
+      cause,
+    });
   }
   return checkContainerFile(raw);
 }
@@ -146,9 +165,12 @@ export function checkContainerFile(raw: unknown): ContainerFile {
     throw new LockConfigurationError(`${CONTAINER_FILE} must hold a JSON object.`, { setting: CONTAINER_FILE });
   }
   if ((raw as { driver?: unknown }).driver === 'auto') {
-    bad('driver', 'is "auto", which is not a container driver: every clone must read the same lock page, and auto may pick another store'
-      + ' in another process. Write the driver it stands for: "redis" (with redisUrl and prefix) or "file" (with path);'
-      + ' `lockstep init --driver auto` writes it for a new container');
+    bad(
+      'driver',
+      'is "auto", which is not a container driver: every clone must read the same lock page, and auto may pick another store' +
+        ' in another process. Write the driver it stands for: "redis" (with redisUrl and prefix) or "file" (with path);' +
+        ' `lockstep init --driver auto` writes it for a new container',
+    );
   }
   const violation = checkAgainstSchema(raw, CONTAINER_SCHEMA);
   if (violation) throw schemaError(violation);
@@ -156,7 +178,13 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   if (value.heartbeatSeconds > value.leaseTtlSeconds / 2) {
     bad('heartbeatSeconds', `must be a number of seconds from 5 to ${value.leaseTtlSeconds / 2} (half of leaseTtlSeconds)`);
   }
-  if (value.allowedSigners !== undefined && value.driver !== 'git' && value.driver !== 'file' && value.driver !== 'sql' && value.driver !== 'redis') {
+  if (
+    value.allowedSigners !== undefined &&
+    value.driver !== 'git' &&
+    value.driver !== 'file' &&
+    value.driver !== 'sql' &&
+    value.driver !== 'redis'
+  ) {
     bad('allowedSigners', `is read by the git, file, SQL and Redis drivers, and this container uses the ${value.driver} driver`);
   }
   return value;
@@ -176,12 +204,16 @@ function schemaError(violation: SchemaViolation): LockConfigurationError {
     // The key is the committed file's text: named only when it looks like a setting's name.
     const key = /^[A-Za-z0-9_$.-]{1,40}$/.test(violation.key) ? violation.key : undefined;
     const meant = key === undefined ? undefined : closest(key, violation.known);
-    return new LockConfigurationError(`${CONTAINER_FILE}: ${key === undefined ? 'a key' : `"${key}"`} is not a setting Lockstep knows${meant ? ` (did you mean ${meant}?)` : ''}.`
-      + ' An unknown key is refused rather than ignored, since a misspelt one would silently change nothing.'
-      + ` The settings are ${violation.known.filter(k => k !== '$schema').join(', ')}.`, { setting: meant ?? CONTAINER_FILE });
+    return new LockConfigurationError(
+      `${CONTAINER_FILE}: ${key === undefined ? 'a key' : `"${key}"`} is not a setting Lockstep knows${meant ? ` (did you mean ${meant}?)` : ''}.` +
+        ' An unknown key is refused rather than ignored, since a misspelt one would silently change nothing.' +
+        ` The settings are ${violation.known.filter(k => k !== '$schema').join(', ')}.`,
+      { setting: meant ?? CONTAINER_FILE },
+    );
   }
   const setting = violation.kind === 'missing-key' ? violation.key : String(violation.path[0] ?? CONTAINER_FILE);
-  if (violation.kind === 'missing-key') return new LockConfigurationError(`${CONTAINER_FILE}: ${setting} is missing; it ${violation.message}.`, { setting });
+  if (violation.kind === 'missing-key')
+    return new LockConfigurationError(`${CONTAINER_FILE}: ${setting} is missing; it ${violation.message}.`, { setting });
   const entry = violation.path.length > 1 ? ` (entry ${Number(violation.path[1]) + 1})` : '';
   return new LockConfigurationError(`${CONTAINER_FILE}: ${setting}${entry} ${violation.message}.`, { setting });
 }
@@ -192,7 +224,10 @@ function closest(key: string, known: readonly string[]): string | undefined {
   let bestDistance = Math.max(2, Math.floor(key.length / 4)) + 1;
   for (const candidate of known) {
     const d = distance(key.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) { best = candidate; bestDistance = d; }
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
   }
   return best;
 }
@@ -236,4 +271,3 @@ export function driverOptions(file: ContainerFile, root: string): LockManagerOpt
     ...(file.allowedSigners !== undefined ? { gitSigning: 'required' as const } : {}),
   };
 }
-

@@ -20,8 +20,7 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
   try {
     container = await Container.open(options);
   } catch (error) {
-    const kind = error instanceof LockNoPageError ? 'page-mismatch'
-      : isNoContainerHere(error) ? 'not-initialised' : 'other';
+    const kind = error instanceof LockNoPageError ? 'page-mismatch' : isNoContainerHere(error) ? 'not-initialised' : 'other';
     return { container: { ok: false, kind, why: error instanceof LockError ? error.message : 'The container could not be opened.' } };
   }
   try {
@@ -29,8 +28,13 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
     const file = container.file;
     const facts: { -readonly [K in keyof DoctorFacts]: DoctorFacts[K] } = {
       container: {
-        ok: true, id: file.container, driver: page?.driver ?? container.config.driver, prefix: container.config.prefix,
-        location: page?.location ?? '(unknown)', serverGuard: file.serverGuard, remote: file.remote,
+        ok: true,
+        id: file.container,
+        driver: page?.driver ?? container.config.driver,
+        prefix: container.config.prefix,
+        location: page?.location ?? '(unknown)',
+        serverGuard: file.serverGuard,
+        remote: file.remote,
       },
       identity: container.identity,
     };
@@ -39,14 +43,25 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
       facts.page = { held: true, grant: record.grant };
       const session = container.session();
       const status = container.describe(record);
-      facts.session = session === undefined ? null
-        : { grant: session.grant, state: status.state, ...(status.lapse ? { lapse: lapseLine(status.lapse) } : {}) };
+      facts.session =
+        session === undefined
+          ? null
+          : { grant: session.grant, state: status.state, ...(status.lapse ? { lapse: lapseLine(status.lapse) } : {}) };
       const pending = container.pendingAcquire();
       if (pending) facts.pendingAcquire = { grant: pending.grant };
       const h = record.holder;
       if (status.heldElsewhere && h !== null) facts.heldWithoutToken = { grant: h.grant, expiresAt: h.expiresAt };
     } catch (error) {
-      const kind = error instanceof LockNoPageError ? 'no-page' : error instanceof LockTamperedPageError ? 'tampered' : error instanceof LockBackendError ? 'backend' : error instanceof LockStorageError ? 'storage' : 'other';
+      const kind =
+        error instanceof LockNoPageError
+          ? 'no-page'
+          : error instanceof LockTamperedPageError
+            ? 'tampered'
+            : error instanceof LockBackendError
+              ? 'backend'
+              : error instanceof LockStorageError
+                ? 'storage'
+                : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
     }
     if (container.config.driver === 'git' || container.file.allowedSigners !== undefined) facts.signing = await signing(container);
@@ -71,7 +86,11 @@ async function signing(container: Container): Promise<DoctorFacts['signing']> {
 async function clientHook(container: Container): Promise<'installed' | 'missing' | 'foreign'> {
   const dir = (await container.clone.git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => '')).trim();
   let text: string;
-  try { text = fs.readFileSync(path.resolve(container.clone.root, dir || '.git/hooks', 'pre-push'), 'utf8'); } catch { return 'missing'; }
+  try {
+    text = fs.readFileSync(path.resolve(container.clone.root, dir || '.git/hooks', 'pre-push'), 'utf8');
+  } catch {
+    return 'missing';
+  }
   return text.includes(HOOK_MARKER) ? 'installed' : 'foreign';
 }
 
@@ -84,11 +103,17 @@ async function localRemotePath(container: Container): Promise<string | undefined
 }
 
 /** The shared bare repository's server guard: hook, pinned settings (and whether they went stale), push options. */
-export async function serverHook(repo: string): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean; stale?: string }> {
+export async function serverHook(
+  repo: string,
+): Promise<{ preReceive: boolean; pinned: boolean; advertisesPushOptions: boolean; stale?: string }> {
   const git = gitIn(repo);
   const hooks = path.resolve(repo, (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(() => 'hooks')).trim());
   let preReceive = false;
-  try { preReceive = fs.readFileSync(path.join(hooks, 'pre-receive'), 'utf8').includes(HOOK_MARKER); } catch { preReceive = false; }
+  try {
+    preReceive = fs.readFileSync(path.join(hooks, 'pre-receive'), 'utf8').includes(HOOK_MARKER);
+  } catch {
+    preReceive = false;
+  }
   const settings = await readServerSettings(repo).catch(() => undefined);
   const stale = settings === undefined ? undefined : await pinnedDriftWarning(git, settings).catch(() => undefined);
   const advertises = (await git.raw(['config', '--bool', '--get', 'receive.advertisePushOptions']).catch(() => '')).trim() === 'true';
@@ -100,8 +125,21 @@ export async function serverHook(repo: string): Promise<{ preReceive: boolean; p
  * proof) cleared: git refuses it before sending anything when the remote does not advertise them.
  */
 async function advertisesPushOptions(container: Container): Promise<boolean | undefined> {
-  const output = await container.clone.git.run(['-c', 'push.pushOption=', 'push', '--dry-run', '--no-verify', '--porcelain', '-o', 'lockstep-doctor',
-    '--end-of-options', container.file.remote, 'HEAD:refs/heads/lockstep-doctor-probe']).catch(() => undefined);
+  const output = await container.clone.git
+    .run([
+      '-c',
+      'push.pushOption=',
+      'push',
+      '--dry-run',
+      '--no-verify',
+      '--porcelain',
+      '-o',
+      'lockstep-doctor',
+      '--end-of-options',
+      container.file.remote,
+      'HEAD:refs/heads/lockstep-doctor-probe',
+    ])
+    .catch(() => undefined);
   if (output === undefined) return undefined;
   if (output.code === 0) return true;
   return /does not support push options/i.test(output.stderr) ? false : undefined;

@@ -33,7 +33,10 @@ export interface InitOptions {
 export async function checkInitAllowed(cwd: string, options: { remote?: string } = {}): Promise<void> {
   const clone = await openClone(cwd);
   if (fs.existsSync(path.join(clone.root, CONTAINER_FILE))) {
-    throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`,
+      { setting: CONTAINER_FILE },
+    );
   }
   await refuseWhereNoContainerBelongs(clone, options.remote ?? 'origin');
 }
@@ -45,9 +48,10 @@ async function refuseWhereNoContainerBelongs(clone: Clone, remote: string): Prom
   const initialised = await containerFileOnRemote(clone, remote, CONTAINER_FILE, { fetch: true });
   if (initialised !== undefined) {
     throw new LockConfigurationError(
-      `${remote}/${initialised} already has a committed ${CONTAINER_FILE}: a teammate has made this repository a container, and this clone has not pulled it yet.`
-      + ` Pull it (\`git pull\`) instead of running lockstep init, which would make a second container with a second lock page.`,
-      { setting: CONTAINER_FILE });
+      `${remote}/${initialised} already has a committed ${CONTAINER_FILE}: a teammate has made this repository a container, and this clone has not pulled it yet.` +
+        ` Pull it (\`git pull\`) instead of running lockstep init, which would make a second container with a second lock page.`,
+      { setting: CONTAINER_FILE },
+    );
   }
 }
 
@@ -62,17 +66,26 @@ async function refuseWhereNoContainerBelongs(clone: Clone, remote: string): Prom
  * tree, one without the shared remote, and a clone whose remote's default branch already has a
  * committed `.lockstep.json` (that teammate pulls it instead).
  */
-export async function initContainer(cwd: string, options: InitOptions = {}): Promise<{ root: string; file: ContainerFile; path: string; page: PageLocation }> {
+export async function initContainer(
+  cwd: string,
+  options: InitOptions = {},
+): Promise<{ root: string; file: ContainerFile; path: string; page: PageLocation }> {
   const env = options.env ?? process.env;
   const clone = await openClone(cwd);
   const target = path.join(clone.root, CONTAINER_FILE);
   if (fs.existsSync(target)) {
-    throw new LockConfigurationError(`${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `${CONTAINER_FILE} exists already: this repository is a container. Edit the file to change its settings.`,
+      { setting: CONTAINER_FILE },
+    );
   }
   const remote = options.remote ?? 'origin';
   // The schema's rule (remote and gitRemote of .lockstep.json): a name of this clone's remotes, never a path or a URL.
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(remote) || remote.length > 100) {
-    throw new LockConfigurationError('The remote must be the name of one of this clone\'s remotes, such as origin (letters, digits, . _ -, starting with a letter or digit), not a path or a URL.', { setting: 'remote' });
+    throw new LockConfigurationError(
+      "The remote must be the name of one of this clone's remotes, such as origin (letters, digits, . _ -, starting with a letter or digit), not a path or a URL.",
+      { setting: 'remote' },
+    );
   }
   // An explicit --driver wins over LOCKSTEP_DRIVER here: it is what the user asked to commit.
   const pageEnv: Env = options.driver === undefined ? env : { ...env, LOCKSTEP_DRIVER: options.driver };
@@ -81,11 +94,20 @@ export async function initContainer(cwd: string, options: InitOptions = {}): Pro
   const driver = await decideDriver(config);
   const operators = options.operators?.length ? [...options.operators] : [await resolveIdentity(clone, env, options.identity)];
   const branches = options.protectedBranches?.length ? [...options.protectedBranches] : [await defaultBranch(clone, remote)];
-  const file = newContainerFile(branches, operators, { driver, remote, serverGuard: options.serverGuard ?? false, ...committedLocation(config, driver) });
+  const file = newContainerFile(branches, operators, {
+    driver,
+    remote,
+    serverGuard: options.serverGuard ?? false,
+    ...committedLocation(config, driver),
+  });
   writeContainerFile(clone.root, file);
   try {
     // The page is created exactly where the committed file points (the environment still supplies credentials).
-    const container = await Container.open({ cwd: clone.root, env: { ...env, LOCKSTEP_DRIVER: undefined }, ...(options.identity ? { overrides: { identity: options.identity } } : {}) });
+    const container = await Container.open({
+      cwd: clone.root,
+      env: { ...env, LOCKSTEP_DRIVER: undefined },
+      ...(options.identity ? { overrides: { identity: options.identity } } : {}),
+    });
     try {
       await container.createPage();
       return { root: clone.root, file, path: target, page: await container.page() };
@@ -108,14 +130,19 @@ async function refuseNested(clone: Clone): Promise<void> {
   for (;;) {
     const parent = path.dirname(inner);
     if (parent === inner) return;
-    const outer = (await gitIn(parent).raw(['rev-parse', '--show-toplevel']).catch(() => '')).trim();
+    const outer = (
+      await gitIn(parent)
+        .raw(['rev-parse', '--show-toplevel'])
+        .catch(() => '')
+    ).trim();
     if (outer === '' || outer === inner) return;
     if (fs.existsSync(path.join(outer, CONTAINER_FILE))) {
       throw new LockConfigurationError(
-        `This repository lies inside the work tree of the container at ${outer} (it has ${CONTAINER_FILE}); a container inside another`
-        + ' would put the same files under two locks, on two lock pages. Work under the enclosing container (run lockstep there),'
-        + ' or move this repository out of its folder and run lockstep init there.',
-        { setting: 'cwd' });
+        `This repository lies inside the work tree of the container at ${outer} (it has ${CONTAINER_FILE}); a container inside another` +
+          ' would put the same files under two locks, on two lock pages. Work under the enclosing container (run lockstep there),' +
+          ' or move this repository out of its folder and run lockstep init there.',
+        { setting: 'cwd' },
+      );
     }
     inner = outer;
   }
@@ -123,18 +150,23 @@ async function refuseNested(clone: Clone): Promise<void> {
 
 /** The shared remote is the register every landing goes to (seed 001): a container without it has nothing to fence. */
 async function requireRemote(clone: Clone, remote: string): Promise<void> {
-  const remotes = (await clone.git.raw(['remote'])).split('\n').map(r => r.trim()).filter(r => r !== '');
+  const remotes = (await clone.git.raw(['remote']))
+    .split('\n')
+    .map(r => r.trim())
+    .filter(r => r !== '');
   if (remotes.includes(remote)) return;
   if (remotes.length === 0) {
     throw new LockConfigurationError(
-      `This repository has no remote. A container is shared through its remote (every landing is a push to it): add it with \`git remote add ${remote} URL\`,`
-      + ' push your branch, then run lockstep init again.',
-      { setting: 'remote' });
+      `This repository has no remote. A container is shared through its remote (every landing is a push to it): add it with \`git remote add ${remote} URL\`,` +
+        ' push your branch, then run lockstep init again.',
+      { setting: 'remote' },
+    );
   }
   throw new LockConfigurationError(
-    `This repository has no remote named ${remote} (it has ${remotes.join(', ')}). Name the shared remote with --remote NAME,`
-    + ` or add it with \`git remote add ${remote} URL\`.`,
-    { setting: 'remote' });
+    `This repository has no remote named ${remote} (it has ${remotes.join(', ')}). Name the shared remote with --remote NAME,` +
+      ` or add it with \`git remote add ${remote} URL\`.`,
+    { setting: 'remote' },
+  );
 }
 
 /** `auto` is not a container driver: init decides it once, here, and commits what it chose. */
@@ -149,10 +181,18 @@ async function decideDriver(config: ResolvedConfig): Promise<DriverName> {
 function committedLocation(config: ResolvedConfig, driver: DriverName): Partial<ContainerFile> {
   const where: Partial<ContainerFile> = { prefix: config.prefix };
   switch (driver) {
-    case 'file': return { ...where, path: config.path };
-    case 'redis': return config.redisUrl ? { ...where, redisUrl: withoutCredentials(config.redisUrl) } : where;
-    case 'sql': return { ...where, databaseUrl: config.databaseUrl ? withoutCredentials(config.databaseUrl) : pageLocation(config, '', 'sql').location };
-    case 'git': return { ...where, gitRemote: config.gitRemote };
-    case 'memory': return where;
+    case 'file':
+      return { ...where, path: config.path };
+    case 'redis':
+      return config.redisUrl ? { ...where, redisUrl: withoutCredentials(config.redisUrl) } : where;
+    case 'sql':
+      return {
+        ...where,
+        databaseUrl: config.databaseUrl ? withoutCredentials(config.databaseUrl) : pageLocation(config, '', 'sql').location,
+      };
+    case 'git':
+      return { ...where, gitRemote: config.gitRemote };
+    case 'memory':
+      return where;
   }
 }

@@ -25,9 +25,10 @@ export async function readPageInBareRepository(repo: string): Promise<PageRead> 
   const settings = await readServerSettings(repo);
   if (settings === undefined) {
     throw new LockConfigurationError(
-      'This bare repository has no pinned Lockstep settings (hooks/lockstep-server.json), so it does not know where the lock page is. '
-      + 'Run lockstep hooks install --server here, or run lockstep status in a clone (or lockstep status --remote URL for the git driver).',
-      { setting: 'hooks/lockstep-server.json' });
+      'This bare repository has no pinned Lockstep settings (hooks/lockstep-server.json), so it does not know where the lock page is. ' +
+        'Run lockstep hooks install --server here, or run lockstep status in a clone (or lockstep status --remote URL for the git driver).',
+      { setting: 'hooks/lockstep-server.json' },
+    );
   }
   // No environment, like the guard: the pinned store is the one the fence reads.
   const { record, page } = await readContainerPage(settings.file, repo, {}, serverDriverOptions(settings, repo));
@@ -51,13 +52,17 @@ export async function readPageFromRemote(url: string): Promise<PageRead> {
     }
     const text = await git.raw(['cat-file', 'blob', `FETCH_HEAD:${CONTAINER_FILE}`]).catch(() => undefined);
     if (text === undefined) {
-      throw new LockConfigurationError(`The remote's default branch has no committed ${CONTAINER_FILE}: it is not a Lockstep container (or its settings are not pushed yet).`, { setting: CONTAINER_FILE });
+      throw new LockConfigurationError(
+        `The remote's default branch has no committed ${CONTAINER_FILE}: it is not a Lockstep container (or its settings are not pushed yet).`,
+        { setting: CONTAINER_FILE },
+      );
     }
     const file = parseContainerFile(text);
     if (file.driver !== 'git') {
       throw new LockConfigurationError(
         `This container's lock page is in its ${file.driver} store, not on the git remote; --remote reads git-driver containers only. Run lockstep status in a clone, or in the shared bare repository.`,
-        { setting: '--remote' });
+        { setting: '--remote' },
+      );
     }
     // No LOCKSTEP_* variable redirects it: the page is the one this remote holds.
     const { record, page } = await readContainerPage(file, temp, {}, { gitDir: temp, gitRemote: url });

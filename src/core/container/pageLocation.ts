@@ -15,12 +15,18 @@ export function pageLocation(config: ResolvedConfig, container: string, driverNa
 
 function storeLocation(config: ResolvedConfig, driver: string): string {
   switch (driver) {
-    case 'file': return config.path;
-    case 'redis': return withoutCredentials(config.redisUrl ?? DEFAULT_REDIS_URL);
-    case 'sql': return config.databaseUrl ? withoutCredentials(config.databaseUrl) : `sqlite://${path.join(config.path, DEFAULT_SQLITE_FILE)}`;
-    case 'git': return `remote ${config.gitRemote}`;
-    case 'memory': return 'this process\'s memory';
-    default: return 'a store chosen when first used (auto)';
+    case 'file':
+      return config.path;
+    case 'redis':
+      return withoutCredentials(config.redisUrl ?? DEFAULT_REDIS_URL);
+    case 'sql':
+      return config.databaseUrl ? withoutCredentials(config.databaseUrl) : `sqlite://${path.join(config.path, DEFAULT_SQLITE_FILE)}`;
+    case 'git':
+      return `remote ${config.gitRemote}`;
+    case 'memory':
+      return "this process's memory";
+    default:
+      return 'a store chosen when first used (auto)';
   }
 }
 

@@ -25,7 +25,10 @@ export async function prepareLanding(container: Container): Promise<{ branch: st
   const git = container.clone.git;
   const current = (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
   if (current !== branch) {
-    throw new LockRefusedError('not-landed', `You are on ${current || 'a detached HEAD'}; the lock's work lands on ${branch}. Merge into ${branch} first, then push and release.`);
+    throw new LockRefusedError(
+      'not-landed',
+      `You are on ${current || 'a detached HEAD'}; the lock's work lands on ${branch}. Merge into ${branch} first, then push and release.`,
+    );
   }
   const dirty = (await git.raw(['status', '--porcelain', '--untracked-files=no'])).trim();
   if (dirty) {
@@ -46,20 +49,34 @@ export async function pushWithGit(container: Container, { branch, remote }: { br
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
   const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
   if (output.code !== 0) {
-    throw pushRefused(explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch }), failure(output, 'push'));
+    throw pushRefused(
+      explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch }),
+      failure(output, 'push'),
+    );
   }
 }
 
 /** The remote's tip of `branch` as it answers now; null when the branch does not exist there yet. */
 async function remoteTip(container: Container, remote: string, branch: string): Promise<string | null> {
   const listed = await container.clone.git.raw(['ls-remote', '--end-of-options', remote, `refs/heads/${branch}`]).catch(cause => {
-    throw new LockBackendError('git', `The remote ${remote} could not be reached to announce the landing; nothing was pushed. Try again when it is reachable.`, { cause });
+    throw new LockBackendError(
+      'git',
+      `The remote ${remote} could not be reached to announce the landing; nothing was pushed. Try again when it is reachable.`,
+      { cause },
+    );
   });
-  const tip = listed.split('\n').map(line => line.split('\t')).find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
+  const tip = listed
+    .split('\n')
+    .map(line => line.split('\t'))
+    .find(([, ref]) => ref === `refs/heads/${branch}`)?.[0];
   return tip !== undefined && /^[0-9a-f]{40,64}$/.test(tip) ? tip : null;
 }
 
 /** A push that did not land: the lock stays the holder's, and git's reason with its next step says why. */
 export function pushRefused(explained: PushFailure, cause?: unknown): LockRefusedError {
-  return new LockRefusedError('not-landed', `The push was refused, so the lock stays yours: ${explained.message}`, cause === undefined ? {} : { cause });
+  return new LockRefusedError(
+    'not-landed',
+    `The push was refused, so the lock stays yours: ${explained.message}`,
+    cause === undefined ? {} : { cause },
+  );
 }

@@ -69,7 +69,8 @@ function readTokenFile(gitDir: string, name: string, container: string | undefin
   }
   try {
     const s = JSON.parse(text) as Session;
-    if ((container !== undefined && s.container !== container) || !Number.isSafeInteger(s.grant) || !/^[0-9a-f]{64}$/.test(s.token)) return undefined;
+    if ((container !== undefined && s.container !== container) || !Number.isSafeInteger(s.grant) || !/^[0-9a-f]{64}$/.test(s.token))
+      return undefined;
     return s;
   } catch {
     return undefined; // a damaged session is no session: the clone simply does not hold the lock

@@ -25,19 +25,32 @@ export interface SharedRemote {
 
 const REMOTE_NAME = /^[A-Za-z0-9._-]+$/;
 
-export async function resolveSharedRemote(git: GitCommand, root: string, name: string, setting: 'remote' | 'gitRemote'): Promise<SharedRemote> {
+export async function resolveSharedRemote(
+  git: GitCommand,
+  root: string,
+  name: string,
+  setting: 'remote' | 'gitRemote',
+): Promise<SharedRemote> {
   const refuse = (what: string): never => {
     throw new LockConfigurationError(`.lockstep.json: ${setting} ${what}`, { setting });
   };
   if (typeof name !== 'string' || !REMOTE_NAME.test(name) || name.startsWith('-') || name === '.' || name === '..') {
-    refuse('must be the name of one of this clone\'s remotes, such as origin (never a path, a URL or an option); fix .lockstep.json, or pull the fixed file.');
+    refuse(
+      "must be the name of one of this clone's remotes, such as origin (never a path, a URL or an option); fix .lockstep.json, or pull the fixed file.",
+    );
   }
-  const [fetchUrls, pushUrls] = await Promise.all([false, true].map(push =>
-    git.run(['remote', 'get-url', '--all', ...(push ? ['--push'] : []), '--end-of-options', name])));
+  const [fetchUrls, pushUrls] = await Promise.all(
+    [false, true].map(push => git.run(['remote', 'get-url', '--all', ...(push ? ['--push'] : []), '--end-of-options', name])),
+  );
   if (fetchUrls.code !== 0 || pushUrls.code !== 0) {
-    const remotes = (await git.raw(['remote']).catch(() => '')).split('\n').map(r => r.trim()).filter(r => r !== '');
-    refuse(`names no remote of this clone (it has ${remotes.length === 0 ? 'none' : remotes.join(', ')}). The shared remote is a remote of each clone: `
-      + 'add it with `git remote add NAME URL`, or fix .lockstep.json.');
+    const remotes = (await git.raw(['remote']).catch(() => ''))
+      .split('\n')
+      .map(r => r.trim())
+      .filter(r => r !== '');
+    refuse(
+      `names no remote of this clone (it has ${remotes.length === 0 ? 'none' : remotes.join(', ')}). The shared remote is a remote of each clone: ` +
+        'add it with `git remote add NAME URL`, or fix .lockstep.json.',
+    );
   }
   const urls = [...new Set([...lines(fetchUrls.stdout), ...lines(pushUrls.stdout)])];
   if (urls.length === 0) refuse('names a remote of this clone that has no URL; set it with `git remote set-url`.');
@@ -46,14 +59,18 @@ export async function resolveSharedRemote(git: GitCommand, root: string, name: s
   for (const url of urls) {
     const where = transportOf(url);
     if (where === undefined || !ALLOWED_PROTOCOLS.includes(where.protocol)) {
-      refuse('names a remote whose URL uses a transport Lockstep does not talk to: the shared remote is reached over file, git, ssh, http or https'
-        + ' (never ext:: or another helper that runs a command). Point the remote at such a URL (`git remote set-url`).');
+      refuse(
+        'names a remote whose URL uses a transport Lockstep does not talk to: the shared remote is reached over file, git, ssh, http or https' +
+          ' (never ext:: or another helper that runs a command). Point the remote at such a URL (`git remote set-url`).',
+      );
     }
     if (where!.path !== undefined) {
       const target = realPath(path.resolve(root, where!.path));
       if (target === work || target.startsWith(work.endsWith(path.sep) ? work : work + path.sep)) {
-        refuse('names a remote inside this clone\'s own work tree: the shared remote is the team\'s repository, never one carried in the work tree'
-          + ' (its hooks would run on every write). Point the remote at the shared repository (`git remote set-url`).');
+        refuse(
+          "names a remote inside this clone's own work tree: the shared remote is the team's repository, never one carried in the work tree" +
+            ' (its hooks would run on every write). Point the remote at the shared repository (`git remote set-url`).',
+        );
       }
     }
     protocols.add(where!.protocol);
@@ -62,7 +79,11 @@ export async function resolveSharedRemote(git: GitCommand, root: string, name: s
 }
 
 function lines(stdout: Buffer): string[] {
-  return stdout.toString('utf8').split('\n').map(l => l.trim()).filter(l => l !== '');
+  return stdout
+    .toString('utf8')
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l !== '');
 }
 
 /**
@@ -77,7 +98,11 @@ export function transportOf(url: string): { protocol: string; path?: string } | 
     const name = scheme[1].toLowerCase();
     if (name === 'file') {
       let local: string;
-      try { local = decodeURIComponent(new URL(url).pathname); } catch { return undefined; }
+      try {
+        local = decodeURIComponent(new URL(url).pathname);
+      } catch {
+        return undefined;
+      }
       return { protocol: 'file', path: local };
     }
     if (name === 'git+ssh' || name === 'ssh+git') return { protocol: 'ssh' };

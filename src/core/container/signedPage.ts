@@ -30,11 +30,18 @@ export function isSignedPageDriver(driver: Driver): driver is SignedPageDriver {
 /** The driver of a container whose page must be signed; a configuration error for any other driver. */
 export function signedPageDriver(driver: Driver): SignedPageDriver {
   if (isSignedPageDriver(driver)) return driver;
-  throw new LockConfigurationError(`.lockstep.json's allowedSigners needs a driver that keeps a signed history (git, file, SQL, Redis), and this page is on the ${driver.name} driver.`,
-    { setting: 'allowedSigners' });
+  throw new LockConfigurationError(
+    `.lockstep.json's allowedSigners needs a driver that keeps a signed history (git, file, SQL, Redis), and this page is on the ${driver.name} driver.`,
+    { setting: 'allowedSigners' },
+  );
 }
 
-export function signingPolicy(clone: Clone, file: ContainerFile & { allowedSigners: string }, settings: ContainerSettings, key: string): SigningPolicy {
+export function signingPolicy(
+  clone: Clone,
+  file: ContainerFile & { allowedSigners: string },
+  settings: ContainerSettings,
+  key: string,
+): SigningPolicy {
   return {
     container: file.container,
     settings,
@@ -47,29 +54,56 @@ export function signingPolicy(clone: Clone, file: ContainerFile & { allowedSigne
  * The allowed signers file on `<remote>/<first protected branch>` as this clone fetched it; fetched
  * once when the clone does not have it yet. Public keys only, bounded.
  */
-export async function allowedSignersText(clone: Clone, file: ContainerFile & { allowedSigners: string }, options: { fetch?: boolean } = {}): Promise<string> {
+export async function allowedSignersText(
+  clone: Clone,
+  file: ContainerFile & { allowedSigners: string },
+  options: { fetch?: boolean } = {},
+): Promise<string> {
   const branch = file.protectedBranches[0];
   const tracking = `refs/remotes/${file.remote}/${branch}`;
   const read = async (): Promise<string | undefined> => {
     const size = await clone.git.run(['cat-file', '-s', '--end-of-options', `${tracking}:${file.allowedSigners}`]);
     if (size.code !== 0) return undefined;
     if (Number(size.stdout.toString('utf8').trim()) > MAX_ALLOWED_SIGNERS_BYTES) {
-      throw new LockConfigurationError(`The allowed signers file (${file.allowedSigners}) on ${file.remote}/${branch} is larger than ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB; keep public keys only.`,
-        { setting: 'allowedSigners' });
+      throw new LockConfigurationError(
+        `The allowed signers file (${file.allowedSigners}) on ${file.remote}/${branch} is larger than ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB; keep public keys only.`,
+        { setting: 'allowedSigners' },
+      );
     }
     return clone.git.raw(['cat-file', 'blob', '--end-of-options', `${tracking}:${file.allowedSigners}`]);
   };
   let text = options.fetch ? undefined : await read();
   if (text === undefined) {
-    await clone.git.raw(['-c', 'fetch.writeFetchHead=false', '-c', 'maintenance.auto=false', '-c', 'gc.auto=0',
-      'fetch', '--quiet', '--no-tags', '--end-of-options', file.remote, `+refs/heads/${branch}:${tracking}`]).catch(cause => {
-      throw new LockBackendError('git', `The protected branch ${branch} could not be fetched from ${file.remote} to read the allowed signers file; try again when the remote is reachable.`, { cause });
-    });
+    await clone.git
+      .raw([
+        '-c',
+        'fetch.writeFetchHead=false',
+        '-c',
+        'maintenance.auto=false',
+        '-c',
+        'gc.auto=0',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--end-of-options',
+        file.remote,
+        `+refs/heads/${branch}:${tracking}`,
+      ])
+      .catch(cause => {
+        throw new LockBackendError(
+          'git',
+          `The protected branch ${branch} could not be fetched from ${file.remote} to read the allowed signers file; try again when the remote is reachable.`,
+          { cause },
+        );
+      });
     text = await read();
   }
   if (text === undefined) {
-    throw new LockConfigurationError(`.lockstep.json says the lock page is signed by the keys listed in ${file.allowedSigners}, and ${file.remote}/${branch} has no such file.`
-      + ' An operator lands it (ssh-keygen\'s allowed_signers format: an identity, then its public key, one per line); lockstep doctor shows how.', { setting: 'allowedSigners' });
+    throw new LockConfigurationError(
+      `.lockstep.json says the lock page is signed by the keys listed in ${file.allowedSigners}, and ${file.remote}/${branch} has no such file.` +
+        " An operator lands it (ssh-keygen's allowed_signers format: an identity, then its public key, one per line); lockstep doctor shows how.",
+      { setting: 'allowedSigners' },
+    );
   }
   return text;
 }

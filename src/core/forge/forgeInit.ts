@@ -16,9 +16,15 @@ export function writeForgeCheck(root: string, forge: Forge, version: string): { 
     fs.writeFileSync(target, forgeFile(forge, version), { flag: 'wx', mode: 0o644 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new LockRefusedError('invalid-request', `${relative} exists already; forge init never overwrites a file. Compare it with docs/forges/ (or remove it) and run forge init again.`);
+      throw new LockRefusedError(
+        'invalid-request',
+        `${relative} exists already; forge init never overwrites a file. Compare it with docs/forges/ (or remove it) and run forge init again.`,
+      );
     }
-    throw new LockConfigurationError(`${relative} could not be written; check that you may write to the repository.`, { setting: 'forge', cause: error });
+    throw new LockConfigurationError(`${relative} could not be written; check that you may write to the repository.`, {
+      setting: 'forge',
+      cause: error,
+    });
   }
   return { file: relative };
 }

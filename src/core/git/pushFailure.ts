@@ -30,23 +30,44 @@ function quote(line: string): string {
  * of Lockstep's server guard is quoted as it is, a forge's own `remote:` lines (branch protection)
  * likewise.
  */
-export function explainPushFailure(output: { readonly stdout: string; readonly stderr: string }, where: { readonly remote: string; readonly branch: string }): PushFailure {
+export function explainPushFailure(
+  output: { readonly stdout: string; readonly stderr: string },
+  where: { readonly remote: string; readonly branch: string },
+): PushFailure {
   const refLines = output.stdout.split('\n').filter(l => /^[!]\t/.test(l));
   // The porcelain status lines; without them (a push run by another program, such as VS Code's git), git's
   // human lines on stderr (" ! [remote rejected] main -> main (pre-receive hook declined)") say the same.
-  const human = output.stderr.split('\n').filter(l => /^\s*!\s+\[/.test(l)).map(l => l.replace(/^\s*!\s+/, '').replace(/\s+\S+ -> \S+\s+/, ' '));
+  const human = output.stderr
+    .split('\n')
+    .filter(l => /^\s*!\s+\[/.test(l))
+    .map(l => l.replace(/^\s*!\s+/, '').replace(/\s+\S+ -> \S+\s+/, ' '));
   const summary = [...refLines.map(l => l.split('\t')[2] ?? ''), ...human].join(' ');
-  const stderr = output.stderr.split('\n').map(l => l.trimEnd()).filter(l => l !== '');
-  const remoteLines = stderr.filter(l => /^remote:/.test(l)).map(l => l.replace(/^remote:\s?/, '')).filter(l => l.trim() !== '');
-  const ours = (lines: readonly string[]) => lines.filter(l => /^lockstep:/.test(l.trim()) && !/^lockstep:\s*(warning:|grant #\d+ verified)/.test(l.trim()));
+  const stderr = output.stderr
+    .split('\n')
+    .map(l => l.trimEnd())
+    .filter(l => l !== '');
+  const remoteLines = stderr
+    .filter(l => /^remote:/.test(l))
+    .map(l => l.replace(/^remote:\s?/, ''))
+    .filter(l => l.trim() !== '');
+  const ours = (lines: readonly string[]) =>
+    lines.filter(l => /^lockstep:/.test(l.trim()) && !/^lockstep:\s*(warning:|grant #\d+ verified)/.test(l.trim()));
 
   if (/\[rejected\]/.test(summary) && /non-fast-forward|fetch first|stale info/.test(summary)) {
-    return { kind: 'behind', message: `${where.remote}/${where.branch} has commits this clone does not have: pull them (git pull --rebase), then push and release again.` };
+    return {
+      kind: 'behind',
+      message: `${where.remote}/${where.branch} has commits this clone does not have: pull them (git pull --rebase), then push and release again.`,
+    };
   }
   if (/\[remote rejected\]/.test(summary)) {
     const guard = ours(remoteLines).at(-1);
-    const said = guard !== undefined ? guard.trim().replace(/^lockstep:\s*/, '')
-      : remoteLines.filter(l => !/^\s*(To |Total |Counting |Compressing |Writing |Resolving )/.test(l)).slice(-3).join(' ');
+    const said =
+      guard !== undefined
+        ? guard.trim().replace(/^lockstep:\s*/, '')
+        : remoteLines
+            .filter(l => !/^\s*(To |Total |Counting |Compressing |Writing |Resolving )/.test(l))
+            .slice(-3)
+            .join(' ');
     const why = summary.match(/\[remote rejected\]\s*\(([^)]*)\)/)?.[1];
     return {
       kind: 'refused-by-guard',
@@ -62,11 +83,20 @@ export function explainPushFailure(output: { readonly stdout: string; readonly s
   const typed = failure({ code: 1, stderr: output.stderr }, 'push');
   const gitKind = typed instanceof GitError ? typed.kind : undefined;
   if (gitKind === 'credentials') {
-    return { kind: 'credentials', message: `${where.remote} did not accept your credentials (or none were available without a prompt): set up your git credentials for it (credential helper or SSH key), then push and release again.` };
+    return {
+      kind: 'credentials',
+      message: `${where.remote} did not accept your credentials (or none were available without a prompt): set up your git credentials for it (credential helper or SSH key), then push and release again.`,
+    };
   }
   if (gitKind === 'unreachable') {
-    return { kind: 'unreachable', message: `${where.remote} could not be reached (network, or the remote's address): try again when it is.` };
+    return {
+      kind: 'unreachable',
+      message: `${where.remote} could not be reached (network, or the remote's address): try again when it is.`,
+    };
   }
   const last = stderr.filter(l => !/^(To |hint:|remote:\s*$)/.test(l)).at(-1);
-  return { kind: 'other', message: last !== undefined ? `git said: ${quote(last)}` : 'git gave no reason; run git push yourself to see it.' };
+  return {
+    kind: 'other',
+    message: last !== undefined ? `git said: ${quote(last)}` : 'git gave no reason; run git push yourself to see it.',
+  };
 }

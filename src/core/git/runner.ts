@@ -65,8 +65,15 @@ export interface GitCommand {
 
 /** Variables that would point git at another repository than `gitDir` (e.g. when run from a hook). */
 const REPOSITORY_VARIABLES = [
-  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX', 'GIT_QUARANTINE_PATH',
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_QUARANTINE_PATH',
 ];
 
 export class GitRunner implements GitCommand {
@@ -100,11 +107,14 @@ export class GitRunner implements GitCommand {
       const err: Buffer[] = [];
       let timedOut = false;
       // SIGTERM first: git then removes its lock files, which a SIGKILL would leave behind.
-      const timer = this.options.timeoutMs === undefined ? undefined : setTimeout(() => {
-        timedOut = true;
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 2_000).unref();
-      }, this.options.timeoutMs);
+      const timer =
+        this.options.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              child.kill('SIGTERM');
+              setTimeout(() => child.kill('SIGKILL'), 2_000).unref();
+            }, this.options.timeoutMs);
       timer?.unref();
       child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
@@ -119,9 +129,15 @@ export class GitRunner implements GitCommand {
         if (settled) return;
         settled = true;
         if (timedOut) {
-          reject(new GitError('timeout', subcommand, code,
-            `A git command did not finish within ${formatLimit(this.options.timeoutMs ?? 0)}; check that the remote is reachable, or give a slow remote longer with gitTimeoutSeconds in .lockstep.json (or LOCKSTEP_GIT_TIMEOUT_SECONDS).`,
-            Buffer.concat(err).toString('utf8')));
+          reject(
+            new GitError(
+              'timeout',
+              subcommand,
+              code,
+              `A git command did not finish within ${formatLimit(this.options.timeoutMs ?? 0)}; check that the remote is reachable, or give a slow remote longer with gitTimeoutSeconds in .lockstep.json (or LOCKSTEP_GIT_TIMEOUT_SECONDS).`,
+              Buffer.concat(err).toString('utf8'),
+            ),
+          );
           return;
         }
         resolve({ code: code ?? 128, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') });
@@ -166,7 +182,10 @@ function allowedProtocols(wanted: readonly string[], user: string | undefined): 
 /** The subcommand of `git ARGS…`, past `-c key=value` and other global options: safe to print (never a value). */
 function subcommandOf(args: readonly string[]): string {
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === '-c' || args[i] === '-C') { i++; continue; }
+    if (args[i] === '-c' || args[i] === '-C') {
+      i++;
+      continue;
+    }
     if (!args[i].startsWith('-')) return /^[a-z][a-z-]*$/.test(args[i]) ? args[i] : 'command';
   }
   return 'command';
@@ -178,7 +197,10 @@ function formatLimit(ms: number): string {
 
 function spawnError(error: Error): Error {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', { setting: 'driver', cause: error });
+    return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', {
+      setting: 'driver',
+      cause: error,
+    });
   }
   return new LockBackendError('git', 'git could not be started; check the system (process limits, memory).', { cause: error });
 }

@@ -7,8 +7,9 @@ import { isLeaseState, type LeaseState } from '../stores/leaseState';
  */
 export type LeaseBefore = null | { readonly stored: unknown };
 
-const DAMAGED_BEFORE = 'the lease ref\'s current record is damaged (not a lease record as Lockstep writes it); a damaged lease is never '
-  + 'treated as absent, which would restart its fencing counter. The server\'s administrator restores the ref from its history.';
+const DAMAGED_BEFORE =
+  "the lease ref's current record is damaged (not a lease record as Lockstep writes it); a damaged lease is never " +
+  "treated as absent, which would restart its fencing counter. The server's administrator restores the ref from its history.";
 
 /**
  * The server's check of one update of a plain lease's ref (git driver, `lockstep run` and the
@@ -35,6 +36,7 @@ export function checkLeaseUpdate(before: LeaseBefore, after: unknown, now: numbe
   }
   if (after.counter !== counter + 1) return `the fencing counter may only rise by one (from ${counter}), never jump or fall.`;
   if (after.owner === null) return 'a claim must name its owner.';
-  if (old !== null && old.owner !== null && old.expiresAt > now) return 'the lease is still live by the server\'s clock, so it cannot be claimed again.';
+  if (old !== null && old.owner !== null && old.expiresAt > now)
+    return "the lease is still live by the server's clock, so it cannot be claimed again.";
   return undefined;
 }

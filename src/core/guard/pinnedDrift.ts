@@ -13,14 +13,25 @@ import type { ServerSettings } from './serverSettings';
 
 /** The settings the guard decides with, compared: which lock page, what is fenced, who may clear, the durations. */
 const COMPARED: readonly (keyof ContainerFile)[] = [
-  'container', 'driver', 'prefix', 'path', 'redisUrl', 'databaseUrl', 'gitRemote', 'protectedBranches', 'operators',
-  'leaseTtlSeconds', 'heartbeatSeconds', 'windowSeconds', 'serverGuard',
+  'container',
+  'driver',
+  'prefix',
+  'path',
+  'redisUrl',
+  'databaseUrl',
+  'gitRemote',
+  'protectedBranches',
+  'operators',
+  'leaseTtlSeconds',
+  'heartbeatSeconds',
+  'windowSeconds',
+  'serverGuard',
 ];
 
 /** The names of the settings in which `committed` differs from `pinned` (lists compared as sets). */
 export function pinnedDrift(pinned: ContainerFile, committed: ContainerFile): string[] {
-  const same = (a: unknown, b: unknown): boolean => Array.isArray(a) && Array.isArray(b)
-    ? a.length === b.length && a.every(x => b.includes(x)) : a === b;
+  const same = (a: unknown, b: unknown): boolean =>
+    Array.isArray(a) && Array.isArray(b) ? a.length === b.length && a.every(x => b.includes(x)) : a === b;
   return COMPARED.filter(key => !same(pinned[key], committed[key]));
 }
 
@@ -31,9 +42,11 @@ export function pinnedDrift(pinned: ContainerFile, committed: ContainerFile): st
  */
 export async function pinnedDriftWarning(git: GitCommand, settings: ServerSettings): Promise<string | undefined> {
   const branch = settings.pinnedFrom.branch;
-  const again = 'it decides with the pinned ones until an administrator runs lockstep hooks install --server in the shared repository again.';
+  const again =
+    'it decides with the pinned ones until an administrator runs lockstep hooks install --server in the shared repository again.';
   const entry = (await git.raw(['ls-tree', '-l', `refs/heads/${branch}`, '--', CONTAINER_FILE]).catch(() => '')).trim();
-  if (entry === '') return `${branch} has no ${CONTAINER_FILE} now (the server guard pinned it at ${settings.pinnedFrom.commit.slice(0, 12)}); ${again}`;
+  if (entry === '')
+    return `${branch} has no ${CONTAINER_FILE} now (the server guard pinned it at ${settings.pinnedFrom.commit.slice(0, 12)}); ${again}`;
   const [mode, , id, size] = entry.split(/\s+/);
   let committed: ContainerFile;
   try {
@@ -41,7 +54,8 @@ export async function pinnedDriftWarning(git: GitCommand, settings: ServerSettin
     if (!(Number(size) <= MAX_CONTAINER_FILE_BYTES)) throw new Error('too large');
     committed = parseContainerFile(await git.raw(['cat-file', 'blob', id ?? '']));
   } catch (error) {
-    const why = error instanceof LockError ? error.message : `${CONTAINER_FILE} is ${error instanceof Error ? error.message : 'unreadable'}`;
+    const why =
+      error instanceof LockError ? error.message : `${CONTAINER_FILE} is ${error instanceof Error ? error.message : 'unreadable'}`;
     return `The server guard's pinned settings may be stale: ${CONTAINER_FILE} on ${branch} cannot be read as settings (${why}); ${again}`;
   }
   const changed = pinnedDrift(settings.file, committed);

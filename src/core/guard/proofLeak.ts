@@ -53,7 +53,9 @@ export function carriesProof(seen: Pick<PushSeen, 'config' | 'commandLine'>): bo
 
 /** The proofs this push would send (the liveness check compares them with the page; the grant beside them is public). */
 export function proofsSent(seen: Pick<PushSeen, 'config' | 'commandLine'>): string[] {
-  return optionsSent(seen).filter(o => o.startsWith('lockstep-proof=')).map(o => o.slice('lockstep-proof='.length));
+  return optionsSent(seen)
+    .filter(o => o.startsWith('lockstep-proof='))
+    .map(o => o.slice('lockstep-proof='.length));
 }
 
 /** Whether git pushes to the repository the shared remote is fetched from. */
@@ -92,8 +94,10 @@ export function checkProofLeak(seen: PushSeen): string | undefined {
   if (!goesToSharedRemote(seen)) {
     const name = printable(seen.remoteName);
     if (name !== undefined && name === seen.sharedRemote) {
-      return `This push of ${name} goes to another URL than the one ${name} is fetched from (remote.${name}.pushurl or a url.*.pushInsteadOf setting), not to the container's shared remote, and would hand that repository the proof of your lock. `
-        + `Push there without it: git -c push.pushOption= push ${name} …; to land, push to the URL ${name} is fetched from.`;
+      return (
+        `This push of ${name} goes to another URL than the one ${name} is fetched from (remote.${name}.pushurl or a url.*.pushInsteadOf setting), not to the container's shared remote, and would hand that repository the proof of your lock. ` +
+        `Push there without it: git -c push.pushOption= push ${name} …; to land, push to the URL ${name} is fetched from.`
+      );
     }
     const where = name ?? 'that URL';
     return `This push goes to ${where}, not the container's shared remote, and would hand it the proof of your lock. Push there without it: git -c push.pushOption= push ${where} …`;
@@ -104,12 +108,14 @@ export function checkProofLeak(seen: PushSeen): string | undefined {
     return `Lockstep cannot tell which option ${option} abbreviates, and it may sign the push or hand its options, with the proof of your lock, to submodules. Spell the option out in full and push again.`;
   }
   if (signing(seen) !== 'never') {
-    return 'A signed push stores its push options, and so the proof of your lock, in the remote\'s push certificate. Push unsigned while you hold the lock: git push --no-signed …';
+    return "A signed push stores its push options, and so the proof of your lock, in the remote's push certificate. Push unsigned while you hold the lock: git push --no-signed …";
   }
   const recurse = recursion(seen);
   if (recurse === 'on-demand' || recurse === 'only' || recurse === 'invalid') {
-    return 'git hands the push options of a push that recurses into submodules (--recurse-submodules=on-demand or only, or submodule.recurse) to the submodules\' pushes, on their command lines: the proof of your lock would reach the submodules\' remotes. '
-      + 'Push submodules on their own, then push this with --no-recurse-submodules.';
+    return (
+      "git hands the push options of a push that recurses into submodules (--recurse-submodules=on-demand or only, or submodule.recurse) to the submodules' pushes, on their command lines: the proof of your lock would reach the submodules' remotes. " +
+      'Push submodules on their own, then push this with --no-recurse-submodules.'
+    );
   }
   return undefined;
 }

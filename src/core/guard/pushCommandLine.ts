@@ -25,22 +25,46 @@ interface LongOption {
 
 /** builtin/push.c's options (git 2.39, plus the later `--branches`), in git's order. */
 const PUSH_OPTIONS: readonly LongOption[] = [
-  { name: 'verbose', arg: 'none' }, { name: 'quiet', arg: 'none' }, { name: 'repo', arg: 'required' },
-  { name: 'all', arg: 'none' }, { name: 'branches', arg: 'none', aliasOf: 'all' }, { name: 'mirror', arg: 'none' },
-  { name: 'delete', arg: 'none' }, { name: 'tags', arg: 'none' }, { name: 'dry-run', arg: 'none' },
-  { name: 'porcelain', arg: 'none' }, { name: 'force', arg: 'none' }, { name: 'force-with-lease', arg: 'optional' },
-  { name: 'force-if-includes', arg: 'none' }, { name: 'recurse-submodules', arg: 'required' }, { name: 'thin', arg: 'none' },
-  { name: 'receive-pack', arg: 'required' }, { name: 'exec', arg: 'required' }, { name: 'set-upstream', arg: 'none' },
-  { name: 'progress', arg: 'none' }, { name: 'prune', arg: 'none' }, { name: 'no-verify', arg: 'none' },
-  { name: 'follow-tags', arg: 'none' }, { name: 'signed', arg: 'optional' }, { name: 'atomic', arg: 'none' },
-  { name: 'push-option', arg: 'required' }, { name: 'ipv4', arg: 'none' }, { name: 'ipv6', arg: 'none' },
+  { name: 'verbose', arg: 'none' },
+  { name: 'quiet', arg: 'none' },
+  { name: 'repo', arg: 'required' },
+  { name: 'all', arg: 'none' },
+  { name: 'branches', arg: 'none', aliasOf: 'all' },
+  { name: 'mirror', arg: 'none' },
+  { name: 'delete', arg: 'none' },
+  { name: 'tags', arg: 'none' },
+  { name: 'dry-run', arg: 'none' },
+  { name: 'porcelain', arg: 'none' },
+  { name: 'force', arg: 'none' },
+  { name: 'force-with-lease', arg: 'optional' },
+  { name: 'force-if-includes', arg: 'none' },
+  { name: 'recurse-submodules', arg: 'required' },
+  { name: 'thin', arg: 'none' },
+  { name: 'receive-pack', arg: 'required' },
+  { name: 'exec', arg: 'required' },
+  { name: 'set-upstream', arg: 'none' },
+  { name: 'progress', arg: 'none' },
+  { name: 'prune', arg: 'none' },
+  { name: 'no-verify', arg: 'none' },
+  { name: 'follow-tags', arg: 'none' },
+  { name: 'signed', arg: 'optional' },
+  { name: 'atomic', arg: 'none' },
+  { name: 'push-option', arg: 'required' },
+  { name: 'ipv4', arg: 'none' },
+  { name: 'ipv6', arg: 'none' },
 ];
 
 /** Short options of `git push`; only -o takes a value. */
 const SHORT: Readonly<Record<string, { long: string; arg: Arg }>> = {
-  v: { long: 'verbose', arg: 'none' }, q: { long: 'quiet', arg: 'none' }, d: { long: 'delete', arg: 'none' },
-  n: { long: 'dry-run', arg: 'none' }, f: { long: 'force', arg: 'none' }, u: { long: 'set-upstream', arg: 'none' },
-  o: { long: 'push-option', arg: 'required' }, 4: { long: 'ipv4', arg: 'none' }, 6: { long: 'ipv6', arg: 'none' },
+  v: { long: 'verbose', arg: 'none' },
+  q: { long: 'quiet', arg: 'none' },
+  d: { long: 'delete', arg: 'none' },
+  n: { long: 'dry-run', arg: 'none' },
+  f: { long: 'force', arg: 'none' },
+  u: { long: 'set-upstream', arg: 'none' },
+  o: { long: 'push-option', arg: 'required' },
+  4: { long: 'ipv4', arg: 'none' },
+  6: { long: 'ipv6', arg: 'none' },
 };
 
 /** The options whose reading decides a leak. */
@@ -149,7 +173,7 @@ export function parsePushArguments(args: readonly string[]): PushCommandLine {
         const short = SHORT[arg[at]];
         if (short === undefined) break;
         if (short.arg === 'required') {
-          apply(short.long, false, at + 1 < arg.length ? arg.slice(at + 1) : args[++i] ?? null);
+          apply(short.long, false, at + 1 < arg.length ? arg.slice(at + 1) : (args[++i] ?? null));
           break;
         }
       }
@@ -159,7 +183,17 @@ export function parsePushArguments(args: readonly string[]): PushCommandLine {
 }
 
 /** git's own options (git.c) that take the next argument as their value. */
-const GIT_OPTIONS_WITH_VALUE = new Set(['-c', '-C', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--config-env', '--shallow-file', '--attr-source']);
+const GIT_OPTIONS_WITH_VALUE = new Set([
+  '-c',
+  '-C',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--super-prefix',
+  '--config-env',
+  '--shallow-file',
+  '--attr-source',
+]);
 const MAX_ALIAS_DEPTH = 16;
 
 /**
@@ -210,12 +244,12 @@ export function splitCommandLine(text: string): string[] | undefined {
       words.push(word);
       word = '';
       while (i + 1 < text.length && SPACE.test(text[i + 1])) i++;
-    } else if (quote === '' && (c === '\'' || c === '"')) {
+    } else if (quote === '' && (c === "'" || c === '"')) {
       quote = c;
     } else if (c === quote) {
       quote = '';
     } else {
-      if (c === '\\' && quote !== '\'') {
+      if (c === '\\' && quote !== "'") {
         if (i + 1 >= text.length) return undefined;
         c = text[++i];
       }

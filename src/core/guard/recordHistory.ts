@@ -14,14 +14,22 @@ export interface PushedCommit {
   readonly snapshot: boolean;
 }
 
-export type CommitShape = { readonly kind: 'transition' } | { readonly kind: 'compaction' } | { readonly kind: 'restart' } | { readonly kind: 'refuse'; readonly why: string };
+export type CommitShape =
+  | { readonly kind: 'transition' }
+  | { readonly kind: 'compaction' }
+  | { readonly kind: 'restart' }
+  | { readonly kind: 'refuse'; readonly why: string };
 
 /**
  * `restart`: on a signed page (allowedSigners), a parentless commit holding only a record may also
  * replace the history — an operator's signed adopt (signedStep.ts checks the rest).
  */
-export function recordCommitShape(oldSha: string | null, commit: PushedCommit, files: { record: string; audit: string },
-  options: { readonly restart?: boolean } = {}): CommitShape {
+export function recordCommitShape(
+  oldSha: string | null,
+  commit: PushedCommit,
+  files: { record: string; audit: string },
+  options: { readonly restart?: boolean } = {},
+): CommitShape {
   const names = [...commit.files].sort();
   const onlyRecord = names.length === 1 && names[0] === files.record;
   if (oldSha === null) {
@@ -34,12 +42,18 @@ export function recordCommitShape(oldSha: string | null, commit: PushedCommit, f
     return { kind: 'compaction' };
   }
   if (options.restart && commit.parents.length === 0 && onlyRecord && !commit.snapshot) return { kind: 'restart' };
-  return { kind: 'refuse', why: 'the update rewinds, replaces or skips the record\'s history; each write is one commit on top of the last (or a compaction).' };
+  return {
+    kind: 'refuse',
+    why: "the update rewinds, replaces or skips the record's history; each write is one commit on top of the last (or a compaction).",
+  };
 }
 
 /** A compaction keeps the record byte for byte and the whole audit history, in order. */
-export function checkCompaction(before: { record: string; auditLog: string }, after: { record: string; auditLog: string }): string | undefined {
+export function checkCompaction(
+  before: { record: string; auditLog: string },
+  after: { record: string; auditLog: string },
+): string | undefined {
   if (after.record !== before.record) return 'a compaction must keep the record unchanged.';
-  if (after.auditLog !== before.auditLog) return 'a compaction must keep the record\'s whole audit history, unchanged.';
+  if (after.auditLog !== before.auditLog) return "a compaction must keep the record's whole audit history, unchanged.";
   return undefined;
 }

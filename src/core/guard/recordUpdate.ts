@@ -1,6 +1,14 @@
 import { SECOND } from '../clock';
 import * as protocol from '../lockRecord';
-import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS, type AuditLine, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../lockRecord';
+import {
+  MAX_LEASE_TTL_MS,
+  MIN_LEASE_TTL_MS,
+  type AuditLine,
+  type ContainerSettings,
+  type HolderProof,
+  type LockRecord,
+  type Outcome,
+} from '../lockRecord';
 import { encodeRecord } from '../recordCodec';
 import { digestsEqual, hashProof } from '../tokens';
 
@@ -80,9 +88,17 @@ function creationCandidates(line: AuditLine, after: LockRecord, context: RecordU
   if (line.action === 'adopt') {
     const detail = line.detail ?? '';
     const reason = detail.slice(detail.indexOf(': ') + 2);
-    return [at => protocol.adoptPage(after.container, context.settings, { identity: line.who, reason, grantFloor: after.grant, nextIdFloor: after.nextId }, at)];
+    return [
+      at =>
+        protocol.adoptPage(
+          after.container,
+          context.settings,
+          { identity: line.who, reason, grantFloor: after.grant, nextIdFloor: after.nextId },
+          at,
+        ),
+    ];
   }
-  return 'a lock page is created only by lockstep init (or an operator\'s lockstep adopt), never by another transition.';
+  return "a lock page is created only by lockstep init (or an operator's lockstep adopt), never by another transition.";
 }
 
 function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, context: RecordUpdateContext): Candidate[] | string {
@@ -110,7 +126,10 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       if (!(h.ttlMs >= MIN_LEASE_TTL_MS && h.ttlMs <= MAX_LEASE_TTL_MS)) {
         return `an acquire must grant a lease of ${MIN_LEASE_TTL_MS / SECOND} s to ${MAX_LEASE_TTL_MS / SECOND} s.`;
       }
-      return [at => protocol.acquire(before, settings, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash, ttlMs: h.ttlMs }, at)];
+      return [
+        at =>
+          protocol.acquire(before, settings, { identity: line.who, tokenHash: h.tokenHash, proofHash: h.proofHash, ttlMs: h.ttlMs }, at),
+      ];
     }
     case 'heartbeat':
       // A heartbeat extends by the grant's own lease length, kept on the holder since the acquire.
@@ -130,7 +149,9 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     }
     case 'petition': {
       const petition = after.queue.find(p => p.identity === line.who);
-      return [at => protocol.petition(before, { identity: line.who, ...(petition?.note !== undefined ? { note: petition.note } : {}) }, at)];
+      return [
+        at => protocol.petition(before, { identity: line.who, ...(petition?.note !== undefined ? { note: petition.note } : {}) }, at),
+      ];
     }
     case 'withdraw':
       return [at => protocol.withdraw(before, { identity: line.who }, at)];
@@ -139,8 +160,12 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
       if (added.length === 0) return 'a lease of identifiers must add a range.';
       const count = added.reduce((sum, r) => sum + r.end - r.start + 1, 0);
       // A lessee the page has not seen needs the lead's explicit --new-identity: try both.
-      return asHolder(proof => [undefined, true].map(newIdentity =>
-        (at: number) => protocol.leaseIds(before, proof, { to: added[0].to, count, ...(newIdentity ? { newIdentity } : {}) }, at)));
+      return asHolder(proof =>
+        [undefined, true].map(
+          newIdentity => (at: number) =>
+            protocol.leaseIds(before, proof, { to: added[0].to, count, ...(newIdentity ? { newIdentity } : {}) }, at),
+        ),
+      );
     }
     case 'next-id': {
       // A lessee mints from its own range with no proof; the lead mints from the pool and must prove it.
@@ -151,8 +176,12 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
     case 'assign': {
       const block = after.blocks[after.blocks.length - 1];
       if (block === undefined) return 'an assignment must add a block.';
-      return asHolder(proof => [undefined, true].map(newIdentity =>
-        (at: number) => protocol.assign(before, proof, { to: block.to, text: block.text, ...(newIdentity ? { newIdentity } : {}) }, at)));
+      return asHolder(proof =>
+        [undefined, true].map(
+          newIdentity => (at: number) =>
+            protocol.assign(before, proof, { to: block.to, text: block.text, ...(newIdentity ? { newIdentity } : {}) }, at),
+        ),
+      );
     }
     case 'done': {
       const closed = before.blocks.find(b => !after.blocks.some(a => a.id === b.id));
@@ -188,6 +217,11 @@ function candidatesFor(line: AuditLine, before: LockRecord, after: LockRecord, c
 /** Does the push carry the proof of the current holder's grant? */
 export function provesHolder(record: LockRecord, pushed: { readonly grant?: number; readonly proof?: string }): boolean {
   const h = record.holder;
-  return h !== null && pushed.grant === h.grant && pushed.proof !== undefined && /^[0-9a-f]{64}$/.test(pushed.proof)
-    && digestsEqual(h.proofHash, hashProof(pushed.proof));
+  return (
+    h !== null &&
+    pushed.grant === h.grant &&
+    pushed.proof !== undefined &&
+    /^[0-9a-f]{64}$/.test(pushed.proof) &&
+    digestsEqual(h.proofHash, hashProof(pushed.proof))
+  );
 }

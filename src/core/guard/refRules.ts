@@ -50,9 +50,10 @@ export function ruleFor(settings: ServerSettings, update: RefUpdate): RefRule {
   }
   if (!update.ref.startsWith(LOCK_ROOT) || settings.file.driver !== 'git') return { kind: 'pass' };
 
-  if (ZERO_SHA.test(update.newSha)) return { kind: 'refuse', why: 'lock refs are never deleted by a push (that would reset the grant or the fencing counter).' };
+  if (ZERO_SHA.test(update.newSha))
+    return { kind: 'refuse', why: 'lock refs are never deleted by a push (that would reset the grant or the fencing counter).' };
   if (update.ref === recordRefOf(settings)) return { kind: 'record' };
   const namespace = `${LOCK_ROOT}${namespaceDigest(settings.file.prefix ?? DEFAULT_PREFIX)}/leases/`;
   if (update.ref.startsWith(namespace) && /^[0-9a-f]{64}$/.test(update.ref.slice(namespace.length))) return { kind: 'lease' };
-  return { kind: 'refuse', why: 'this remote keeps only its own container\'s lock refs, and this ref is not one of them.' };
+  return { kind: 'refuse', why: "this remote keeps only its own container's lock refs, and this ref is not one of them." };
 }

@@ -18,7 +18,7 @@ export const SERVER_SETTINGS_FILE = 'lockstep-server.json';
 
 /** Variables a git server that authenticates pushers sets for its hooks. */
 export const PUSHER_VARIABLES = ['REMOTE_USER', 'GL_USERNAME', 'GL_USER', 'GITEA_PUSHER_EMAIL'] as const;
-export type PusherVariable = typeof PUSHER_VARIABLES[number];
+export type PusherVariable = (typeof PUSHER_VARIABLES)[number];
 
 export interface ServerSettings {
   readonly v: 1;
@@ -34,9 +34,16 @@ export interface ServerSettings {
   readonly pushers?: { readonly variable: PusherVariable; readonly identities: Readonly<Record<string, string>> };
 }
 
-export function newServerSettings(fileText: string, pinnedFrom: ServerSettings['pinnedFrom'], options: {
-  requireProof?: boolean; store?: ServerSettings['store']; skewSeconds?: number; pushers?: ServerSettings['pushers'];
-} = {}): ServerSettings {
+export function newServerSettings(
+  fileText: string,
+  pinnedFrom: ServerSettings['pinnedFrom'],
+  options: {
+    requireProof?: boolean;
+    store?: ServerSettings['store'];
+    skewSeconds?: number;
+    pushers?: ServerSettings['pushers'];
+  } = {},
+): ServerSettings {
   const file = parseContainerFile(fileText);
   return validateServerSettings({
     v: 1,
@@ -55,16 +62,24 @@ export const MAX_SERVER_SETTINGS_BYTES = 256 * 1024;
 /** Reads the pinned file's text; anything unreadable is a configuration error (the guard then refuses). */
 export function parseServerSettings(text: string): ServerSettings {
   if (text.length > MAX_SERVER_SETTINGS_BYTES) {
-    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is larger than ${MAX_SERVER_SETTINGS_BYTES / 1024} KiB; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+    throw new LockConfigurationError(
+      `${SERVER_SETTINGS_FILE} is larger than ${MAX_SERVER_SETTINGS_BYTES / 1024} KiB; run lockstep hooks install --server again.`,
+      { setting: SERVER_SETTINGS_FILE },
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (cause) {
-    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is not valid JSON; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE, cause });
+    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} is not valid JSON; run lockstep hooks install --server again.`, {
+      setting: SERVER_SETTINGS_FILE,
+      cause,
+    });
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} must hold a JSON object; run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+    throw new LockConfigurationError(`${SERVER_SETTINGS_FILE} must hold a JSON object; run lockstep hooks install --server again.`, {
+      setting: SERVER_SETTINGS_FILE,
+    });
   }
   const value = raw as ServerSettings;
   let file: ContainerFile;
@@ -72,14 +87,16 @@ export function parseServerSettings(text: string): ServerSettings {
     file = checkContainerFile(value.file ?? null);
   } catch (error) {
     const why = error instanceof LockConfigurationError ? error.message : 'unreadable';
-    throw new LockConfigurationError(`The server guard's pinned container settings are not valid (${why}); fix .lockstep.json on the pinned branch, then run lockstep hooks install --server again.`,
-      { setting: SERVER_SETTINGS_FILE, cause: error });
+    throw new LockConfigurationError(
+      `The server guard's pinned container settings are not valid (${why}); fix .lockstep.json on the pinned branch, then run lockstep hooks install --server again.`,
+      { setting: SERVER_SETTINGS_FILE, cause: error },
+    );
   }
   return validateServerSettings({ ...value, file });
 }
 
-const BRANCH = (containerSchema.properties.protectedBranches.items as SchemaNode);
-const IDENTITY = (containerSchema.properties.operators.items as SchemaNode);
+const BRANCH = containerSchema.properties.protectedBranches.items as SchemaNode;
+const IDENTITY = containerSchema.properties.operators.items as SchemaNode;
 /** A URL or path the server keeps (credentials allowed: the file is mode 0600); never option-shaped, no control characters. */
 const STORE_TEXT: SchemaNode = { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[^\\-\\s][^\\u0000-\\u001f\\u007f]*$' };
 
@@ -95,14 +112,21 @@ const SERVER_SETTINGS_SCHEMA: SchemaNode = {
     v: { enum: [1], errorMessage: 'must be 1 (a newer Lockstep wrote it)' },
     file: { type: 'object' },
     pinnedFrom: {
-      type: 'object', required: ['branch', 'commit'], additionalProperties: false,
-      properties: { branch: BRANCH, commit: { type: 'string', pattern: '^(?:[0-9a-f]{40}|[0-9a-f]{64})$', errorMessage: 'must be a commit id' } },
+      type: 'object',
+      required: ['branch', 'commit'],
+      additionalProperties: false,
+      properties: {
+        branch: BRANCH,
+        commit: { type: 'string', pattern: '^(?:[0-9a-f]{40}|[0-9a-f]{64})$', errorMessage: 'must be a commit id' },
+      },
     },
     requireProof: { type: 'boolean' },
     store: { type: 'object', additionalProperties: false, properties: { path: STORE_TEXT, redisUrl: STORE_TEXT, databaseUrl: STORE_TEXT } },
     skewSeconds: { type: 'number', minimum: 0, maximum: 3600, errorMessage: 'must be 0 to 3600' },
     pushers: {
-      type: 'object', required: ['variable', 'identities'], additionalProperties: false,
+      type: 'object',
+      required: ['variable', 'identities'],
+      additionalProperties: false,
       properties: {
         variable: { enum: [...PUSHER_VARIABLES], errorMessage: `must be one of ${PUSHER_VARIABLES.join(', ')}` },
         identities: { type: 'object', additionalProperties: IDENTITY },
@@ -114,10 +138,15 @@ const SERVER_SETTINGS_SCHEMA: SchemaNode = {
 function validateServerSettings(value: ServerSettings): ServerSettings {
   const violation = checkAgainstSchema({ ...value, file: {} }, SERVER_SETTINGS_SCHEMA);
   if (violation) {
-    const where = violation.kind === 'invalid' ? `${violation.path.join('.')} ${violation.message}`
-      : violation.kind === 'missing-key' ? `${[...violation.path, violation.key].join('.')} is missing`
-        : `an unknown key${/^[A-Za-z0-9_$.-]{1,40}$/.test(violation.key) ? ` "${violation.key}"` : ''}${violation.path.length ? ` in ${violation.path.join('.')}` : ''}`;
-    throw new LockConfigurationError(`The server guard's settings are not valid (${where}); run lockstep hooks install --server again.`, { setting: SERVER_SETTINGS_FILE });
+    const where =
+      violation.kind === 'invalid'
+        ? `${violation.path.join('.')} ${violation.message}`
+        : violation.kind === 'missing-key'
+          ? `${[...violation.path, violation.key].join('.')} is missing`
+          : `an unknown key${/^[A-Za-z0-9_$.-]{1,40}$/.test(violation.key) ? ` "${violation.key}"` : ''}${violation.path.length ? ` in ${violation.path.join('.')}` : ''}`;
+    throw new LockConfigurationError(`The server guard's settings are not valid (${where}); run lockstep hooks install --server again.`, {
+      setting: SERVER_SETTINGS_FILE,
+    });
   }
   return value;
 }
@@ -145,14 +174,19 @@ export function serverDriverOptions(settings: ServerSettings, repo: string): Loc
  * Who pushes, as the server knows it: undefined when the pinned settings name no pusher variable
  * (identities are then declared by the clients), else the mapped identity or why there is none.
  */
-export function pusherIdentity(settings: ServerSettings, env: Readonly<Record<string, string | undefined>>):
-  { readonly identity: string | undefined } | { readonly refusal: string } {
+export function pusherIdentity(
+  settings: ServerSettings,
+  env: Readonly<Record<string, string | undefined>>,
+): { readonly identity: string | undefined } | { readonly refusal: string } {
   if (settings.pushers === undefined) return { identity: undefined };
   const user = env[settings.pushers.variable]?.trim();
-  if (!user) return { refusal: `the server did not say who pushes (${settings.pushers.variable} is empty), and the lock record needs to know.` };
+  if (!user)
+    return { refusal: `the server did not say who pushes (${settings.pushers.variable} is empty), and the lock record needs to know.` };
   const identity = Object.hasOwn(settings.pushers.identities, user) ? settings.pushers.identities[user] : undefined;
   if (identity === undefined) {
-    return { refusal: `the server user ${user.slice(0, 100)} has no Lockstep identity; an administrator adds one with lockstep hooks install --server --pusher ${user.slice(0, 100)}=EMAIL.` };
+    return {
+      refusal: `the server user ${user.slice(0, 100)} has no Lockstep identity; an administrator adds one with lockstep hooks install --server --pusher ${user.slice(0, 100)}=EMAIL.`,
+    };
   }
   return { identity };
 }
@@ -163,9 +197,11 @@ export function describeServerSettings(settings: ServerSettings): string[] {
   const store = [
     `driver ${f.driver}`,
     ...(f.prefix !== undefined ? [`prefix ${f.prefix}`] : []),
-    ...(settings.store.path ?? f.path ? [`path ${settings.store.path ?? f.path}`] : []),
-    ...(settings.store.redisUrl ?? f.redisUrl ? [`redis ${withoutCredentials(settings.store.redisUrl ?? f.redisUrl ?? '')}`] : []),
-    ...(settings.store.databaseUrl ?? f.databaseUrl ? [`database ${withoutCredentials(settings.store.databaseUrl ?? f.databaseUrl ?? '')}`] : []),
+    ...((settings.store.path ?? f.path) ? [`path ${settings.store.path ?? f.path}`] : []),
+    ...((settings.store.redisUrl ?? f.redisUrl) ? [`redis ${withoutCredentials(settings.store.redisUrl ?? f.redisUrl ?? '')}`] : []),
+    ...((settings.store.databaseUrl ?? f.databaseUrl)
+      ? [`database ${withoutCredentials(settings.store.databaseUrl ?? f.databaseUrl ?? '')}`]
+      : []),
   ];
   return [
     `container ${f.container}`,

@@ -62,9 +62,19 @@ export function stepMessage(key: string, p: string | null, r: string): string {
 export function isChainEnvelope(value: unknown): value is ChainEnvelope {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as { lockstepChain?: unknown; steps?: unknown };
-  return v.lockstepChain === 1 && Array.isArray(v.steps) && v.steps.length > 0 && v.steps.every(s =>
-    typeof s === 'object' && s !== null && typeof (s as ChainStep).r === 'string' && typeof (s as ChainStep).s === 'string'
-    && ((s as ChainStep).p === null || (typeof (s as ChainStep).p === 'string' && /^[0-9a-f]{64}$/.test((s as ChainStep).p as string))));
+  return (
+    v.lockstepChain === 1 &&
+    Array.isArray(v.steps) &&
+    v.steps.length > 0 &&
+    v.steps.every(
+      s =>
+        typeof s === 'object' &&
+        s !== null &&
+        typeof (s as ChainStep).r === 'string' &&
+        typeof (s as ChainStep).s === 'string' &&
+        ((s as ChainStep).p === null || (typeof (s as ChainStep).p === 'string' && /^[0-9a-f]{64}$/.test((s as ChainStep).p as string))),
+    )
+  );
 }
 
 /** The steps with `next` appended, the oldest dropped past the window's bounds (the newest always stays). */
@@ -95,12 +105,16 @@ export type ChainVerdict =
  * Is the chain proven for a reader whose last proven record is `witness` (undefined: a reader with
  * none, as a fresh clone or a CI check)? `before` parses the witness's record. Steps oldest first.
  */
-export function checkChain(steps: readonly JudgedStep[], witness: (Witness & { record: LockRecord | undefined }) | undefined,
-  settings: ContainerSettings): ChainVerdict {
+export function checkChain(
+  steps: readonly JudgedStep[],
+  witness: (Witness & { record: LockRecord | undefined }) | undefined,
+  settings: ContainerSettings,
+): ChainVerdict {
   const refuse = (s: JudgedStep, why: string): ChainVerdict => ({ ok: false, step: s.digest, why });
   for (const [i, s] of steps.entries()) {
     if (s.record === undefined) return refuse(s, 'its record is not a valid lock record of this container.');
-    if (i > 0 && s.step.p !== steps[i - 1].digest) return refuse(s, 'it does not continue the step before it (a step was removed, replaced or replayed).');
+    if (i > 0 && s.step.p !== steps[i - 1].digest)
+      return refuse(s, 'it does not continue the step before it (a step was removed, replaced or replayed).');
   }
   const tip = steps[steps.length - 1];
   let start = 0;
@@ -118,7 +132,11 @@ export function checkChain(steps: readonly JudgedStep[], witness: (Witness & { r
       const lost = droppedWitness(tip.record as LockRecord, witness.record);
       const after = witness.record?.audit.at(-1)?.at ?? 0;
       const first = steps.find(s => (s.record?.audit.at(-1)?.at ?? 0) > after) ?? tip;
-      return refuse(first, lost ?? `the page's signed steps no longer reach back to the step this reader proved last (more than ${MAX_CHAIN_STEPS} steps since, or a window written anew), so they cannot show that nothing was dropped.`);
+      return refuse(
+        first,
+        lost ??
+          `the page's signed steps no longer reach back to the step this reader proved last (more than ${MAX_CHAIN_STEPS} steps since, or a window written anew), so they cannot show that nothing was dropped.`,
+      );
     }
   }
   for (let i = start; i < steps.length; i++) {
@@ -128,9 +146,12 @@ export function checkChain(steps: readonly JudgedStep[], witness: (Witness & { r
     if (i === start && before === undefined) {
       // The window's first step: the page's creation (or an adopt), or a step whose record before has
       // left the window, accepted as a checkpoint when signed by its own actor or an operator.
-      why = s.step.p === null ? checkSignedStep(null, record, s.step.r, s.signature, settings) : checkSignedSnapshot(record, s.signature, settings);
+      why =
+        s.step.p === null
+          ? checkSignedStep(null, record, s.step.r, s.signature, settings)
+          : checkSignedSnapshot(record, s.signature, settings);
     } else if (s.step.p === null) {
-      why = 'it starts a new history over the page, which only an operator\'s signed lockstep adopt may, and only over a tampered page.';
+      why = "it starts a new history over the page, which only an operator's signed lockstep adopt may, and only over a tampered page.";
       if (record.audit.at(-1)?.action === 'adopt') why = checkSignedStep(null, record, s.step.r, s.signature, settings);
     } else {
       why = checkSignedStep(before ?? null, record, s.step.r, s.signature, settings);
@@ -161,7 +182,8 @@ function restartsOver(first: JudgedStep, seen: LockRecord | undefined): boolean 
  */
 function droppedWitness(tip: LockRecord, witnessed: LockRecord | undefined): string | undefined {
   const line = witnessed?.audit.at(-1);
-  if (witnessed === undefined || line === undefined) return 'the page does not extend the step this reader proved last, and that step cannot be read back.';
+  if (witnessed === undefined || line === undefined)
+    return 'the page does not extend the step this reader proved last, and that step cannot be read back.';
   const gone = `the page no longer holds the step this reader proved last (${line.action} by ${line.who}, grant #${line.grant}): the store was set back past it`;
   if (tip.grant < witnessed.grant) return `${gone} (its grant went down).`;
   if (tip.audit.some(l => sameLine(l, line))) return undefined;
@@ -171,5 +193,7 @@ function droppedWitness(tip: LockRecord, witnessed: LockRecord | undefined): str
 }
 
 function sameLine(a: AuditLine, b: AuditLine): boolean {
-  return a.at === b.at && a.who === b.who && a.action === b.action && a.grant === b.grant && a.outcome === b.outcome && a.detail === b.detail;
+  return (
+    a.at === b.at && a.who === b.who && a.action === b.action && a.grant === b.grant && a.outcome === b.outcome && a.detail === b.detail
+  );
 }

@@ -20,7 +20,7 @@ export interface StepSignature {
 export function checkSigner(signature: StepSignature, identity: string): string | undefined {
   if (signature.status === 'N') return 'its commit is not signed.';
   if (signature.status !== 'G') {
-    return 'its commit\'s signature does not verify against a key the allowed signers list holds (a key not listed, a bad signature, or a signature copied from another commit).';
+    return "its commit's signature does not verify against a key the allowed signers list holds (a key not listed, a bad signature, or a signature copied from another commit).";
   }
   if (signature.signer !== identity) {
     return `its commit is signed with the key the allowed signers list gives ${signature.signer}, but its audit line acts as ${identity}.`;
@@ -32,21 +32,38 @@ export function checkSigner(signature: StepSignature, identity: string): string 
  * Why the step from `before` (null: the page's creation) to `after` is not proven, or undefined.
  * `afterText` is the stored record.json, compared byte for byte with what the transition writes.
  */
-export function checkSignedStep(before: LockRecord | null, after: LockRecord, afterText: string, signature: StepSignature,
-  settings: ContainerSettings): string | undefined {
+export function checkSignedStep(
+  before: LockRecord | null,
+  after: LockRecord,
+  afterText: string,
+  signature: StepSignature,
+  settings: ContainerSettings,
+): string | undefined {
   const line = after.audit[after.audit.length - 1];
   if (line === undefined) return 'its record has no audit line, so it is no transition of the page.';
   const unsigned = checkSigner(signature, line.who);
   if (unsigned !== undefined) return unsigned;
   // Judged at the line's own time: a reader has no server clock, and the signature dates the line.
-  return checkRecordUpdate(before, after, { settings, now: line.at, skewMs: 0, requireProof: false, pushed: {}, afterText, pusher: signature.signer });
+  return checkRecordUpdate(before, after, {
+    settings,
+    now: line.at,
+    skewMs: 0,
+    requireProof: false,
+    pushed: {},
+    afterText,
+    pusher: signature.signer,
+  });
 }
 
 /**
  * Why a compaction's snapshot is not proven: it keeps the record unchanged, so it must be signed by
  * the record's last actor (whose stamp it carries) or by an operator.
  */
-export function checkSignedSnapshot(record: LockRecord, signature: StepSignature, settings: Pick<ContainerSettings, 'operators'>): string | undefined {
+export function checkSignedSnapshot(
+  record: LockRecord,
+  signature: StepSignature,
+  settings: Pick<ContainerSettings, 'operators'>,
+): string | undefined {
   const line = record.audit[record.audit.length - 1];
   if (line === undefined) return 'its record has no audit line to stamp a compaction with.';
   const asActor = checkSigner(signature, line.who);
@@ -61,10 +78,14 @@ export function checkSignedSnapshot(record: LockRecord, signature: StepSignature
  * fence — its grant and next identifier at least the current record's (`before`; undefined when the
  * current record cannot be read, as a tampered one may not).
  */
-export function checkSignedRestart(before: LockRecord | undefined, after: LockRecord, signature: StepSignature,
-  context: RecordUpdateContext): string | undefined {
+export function checkSignedRestart(
+  before: LockRecord | undefined,
+  after: LockRecord,
+  signature: StepSignature,
+  context: RecordUpdateContext,
+): string | undefined {
   const line = after.audit[after.audit.length - 1];
-  if (line?.action !== 'adopt') return 'a new history over the lock page is only an operator\'s signed lockstep adopt.';
+  if (line?.action !== 'adopt') return "a new history over the lock page is only an operator's signed lockstep adopt.";
   const unsigned = checkSigner(signature, line.who);
   if (unsigned !== undefined) return unsigned;
   const illegal = checkRecordUpdate(null, after, { ...context, pusher: signature.signer });

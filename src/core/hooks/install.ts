@@ -16,7 +16,11 @@ export interface InstalledHook {
 /** The hooks folder git uses for this repository (honours core.hooksPath). */
 async function hooksDir(repo: string): Promise<string> {
   const git = gitIn(repo);
-  const relative = (await git.raw(['rev-parse', '--git-path', 'hooks']).catch(cause => { throw notARepository(cause); })).trim();
+  const relative = (
+    await git.raw(['rev-parse', '--git-path', 'hooks']).catch(cause => {
+      throw notARepository(cause);
+    })
+  ).trim();
   const bare = (await git.raw(['rev-parse', '--is-bare-repository'])).trim() === 'true';
   const base = bare ? repo : (await git.raw(['rev-parse', '--show-toplevel'])).trim();
   return path.resolve(base, relative);
@@ -24,8 +28,11 @@ async function hooksDir(repo: string): Promise<string> {
 
 /** Hooks belong to a repository: run outside one, say where to run instead (exit 2, not an internal error). */
 function notARepository(cause: unknown): LockConfigurationError {
-  return new LockConfigurationError('This folder is not inside a git repository, so there is nowhere to install a hook. Run lockstep hooks install in a clone'
-    + ' of the container (or pass --cwd CLONE), and lockstep hooks install --server in the shared bare repository.', { setting: 'cwd', cause });
+  return new LockConfigurationError(
+    'This folder is not inside a git repository, so there is nowhere to install a hook. Run lockstep hooks install in a clone' +
+      ' of the container (or pass --cwd CLONE), and lockstep hooks install --server in the shared bare repository.',
+    { setting: 'cwd', cause },
+  );
 }
 
 /**
@@ -37,10 +44,17 @@ function writeHook(dir: string, name: string, text: string): InstalledHook {
   const hook = path.join(dir, name);
   const chainedPath = hook + CHAINED_SUFFIX;
   let existing: string | undefined;
-  try { existing = fs.readFileSync(hook, 'utf8'); } catch { existing = undefined; }
+  try {
+    existing = fs.readFileSync(hook, 'utf8');
+  } catch {
+    existing = undefined;
+  }
   if (existing !== undefined && !existing.includes(HOOK_MARKER)) {
     if (fs.existsSync(chainedPath)) {
-      throw new LockConfigurationError(`Both ${name} and ${name}${CHAINED_SUFFIX} exist in ${dir}; merge them by hand, then install again.`, { setting: 'hooks' });
+      throw new LockConfigurationError(
+        `Both ${name} and ${name}${CHAINED_SUFFIX} exist in ${dir}; merge them by hand, then install again.`,
+        { setting: 'hooks' },
+      );
     }
     fs.renameSync(hook, chainedPath);
     fs.chmodSync(chainedPath, fs.statSync(chainedPath).mode | 0o111);
@@ -73,35 +87,61 @@ export interface ServerInstallOptions {
  * only them, and sets `receive.advertisePushOptions` so that clients may send their proof. An
  * unreadable `.lockstep.json` stops the install: the guard never runs on guessed settings.
  */
-export async function installServerHooks(repo: string, paths: HookPaths, options: ServerInstallOptions): Promise<InstalledHook & { settings: ServerSettings; settingsFile: string }> {
+export async function installServerHooks(
+  repo: string,
+  paths: HookPaths,
+  options: ServerInstallOptions,
+): Promise<InstalledHook & { settings: ServerSettings; settingsFile: string }> {
   const git = gitIn(repo);
-  await git.raw(['rev-parse', '--git-dir']).catch(cause => { throw notARepository(cause); });
+  await git.raw(['rev-parse', '--git-dir']).catch(cause => {
+    throw notARepository(cause);
+  });
   if (!(await isBareRepository(repo))) {
-    throw new LockConfigurationError('hooks install --server belongs in the shared bare repository (the remote), not in a clone.', { setting: '--server' });
+    throw new LockConfigurationError('hooks install --server belongs in the shared bare repository (the remote), not in a clone.', {
+      setting: '--server',
+    });
   }
   const branch = options.branch ?? (await git.raw(['symbolic-ref', '--quiet', '--short', 'HEAD']).catch(() => '')).trim();
-  const commit = (await git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`]).catch(() => '')).trim();
+  const commit = (
+    await git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`]).catch(() => '')
+  ).trim();
   if (!branch || !commit) {
-    throw new LockConfigurationError(`The branch ${branch || '(HEAD)'} does not exist in this repository; push the container's first commits with ${CONTAINER_FILE}, or name the branch with --branch.`, { setting: '--branch' });
+    throw new LockConfigurationError(
+      `The branch ${branch || '(HEAD)'} does not exist in this repository; push the container's first commits with ${CONTAINER_FILE}, or name the branch with --branch.`,
+      { setting: '--branch' },
+    );
   }
   const entry = (await git.raw(['ls-tree', '-l', '--end-of-options', commit, '--', CONTAINER_FILE]).catch(() => '')).trim();
   if (!entry) {
-    throw new LockConfigurationError(`${branch} has no committed ${CONTAINER_FILE}; push the container's settings first (lockstep init, commit, push), then install.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `${branch} has no committed ${CONTAINER_FILE}; push the container's settings first (lockstep init, commit, push), then install.`,
+      { setting: CONTAINER_FILE },
+    );
   }
   if (!entry.startsWith('100644 blob') && !entry.startsWith('100755 blob')) {
-    throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is not a regular file (a symbolic link?); commit the file itself, then install.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `${CONTAINER_FILE} on ${branch} is not a regular file (a symbolic link?); commit the file itself, then install.`,
+      { setting: CONTAINER_FILE },
+    );
   }
   // `ls-tree -l`: mode, type, id, size. A blob past the cap is refused before it is read.
   if (!(Number(entry.split(/\s+/)[3]) <= MAX_CONTAINER_FILE_BYTES)) {
-    throw new LockConfigurationError(`${CONTAINER_FILE} on ${branch} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; commit the settings themselves, then install.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `${CONTAINER_FILE} on ${branch} is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB, which no container's settings need; commit the settings themselves, then install.`,
+      { setting: CONTAINER_FILE },
+    );
   }
   const text = await git.raw(['cat-file', 'blob', '--end-of-options', `${commit}:${CONTAINER_FILE}`]);
-  const settings = newServerSettings(text, { branch, commit }, {
-    ...(options.requireProof !== undefined ? { requireProof: options.requireProof } : {}),
-    ...(options.store ? { store: options.store } : {}),
-    ...(options.skewSeconds !== undefined ? { skewSeconds: options.skewSeconds } : {}),
-    ...(options.pushers ? { pushers: options.pushers } : {}),
-  });
+  const settings = newServerSettings(
+    text,
+    { branch, commit },
+    {
+      ...(options.requireProof !== undefined ? { requireProof: options.requireProof } : {}),
+      ...(options.store ? { store: options.store } : {}),
+      ...(options.skewSeconds !== undefined ? { skewSeconds: options.skewSeconds } : {}),
+      ...(options.pushers ? { pushers: options.pushers } : {}),
+    },
+  );
   await git.raw(['config', 'receive.advertisePushOptions', 'true']);
   const dir = await hooksDir(repo);
   fs.mkdirSync(dir, { recursive: true });
@@ -112,7 +152,11 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
   fs.renameSync(temp, settingsFile);
   // The environment file of earlier versions held credentials and is read no more.
   fs.rmSync(path.join(dir, 'lockstep.env'), { force: true });
-  const installed = writeHook(dir, 'pre-receive', preReceiveHook({ ...paths, settings: settingsFile, path: options.path, protectedBranches: settings.file.protectedBranches }));
+  const installed = writeHook(
+    dir,
+    'pre-receive',
+    preReceiveHook({ ...paths, settings: settingsFile, path: options.path, protectedBranches: settings.file.protectedBranches }),
+  );
   return { ...installed, settings, settingsFile };
 }
 
@@ -120,13 +164,23 @@ export async function installServerHooks(repo: string, paths: HookPaths, options
 export async function readServerSettings(repo: string): Promise<ServerSettings | undefined> {
   const file = path.join(await hooksDir(repo), SERVER_SETTINGS_FILE);
   let text: string;
-  try { text = fs.readFileSync(file, 'utf8'); } catch { return undefined; }
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
   return parseServerSettings(text);
 }
 
 /** Whether this repository is bare (a shared remote) rather than a clone. */
 export async function isBareRepository(repo: string): Promise<boolean> {
-  return (await gitIn(repo).raw(['rev-parse', '--is-bare-repository']).catch(() => '')).trim() === 'true';
+  return (
+    (
+      await gitIn(repo)
+        .raw(['rev-parse', '--is-bare-repository'])
+        .catch(() => '')
+    ).trim() === 'true'
+  );
 }
 
 /**
@@ -137,7 +191,11 @@ export async function isBareRepository(repo: string): Promise<boolean> {
 export async function repairClientHook(repo: string, paths: HookPaths): Promise<boolean> {
   const hook = path.join(await hooksDir(repo), 'pre-push');
   let text: string;
-  try { text = fs.readFileSync(hook, 'utf8'); } catch { return false; }
+  try {
+    text = fs.readFileSync(hook, 'utf8');
+  } catch {
+    return false;
+  }
   if (!text.includes(HOOK_MARKER)) return false;
   const installedCli = /^cli=\$\{LOCKSTEP_CLI:-'((?:[^']|'\\'')*)'\}$/m.exec(text)?.[1]?.replace(/'\\''/g, "'");
   if (installedCli === undefined || fs.existsSync(installedCli)) return false;

@@ -124,23 +124,42 @@ export class CasDriver implements Driver {
    * `onContention` is what a claim answers when others keep winning (the caller's wait loop retries);
    * for extend and release there is no such answer and persistent contention is a backend fault.
    */
-  private updateLease<R>(key: string, now: number, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
+  private updateLease<R>(
+    key: string,
+    now: number,
+    transition: (s: LeaseState | null) => Transition<R>,
+    onContention: R | undefined,
+  ): Promise<R> {
     return this.settled(this.unsettledLease(key, now, transition, onContention));
   }
 
   /** {@link updateLease} without the turn of the event loop after it. */
-  private unsettledLease<R>(key: string, now: number, transition: (s: LeaseState | null) => Transition<R>, onContention: R | undefined): Promise<R> {
+  private unsettledLease<R>(
+    key: string,
+    now: number,
+    transition: (s: LeaseState | null) => Transition<R>,
+    onContention: R | undefined,
+  ): Promise<R> {
     const slots = this.options.leaseSlots;
     if (slots === undefined) return this.updateCell(leaseCell(key), isLeaseState, transition, onContention);
     // In a slot: the key's lease is read out of the slot, and the transition's result written back into it.
-    return this.updateCell(slotCell(slotOf(key, slots)), isLeaseSlot, (slot: LeaseSlot | null) => {
-      const { next, result } = transition(leaseInSlot(slot, key));
-      return { next: next === undefined ? undefined : slotWithLease(slot, key, next, now), result };
-    }, onContention);
+    return this.updateCell(
+      slotCell(slotOf(key, slots)),
+      isLeaseSlot,
+      (slot: LeaseSlot | null) => {
+        const { next, result } = transition(leaseInSlot(slot, key));
+        return { next: next === undefined ? undefined : slotWithLease(slot, key, next, now), result };
+      },
+      onContention,
+    );
   }
 
-  private async updateCell<S, R>(cell: string, isState: (value: unknown) => value is S,
-    transition: (s: S | null) => { next: S | undefined; result: R }, onContention: R | undefined): Promise<R> {
+  private async updateCell<S, R>(
+    cell: string,
+    isState: (value: unknown) => value is S,
+    transition: (s: S | null) => { next: S | undefined; result: R },
+    onContention: R | undefined,
+  ): Promise<R> {
     // Speculate on the state this instance saw last (often its own previous write, e.g. a release
     // right after the claim): if the transition writes and the compare-and-swap succeeds, that state
     // was current when the write took effect, so the result is right. Otherwise read for real.
@@ -152,9 +171,12 @@ export class CasDriver implements Driver {
     for (let round = 0; round < MAX_CAS_ROUNDS; round++) {
       const current = await this.#cells.get(cell);
       if (current !== null && !isState(current.value)) {
-        throw new LockStorageError(this.name, 'A stored lease record is damaged, so the lease cannot be treated as free. Stop the processes using this namespace and remove its storage, or restore it from a backup.');
+        throw new LockStorageError(
+          this.name,
+          'A stored lease record is damaged, so the lease cannot be treated as free. Stop the processes using this namespace and remove its storage, or restore it from a backup.',
+        );
       }
-      const { next, result } = transition(current === null ? null : current.value as S);
+      const { next, result } = transition(current === null ? null : (current.value as S));
       if (next === undefined) return result;
       const written = await this.#cells.put(cell, current?.revision ?? null, next);
       if (written.ok) return result;
@@ -164,6 +186,12 @@ export class CasDriver implements Driver {
   }
 }
 
-function leaseCell(key: string): string { return `l${key}`; }
-function recordCell(key: string): string { return `r${key}`; }
-function slotCell(slot: number): string { return `s${slot.toString(16).padStart(2, '0')}`; }
+function leaseCell(key: string): string {
+  return `l${key}`;
+}
+function recordCell(key: string): string {
+  return `r${key}`;
+}
+function slotCell(slot: number): string {
+  return `s${slot.toString(16).padStart(2, '0')}`;
+}

@@ -14,7 +14,11 @@ import type { StepSignature } from '../guard/signedStep';
  * input and temporary files private to this process; nothing of a key is printed.
  */
 
-interface Ran { readonly code: number; readonly stdout: string; readonly stderr: string }
+interface Ran {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 function run(args: readonly string[], input: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
@@ -24,7 +28,9 @@ function run(args: readonly string[], input: string): Promise<Ran> {
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', reject);
-    child.on('close', code => resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    child.on('close', code =>
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
     child.stdin.on('error', () => undefined); // ssh-keygen may exit before reading its input
     child.stdin.end(input);
   });
@@ -36,8 +42,11 @@ export async function signingKeyFile(gitDir: string): Promise<string> {
   const format = (await git.run(['config', '--get', 'gpg.format'])).stdout.toString('utf8').trim().toLowerCase();
   const key = (await git.run(['config', '--get', 'user.signingkey'])).stdout.toString('utf8').trim();
   if (format !== 'ssh' || key === '' || key.startsWith('key::')) {
-    throw new LockConfigurationError('This lock page is signed (allowedSigners in .lockstep.json), and this clone has no SSH signing key file set up for git.'
-      + ' Set one: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub (lockstep doctor shows how).', { setting: 'user.signingkey' });
+    throw new LockConfigurationError(
+      'This lock page is signed (allowedSigners in .lockstep.json), and this clone has no SSH signing key file set up for git.' +
+        ' Set one: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub (lockstep doctor shows how).',
+      { setting: 'user.signingkey' },
+    );
   }
   return key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key;
 }
@@ -48,10 +57,16 @@ export async function signMessage(keyFile: string, message: string): Promise<str
   try {
     ran = await run(['-q', '-Y', 'sign', '-f', keyFile, '-n', STEP_NAMESPACE], message);
   } catch (cause) {
-    throw new LockConfigurationError('ssh-keygen could not be started to sign a step of the lock page; install OpenSSH 8.2 or later.', { setting: 'user.signingkey', cause });
+    throw new LockConfigurationError('ssh-keygen could not be started to sign a step of the lock page; install OpenSSH 8.2 or later.', {
+      setting: 'user.signingkey',
+      cause,
+    });
   }
   if (ran.code !== 0 || !ran.stdout.includes('BEGIN SSH SIGNATURE')) {
-    throw new LockConfigurationError('ssh-keygen could not sign a step of the lock page with the key user.signingkey names; check that the key exists and is unlocked (ssh-agent).', { setting: 'user.signingkey' });
+    throw new LockConfigurationError(
+      'ssh-keygen could not sign a step of the lock page with the key user.signingkey names; check that the key exists and is unlocked (ssh-agent).',
+      { setting: 'user.signingkey' },
+    );
   }
   return ran.stdout;
 }
@@ -61,7 +76,13 @@ export async function signMessage(keyFile: string, message: string): Promise<str
  * G with the principal whose key made it, B when no listed key did (or it covers other bytes).
  * `expected` (the step's actor) is tried first: one ssh-keygen for an honest step.
  */
-export async function judgeSignature(signersFile: string, message: string, signature: string, expected: string, driver: string): Promise<StepSignature> {
+export async function judgeSignature(
+  signersFile: string,
+  message: string,
+  signature: string,
+  expected: string,
+  driver: string,
+): Promise<StepSignature> {
   if (signature === '') return { status: 'N', signer: '' };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-step-'));
   try {
@@ -69,14 +90,21 @@ export async function judgeSignature(signersFile: string, message: string, signa
     fs.writeFileSync(sigFile, signature, { mode: 0o600 });
     const verify = async (principal: string) =>
       (await run(['-Y', 'verify', '-f', signersFile, '-I', principal, '-n', STEP_NAMESPACE, '-s', sigFile], message)).code === 0;
-    if (expected !== '' && await verify(expected)) return { status: 'G', signer: expected };
+    if (expected !== '' && (await verify(expected))) return { status: 'G', signer: expected };
     const found = await run(['-Y', 'find-principals', '-f', signersFile, '-s', sigFile], '');
-    for (const principal of found.code === 0 ? found.stdout.split('\n').map(l => l.trim()).filter(Boolean) : []) {
-      if (principal !== expected && await verify(principal)) return { status: 'G', signer: principal };
+    for (const principal of found.code === 0
+      ? found.stdout
+          .split('\n')
+          .map(l => l.trim())
+          .filter(Boolean)
+      : []) {
+      if (principal !== expected && (await verify(principal))) return { status: 'G', signer: principal };
     }
     return { status: 'B', signer: '' };
   } catch (cause) {
-    throw new LockBackendError(driver, 'ssh-keygen could not be run to check the lock page\'s signatures; install OpenSSH 8.2 or later.', { cause });
+    throw new LockBackendError(driver, "ssh-keygen could not be run to check the lock page's signatures; install OpenSSH 8.2 or later.", {
+      cause,
+    });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -86,7 +86,11 @@ const MAX_LINK_BYTES = 1000;
 
 /** A revision as read or written: its text, and how to tell later that the file is still the same. */
 type Published = { readonly kind: 'link' } | { readonly kind: 'file'; readonly stat: FileIdentity };
-interface FileIdentity { readonly ino: number; readonly size: number; readonly mtimeMs: number }
+interface FileIdentity {
+  readonly ino: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+}
 
 class FileCells implements CasCells {
   private readonly root: string;
@@ -164,7 +168,10 @@ class FileCells implements CasCells {
           } catch (error) {
             const errno = code(error);
             if (errno === 'EEXIST') return false;
-            if (errno === 'ENOENT' && attempt === 0) { this.ensureDir(dir); continue; }
+            if (errno === 'ENOENT' && attempt === 0) {
+              this.ensureDir(dir);
+              continue;
+            }
             if (errno === 'ENOENT') throw error;
             this.symlinks = false; // EPERM, EINVAL, ENOTSUP…: not on this filesystem; use files
             return undefined;
@@ -218,9 +225,11 @@ class FileCells implements CasCells {
     if (known?.revision === revision) {
       // One cheap check that the base is still on disk, unchanged: one already pruned means others
       // moved on (do not publish a stale write); one changed means damage, which a full read reports.
-      const unchanged = fileIo(() => known.published.kind === 'link'
-        ? readLinkQuietly(revisionPath(dir, number)) === known.text
-        : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat));
+      const unchanged = fileIo(() =>
+        known.published.kind === 'link'
+          ? readLinkQuietly(revisionPath(dir, number)) === known.text
+          : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat),
+      );
       return unchanged ? { number, lineage: known.lineage } : undefined;
     }
     const envelope = this.readEnvelope(dir, number);
@@ -239,7 +248,10 @@ class FileCells implements CasCells {
     let pending: NodeJS.Timeout | undefined;
     const fire = () => {
       if (pending) return;
-      pending = setTimeout(() => { pending = undefined; onChange(); }, 20);
+      pending = setTimeout(() => {
+        pending = undefined;
+        onChange();
+      }, 20);
     };
     const watcher = fs.watch(dir, { persistent: false }, fire);
     watcher.on('error', () => undefined);
@@ -318,8 +330,6 @@ class FileCells implements CasCells {
   }
 }
 
-
-
 /** Reads a revision: the target of a symbolic link, or else a whole file of at most MAX_RECORD_BYTES. */
 function readRevision(file: string): { text: string; published: Published } {
   try {
@@ -365,8 +375,9 @@ function sameFile(stat: fs.Stats | undefined, known: FileIdentity): boolean {
 function isEnvelope(value: unknown): value is Envelope {
   if (typeof value !== 'object' || value === null || !('v' in value) || !('l' in value)) return false;
   const lineage = (value as { l: unknown }).l;
-  return Array.isArray(lineage) && lineage.length >= 1 && lineage.length <= LINEAGE
-    && lineage.every(n => typeof n === 'string' && NONCE.test(n));
+  return (
+    Array.isArray(lineage) && lineage.length >= 1 && lineage.length <= LINEAGE && lineage.every(n => typeof n === 'string' && NONCE.test(n))
+  );
 }
 
 /** Refuses a storage root that is, or lies below, a symbolic link (checked on its deepest existing folder). */
@@ -380,10 +391,10 @@ function assertNoLink(root: string): void {
   if (fs.realpathSync(existing) !== existing) {
     throw new LockConfigurationError(
       'The storage path, or a folder above it, is a symbolic link; give the real path so that other users cannot redirect lock files.',
-      { setting: 'path' });
+      { setting: 'path' },
+    );
   }
 }
-
 
 function listRevisions(dir: string): number[] {
   let names: string[];
@@ -402,7 +413,6 @@ function listRevisions(dir: string): number[] {
   return revisions.sort((a, b) => a - b);
 }
 
-
 /** Lease slot cells (`s<2 hex>`, from CasDriver) live in logs; record cells in revision folders. */
 function isSlot(cell: string): boolean {
   return cell.startsWith('s');
@@ -411,8 +421,6 @@ function isSlot(cell: string): boolean {
 function revisionPath(dir: string, revision: number): string {
   return path.join(dir, `${String(revision).padStart(16, '0')}.json`);
 }
-
-
 
 export function createFileDriver(config: Pick<ResolvedConfig, 'path' | 'prefix'>): CasDriver {
   return new CasDriver('file', false, new FileCells(config.path, config.prefix), { leaseSlots: FILE_LEASE_SLOTS, yieldToIo: true });

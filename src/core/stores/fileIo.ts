@@ -17,9 +17,11 @@ export function fileIo<T>(work: () => T): T {
   } catch (error) {
     if (error instanceof LockConfigurationError || error instanceof LockStorageError || error instanceof LockBackendError) throw error;
     const errno = code(error);
-    throw new LockBackendError('file',
+    throw new LockBackendError(
+      'file',
       `The lock storage folder could not be used (${errno ?? 'I/O error'}); check that it exists, is writable by this user and is on a local filesystem.`,
-      { cause: withoutPath(error), retryable: errno === 'EMFILE' || errno === 'ENFILE' || errno === 'EAGAIN' || errno === 'ENOENT' });
+      { cause: withoutPath(error), retryable: errno === 'EMFILE' || errno === 'ENFILE' || errno === 'EAGAIN' || errno === 'ENOENT' },
+    );
   }
 }
 
@@ -28,9 +30,11 @@ export function fileIo<T>(work: () => T): T {
  * that hold no record content (a parse error's message would quote the file: names, owner hashes).
  */
 export function damaged(what = 'a record that does not read as this driver wrote it'): LockStorageError {
-  return new LockStorageError('file',
-    `A lock record file is damaged (${what}), so the lock cannot be treated as free. Stop the processes using this namespace,`
-    + ' then restore its folder from a backup or remove it (see the README on damaged records and clean-up).');
+  return new LockStorageError(
+    'file',
+    `A lock record file is damaged (${what}), so the lock cannot be treated as free. Stop the processes using this namespace,` +
+      ' then restore its folder from a backup or remove it (see the README on damaged records and clean-up).',
+  );
 }
 
 /** A 12-hex nonce: unique among concurrent writers (randomUUID draws from a cached random pool). */

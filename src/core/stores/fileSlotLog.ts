@@ -57,7 +57,12 @@ const readBuffer = Buffer.allocUnsafe(READ_CHUNK);
 const OPEN_FLAGS = fs.constants.O_RDWR | fs.constants.O_APPEND | (fs.constants.O_NOFOLLOW ?? 0);
 
 type Kind = 'snap' | 'write' | 'seal';
-interface LogRecord { readonly s: number; readonly k: Kind; readonly n?: string; readonly v?: unknown }
+interface LogRecord {
+  readonly s: number;
+  readonly k: Kind;
+  readonly n?: string;
+  readonly v?: unknown;
+}
 
 /** What this process knows of one slot's current log. */
 interface SlotView {
@@ -142,7 +147,8 @@ export class SlotLogs {
     const bytes = Buffer.from(view.format === 'legacy' ? `\n@${json.length}:${json}` : encodeRecord(json), 'latin1');
     fileIo(() => {
       const written = fs.writeSync(view.fd, bytes);
-      if (written !== bytes.length) throw new LockBackendError('file', 'A lease record was written only in part (disk full?); try again.', { retryable: true });
+      if (written !== bytes.length)
+        throw new LockBackendError('file', 'A lease record was written only in part (disk full?); try again.', { retryable: true });
     });
     const outcome = this.catchUp(view, nonce);
     if (outcome === undefined) {
@@ -180,7 +186,8 @@ export class SlotLogs {
         const accepted = apply(view, record);
         if (nonce !== undefined && record.n === nonce) outcome = accepted;
       }
-      if (view.pending.length > MAX_RECORD_BYTES + HEADER_BYTES) throw damaged('a lease slot log record longer than any this driver writes');
+      if (view.pending.length > MAX_RECORD_BYTES + HEADER_BYTES)
+        throw damaged('a lease slot log record longer than any this driver writes');
       if (n < READ_CHUNK) break;
     }
     return outcome;
@@ -202,7 +209,9 @@ export class SlotLogs {
         const errno = code(error);
         if (errno === 'ENOENT') continue; // removed by a rotation meanwhile: look again
         if (errno === 'ELOOP' || errno === 'EISDIR') throw damaged('a lease slot log that is not a file');
-        return fileIo(() => { throw error; });
+        return fileIo(() => {
+          throw error;
+        });
       }
       const confirmed = this.generations(dir).pop();
       if (confirmed !== newest) {

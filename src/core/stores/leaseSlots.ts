@@ -32,10 +32,16 @@ export function isLeaseSlot(value: unknown): value is LeaseSlot {
   const s = value as Record<string, unknown>;
   if (s.v !== 1 || !Number.isSafeInteger(s.counter) || (s.counter as number) < 0) return false;
   if (typeof s.leases !== 'object' || s.leases === null || Array.isArray(s.leases)) return false;
-  return Object.entries(s.leases as Record<string, unknown>).every(([key, entry]) => /^[0-9a-f]{64}$/.test(key)
-    && typeof entry === 'object' && entry !== null
-    && typeof (entry as { o: unknown }).o === 'string' && /^[0-9a-f]{64}$/.test((entry as { o: string }).o)
-    && typeof (entry as { e: unknown }).e === 'number' && Number.isFinite((entry as { e: number }).e));
+  return Object.entries(s.leases as Record<string, unknown>).every(
+    ([key, entry]) =>
+      /^[0-9a-f]{64}$/.test(key) &&
+      typeof entry === 'object' &&
+      entry !== null &&
+      typeof (entry as { o: unknown }).o === 'string' &&
+      /^[0-9a-f]{64}$/.test((entry as { o: string }).o) &&
+      typeof (entry as { e: unknown }).e === 'number' &&
+      Number.isFinite((entry as { e: number }).e),
+  );
 }
 
 /** One key's lease as the transitions of leaseState.ts see it (a released key reads as a tombstone). */

@@ -15,9 +15,14 @@ export interface LeaseState {
 export function isLeaseState(value: unknown): value is LeaseState {
   if (typeof value !== 'object' || value === null) return false;
   const s = value as Record<string, unknown>;
-  return s.v === 1 && Number.isSafeInteger(s.counter) && (s.counter as number) >= 0
-    && (s.owner === null || (typeof s.owner === 'string' && /^[0-9a-f]{64}$/.test(s.owner)))
-    && typeof s.expiresAt === 'number' && Number.isFinite(s.expiresAt);
+  return (
+    s.v === 1 &&
+    Number.isSafeInteger(s.counter) &&
+    (s.counter as number) >= 0 &&
+    (s.owner === null || (typeof s.owner === 'string' && /^[0-9a-f]{64}$/.test(s.owner))) &&
+    typeof s.expiresAt === 'number' &&
+    Number.isFinite(s.expiresAt)
+  );
 }
 
 function isLive(state: LeaseState | null, now: number): state is LeaseState & { owner: string } {

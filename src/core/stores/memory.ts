@@ -31,7 +31,11 @@ export class MemoryCells implements CasCells {
       this.listeners.set(cell, set);
     }
     set.add(onChange);
-    return { dispose: () => { set.delete(onChange); } };
+    return {
+      dispose: () => {
+        set.delete(onChange);
+      },
+    };
   }
 
   async close(): Promise<void> {

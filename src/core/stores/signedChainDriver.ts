@@ -2,7 +2,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
 import {
-  appendStep, checkChain, digestOf, isChainEnvelope, stepMessage, type ChainEnvelope, type ChainStep, type JudgedStep, type Witness,
+  appendStep,
+  checkChain,
+  digestOf,
+  isChainEnvelope,
+  stepMessage,
+  type ChainEnvelope,
+  type ChainStep,
+  type JudgedStep,
+  type Witness,
 } from '../guard/signedChain';
 import type { StepSignature } from '../guard/signedStep';
 import type { LockRecord } from '../lockRecord';
@@ -40,13 +48,25 @@ export class SignedChainDriver implements Driver {
     }
   }
 
-  get name() { return this.#inner.name; }
-  get distributed() { return this.#inner.distributed; }
+  get name() {
+    return this.#inner.name;
+  }
+  get distributed() {
+    return this.#inner.distributed;
+  }
 
-  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> { return this.#inner.claim(key, ownerHash, ttlMs, now); }
-  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> { return this.#inner.extend(key, ownerHash, ttlMs, now); }
-  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> { return this.#inner.release(key, ownerHash, now); }
-  close(): Promise<void> { return this.#inner.close(); }
+  claim(key: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
+    return this.#inner.claim(key, ownerHash, ttlMs, now);
+  }
+  extend(key: string, ownerHash: string, ttlMs: number, now: number): Promise<boolean> {
+    return this.#inner.extend(key, ownerHash, ttlMs, now);
+  }
+  release(key: string, ownerHash: string, now: number): Promise<ReleaseResult> {
+    return this.#inner.release(key, ownerHash, now);
+  }
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
 
   /** The chain's newest record (not yet proven: the container proves it with {@link verifyHistory}). */
   async read(key: string): Promise<VersionedRecord | null> {
@@ -68,7 +88,10 @@ export class SignedChainDriver implements Driver {
         value = stored.value;
       }
       if (!isChainEnvelope(value)) {
-        throw new LockStorageError(this.name, 'The lock page holds no signed chain, so no signed step can be added to it; an operator starts one with a signed lockstep adopt.');
+        throw new LockStorageError(
+          this.name,
+          'The lock page holds no signed chain, so no signed step can be added to it; an operator starts one with a signed lockstep adopt.',
+        );
       }
       steps = value.steps;
     }
@@ -86,10 +109,14 @@ export class SignedChainDriver implements Driver {
    */
   async verifyHistory(revision: string, policy: SigningPolicy): Promise<void> {
     const read = this.#read.get(revision);
-    if (read === undefined) throw new LockBackendError(this.name, 'The lock page changed while its signatures were being checked; try again.');
+    if (read === undefined)
+      throw new LockBackendError(this.name, 'The lock page changed while its signatures were being checked; try again.');
     if (!isChainEnvelope(read.value)) {
-      throw new LockTamperedPageError(this.name, digestOf(JSON.stringify(read.value ?? null)),
-        'the page holds no signed chain: it was written without signing (before signing was turned on, or by hand).');
+      throw new LockTamperedPageError(
+        this.name,
+        digestOf(JSON.stringify(read.value ?? null)),
+        'the page holds no signed chain: it was written without signing (before signing was turned on, or by hand).',
+      );
     }
     this.#witnessFile = policy.checkpointFile;
     const witness = readWitness(policy.checkpointFile);
@@ -102,21 +129,37 @@ export class SignedChainDriver implements Driver {
       for (const [i, step] of steps.entries()) {
         const record = parseChecked(step.r, this.name, policy);
         // Steps up to the witness were proven before: their signatures are not checked again.
-        const signature: StepSignature = i <= known ? { status: 'G', signer: '' }
-          : await judgeSignature(file, stepMessage(read.key, step.p, step.r), step.s, record?.audit.at(-1)?.who ?? '', this.name);
+        const signature: StepSignature =
+          i <= known
+            ? { status: 'G', signer: '' }
+            : await judgeSignature(file, stepMessage(read.key, step.p, step.r), step.s, record?.audit.at(-1)?.who ?? '', this.name);
         out.push({ step, digest: digests[i], record, signature });
       }
       return out;
     });
-    const verdict = checkChain(judged, witness === undefined ? undefined : { ...witness, record: parseChecked(witness.text, this.name, policy) }, policy.settings);
+    const verdict = checkChain(
+      judged,
+      witness === undefined ? undefined : { ...witness, record: parseChecked(witness.text, this.name, policy) },
+      policy.settings,
+    );
     if (!verdict.ok) throw new LockTamperedPageError(this.name, verdict.step, verdict.why);
     writeWitness(policy.checkpointFile, verdict.head);
   }
 
-  private async write(key: string, expectedRevision: string | null, steps: readonly ChainStep[], next: LockRecord, meta: CasMeta, restart = false): Promise<CasResult> {
-    if (this.#gitDir === undefined) throw new LockStorageError(this.name, 'A signed lock page is written only from a clone (its signing key is git\'s).');
+  private async write(
+    key: string,
+    expectedRevision: string | null,
+    steps: readonly ChainStep[],
+    next: LockRecord,
+    meta: CasMeta,
+    restart = false,
+  ): Promise<CasResult> {
+    if (this.#gitDir === undefined)
+      throw new LockStorageError(this.name, "A signed lock page is written only from a clone (its signing key is git's).");
     this.#keyFile ??= signingKeyFile(this.#gitDir);
-    this.#keyFile.catch(() => { this.#keyFile = undefined; });
+    this.#keyFile.catch(() => {
+      this.#keyFile = undefined;
+    });
     const keyFile = await this.#keyFile;
     const text = encodeRecord(next);
     const p = restart || steps.length === 0 ? null : digestOf(steps[steps.length - 1].r);
@@ -127,7 +170,8 @@ export class SignedChainDriver implements Driver {
       this.remember(written.revision, key, envelope);
       // This clone's own step on top of what it proved is proven to it: a store later set back past it reads tampered here.
       const file = this.#witnessFile;
-      if (file !== undefined && (restart || (p !== null && readWitness(file)?.digest === p))) writeWitness(file, { digest: digestOf(text), text });
+      if (file !== undefined && (restart || (p !== null && readWitness(file)?.digest === p)))
+        writeWitness(file, { digest: digestOf(text), text });
     }
     return written;
   }
@@ -158,7 +202,9 @@ function parseChecked(text: string, driver: string, policy: SigningPolicy): Lock
 function readWitness(file: string): Witness | undefined {
   try {
     const value = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Witness>;
-    return typeof value.digest === 'string' && typeof value.text === 'string' && digestOf(value.text) === value.digest ? { digest: value.digest, text: value.text } : undefined;
+    return typeof value.digest === 'string' && typeof value.text === 'string' && digestOf(value.text) === value.digest
+      ? { digest: value.digest, text: value.text }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -70,10 +70,12 @@ export function nextRecord(text: string): Framed {
   if (inside >= 0 && inside < HEADER_BYTES) {
     return isHeaderPrefix(text.slice(0, inside)) ? followedBy(text, inside) : { kind: 'damaged', what: 'bytes that are not a record' };
   }
-  if (text.length < HEADER_BYTES) return isHeaderPrefix(text) ? { kind: 'incomplete' } : { kind: 'damaged', what: 'bytes that are not a record' };
+  if (text.length < HEADER_BYTES)
+    return isHeaderPrefix(text) ? { kind: 'incomplete' } : { kind: 'damaged', what: 'bytes that are not a record' };
   const header = text.slice(0, HEADER_BYTES);
   if (!HEADER_SHAPE.test(header)) return { kind: 'damaged', what: 'a record header that is not well-formed' };
-  if (crc32Hex(header.slice(0, 23)) !== header.slice(23, 31)) return { kind: 'damaged', what: 'a record header whose checksum does not match' };
+  if (crc32Hex(header.slice(0, 23)) !== header.slice(23, 31))
+    return { kind: 'damaged', what: 'a record header whose checksum does not match' };
   const length = Number.parseInt(header.slice(5, 13), 16);
   if (length > MAX_RECORD_BYTES) return { kind: 'damaged', what: 'a record longer than any this driver writes' };
   const end = HEADER_BYTES + length;
@@ -88,7 +90,8 @@ export function nextRecord(text: string): Framed {
 /** A record cut off at `next`: torn when a verified header starts there. */
 function followedBy(text: string, next: number): Framed {
   const rest = text.slice(next, next + HEADER_BYTES);
-  if (rest.length < HEADER_BYTES) return isHeaderPrefix(rest) ? { kind: 'incomplete' } : { kind: 'damaged', what: 'bytes that are not a record' };
+  if (rest.length < HEADER_BYTES)
+    return isHeaderPrefix(rest) ? { kind: 'incomplete' } : { kind: 'damaged', what: 'bytes that are not a record' };
   if (HEADER_SHAPE.test(rest) && crc32Hex(rest.slice(0, 23)) === rest.slice(23, 31)) return { kind: 'torn', end: next };
   return { kind: 'damaged', what: 'a record cut short and followed by bytes that are not a record' };
 }
@@ -110,7 +113,10 @@ function hex8(n: number): string {
  * and only a record whose declared length runs past the next record's start counts as cut short.
  */
 export function nextLegacyRecord(text: string): Framed {
-  if (!text.startsWith(MARK)) return text.length < MARK.length && MARK.startsWith(text) ? { kind: 'incomplete' } : { kind: 'damaged', what: 'bytes that are not a record' };
+  if (!text.startsWith(MARK))
+    return text.length < MARK.length && MARK.startsWith(text)
+      ? { kind: 'incomplete' }
+      : { kind: 'damaged', what: 'bytes that are not a record' };
   const next = text.indexOf(MARK, 1);
   const colon = text.indexOf(':', 2);
   if (colon < 0 || (next >= 0 && next < colon)) {

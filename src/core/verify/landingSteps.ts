@@ -38,7 +38,10 @@ export interface JudgedStep {
  * covering announcement is named.
  */
 export function judgeSteps(
-  steps: readonly string[], branch: string, announcements: readonly Announcement[], covers: (a: Announcement) => ReadonlySet<string>,
+  steps: readonly string[],
+  branch: string,
+  announcements: readonly Announcement[],
+  covers: (a: Announcement) => ReadonlySet<string>,
 ): JudgedStep[] {
   const relevant = announcements.filter(a => a.landing.branch === branch && steps.includes(a.landing.to));
   return steps.map(commit => {

@@ -3,7 +3,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { containerConfig, containerKey } from '../container/container';
 import { signedPageDriver } from '../container/signedPage';
-import { containerSettings, CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES, parseContainerFile, type ContainerFile } from '../container/containerFile';
+import {
+  containerSettings,
+  CONTAINER_FILE,
+  MAX_CONTAINER_FILE_BYTES,
+  parseContainerFile,
+  type ContainerFile,
+} from '../container/containerFile';
 import { openDriver } from '../drivers';
 import type { Driver } from '../stores/store';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../stores/git/signersFile';
@@ -29,9 +35,15 @@ export async function containerFileAt(git: GitCommand, revision: string): Promis
   const spec = `${revision}:${CONTAINER_FILE}`;
   const size = Number((await git.raw(['cat-file', '-s', '--end-of-options', spec]).catch(() => '')).trim());
   if (!Number.isSafeInteger(size) || size <= 0) {
-    throw new LockConfigurationError(`The protected branch has no ${CONTAINER_FILE} at ${revision.slice(0, 12)}; verify reads the container's settings from the branch as it was before the change under check.`, { setting: CONTAINER_FILE });
+    throw new LockConfigurationError(
+      `The protected branch has no ${CONTAINER_FILE} at ${revision.slice(0, 12)}; verify reads the container's settings from the branch as it was before the change under check.`,
+      { setting: CONTAINER_FILE },
+    );
   }
-  if (size > MAX_CONTAINER_FILE_BYTES) throw new LockConfigurationError(`${CONTAINER_FILE} on the protected branch is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB.`, { setting: CONTAINER_FILE });
+  if (size > MAX_CONTAINER_FILE_BYTES)
+    throw new LockConfigurationError(`${CONTAINER_FILE} on the protected branch is larger than ${MAX_CONTAINER_FILE_BYTES / 1024} KiB.`, {
+      setting: CONTAINER_FILE,
+    });
   return parseContainerFile(await git.raw(['cat-file', 'blob', '--end-of-options', spec]));
 }
 
@@ -55,7 +67,12 @@ export interface SignersAt {
  * check has them: a history with a step that is not proven is a tampered page (exit 5, the commit
  * named), never a verdict read from it.
  */
-export async function readPageHistory(file: ContainerFile, root: string, env: Env, signers?: SignersAt): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
+export async function readPageHistory(
+  file: ContainerFile,
+  root: string,
+  env: Env,
+  signers?: SignersAt,
+): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
   const config = containerConfig(file, root, env);
   const driver = await openDriver(config);
   try {
@@ -63,14 +80,20 @@ export async function readPageHistory(file: ContainerFile, root: string, env: En
     const stored = await driver.read(key);
     if (stored === null) throw new LockNoPageError(pageLocation(config, file.container, driver.name), undefined);
     if (file.allowedSigners !== undefined) {
-      if (signers === undefined) throw new LockConfigurationError('A signed page is read by the verifier only with the allowed signers of the protected branch.', { setting: 'allowedSigners' });
+      if (signers === undefined)
+        throw new LockConfigurationError('A signed page is read by the verifier only with the allowed signers of the protected branch.', {
+          setting: 'allowedSigners',
+        });
       await proveFromCreation(driver, stored.revision, file as ContainerFile & { allowedSigners: string }, signers);
     }
     const record = parseRecord(stored.value, driver.name, file.container, containerSettings(file));
     if (driver.readHistory) {
       // Every write's own line, down through compaction snapshots: nothing is ever evicted from it.
       const entries = await driver.readHistory(key, Infinity);
-      const lines = entries.map(e => e.line).filter((l): l is AuditLine => l !== undefined).reverse();
+      const lines = entries
+        .map(e => e.line)
+        .filter((l): l is AuditLine => l !== undefined)
+        .reverse();
       return { record, lines, reach: { driver: driver.name, reach: 'complete', trimmed: false } };
     }
     // The page's own trail: it began with init (or adopt) unless older lines were dropped to keep it bounded.
@@ -83,18 +106,30 @@ export async function readPageHistory(file: ContainerFile, root: string, env: En
 }
 
 /** Proves a signed page's history: from the check's own witness when it keeps one, else afresh (a CI clone has none to trust). */
-async function proveFromCreation(driver: Driver, revision: string, file: ContainerFile & { allowedSigners: string }, signers: SignersAt): Promise<void> {
+async function proveFromCreation(
+  driver: Driver,
+  revision: string,
+  file: ContainerFile & { allowedSigners: string },
+  signers: SignersAt,
+): Promise<void> {
   const signed = signedPageDriver(driver);
   const spec = `${signers.revision}:${file.allowedSigners}`;
   const size = Number((await signers.git.raw(['cat-file', '-s', '--end-of-options', spec]).catch(() => '')).trim());
   if (!Number.isSafeInteger(size) || size <= 0 || size > MAX_ALLOWED_SIGNERS_BYTES) {
-    throw new LockConfigurationError(`.lockstep.json says the lock page is signed by the keys in ${file.allowedSigners}, and the protected branch has no such file (of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB) at ${signers.revision.slice(0, 12)}.`, { setting: 'allowedSigners' });
+    throw new LockConfigurationError(
+      `.lockstep.json says the lock page is signed by the keys in ${file.allowedSigners}, and the protected branch has no such file (of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB) at ${signers.revision.slice(0, 12)}.`,
+      { setting: 'allowedSigners' },
+    );
   }
   const text = await signers.git.raw(['cat-file', 'blob', '--end-of-options', spec]);
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-verify-'));
   try {
-    await signed.verifyHistory(revision, { container: file.container, settings: containerSettings(file), allowedSigners: async () => text,
-      checkpointFile: signers.witnessFile ?? path.join(scratch, 'verified') });
+    await signed.verifyHistory(revision, {
+      container: file.container,
+      settings: containerSettings(file),
+      allowedSigners: async () => text,
+      checkpointFile: signers.witnessFile ?? path.join(scratch, 'verified'),
+    });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }

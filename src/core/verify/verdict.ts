@@ -13,7 +13,12 @@ export interface PushVerdict {
   readonly new: string | null;
   /** Why it failed, or what was verified, in one sentence each. */
   readonly reasons: readonly string[];
-  readonly steps: readonly { readonly commit: string; readonly subject: string; readonly author: string; readonly announcedBy?: { readonly who: string; readonly grant: number; readonly at: number } }[];
+  readonly steps: readonly {
+    readonly commit: string;
+    readonly subject: string;
+    readonly author: string;
+    readonly announcedBy?: { readonly who: string; readonly grant: number; readonly at: number };
+  }[];
   /** What the history reaches back to: the whole history (git driver) or the page's bounded audit trail. */
   readonly history: HistoryReach;
   /** `proven`: the page is signed and its whole history was verified; else identities are declared. */
@@ -44,14 +49,16 @@ export type Verdict = PushVerdict | MergeVerdict;
 export type Identities = 'declared' | 'proven';
 
 /** What a signed page's verified history proves. */
-export const PROVEN_IDENTITIES = 'Identities on the lock page are proven: every step of its history was verified against the allowed signers of the protected branch (git\'s SSH signatures).';
+export const PROVEN_IDENTITIES =
+  "Identities on the lock page are proven: every step of its history was verified against the allowed signers of the protected branch (git's SSH signatures).";
 
 function identitiesNote(verdict: Verdict): string {
   return verdict.identities === 'proven' ? PROVEN_IDENTITIES : DECLARED_IDENTITIES;
 }
 
 /** The caveat every summary carries until the page's history is signed. */
-export const DECLARED_IDENTITIES = 'Identities on the lock page are declared by the clients that wrote it, not proven: until signed history is on, a teammate who can write the page could write announcements in another name.';
+export const DECLARED_IDENTITIES =
+  'Identities on the lock page are declared by the clients that wrote it, not proven: until signed history is on, a teammate who can write the page could write announcements in another name.';
 
 /** The summary's table stays short (a check's page has a size limit); `--json` has every step. */
 const MAX_TABLE_ROWS = 50;
@@ -61,7 +68,10 @@ function short(commit: string): string {
 }
 
 function cell(text: string): string {
-  return text.replace(/[|\\`*_<>[\]]/g, c => `\\${c}`).replace(/[\r\n]+/g, ' ').slice(0, 120);
+  return text
+    .replace(/[|\\`*_<>[\]]/g, c => `\\${c}`)
+    .replace(/[\r\n]+/g, ' ')
+    .slice(0, 120);
 }
 
 /** The check's page: a short Markdown summary (GITHUB_STEP_SUMMARY, GitLab's job log). */
@@ -80,14 +90,21 @@ export function verdictMarkdown(verdict: Verdict): string {
         const by = s.announcedBy ? `${cell(s.announcedBy.who)} (grant #${s.announcedBy.grant})` : '**not announced**';
         lines.push(`| ${short(s.commit)} | ${cell(s.author)} | ${cell(s.subject)} | ${by} |`);
       }
-      if (verdict.steps.length > shown.length) lines.push('', `… and ${verdict.steps.length - shown.length} more commits (\`--json\` lists them all).`);
+      if (verdict.steps.length > shown.length)
+        lines.push('', `… and ${verdict.steps.length - shown.length} more commits (\`--json\` lists them all).`);
     }
     const h = verdict.history;
-    lines.push('', h.reach === 'complete'
-      ? `History read: every transition of the page (${h.driver} driver).`
-      : `History read: the page's own audit trail (${h.driver} driver), which keeps the newest transitions only${h.trimmed ? ' and has dropped older ones' : ''}; run this check on every push, while its announcement is on the page.`);
+    lines.push(
+      '',
+      h.reach === 'complete'
+        ? `History read: every transition of the page (${h.driver} driver).`
+        : `History read: the page's own audit trail (${h.driver} driver), which keeps the newest transitions only${h.trimmed ? ' and has dropped older ones' : ''}; run this check on every push, while its announcement is on the page.`,
+    );
   } else {
-    lines.push(`### ${mark} Lockstep verify: request by \`${cell(verdict.actor)}\` into \`${cell(verdict.branch)}\` ${verdict.outcome}`, '');
+    lines.push(
+      `### ${mark} Lockstep verify: request by \`${cell(verdict.actor)}\` into \`${cell(verdict.branch)}\` ${verdict.outcome}`,
+      '',
+    );
     for (const reason of verdict.reasons) lines.push(`- ${cell(reason)}`);
   }
   lines.push('', `_${identitiesNote(verdict)}_`);
@@ -96,11 +113,16 @@ export function verdictMarkdown(verdict: Verdict): string {
 
 /** The same verdict as plain text lines (the command's own output). */
 export function verdictText(verdict: Verdict): string {
-  const head = verdict.kind === 'push'
-    ? `lockstep verify: push to ${verdict.branch} ${verdict.outcome}.`
-    : `lockstep verify: request by ${verdict.actor} into ${verdict.branch} ${verdict.outcome}.`;
-  const steps = verdict.kind === 'push'
-    ? verdict.steps.map(s => `  ${short(s.commit)} ${s.announcedBy ? `announced by ${s.announcedBy.who} (grant #${s.announcedBy.grant})` : 'NOT ANNOUNCED'} — ${s.author}: ${s.subject}`)
-    : [];
+  const head =
+    verdict.kind === 'push'
+      ? `lockstep verify: push to ${verdict.branch} ${verdict.outcome}.`
+      : `lockstep verify: request by ${verdict.actor} into ${verdict.branch} ${verdict.outcome}.`;
+  const steps =
+    verdict.kind === 'push'
+      ? verdict.steps.map(
+          s =>
+            `  ${short(s.commit)} ${s.announcedBy ? `announced by ${s.announcedBy.who} (grant #${s.announcedBy.grant})` : 'NOT ANNOUNCED'} — ${s.author}: ${s.subject}`,
+        )
+      : [];
   return [head, ...verdict.reasons.map(r => `  ${r}`), ...steps, `  Note: ${identitiesNote(verdict)}`].join('\n');
 }

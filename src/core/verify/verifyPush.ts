@@ -25,19 +25,37 @@ export interface PushRequest {
 }
 
 export async function verifyPush(
-  git: GitCommand, file: ContainerFile, request: PushRequest, history: () => Promise<{ lines: AuditLine[]; reach: HistoryReach }>,
+  git: GitCommand,
+  file: ContainerFile,
+  request: PushRequest,
+  history: () => Promise<{ lines: AuditLine[]; reach: HistoryReach }>,
 ): Promise<PushVerdict> {
   const base = { kind: 'push' as const, branch: request.branch, old: request.old, new: request.new };
   const none: HistoryReach = { driver: file.driver, reach: 'page', trimmed: false };
   if (!file.protectedBranches.includes(request.branch)) {
-    return { ...base, outcome: 'passed', reasons: [`${request.branch} is not a protected branch of the container: nothing to verify.`], steps: [], history: none };
+    return {
+      ...base,
+      outcome: 'passed',
+      reasons: [`${request.branch} is not a protected branch of the container: nothing to verify.`],
+      steps: [],
+      history: none,
+    };
   }
   if (request.new === null) {
-    return { ...base, outcome: 'failed', reasons: [`The protected branch ${request.branch} was deleted; a protected branch only moves forward (an operator restores it).`], steps: [], history: none };
+    return {
+      ...base,
+      outcome: 'failed',
+      reasons: [`The protected branch ${request.branch} was deleted; a protected branch only moves forward (an operator restores it).`],
+      steps: [],
+      history: none,
+    };
   }
   for (const known of [request.old, request.new]) {
     if (known !== null && !(await hasCommit(git, known))) {
-      throw new LockConfigurationError(`The commit ${known.slice(0, 12)} is not in this clone: run the check in a clone with the branch's full history (GitHub: fetch-depth: 0; GitLab: GIT_DEPTH: "0").`, { setting: 'push' });
+      throw new LockConfigurationError(
+        `The commit ${known.slice(0, 12)} is not in this clone: run the check in a clone with the branch's full history (GitHub: fetch-depth: 0; GitLab: GIT_DEPTH: "0").`,
+        { setting: 'push' },
+      );
     }
   }
   const reasons: string[] = [];
@@ -49,7 +67,9 @@ export async function verifyPush(
   } else if (await isAncestor(git, request.old, request.new)) {
     range = [`${request.old}..${request.new}`];
   } else {
-    reasons.push(`The push rewrote ${request.branch}: ${request.new.slice(0, 12)} does not descend from the old tip ${request.old.slice(0, 12)}, so commits were removed from a protected branch. Restore the old tip (an operator may force it back); a rewrite fails this check whatever was announced.`);
+    reasons.push(
+      `The push rewrote ${request.branch}: ${request.new.slice(0, 12)} does not descend from the old tip ${request.old.slice(0, 12)}, so commits were removed from a protected branch. Restore the old tip (an operator may force it back); a rewrite fails this check whatever was announced.`,
+    );
     rewritten = true;
     range = [request.new, '--not', request.old];
   }
@@ -65,11 +85,22 @@ export async function verifyPush(
   const about = await describeCommits(git, steps);
   const missing = judged.filter(s => s.announcedBy === undefined);
   if (missing.length > 0) {
-    const names = missing.slice(0, 5).map(s => `${s.commit.slice(0, 12)} (${about.get(s.commit)?.author ?? 'unknown author'})`).join(', ');
-    reasons.push(`${missing.length} of ${steps.length} commit${steps.length === 1 ? '' : 's'} landed on ${request.branch} without an announcement by the live holder: ${names}${missing.length > 5 ? ', …' : ''}.`
-      + (reach.reach === 'page' && reach.trimmed ? ' The page has dropped old audit lines; an announcement older than its newest transitions cannot be found there.' : ''));
+    const names = missing
+      .slice(0, 5)
+      .map(s => `${s.commit.slice(0, 12)} (${about.get(s.commit)?.author ?? 'unknown author'})`)
+      .join(', ');
+    reasons.push(
+      `${missing.length} of ${steps.length} commit${steps.length === 1 ? '' : 's'} landed on ${request.branch} without an announcement by the live holder: ${names}${missing.length > 5 ? ', …' : ''}.` +
+        (reach.reach === 'page' && reach.trimmed
+          ? ' The page has dropped old audit lines; an announcement older than its newest transitions cannot be found there.'
+          : ''),
+    );
   } else if (!rewritten) {
-    reasons.push(steps.length === 0 ? `The push brought no new commit to ${request.branch}.` : `Every commit that landed on ${request.branch} was announced by the live holder before it landed.`);
+    reasons.push(
+      steps.length === 0
+        ? `The push brought no new commit to ${request.branch}.`
+        : `Every commit that landed on ${request.branch} was announced by the live holder before it landed.`,
+    );
   }
   return {
     ...base,
@@ -81,23 +112,39 @@ export async function verifyPush(
 }
 
 async function hasCommit(git: GitCommand, commit: string): Promise<boolean> {
-  return git.raw(['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).then(() => true, () => false);
+  return git.raw(['cat-file', '-e', '--end-of-options', `${commit}^{commit}`]).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function isAncestor(git: GitCommand, ancestor: string, commit: string): Promise<boolean> {
-  return git.raw(['merge-base', '--is-ancestor', '--end-of-options', ancestor, commit]).then(() => true, () => false);
+  return git.raw(['merge-base', '--is-ancestor', '--end-of-options', ancestor, commit]).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The first-parent commits of a rev-list range, newest first. */
 async function firstParents(git: GitCommand, range: readonly string[]): Promise<string[]> {
-  return (await git.raw(['rev-list', '--first-parent', ...range, '--'])).split('\n').map(s => s.trim()).filter(Boolean);
+  return (await git.raw(['rev-list', '--first-parent', ...range, '--']))
+    .split('\n')
+    .map(s => s.trim())
+    .filter(Boolean);
 }
 
 /** Author and subject of each commit, for the summary (as git has them: declared, like every commit's author). */
 async function describeCommits(git: GitCommand, commits: readonly string[]): Promise<Map<string, { author: string; subject: string }>> {
   const out = new Map<string, { author: string; subject: string }>();
   for (let i = 0; i < commits.length; i += 200) {
-    const text = await git.raw(['show', '-s', '--no-walk=unsorted', '--format=%H%x00%ae%x00%s', '--end-of-options', ...commits.slice(i, i + 200)]);
+    const text = await git.raw([
+      'show',
+      '-s',
+      '--no-walk=unsorted',
+      '--format=%H%x00%ae%x00%s',
+      '--end-of-options',
+      ...commits.slice(i, i + 200),
+    ]);
     for (const line of text.split('\n')) {
       const [commit, author, subject] = line.split('\0');
       if (commit && author !== undefined) out.set(commit, { author, subject: subject ?? '' });

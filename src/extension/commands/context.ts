@@ -20,7 +20,9 @@ export interface CommandContext {
 export function activeModel(ctx: CommandContext): ContainerModel | undefined {
   const model = ctx.workspace.active;
   if (!model) {
-    void vscode.window.showInformationMessage('Lockstep: no container here. Open a repository with .lockstep.json, or run "Lockstep: Initialise Container".');
+    void vscode.window.showInformationMessage(
+      'Lockstep: no container here. Open a repository with .lockstep.json, or run "Lockstep: Initialise Container".',
+    );
   }
   return model;
 }
@@ -39,12 +41,15 @@ export async function chooseModel(ctx: CommandContext, placeHolder: string, targ
   if (all.length <= 1) return activeModel(ctx);
   const active = ctx.workspace.active;
   const ordered = [...all].sort((a, b) => Number(b === active) - Number(a === active));
-  const picked = await vscode.window.showQuickPick(ordered.map(model => ({
-    label: model.folder.name,
-    description: badgeWords(badgeFor(model.source, Date.now())),
-    detail: model.folder.uri.fsPath,
-    model,
-  })), { placeHolder });
+  const picked = await vscode.window.showQuickPick(
+    ordered.map(model => ({
+      label: model.folder.name,
+      description: badgeWords(badgeFor(model.source, Date.now())),
+      detail: model.folder.uri.fsPath,
+      model,
+    })),
+    { placeHolder },
+  );
   return picked?.model;
 }
 
@@ -86,7 +91,11 @@ export async function report(ctx: CommandContext, what: string, error: unknown):
 }
 
 /** Runs a handler and reports its error; handlers stay one to three lines. */
-export function guarded<A extends unknown[]>(ctx: CommandContext, what: string, handler: (...args: A) => Promise<unknown>): (...args: A) => Promise<unknown> {
+export function guarded<A extends unknown[]>(
+  ctx: CommandContext,
+  what: string,
+  handler: (...args: A) => Promise<unknown>,
+): (...args: A) => Promise<unknown> {
   return async (...args: A) => {
     try {
       return await handler(...args);
@@ -104,7 +113,10 @@ export async function pickCoworker(model: ContainerModel, placeHolder: string): 
   const picked = known.length === 0 ? typeOne : await vscode.window.showQuickPick([...known, typeOne], { placeHolder });
   if (picked === undefined) return undefined;
   if (picked !== typeOne) return picked;
-  const typed = await vscode.window.showInputBox({ prompt: 'Coworker identity (usually their git e-mail)', validateInput: v => v.trim() ? undefined : 'Enter an identity' });
+  const typed = await vscode.window.showInputBox({
+    prompt: 'Coworker identity (usually their git e-mail)',
+    validateInput: v => (v.trim() ? undefined : 'Enter an identity'),
+  });
   return typed?.trim() || undefined;
 }
 
@@ -115,6 +127,10 @@ export async function pickCoworker(model: ContainerModel, placeHolder: string): 
 export async function confirmIdentity(model: ContainerModel, who: string): Promise<boolean | undefined> {
   if (model.record && knownIdentities(model.record).has(who)) return false;
   const yes = 'Yes, a New Teammate';
-  const choice = await vscode.window.showWarningMessage(`${who} has never appeared on this lock page. Is this a new teammate (and not a typo)?`, { modal: true }, yes);
+  const choice = await vscode.window.showWarningMessage(
+    `${who} has never appeared on this lock page. Is this a new teammate (and not a typo)?`,
+    { modal: true },
+    yes,
+  );
   return choice === yes ? true : undefined;
 }

@@ -11,7 +11,9 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
     const model = await chooseModel(ctx, 'Acquire the lock of which container?', target);
     if (!model || !requireTrust(ctx)) return undefined;
     const { grant, expiresAt } = await model.act(c => c.acquire());
-    void vscode.window.showInformationMessage(`Lockstep: you hold the lock — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeats keep it while this window is open.`);
+    void vscode.window.showInformationMessage(
+      `Lockstep: you hold the lock — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry. Heartbeats keep it while this window is open.`,
+    );
     return grant;
   });
 

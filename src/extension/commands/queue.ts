@@ -7,10 +7,15 @@ export function registerQueueCommands(ctx: CommandContext): vscode.Disposable[] 
   const petition = guarded(ctx, 'Petition', async (note?: string) => {
     const model = activeModel(ctx);
     if (!model || !requireTrust(ctx)) return undefined;
-    const text = typeof note === 'string' ? note : await vscode.window.showInputBox({ prompt: 'A note for the lead (optional)', placeHolder: 'what you need the lock for' });
+    const text =
+      typeof note === 'string'
+        ? note
+        : await vscode.window.showInputBox({ prompt: 'A note for the lead (optional)', placeHolder: 'what you need the lock for' });
     if (text === undefined) return undefined;
     const { position } = await model.act(c => c.petition(text.trim() === '' ? undefined : text));
-    void vscode.window.showInformationMessage(`Lockstep: you are in the queue at position ${position}. You will be told when it is your turn.`);
+    void vscode.window.showInformationMessage(
+      `Lockstep: you are in the queue at position ${position}. You will be told when it is your turn.`,
+    );
     return position;
   });
 
@@ -22,8 +27,5 @@ export function registerQueueCommands(ctx: CommandContext): vscode.Disposable[] 
     return true;
   });
 
-  return [
-    vscode.commands.registerCommand(CommandIds.petition, petition),
-    vscode.commands.registerCommand(CommandIds.withdraw, withdraw),
-  ];
+  return [vscode.commands.registerCommand(CommandIds.petition, petition), vscode.commands.registerCommand(CommandIds.withdraw, withdraw)];
 }

@@ -7,6 +7,8 @@ export function registerViewCommands(ctx: CommandContext): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand(CommandIds.showLockPage, () => ctx.showLockPage()),
     vscode.commands.registerCommand(CommandIds.showLog, () => ctx.log.show()),
-    vscode.commands.registerCommand(CommandIds.refresh, async () => { await activeModel(ctx)?.refresh(); }),
+    vscode.commands.registerCommand(CommandIds.refresh, async () => {
+      await activeModel(ctx)?.refresh();
+    }),
   ];
 }

@@ -12,10 +12,19 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
     if (!who) return undefined;
     const newIdentity = await confirmIdentity(model, who);
     if (newIdentity === undefined) return undefined;
-    const n = typeof count === 'number' ? count : Number(await vscode.window.showInputBox({
-      prompt: `How many identifiers for ${who}?`, value: '100',
-      validateInput: v => /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_IDS_PER_LEASE ? undefined : `A whole number from 1 to ${MAX_IDS_PER_LEASE}`,
-    }) ?? NaN);
+    const n =
+      typeof count === 'number'
+        ? count
+        : Number(
+            (await vscode.window.showInputBox({
+              prompt: `How many identifiers for ${who}?`,
+              value: '100',
+              validateInput: v =>
+                /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= MAX_IDS_PER_LEASE
+                  ? undefined
+                  : `A whole number from 1 to ${MAX_IDS_PER_LEASE}`,
+            })) ?? NaN,
+          );
     if (!Number.isFinite(n)) return undefined;
     const range = await model.act(c => c.leaseIds(who, n, newIdentity));
     void vscode.window.showInformationMessage(`Lockstep: identifiers ${spansText(range.spans)} leased to ${who}.`);
@@ -31,7 +40,9 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
       return undefined;
     }
     const { id } = await model.act(c => c.nextId());
-    await editor.edit(edit => { for (const s of editor.selections) edit.replace(s, String(id)); });
+    await editor.edit(edit => {
+      for (const s of editor.selections) edit.replace(s, String(id));
+    });
     return id;
   });
 
@@ -42,7 +53,13 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
     if (!who) return undefined;
     const newIdentity = await confirmIdentity(model, who);
     if (newIdentity === undefined) return undefined;
-    const block = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: `The block of work for ${who}`, validateInput: v => v.trim() ? undefined : 'Describe the block' });
+    const block =
+      typeof text === 'string'
+        ? text
+        : await vscode.window.showInputBox({
+            prompt: `The block of work for ${who}`,
+            validateInput: v => (v.trim() ? undefined : 'Describe the block'),
+          });
     if (!block) return undefined;
     const { index } = await model.act(c => c.assign(who, block, newIdentity));
     void vscode.window.showInformationMessage(`Lockstep: block ${index} assigned to ${who}.`);
@@ -59,7 +76,10 @@ export function registerWorkCommands(ctx: CommandContext): vscode.Disposable[] {
         void vscode.window.showInformationMessage('Lockstep: no open blocks on the lock page.');
         return undefined;
       }
-      const picked = await vscode.window.showQuickPick(blocks.map(b => ({ label: `${b.id}. ${b.text}`, description: b.to, id: b.id })), { placeHolder: 'Which block is done?' });
+      const picked = await vscode.window.showQuickPick(
+        blocks.map(b => ({ label: `${b.id}. ${b.text}`, description: b.to, id: b.id })),
+        { placeHolder: 'Which block is done?' },
+      );
       block = picked?.id;
     }
     if (block === undefined) return undefined;

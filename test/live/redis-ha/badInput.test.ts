@@ -6,12 +6,25 @@ import { freePort } from '../redis/redisServer';
 
 /** The error an acquisition on `redisUrl` ends with, checked to show none of `secrets`. */
 async function failure(redisUrl: string, secrets: string[]): Promise<unknown> {
-  const lockstep = createLockManager({ driver: 'redis', prefix: 'bad-input', redisUrl, connectTimeoutMs: 500, commandTimeoutMs: 500, env: {} });
+  const lockstep = createLockManager({
+    driver: 'redis',
+    prefix: 'bad-input',
+    redisUrl,
+    connectTimeoutMs: 500,
+    commandTimeoutMs: 500,
+    env: {},
+  });
   const started = performance.now();
-  const error = await lockstep.acquire('bad-input-NAME').then(() => undefined, (e: unknown) => e);
+  const error = await lockstep.acquire('bad-input-NAME').then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   await lockstep.close();
   assert.ok(performance.now() - started < 5_000, 'bounded by the timeouts');
-  const shown = error instanceof Error ? [error.message, error.stack ?? '', inspect(error, { depth: 10 }), JSON.stringify(error)].join('\n') : String(error);
+  const shown =
+    error instanceof Error
+      ? [error.message, error.stack ?? '', inspect(error, { depth: 10 }), JSON.stringify(error)].join('\n')
+      : String(error);
   for (const secret of [...secrets, 'bad-input-NAME']) assert.ok(!shown.includes(secret), `the error shows ${secret}`);
   return error;
 }
@@ -33,11 +46,22 @@ describe('redis Sentinel and Cluster URLs: bad input', () => {
 
   it('unreachable sentinels and cluster nodes are backend errors (exit 4), bounded, without credentials or addresses', async () => {
     const [a, b] = [await freePort(), await freePort()];
-    const sentinel = await failure(`redis-sentinel://bot:Hidden-Pass-3@127.0.0.1:${a},127.0.0.1:${b}/orders`, ['Hidden-Pass-3', 'bot', String(a), String(b), 'orders']);
+    const sentinel = await failure(`redis-sentinel://bot:Hidden-Pass-3@127.0.0.1:${a},127.0.0.1:${b}/orders`, [
+      'Hidden-Pass-3',
+      'bot',
+      String(a),
+      String(b),
+      'orders',
+    ]);
     assert.ok(sentinel instanceof LockBackendError, String(sentinel));
     assert.equal(exitCodeFor(sentinel), 4);
     assert.match(sentinel.message, /LOCKSTEP_REDIS_URL/);
-    const cluster = await failure(`redis-cluster://bot:Hidden-Pass-4@127.0.0.1:${a},127.0.0.1:${b}`, ['Hidden-Pass-4', 'bot', String(a), String(b)]);
+    const cluster = await failure(`redis-cluster://bot:Hidden-Pass-4@127.0.0.1:${a},127.0.0.1:${b}`, [
+      'Hidden-Pass-4',
+      'bot',
+      String(a),
+      String(b),
+    ]);
     assert.ok(cluster instanceof LockBackendError, String(cluster));
     assert.equal(exitCodeFor(cluster), 4);
   });

@@ -17,8 +17,14 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
   this.timeout(120_000);
   let deployment: ClusterDeployment | undefined;
   const prefix = randomPrefix();
-  const options = (extra: LockManagerOptions = {}): LockManagerOptions =>
-    ({ driver: 'redis', prefix, redisUrl: deployment!.url(), connectTimeoutMs: 2_000, commandTimeoutMs: 2_000, ...extra });
+  const options = (extra: LockManagerOptions = {}): LockManagerOptions => ({
+    driver: 'redis',
+    prefix,
+    redisUrl: deployment!.url(),
+    connectTimeoutMs: 2_000,
+    commandTimeoutMs: 2_000,
+    ...extra,
+  });
   const open = (extra: LockManagerOptions = {}): Promise<Driver> => openDriver(resolveConfig(options(extra), {}));
 
   before(async function () {
@@ -26,13 +32,20 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
     deployment = await ClusterDeployment.start();
   });
 
-  after(async () => { await deployment?.dispose(); });
+  after(async () => {
+    await deployment?.dispose();
+  });
 
   describeDriverContract('redis cluster', () => open());
 
   describeContainerContract('redis cluster', async () => ({
-    driver: 'redis', initArgs: ['--driver', 'redis'],
-    env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: deployment!.url(), LOCKSTEP_PREFIX: `container-${randomBytes(4).toString('hex')}` },
+    driver: 'redis',
+    initArgs: ['--driver', 'redis'],
+    env: {
+      LOCKSTEP_DRIVER: 'redis',
+      LOCKSTEP_REDIS_URL: deployment!.url(),
+      LOCKSTEP_PREFIX: `container-${randomBytes(4).toString('hex')}`,
+    },
   }));
 
   it('reports the deployment: cluster, 3 masters, 3 replicas, WAIT for 1', async () => {
@@ -53,7 +66,9 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
         const key = keyDigest(prefix, `spread-${i}`);
         const owner = hashToken(newOwnerToken());
         assert.ok((await writing.claim(key, owner, 30_000, Date.now())).claimed);
-        const [lease, fence] = await Promise.all([`${prefix}:lease:{${key}}`, `${prefix}:fence:{${key}}`].map(k => admin.call('CLUSTER', 'KEYSLOT', k)));
+        const [lease, fence] = await Promise.all(
+          [`${prefix}:lease:{${key}}`, `${prefix}:fence:{${key}}`].map(k => admin.call('CLUSTER', 'KEYSLOT', k)),
+        );
         assert.equal(lease, fence);
         slots.add(Number(lease));
         assert.equal(await admin.exists(`${prefix}:lease:{${key}}`), 1);
@@ -80,7 +95,7 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
 
   // Last: it leaves the cluster with a master that was a replica.
   describe('failover', () => {
-    it('8 processes contend while the lease\'s master is SIGKILLed and its replica promoted (minReplicas 1)', async () => {
+    it("8 processes contend while the lease's master is SIGKILLed and its replica promoted (minReplicas 1)", async () => {
       const current = deployment!;
       const name = 'cluster-failover';
       const probe = new Redis(current.servers[0]!.port, '127.0.0.1');
@@ -89,7 +104,11 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
       const old = await current.masterOfSlot(slot);
       let rejoined = false;
       const report = await contendThroughFailover({
-        label: 'cluster', url: current.url(), prefix, name, minReplicas: 1,
+        label: 'cluster',
+        url: current.url(),
+        prefix,
+        name,
+        minReplicas: 1,
         kill: () => old.kill(),
         // The promoted replica was the shard's only one, so with minReplicas 1 its grants fail until a
         // replica follows it: the killed node is restarted, as an operator would, and rejoins as that replica.

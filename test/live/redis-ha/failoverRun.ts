@@ -52,23 +52,48 @@ export async function contendThroughFailover(options: {
   const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-failover-'));
   const gate = path.join(shared, 'gate');
   const stop = path.join(shared, 'stop');
-  const counter = (): number => { try { return Number(fs.readFileSync(path.join(shared, 'counter'), 'utf8')) || 0; } catch { return 0; } };
+  const counter = (): number => {
+    try {
+      return Number(fs.readFileSync(path.join(shared, 'counter'), 'utf8')) || 0;
+    } catch {
+      return 0;
+    }
+  };
   const env = childEnv({
-    LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: options.url, LOCKSTEP_PREFIX: options.prefix,
+    LOCKSTEP_DRIVER: 'redis',
+    LOCKSTEP_REDIS_URL: options.url,
+    LOCKSTEP_PREFIX: options.prefix,
     LOCKSTEP_REDIS_MIN_REPLICAS: String(options.minReplicas),
   });
   const outs = Array.from({ length: PROCESSES }, (_, i) => path.join(shared, `result-${i}.json`));
-  const runs = outs.map(out => finished(spawnTs('test/helpers/failoverWorker.ts',
-    ['--name', options.name, '--shared', shared, '--out', out, '--gate', gate, '--stop', stop, '--ttl', String(TTL_SECONDS)], env), 150_000));
+  const runs = outs.map(out =>
+    finished(
+      spawnTs(
+        'test/helpers/failoverWorker.ts',
+        ['--name', options.name, '--shared', shared, '--out', out, '--gate', gate, '--stop', stop, '--ttl', String(TTL_SECONDS)],
+        env,
+      ),
+      150_000,
+    ),
+  );
   try {
-    await waitFor(() => fs.readdirSync(shared).filter(f => f.startsWith('gate.ready-')).length === PROCESSES, { timeoutMs: 60_000, description: 'every worker ready' });
+    await waitFor(() => fs.readdirSync(shared).filter(f => f.startsWith('gate.ready-')).length === PROCESSES, {
+      timeoutMs: 60_000,
+      description: 'every worker ready',
+    });
     fs.writeFileSync(gate, '');
     await waitFor(() => counter() >= BEFORE_KILL, { timeoutMs: 30_000, description: `${BEFORE_KILL} acquisitions before the kill` });
     const killedAt = Date.now();
     const atKill = counter();
     await options.kill();
-    const recovered = await waitFor(async () => await options.promoted() && counter() >= atKill + AFTER_KILL,
-      { timeoutMs: 60_000, intervalMs: 100, description: 'a promoted replica and acquisitions after the kill' }).then(() => undefined, (e: unknown) => e);
+    const recovered = await waitFor(async () => (await options.promoted()) && counter() >= atKill + AFTER_KILL, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: 'a promoted replica and acquisitions after the kill',
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     fs.writeFileSync(stop, '');
     const finishedRuns = await Promise.all(runs);
     for (const run of finishedRuns) if (run.code !== 0) throw new Error(`a worker failed (${run.code}): ${run.stderr.slice(-2000)}`);
@@ -119,6 +144,9 @@ function longestGap(times: number[]): number {
 /** The distinct errors the workers saw, with counts (for a failed run's message). */
 function errorKinds(results: FailoverResult[]): Record<string, number> {
   const kinds: Record<string, number> = {};
-  for (const e of results.flatMap(r => r.errors)) { const k = `${e.name}: ${e.message.slice(0, 60)}`; kinds[k] = (kinds[k] ?? 0) + 1; }
+  for (const e of results.flatMap(r => r.errors)) {
+    const k = `${e.name}: ${e.message.slice(0, 60)}`;
+    kinds[k] = (kinds[k] ?? 0) + 1;
+  }
   return kinds;
 }

@@ -14,15 +14,23 @@ describe('redis driver on Sentinel: 1 master, 2 replicas, 3 sentinels (live)', f
   this.timeout(120_000);
   let deployment: SentinelDeployment | undefined;
   const prefix = randomPrefix();
-  const options = (extra: LockManagerOptions = {}): LockManagerOptions =>
-    ({ driver: 'redis', prefix, redisUrl: deployment!.url(), connectTimeoutMs: 1_000, commandTimeoutMs: 1_000, ...extra });
+  const options = (extra: LockManagerOptions = {}): LockManagerOptions => ({
+    driver: 'redis',
+    prefix,
+    redisUrl: deployment!.url(),
+    connectTimeoutMs: 1_000,
+    commandTimeoutMs: 1_000,
+    ...extra,
+  });
 
   before(async function () {
     requireHaPackages(this, 'sentinel');
     deployment = await SentinelDeployment.start();
   });
 
-  after(async () => { await deployment?.dispose(); });
+  after(async () => {
+    await deployment?.dispose();
+  });
 
   it('finds the master through the sentinels and reports the deployment: sentinel, 2 replicas, WAIT for 1', async () => {
     const driver = await openDriver(resolveConfig(options(), {}));
@@ -41,7 +49,10 @@ describe('redis driver on Sentinel: 1 master, 2 replicas, 3 sentinels (live)', f
   it('fails a grant that too few replicas confirm (LockReplicationError, exit 4) and releases the lease', async () => {
     const lockstep = createLockManager({ ...options({ redisMinReplicas: 3 }), env: {} });
     const started = performance.now();
-    const error = await lockstep.acquire('needs-three-replicas', { ttl: 30 }).then(() => undefined, (e: unknown) => e);
+    const error = await lockstep.acquire('needs-three-replicas', { ttl: 30 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     await lockstep.close();
     assert.ok(error instanceof LockReplicationError, String(error));
     assert.equal(exitCodeFor(error), 4);
@@ -74,7 +85,11 @@ describe('redis driver on Sentinel: 1 master, 2 replicas, 3 sentinels (live)', f
       const current = deployment!;
       const old = await current.master();
       const report = await contendThroughFailover({
-        label: 'sentinel', url: current.url(), prefix, name: `failover-${minReplicas}`, minReplicas,
+        label: 'sentinel',
+        url: current.url(),
+        prefix,
+        name: `failover-${minReplicas}`,
+        minReplicas,
         kill: () => old.kill(),
         promoted: async () => (await current.master()) !== old,
       });

@@ -33,7 +33,9 @@ export class SentinelDeployment {
 
   static async start(): Promise<SentinelDeployment> {
     const master = await RedisServer.start(QUICK_SYNC);
-    const replicas = await Promise.all([0, 1].map(() => RedisServer.start([...QUICK_SYNC, '--replicaof', '127.0.0.1', String(master.port)])));
+    const replicas = await Promise.all(
+      [0, 1].map(() => RedisServer.start([...QUICK_SYNC, '--replicaof', '127.0.0.1', String(master.port)])),
+    );
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-sentinel-'));
     const ports: number[] = [];
     const sentinels: ChildProcess[] = [];
@@ -42,26 +44,39 @@ export class SentinelDeployment {
       for (let i = 0; i < 3; i++) {
         const port = await freePort();
         const conf = path.join(dir, `sentinel-${i}.conf`);
-        fs.writeFileSync(conf, [
-          `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, 'daemonize no',
-          `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
-          `sentinel failover-timeout ${MASTER_NAME} ${FAILOVER_TIMEOUT_MS}`,
-          `sentinel parallel-syncs ${MASTER_NAME} 2`, '',
-        ].join('\n'));
+        fs.writeFileSync(
+          conf,
+          [
+            `port ${port}`,
+            'bind 127.0.0.1',
+            `dir ${dir}`,
+            'daemonize no',
+            `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${master.port} 2`,
+            `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
+            `sentinel failover-timeout ${MASTER_NAME} ${FAILOVER_TIMEOUT_MS}`,
+            `sentinel parallel-syncs ${MASTER_NAME} 2`,
+            '',
+          ].join('\n'),
+        );
         sentinels.push(await spawnUntilReady(sentinelBinary()!, [conf], '+monitor master'));
         ports.push(port);
       }
       // Both replicas in sync, and every sentinel knowing both replicas and the other sentinels.
-      await waitFor(async () => (await deployment.roles()).filter(r => r === 'slave').length === 2, { timeoutMs: 20_000, description: 'two replicas in sync' });
-      await waitFor(async () => {
-        for (const port of ports) {
-          const [info] = await sentinelQuery(port, ['SENTINEL', 'MASTER', MASTER_NAME]);
-          const fields = pairs(info as string[]);
-          if (fields['num-slaves'] !== '2' || fields['num-other-sentinels'] !== '2') return false;
-        }
-        return true;
-      }, { timeoutMs: 30_000, description: 'the sentinels to see both replicas and each other' });
+      await waitFor(async () => (await deployment.roles()).filter(r => r === 'slave').length === 2, {
+        timeoutMs: 20_000,
+        description: 'two replicas in sync',
+      });
+      await waitFor(
+        async () => {
+          for (const port of ports) {
+            const [info] = await sentinelQuery(port, ['SENTINEL', 'MASTER', MASTER_NAME]);
+            const fields = pairs(info as string[]);
+            if (fields['num-slaves'] !== '2' || fields['num-other-sentinels'] !== '2') return false;
+          }
+          return true;
+        },
+        { timeoutMs: 30_000, description: 'the sentinels to see both replicas and each other' },
+      );
       return deployment;
     } catch (error) {
       await deployment.dispose();
@@ -84,19 +99,23 @@ export class SentinelDeployment {
 
   /** Each live server's role (`master`/`slave`), via ROLE. */
   async roles(): Promise<string[]> {
-    return Promise.all(this.servers.filter(s => s.pid !== undefined).map(async s => {
-      const client = new Redis(s.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      try {
-        await client.connect();
-        const role = await client.role() as unknown[];
-        if (role[0] === 'slave' && role[3] !== 'connected') return 'syncing';
-        return String(role[0]);
-      } catch {
-        return 'down';
-      } finally {
-        client.disconnect();
-      }
-    }));
+    return Promise.all(
+      this.servers
+        .filter(s => s.pid !== undefined)
+        .map(async s => {
+          const client = new Redis(s.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+          try {
+            await client.connect();
+            const role = (await client.role()) as unknown[];
+            if (role[0] === 'slave' && role[3] !== 'connected') return 'syncing';
+            return String(role[0]);
+          } catch {
+            return 'down';
+          } finally {
+            client.disconnect();
+          }
+        }),
+    );
   }
 
   async dispose(): Promise<void> {
@@ -115,17 +134,36 @@ export class ClusterDeployment {
     const deployment = new ClusterDeployment(servers);
     try {
       for (let i = 0; i < 6; i++) {
-        servers.push(await RedisServer.start([...QUICK_SYNC, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(DOWN_AFTER_MS)]));
+        servers.push(
+          await RedisServer.start([
+            ...QUICK_SYNC,
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            String(DOWN_AFTER_MS),
+          ]),
+        );
       }
-      const created = spawnSync('redis-cli', ['--cluster', 'create', ...servers.map(s => `127.0.0.1:${s.port}`), '--cluster-replicas', '1', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+      const created = spawnSync(
+        'redis-cli',
+        ['--cluster', 'create', ...servers.map(s => `127.0.0.1:${s.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
       if (created.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${created.stdout}\n${created.stderr}`);
-      await waitFor(async () => {
-        const states = await Promise.all(servers.map(s => clusterInfo(s.port)));
-        return states.every(info => info.cluster_state === 'ok' && info.cluster_known_nodes === '6');
-      }, { timeoutMs: 30_000, description: 'every node to report cluster_state:ok with 6 nodes' });
+      await waitFor(
+        async () => {
+          const states = await Promise.all(servers.map(s => clusterInfo(s.port)));
+          return states.every(info => info.cluster_state === 'ok' && info.cluster_known_nodes === '6');
+        },
+        { timeoutMs: 30_000, description: 'every node to report cluster_state:ok with 6 nodes' },
+      );
       // cluster_state:ok comes before the replicas' first sync: wait until every master has its replica online.
-      await waitFor(async () => (await Promise.all(servers.map(s => onlineReplicas(s.port)))).filter(n => n >= 1).length === 3,
-        { timeoutMs: 30_000, description: 'each of the 3 masters with its replica online' });
+      await waitFor(async () => (await Promise.all(servers.map(s => onlineReplicas(s.port)))).filter(n => n >= 1).length === 3, {
+        timeoutMs: 30_000,
+        description: 'each of the 3 masters with its replica online',
+      });
       return deployment;
     } catch (error) {
       await deployment.dispose();
@@ -134,7 +172,10 @@ export class ClusterDeployment {
   }
 
   url(credentials = ''): string {
-    return `redis-cluster://${credentials}${this.servers.slice(0, 3).map(s => `127.0.0.1:${s.port}`).join(',')}`;
+    return `redis-cluster://${credentials}${this.servers
+      .slice(0, 3)
+      .map(s => `127.0.0.1:${s.port}`)
+      .join(',')}`;
   }
 
   /** The server that serves `slot` as master now. */
@@ -144,7 +185,7 @@ export class ClusterDeployment {
       const client = new Redis(server.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       try {
         await client.connect();
-        const shards = await client.call('CLUSTER', 'SLOTS') as [number, number, [string, number]][];
+        const shards = (await client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
         for (const [from, to, [, port]] of shards) {
           if (slot >= from && slot <= to) {
             const owner = this.servers.find(s => s.port === Number(port));
@@ -157,7 +198,7 @@ export class ClusterDeployment {
         client.disconnect();
       }
     }
-    throw new Error('no live node knows the slot\'s master');
+    throw new Error("no live node knows the slot's master");
   }
 
   async dispose(): Promise<void> {
@@ -205,7 +246,12 @@ async function clusterInfo(port: number): Promise<Record<string, string>> {
   try {
     await client.connect();
     const text = String(await client.call('CLUSTER', 'INFO'));
-    return Object.fromEntries(text.split(/\r?\n/).filter(l => l.includes(':')).map(l => l.split(':', 2) as [string, string]));
+    return Object.fromEntries(
+      text
+        .split(/\r?\n/)
+        .filter(l => l.includes(':'))
+        .map(l => l.split(':', 2) as [string, string]),
+    );
   } catch {
     return {};
   } finally {

@@ -11,9 +11,22 @@ describe('chaos harness: only a Redis database it owns', function () {
   this.timeout(120_000);
   let server: RedisServer;
   let client: Redis;
-  before(async function () { requireRedisServer(this); server = await RedisServer.start(); client = new Redis(server.url); });
-  after(async () => { client?.disconnect(); await server?.dispose(); });
-  const chaos = () => runTs('chaos/run.ts', ['--seconds', '2', '--workers', '2', '--names', '1', '--drivers', 'redis', '--redis-url', server.url], childEnv({}), 90_000);
+  before(async function () {
+    requireRedisServer(this);
+    server = await RedisServer.start();
+    client = new Redis(server.url);
+  });
+  after(async () => {
+    client?.disconnect();
+    await server?.dispose();
+  });
+  const chaos = () =>
+    runTs(
+      'chaos/run.ts',
+      ['--seconds', '2', '--workers', '2', '--names', '1', '--drivers', 'redis', '--redis-url', server.url],
+      childEnv({}),
+      90_000,
+    );
 
   it('refuses a database holding a key it did not create, and leaves that key', async () => {
     await client.set('someone:else', 'theirs');

@@ -5,10 +5,16 @@ import { RedisServer, requireRedisServer } from './redisServer';
 // The container contract (CLI transitions, both guards with real git) with Redis as the container's store.
 describe('on a live redis-server', () => {
   let server: RedisServer | undefined;
-  after(async () => { await server?.dispose(); });
+  after(async () => {
+    await server?.dispose();
+  });
   describeContainerContract('redis', async context => {
     requireRedisServer(context);
     server = await RedisServer.start();
-    return { driver: 'redis', initArgs: ['--driver', 'redis'], env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: server.url, LOCKSTEP_PREFIX: `container-${randomBytes(4).toString('hex')}` } };
+    return {
+      driver: 'redis',
+      initArgs: ['--driver', 'redis'],
+      env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: server.url, LOCKSTEP_PREFIX: `container-${randomBytes(4).toString('hex')}` },
+    };
   });
 });

@@ -21,7 +21,9 @@ describe('one lock page per container: redis driver, and no auto flipping (live 
     requireRedisServer(this);
     server = await RedisServer.start();
     team = await createGitFixture({
-      members: ['ana', 'ben'], operators: ['ana'], initArgs: ['--driver', 'redis'],
+      members: ['ana', 'ben'],
+      operators: ['ana'],
+      initArgs: ['--driver', 'redis'],
       env: { LOCKSTEP_REDIS_URL: server.url, LOCKSTEP_PREFIX: prefix },
     });
   });
@@ -60,7 +62,10 @@ describe('one lock page per container: redis driver, and no auto flipping (live 
       assert.equal(attempt.code, 5, `${state}: ${attempt.stdout}${attempt.stderr}`);
       assert.equal(attempt.json.error.reason, 'no-page');
       assert.match(attempt.json.error.message, /^LOCKSTEP_DRIVER points at another lock page/);
-      assert.match(attempt.json.error.message, new RegExp(`commits for container .*redis driver at ${server.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix ${prefix}`));
+      assert.match(
+        attempt.json.error.message,
+        new RegExp(`commits for container .*redis driver at ${server.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, prefix ${prefix}`),
+      );
     };
     await refusedWhile('Redis up');
     server.pause();
@@ -70,6 +75,10 @@ describe('one lock page per container: redis driver, and no auto flipping (live 
       server.unpause();
     }
     const again = await team.cli(ben, ['status'], { env: {} });
-    assert.deepEqual([again.code, again.json.grant, again.json.holder?.identity], [0, 1, 'ana@example.com'], 'no grant was issued while LOCKSTEP_DRIVER=auto was set');
+    assert.deepEqual(
+      [again.code, again.json.grant, again.json.holder?.identity],
+      [0, 1, 'ana@example.com'],
+      'no grant was issued while LOCKSTEP_DRIVER=auto was set',
+    );
   });
 });

@@ -32,8 +32,16 @@ describe('redis driver: 8 processes contending (live redis-server)', function ()
     // The worker is configured only through LOCKSTEP_* (plus where to write its result).
     const env = childEnv({ LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: server.url, LOCKSTEP_PREFIX: prefix });
     const outs = Array.from({ length: PROCESSES }, (_, i) => path.join(shared, `result-${i}.json`));
-    const runs = await Promise.all(outs.map(out => runTs('test/helpers/contendWorker.ts',
-      ['--name', 'contended-RHINO-lease', '--iterations', String(ITERATIONS), '--shared', shared, '--out', out, '--wait', '60'], env, 100_000)));
+    const runs = await Promise.all(
+      outs.map(out =>
+        runTs(
+          'test/helpers/contendWorker.ts',
+          ['--name', 'contended-RHINO-lease', '--iterations', String(ITERATIONS), '--shared', shared, '--out', out, '--wait', '60'],
+          env,
+          100_000,
+        ),
+      ),
+    );
     for (const run of runs) assert.equal(run.code, 0, run.stderr);
     const results = outs.map(out => JSON.parse(fs.readFileSync(out, 'utf8')) as ContendResult);
 
@@ -46,9 +54,16 @@ describe('redis driver: 8 processes contending (live redis-server)', function ()
     }
     // In the global acquisition order (the shared counter), every token is larger than the last.
     const entries = results.flatMap(r => r.entries).sort((a, b) => a.seq - b.seq);
-    assert.deepEqual(entries.map(e => e.seq), Array.from({ length: PROCESSES * ITERATIONS }, (_, i) => i + 1), 'an update was lost: two holders overlapped');
+    assert.deepEqual(
+      entries.map(e => e.seq),
+      Array.from({ length: PROCESSES * ITERATIONS }, (_, i) => i + 1),
+      'an update was lost: two holders overlapped',
+    );
     for (let i = 1; i < entries.length; i++) {
-      assert.ok(entries[i]!.fencingToken > entries[i - 1]!.fencingToken, `token ${entries[i]!.fencingToken} after ${entries[i - 1]!.fencingToken}`);
+      assert.ok(
+        entries[i]!.fencingToken > entries[i - 1]!.fencingToken,
+        `token ${entries[i]!.fencingToken} after ${entries[i - 1]!.fencingToken}`,
+      );
     }
 
     const admin = new Redis(server.url);

@@ -25,7 +25,10 @@ async function onceAnswering<T>(operation: () => Promise<T>): Promise<{ value: T
 
 async function backendFailure(operation: Promise<unknown>): Promise<LockBackendError> {
   const started = performance.now();
-  const error = await operation.then(() => undefined, (e: unknown) => e);
+  const error = await operation.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof LockBackendError, `expected LockBackendError, got ${String(error)}`);
   assert.equal(exitCodeFor(error), 4);
   assert.equal(error.retryable, true);
@@ -61,7 +64,9 @@ describe('redis driver: outages (live redis-server)', function () {
     } finally {
       server.unpause();
     }
-    const resumed = await waitFor(() => onceAnswering(() => driver.extend(key, owner, 30_000, Date.now())), { description: 'Redis answering again' });
+    const resumed = await waitFor(() => onceAnswering(() => driver.extend(key, owner, 30_000, Date.now())), {
+      description: 'Redis answering again',
+    });
     assert.equal(resumed.value, true, 'the lease was still live, so the heartbeat resumes');
     assert.equal(await driver.release(key, owner, Date.now()), 'released');
   });
@@ -72,7 +77,9 @@ describe('redis driver: outages (live redis-server)', function () {
     assert.ok((await driver.claim(key, owner, 30_000, Date.now())).claimed);
     const record = keyDigest(prefix, 'watched-record');
     let changes = 0;
-    const watching = driver.watch!(record, () => { changes++; });
+    const watching = driver.watch!(record, () => {
+      changes++;
+    });
     await waitFor(() => changes >= 1, { description: 'the subscription' });
     const auto = createLockManager({ driver: 'auto', prefix, redisUrl: server.url, ...TIMEOUTS, env: {} });
     assert.equal(await auto.driverName(), 'redis');
@@ -86,7 +93,9 @@ describe('redis driver: outages (live redis-server)', function () {
     const changesBeforeRestart = changes;
     await server.resume();
     // Persistence is off, so the restarted server lost the lease: extend must say so, not pretend.
-    const resumed = await waitFor(() => onceAnswering(() => driver.extend(key, owner, 30_000, Date.now())), { description: 'Redis answering again' });
+    const resumed = await waitFor(() => onceAnswering(() => driver.extend(key, owner, 30_000, Date.now())), {
+      description: 'Redis answering again',
+    });
     assert.equal(resumed.value, false, 'the lease is reported lost');
     const handle = await auto.acquire('after-restart');
     assert.ok(handle.acquired);

@@ -27,8 +27,14 @@ describe('redis driver (live redis-server)', function () {
   const prefix = randomPrefix();
   const drivers: Driver[] = [];
 
-  const options = (extra: Options = {}): Options =>
-    ({ driver: 'redis', prefix, redisUrl: server.url, connectTimeoutMs: 1_000, commandTimeoutMs: 1_000, ...extra });
+  const options = (extra: Options = {}): Options => ({
+    driver: 'redis',
+    prefix,
+    redisUrl: server.url,
+    connectTimeoutMs: 1_000,
+    commandTimeoutMs: 1_000,
+    ...extra,
+  });
   const open = async (extra: Options = {}): Promise<Driver> => {
     const driver = await openDriver(resolveConfig(options(extra), {}));
     drivers.push(driver);
@@ -71,7 +77,7 @@ describe('redis driver (live redis-server)', function () {
       assert.equal(await driver.release(key, next, Date.now()), 'released');
     });
 
-    it('leaves another owner\'s live lease intact on release and says so', async () => {
+    it("leaves another owner's live lease intact on release and says so", async () => {
       const driver = await open();
       const key = freshKey();
       const holder = owner();
@@ -82,15 +88,15 @@ describe('redis driver (live redis-server)', function () {
       assert.equal(await driver.release(key, holder, Date.now()), 'absent');
     });
 
-    it('extends only the live owner\'s lease, restarting its TTL on the server', async () => {
+    it("extends only the live owner's lease, restarting its TTL on the server", async () => {
       const driver = await open();
       const key = freshKey();
       const holder = owner();
       assert.ok((await driver.claim(key, holder, 2_000, Date.now())).claimed);
       assert.equal(await driver.extend(key, owner(), 60_000, Date.now()), false);
-      assert.ok(await admin.pttl(`${prefix}:lease:${key}`) <= 2_000);
+      assert.ok((await admin.pttl(`${prefix}:lease:${key}`)) <= 2_000);
       assert.equal(await driver.extend(key, holder, 60_000, Date.now()), true);
-      assert.ok(await admin.pttl(`${prefix}:lease:${key}`) > 50_000);
+      assert.ok((await admin.pttl(`${prefix}:lease:${key}`)) > 50_000);
       assert.equal(await driver.release(key, holder, Date.now()), 'released');
       assert.equal(await driver.extend(key, holder, 60_000, Date.now()), false);
     });
@@ -103,10 +109,13 @@ describe('redis driver (live redis-server)', function () {
       assert.ok(first.claimed);
       const next = owner();
       // Real time must pass for Redis to expire the key: poll for it, bounded.
-      const second = await waitFor(async () => {
-        const claim = await driver.claim(key, next, 10_000, Date.now());
-        return claim.claimed ? claim : undefined;
-      }, { description: 'the lease to expire' });
+      const second = await waitFor(
+        async () => {
+          const claim = await driver.claim(key, next, 10_000, Date.now());
+          return claim.claimed ? claim : undefined;
+        },
+        { description: 'the lease to expire' },
+      );
       assert.ok(second.fencingToken > first.fencingToken);
       assert.equal(await driver.extend(key, old, 10_000, Date.now()), false);
       assert.equal(await driver.release(key, old, Date.now()), 'other-owner');
@@ -119,7 +128,7 @@ describe('redis driver (live redis-server)', function () {
       const key = freshKey();
       const owners = Array.from({ length: 20 }, owner);
       const results = await Promise.all(owners.map((o, i) => (i % 2 ? one : two).claim(key, o, 10_000, Date.now())));
-      const winners = results.flatMap((r, i) => r.claimed ? [owners[i]!] : []);
+      const winners = results.flatMap((r, i) => (r.claimed ? [owners[i]!] : []));
       assert.equal(winners.length, 1);
       assert.equal(await one.release(key, winners[0]!, Date.now()), 'released');
     });
@@ -160,8 +169,9 @@ describe('redis driver (live redis-server)', function () {
       const key = freshKey();
       const base = await one.compareAndSwap(key, null, { n: 0 }, { summary: 'init' });
       assert.ok(base.ok);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-        (i % 2 ? one : two).compareAndSwap(key, base.revision, { n: i + 1 }, { summary: 'race' })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).compareAndSwap(key, base.revision, { n: i + 1 }, { summary: 'race' })),
+      );
       assert.equal(results.filter(r => r.ok).length, 1);
     });
 
@@ -196,7 +206,8 @@ describe('redis driver (live redis-server)', function () {
     });
 
     it('opens its subscriber connection only when watching starts, and stops calling after dispose', async () => {
-      const watchConnections = async () => (await admin.client('LIST') as string).split('\n').filter(l => l.includes(' name=lockstep-watch ')).length;
+      const watchConnections = async () =>
+        ((await admin.client('LIST')) as string).split('\n').filter(l => l.includes(' name=lockstep-watch ')).length;
       const before = await watchConnections();
       const watching = await open();
       const writing = await open();
@@ -205,8 +216,10 @@ describe('redis driver (live redis-server)', function () {
       await writing.compareAndSwap(key, null, { v: 0 }, { summary: 'x' });
       assert.equal(await watchConnections(), before, 'reading or writing opened a subscriber connection');
       let disposedCalls = 0;
-      const first = watching.watch!(key, () => { disposedCalls++; });
-      await waitFor(async () => await watchConnections() === before + 1, { description: 'the subscriber connection' });
+      const first = watching.watch!(key, () => {
+        disposedCalls++;
+      });
+      await waitFor(async () => (await watchConnections()) === before + 1, { description: 'the subscriber connection' });
       await waitFor(() => disposedCalls >= 1, { description: 'the first subscription' });
       first.dispose();
       const seen: number[] = [];
@@ -253,7 +266,13 @@ describe('redis driver (live redis-server)', function () {
       const seen: string[] = [];
       // Commands a script runs itself are reported with the source "lua"; only client commands count.
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
-        if (source !== 'lua') seen.push(args.slice(0, args[0]?.toLowerCase() === 'echo' ? 2 : 1).join(' ').toLowerCase());
+        if (source !== 'lua')
+          seen.push(
+            args
+              .slice(0, args[0]?.toLowerCase() === 'echo' ? 2 : 1)
+              .join(' ')
+              .toLowerCase(),
+          );
       });
       const lockstep = manager();
       const driver = await open();
@@ -280,7 +299,10 @@ describe('redis driver (live redis-server)', function () {
 
     it('refuses to run without an explicit prefix, naming LOCKSTEP_PREFIX', async () => {
       const lockstep = createLockManager({ driver: 'redis', redisUrl: server.url, env: {} });
-      const error = await lockstep.acquire('no-prefix').then(() => undefined, (e: unknown) => e);
+      const error = await lockstep.acquire('no-prefix').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof LockConfigurationError);
       assert.equal(error.setting, 'prefix');
       assert.match(error.message, /LOCKSTEP_PREFIX/);
@@ -290,7 +312,9 @@ describe('redis driver (live redis-server)', function () {
 
     it('opens no socket when a manager is created, and bounds a server that never answers', async () => {
       const connections: net.Socket[] = [];
-      const silent = net.createServer(socket => { connections.push(socket); });
+      const silent = net.createServer(socket => {
+        connections.push(socket);
+      });
       await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve));
       const url = `redis://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
       try {
@@ -315,7 +339,10 @@ describe('redis driver (live redis-server)', function () {
       const closedPort = await freePort();
       for (const scheme of ['redis', 'rediss']) {
         const lockstep = manager({ redisUrl: `${scheme}://lease-bot:Sup3r-Secret-77@127.0.0.1:${closedPort}/0` });
-        const error = await lockstep.acquire('credential-check').then(() => undefined, (e: unknown) => e);
+        const error = await lockstep.acquire('credential-check').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         await lockstep.close();
         assert.ok(error instanceof LockBackendError, `${scheme}: ${String(error)}`);
         assert.equal(exitCodeFor(error), 4);
@@ -327,7 +354,18 @@ describe('redis driver (live redis-server)', function () {
     });
 
     it('authenticates as an ACL user from the URL and hides a wrong password', async () => {
-      const secured = await RedisServer.start(['--user', 'lease-bot', 'on', '>Right-Pass-12', '~*', '&*', '+@all', '--user', 'default', 'off']);
+      const secured = await RedisServer.start([
+        '--user',
+        'lease-bot',
+        'on',
+        '>Right-Pass-12',
+        '~*',
+        '&*',
+        '+@all',
+        '--user',
+        'default',
+        'off',
+      ]);
       try {
         const good = manager({ redisUrl: `redis://lease-bot:Right-Pass-12@127.0.0.1:${secured.port}` });
         const held = await good.acquire('acl-check');
@@ -335,7 +373,10 @@ describe('redis driver (live redis-server)', function () {
         assert.equal(await held.release(), true);
         await good.close();
         const bad = manager({ redisUrl: `redis://lease-bot:Wrong-Pass-34@127.0.0.1:${secured.port}` });
-        const error = await bad.acquire('acl-check').then(() => undefined, (e: unknown) => e);
+        const error = await bad.acquire('acl-check').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         await bad.close();
         assert.ok(error instanceof LockBackendError, String(error));
         const shown = [error.message, inspect(error, { depth: 10 })].join('\n');
@@ -350,7 +391,10 @@ describe('redis driver (live redis-server)', function () {
 
     it('rejects a malformed URL as a configuration error without echoing it', async () => {
       const lockstep = manager({ redisUrl: 'http://someone:Pass-Word-55@example.invalid' });
-      const error = await lockstep.acquire('url-check').then(() => undefined, (e: unknown) => e);
+      const error = await lockstep.acquire('url-check').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof LockConfigurationError);
       assert.equal(error.setting, 'redisUrl');
       assert.ok(!error.message.includes('Pass-Word-55') && !error.message.includes('someone'));
@@ -408,12 +452,23 @@ describe('redis driver (live redis-server)', function () {
       const added = async () => (await everyKey()).filter(k => !before.has(k)).sort();
       const held = await added();
       assert.ok(held.length > 0 && held.every(k => k.startsWith(`${own}:`)), `only keys under ${own}: ${held.join(', ')}`);
-      assert.ok(held.every(k => !k.includes(name)), 'the lock name never reaches a key');
-      assert.deepEqual(held.map(k => k.split(':')[1]), ['fence', 'lease'], 'a held lease: its lease key and its fencing counter');
+      assert.ok(
+        held.every(k => !k.includes(name)),
+        'the lock name never reaches a key',
+      );
+      assert.deepEqual(
+        held.map(k => k.split(':')[1]),
+        ['fence', 'lease'],
+        'a held lease: its lease key and its fencing counter',
+      );
       const ownerHash = await admin.get(held.find(k => k.split(':')[1] === 'lease')!);
-      assert.match(ownerHash ?? '', /^[0-9a-f]{64}$/, 'the lease key holds the owner\'s hash, never the token');
+      assert.match(ownerHash ?? '', /^[0-9a-f]{64}$/, "the lease key holds the owner's hash, never the token");
       assert.equal(await handle.release(), true);
-      assert.deepEqual((await added()).map(k => k.split(':')[1]), ['fence'], 'released: the lease key is gone, the counter stays (fencing survives release)');
+      assert.deepEqual(
+        (await added()).map(k => k.split(':')[1]),
+        ['fence'],
+        'released: the lease key is gone, the counter stays (fencing survives release)',
+      );
       await m.close();
       assert.equal(await removeKeysUnder(admin, own), 0);
     });

@@ -22,7 +22,9 @@ export class RedisServer {
   /** The redis-server executable (LOCKSTEP_REDIS_SERVER overrides the search), or undefined when it is not installed. */
   static binary(): string | undefined {
     const override = process.env.LOCKSTEP_REDIS_SERVER;
-    const candidates = override ? [override] : ['redis-server', '/usr/bin/redis-server', '/usr/sbin/redis-server', '/usr/local/bin/redis-server'];
+    const candidates = override
+      ? [override]
+      : ['redis-server', '/usr/bin/redis-server', '/usr/sbin/redis-server', '/usr/local/bin/redis-server'];
     for (const candidate of candidates) {
       if (spawnSync(candidate, ['--version'], { stdio: 'ignore' }).status === 0) return candidate;
     }
@@ -51,8 +53,22 @@ export class RedisServer {
   async resume(): Promise<void> {
     if (this.child) return;
     const child = await spawnUntilReady(this.binary, [
-      '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir,
-      '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'notice',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'notice',
       ...this.extraArgs,
     ]);
     this.child = child;
@@ -80,7 +96,6 @@ export class RedisServer {
     this.child?.kill('SIGSTOP');
   }
 
-
   unpause(): void {
     this.child?.kill('SIGCONT');
   }
@@ -97,10 +112,16 @@ export class RedisServer {
  * Starts a redis-server (or redis-sentinel) process and resolves once it logs `readyText` (a sentinel
  * logs `+monitor master` once it listens and watches); the process is SIGKILLed if this test process exits first.
  */
-export async function spawnUntilReady(binary: string, args: readonly string[], readyText = 'Ready to accept connections'): Promise<ChildProcess> {
+export async function spawnUntilReady(
+  binary: string,
+  args: readonly string[],
+  readyText = 'Ready to accept connections',
+): Promise<ChildProcess> {
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   // If this process ends without dispose() (a crash, an interrupted benchmark), take the server along.
-  const reap = (): void => { child.kill('SIGKILL'); };
+  const reap = (): void => {
+    child.kill('SIGKILL');
+  };
   process.once('exit', reap);
   child.once('exit', () => process.off('exit', reap));
   await new Promise<void>((resolve, reject) => {
@@ -108,9 +129,13 @@ export async function spawnUntilReady(binary: string, args: readonly string[], r
     const timer = setTimeout(() => fail(new Error(`${path.basename(binary)} did not start within 10 s:\n${output}`)), 10_000);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
-      if (output.includes(readyText)) { cleanup(); resolve(); }
+      if (output.includes(readyText)) {
+        cleanup();
+        resolve();
+      }
     };
-    const onExit = (code: number | null): void => fail(new Error(`${path.basename(binary)} exited with ${code} while starting:\n${output}`));
+    const onExit = (code: number | null): void =>
+      fail(new Error(`${path.basename(binary)} exited with ${code} while starting:\n${output}`));
     const cleanup = (): void => {
       clearTimeout(timer);
       child.stdout?.off('data', onData);
@@ -119,7 +144,11 @@ export async function spawnUntilReady(binary: string, args: readonly string[], r
       child.stdout?.resume();
       child.stderr?.resume();
     };
-    const fail = (error: Error): void => { cleanup(); child.kill('SIGKILL'); reject(error); };
+    const fail = (error: Error): void => {
+      cleanup();
+      child.kill('SIGKILL');
+      reject(error);
+    };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', onExit);

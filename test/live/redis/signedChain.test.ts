@@ -22,9 +22,16 @@ signedChainAttacks('redis', async context => {
       const record = redisKeys(prefix).record(key);
       const withClient = async <T>(use: (client: Redis) => Promise<T>): Promise<T> => {
         const client = new Redis(url, { maxRetriesPerRequest: 1 });
-        try { return await use(client); } finally { client.disconnect(); }
+        try {
+          return await use(client);
+        } finally {
+          client.disconnect();
+        }
       };
-      const write = (text: string) => withClient(async client => { await client.multi().hset(record, 'v', text).hincrby(record, 'rev', 1).exec(); });
+      const write = (text: string) =>
+        withClient(async client => {
+          await client.multi().hset(record, 'v', text).hincrby(record, 'rev', 1).exec();
+        });
       return {
         top: () => withClient(async client => JSON.parse((await client.hget(record, 'v')) as string)),
         async writeTop(value) {

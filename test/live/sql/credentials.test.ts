@@ -28,12 +28,20 @@ async function closedPort(): Promise<number> {
 async function silentServer(): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
   const sockets = new Set<net.Socket>();
   let count = 0;
-  const server = net.createServer(socket => { count++; sockets.add(socket); socket.on('error', () => undefined); });
+  const server = net.createServer(socket => {
+    count++;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
     connections: () => count,
-    close: () => new Promise<void>(resolve => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>(resolve => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -49,7 +57,13 @@ if (runsServerlessTests) {
     for (const scheme of ['mysql', 'mariadb', 'postgres', 'postgresql']) {
       it(`${scheme}: an unreachable server gives LockBackendError (exit 4) that shows no credentials`, async () => {
         const port = await closedPort();
-        const m = createLockManager({ driver: 'sql', prefix: 'cred', databaseUrl: `${scheme}://${USER}:${PASSWORD}@127.0.0.1:${port}/lockstep_x`, connectTimeoutMs: 1_000, env: {} });
+        const m = createLockManager({
+          driver: 'sql',
+          prefix: 'cred',
+          databaseUrl: `${scheme}://${USER}:${PASSWORD}@127.0.0.1:${port}/lockstep_x`,
+          connectTimeoutMs: 1_000,
+          env: {},
+        });
         await assert.rejects(m.acquire('anything'), (error: unknown) => {
           assert.ok(error instanceof LockBackendError, inspect(error));
           assert.equal(exitCodeFor(error), 4);
@@ -65,7 +79,8 @@ if (runsServerlessTests) {
     it('the command line prints no credentials for an unreachable database, with or without --json', async () => {
       const port = await closedPort();
       const env = tsChildEnv({
-        LOCKSTEP_DRIVER: 'sql', LOCKSTEP_PREFIX: 'cred',
+        LOCKSTEP_DRIVER: 'sql',
+        LOCKSTEP_PREFIX: 'cred',
         LOCKSTEP_DATABASE_URL: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/lockstep_x`,
       });
       for (const json of [[], ['--json']]) {
@@ -89,7 +104,14 @@ if (runsServerlessTests) {
       for (const scheme of ['mysql', 'postgres']) {
         const server = await silentServer();
         try {
-          const m = createLockManager({ driver: 'sql', prefix: 'lazy', databaseUrl: `${scheme}://${USER}:${PASSWORD}@127.0.0.1:${server.port}/lockstep_x`, connectTimeoutMs: 300, commandTimeoutMs: 300, env: {} });
+          const m = createLockManager({
+            driver: 'sql',
+            prefix: 'lazy',
+            databaseUrl: `${scheme}://${USER}:${PASSWORD}@127.0.0.1:${server.port}/lockstep_x`,
+            connectTimeoutMs: 300,
+            commandTimeoutMs: 300,
+            env: {},
+          });
           assert.equal(server.connections(), 0, `${scheme}: no connection before the first operation`);
           await assert.rejects(m.acquire('anything'), (error: unknown) => {
             assert.ok(error instanceof LockBackendError, `${scheme}: ${inspect(error)}`);
@@ -107,14 +129,24 @@ if (runsServerlessTests) {
     it('a shared database needs an explicit prefix', async () => {
       for (const url of [`mysql://u@127.0.0.1:1/db`, `postgres://u@127.0.0.1:1/db`]) {
         const m = createLockManager({ driver: 'sql', databaseUrl: url, env: {} });
-        await assert.rejects(m.acquire('anything'), (error: unknown) => error instanceof LockConfigurationError && error.setting === 'prefix');
+        await assert.rejects(
+          m.acquire('anything'),
+          (error: unknown) => error instanceof LockConfigurationError && error.setting === 'prefix',
+        );
       }
     });
 
     it('requireDistributed accepts MySQL and PostgreSQL (the error is the outage, not the configuration)', async () => {
       for (const scheme of ['mysql', 'postgres']) {
         const port = await closedPort();
-        const m = createLockManager({ driver: 'sql', prefix: 'dist', requireDistributed: true, databaseUrl: `${scheme}://u@127.0.0.1:${port}/db`, connectTimeoutMs: 1_000, env: {} });
+        const m = createLockManager({
+          driver: 'sql',
+          prefix: 'dist',
+          requireDistributed: true,
+          databaseUrl: `${scheme}://u@127.0.0.1:${port}/db`,
+          connectTimeoutMs: 1_000,
+          env: {},
+        });
         await assert.rejects(m.acquire('anything'), LockBackendError);
         await m.close();
       }

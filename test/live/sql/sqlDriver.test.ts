@@ -20,7 +20,17 @@ import { runTs } from '../../helpers/children';
 import type { ContendResult } from '../../helpers/contendWorker';
 import { makeTempDir, removeTempDir } from '../../helpers/tempDir';
 import { waitFor } from '../../helpers/waitFor';
-import { adminQuery, controlServer, liveDialect, liveOptions, openLiveDriver, randomPrefix, requireLiveTarget, tsChildEnv, type LiveDialect } from './sqlLive';
+import {
+  adminQuery,
+  controlServer,
+  liveDialect,
+  liveOptions,
+  openLiveDriver,
+  randomPrefix,
+  requireLiveTarget,
+  tsChildEnv,
+  type LiveDialect,
+} from './sqlLive';
 
 const label = liveDialect ?? 'no target';
 const prefix = randomPrefix();
@@ -31,13 +41,19 @@ describe(`sql driver, live: ${label}`, function () {
   let url: string;
   let dialect: LiveDialect;
   const drivers: SqlDriver[] = [];
-  const open = async (extra = {}) => { const d = await openLiveDriver(url, prefix, extra); drivers.push(d); return d; };
+  const open = async (extra = {}) => {
+    const d = await openLiveDriver(url, prefix, extra);
+    drivers.push(d);
+    return d;
+  };
   const manager = (extra = {}) => createLockManager({ ...liveOptions(url, prefix, extra), env: {} });
 
   before(function () {
     ({ url, dialect } = requireLiveTarget(this));
   });
-  after(async () => { await Promise.all(drivers.map(d => d.close())); });
+  after(async () => {
+    await Promise.all(drivers.map(d => d.close()));
+  });
 
   describe('migration', () => {
     it('before migrating, every operation raises LockBackendError saying to run `lockstep migrate`', async () => {
@@ -58,7 +74,10 @@ describe(`sql driver, live: ${label}`, function () {
         });
       }
       const m = manager();
-      await assert.rejects(m.acquire('before-migrate'), (error: unknown) => error instanceof LockBackendError && /lockstep migrate/.test(error.message));
+      await assert.rejects(
+        m.acquire('before-migrate'),
+        (error: unknown) => error instanceof LockBackendError && /lockstep migrate/.test(error.message),
+      );
       await m.close();
     });
 
@@ -75,11 +94,16 @@ describe(`sql driver, live: ${label}`, function () {
     });
 
     it('has a unique primary key_hash and an index on expires_at', async () => {
-      const indexes = dialect === 'sqlite'
-        ? (await adminQuery(url, 'SELECT sql FROM sqlite_master WHERE tbl_name = ?', ['reliability_locks'])).map(r => String(r.sql))
-        : dialect === 'mariadb'
-          ? (await adminQuery(url, 'SHOW INDEX FROM reliability_locks')).map(r => `${r.Key_name} ${r.Column_name} unique=${r.Non_unique === 0 || r.Non_unique === '0'}`)
-          : (await adminQuery(url, 'SELECT indexdef FROM pg_indexes WHERE tablename = ?', ['reliability_locks'])).map(r => String(r.indexdef));
+      const indexes =
+        dialect === 'sqlite'
+          ? (await adminQuery(url, 'SELECT sql FROM sqlite_master WHERE tbl_name = ?', ['reliability_locks'])).map(r => String(r.sql))
+          : dialect === 'mariadb'
+            ? (await adminQuery(url, 'SHOW INDEX FROM reliability_locks')).map(
+                r => `${r.Key_name} ${r.Column_name} unique=${r.Non_unique === 0 || r.Non_unique === '0'}`,
+              )
+            : (await adminQuery(url, 'SELECT indexdef FROM pg_indexes WHERE tablename = ?', ['reliability_locks'])).map(r =>
+                String(r.indexdef),
+              );
       const text = indexes.join('\n');
       assert.match(text, /PRIMARY KEY|PRIMARY key_hash unique=true|UNIQUE INDEX \S+ ON \S+ USING btree \(key_hash\)/i, text);
       assert.match(text, /reliability_locks_expires_at[^\n]*expires_at/, text);
@@ -95,13 +119,17 @@ describe(`sql driver, live: ${label}`, function () {
   // integration suite. After 'migration', which needs a database never migrated.
   if (liveDialect !== 'sqlite') {
     describeContainerContract(`sql (${label})`, async () => ({
-      driver: 'sql', initArgs: ['--driver', 'sql'], beforeInit: [['migrate']],
+      driver: 'sql',
+      initArgs: ['--driver', 'sql'],
+      beforeInit: [['migrate']],
       env: { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url, LOCKSTEP_PREFIX: randomPrefix() },
     }));
   }
 
   describe('contract', () => {
-    before(async () => { await (await open()).migrate(); });
+    before(async () => {
+      await (await open()).migrate();
+    });
     describeDriverContract(`sql (${label})`, () => openLiveDriver(url, prefix));
   });
 
@@ -116,14 +144,16 @@ describe(`sql driver, live: ${label}`, function () {
         assert.equal(await handle.release(), true);
       }
       assert.deepEqual(tokens, [1, 2, 3, 4, 5]);
-      const rows = await adminQuery(url, 'SELECT owner_hash, fencing, expires_at FROM reliability_locks WHERE key_hash = ?', [keyDigest(prefix, 'fencing-survives')]);
+      const rows = await adminQuery(url, 'SELECT owner_hash, fencing, expires_at FROM reliability_locks WHERE key_hash = ?', [
+        keyDigest(prefix, 'fencing-survives'),
+      ]);
       assert.equal(rows.length, 1);
       assert.equal(rows[0].owner_hash, null, 'release clears the owner');
       assert.equal(Number(rows[0].fencing), 5, 'release keeps the counter');
       await m.close();
     });
 
-    it('stores the owner token\'s hash and the key digest, never the token or the name', async () => {
+    it("stores the owner token's hash and the key digest, never the token or the name", async () => {
       const m = manager();
       const handle = await m.acquire('stored-shape', { ttl: 60 });
       assert.ok(handle.acquired);
@@ -161,15 +191,20 @@ describe(`sql driver, live: ${label}`, function () {
       const key = randomKey();
       let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
       let calls = 0;
-      const watch = watching.watch(key, () => { calls++; });
+      const watch = watching.watch(key, () => {
+        calls++;
+      });
       try {
         assert.equal(calls, 0);
         // Keep writing elsewhere until the watcher (polling about once a second) reports a change.
-        await waitFor(async () => {
-          assert.ok(written.ok);
-          written = await writer.compareAndSwap(key, written.revision, { n: Number(written.revision) }, { summary: 't' });
-          return calls > 0;
-        }, { timeoutMs: 10_000, intervalMs: 200, description: 'watcher called after a write elsewhere' });
+        await waitFor(
+          async () => {
+            assert.ok(written.ok);
+            written = await writer.compareAndSwap(key, written.revision, { n: Number(written.revision) }, { summary: 't' });
+            return calls > 0;
+          },
+          { timeoutMs: 10_000, intervalMs: 200, description: 'watcher called after a write elsewhere' },
+        );
       } finally {
         watch.dispose();
       }
@@ -184,9 +219,29 @@ describe(`sql driver, live: ${label}`, function () {
         const name = `contended-${Date.now()}`;
         const env = tsChildEnv({ LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url, LOCKSTEP_PREFIX: prefix });
         const iterations = 12;
-        const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => runTs('test/helpers/contendWorker.ts',
-          ['--name', name, '--iterations', String(iterations), '--shared', shared, '--out', path.join(shared, `out-${i}.json`), '--ttl', '30', '--wait', '60'],
-          env, 110_000)));
+        const runs = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            runTs(
+              'test/helpers/contendWorker.ts',
+              [
+                '--name',
+                name,
+                '--iterations',
+                String(iterations),
+                '--shared',
+                shared,
+                '--out',
+                path.join(shared, `out-${i}.json`),
+                '--ttl',
+                '30',
+                '--wait',
+                '60',
+              ],
+              env,
+              110_000,
+            ),
+          ),
+        );
         const results = runs.map((run, i) => {
           const file = path.join(shared, `out-${i}.json`);
           assert.ok(fs.existsSync(file), `worker ${i} wrote no result (exit ${run.code}): ${run.stderr.slice(-1500)}`);
@@ -201,10 +256,15 @@ describe(`sql driver, live: ${label}`, function () {
         const entries = results.flatMap(r => r.entries).sort((a, b) => a.seq - b.seq);
         assert.equal(entries.length, 8 * iterations);
         // No lost update of the shared counter: the acquisition order is 1..N without gaps or repeats.
-        assert.deepEqual(entries.map(e => e.seq), entries.map((_, i) => i + 1));
+        assert.deepEqual(
+          entries.map(e => e.seq),
+          entries.map((_, i) => i + 1),
+        );
         for (let i = 1; i < entries.length; i++) {
-          assert.ok(entries[i].fencingToken > entries[i - 1].fencingToken,
-            `token ${entries[i].fencingToken} at seq ${entries[i].seq} after ${entries[i - 1].fencingToken}`);
+          assert.ok(
+            entries[i].fencingToken > entries[i - 1].fencingToken,
+            `token ${entries[i].fencingToken} at seq ${entries[i].seq} after ${entries[i - 1].fencingToken}`,
+          );
         }
       } finally {
         removeTempDir(shared);
@@ -269,7 +329,10 @@ describe(`sql driver, live: ${label}`, function () {
           await first.close();
           fs.renameSync(home, away);
           const m = createLockManager({ ...liveOptions(dbUrl, prefix), env: {} });
-          await assert.rejects(m.acquire('outage-during'), (error: unknown) => error instanceof LockBackendError && exitCodeFor(error) === 4);
+          await assert.rejects(
+            m.acquire('outage-during'),
+            (error: unknown) => error instanceof LockBackendError && exitCodeFor(error) === 4,
+          );
           fs.renameSync(away, home);
           // Same manager, no restart: the next operations work again, on the same rows.
           assert.equal((await m.acquire('outage-held')).acquired, false, 'the lease taken before the outage is still held');

@@ -37,7 +37,9 @@ export const runsServerlessTests = liveDialect === undefined || liveDialect === 
 export function requireLiveTarget(context: Mocha.Context): { url: string; dialect: LiveDialect } {
   if (liveUrl && liveDialect) return { url: liveUrl, dialect: liveDialect };
   if (inCi()) {
-    throw new Error('No live SQL target (LOCKSTEP_DATABASE_URL, LOCKSTEP_TEST_SQL_DIALECT); run these tests through scripts/suites/sql.sh.');
+    throw new Error(
+      'No live SQL target (LOCKSTEP_DATABASE_URL, LOCKSTEP_TEST_SQL_DIALECT); run these tests through scripts/suites/sql.sh.',
+    );
   }
   process.stderr.write('\n!!!!!!!! SKIPPED: live SQL tests need scripts/suites/sql.sh (no LOCKSTEP_DATABASE_URL) !!!!!!!!\n\n');
   context.skip();
@@ -79,7 +81,7 @@ export async function adminQuery(url: string, sql: string, params: readonly SqlV
     const connection = await mysql.createConnection(mysqlOptions(target));
     try {
       const [rows] = await connection.query(sql, params as unknown[]);
-      return Array.isArray(rows) ? rows as Record<string, unknown>[] : [];
+      return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
     } finally {
       await connection.end();
     }
@@ -95,14 +97,23 @@ export async function adminQuery(url: string, sql: string, params: readonly SqlV
 }
 
 function mysqlOptions(target: ServerTarget) {
-  return { host: target.host, port: target.port, user: target.user, password: target.password, database: target.database, supportBigNumbers: true, bigNumberStrings: true };
+  return {
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    password: target.password,
+    database: target.database,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  };
 }
 
 /** Stops or starts the live server through the suite script (which knows its data directory). */
 export async function controlServer(dialect: 'mariadb' | 'postgres', action: 'stop' | 'start'): Promise<void> {
   if (!stateDir) throw new Error('LOCKSTEP_TEST_SQL_STATE is not set; run through scripts/suites/sql.sh');
   await promisify(execFile)('bash', [path.join(REPO_ROOT, 'scripts/suites/sql.sh'), 'server', dialect, action], {
-    env: { ...process.env, LOCKSTEP_TEST_SQL_STATE: stateDir }, timeout: 90_000,
+    env: { ...process.env, LOCKSTEP_TEST_SQL_STATE: stateDir },
+    timeout: 90_000,
   });
 }
 

@@ -23,7 +23,13 @@ if (runsServerlessTests) {
     const dir = useTempDir('lockstep-sqlite');
 
     it('refuses :memory: and relative or host-named paths with a configuration error', async () => {
-      for (const url of ['sqlite::memory:', 'sqlite:///:memory:', 'sqlite:///tmp/locks.db?mode=memory', 'sqlite://relative/locks.db', 'sqlite:locks.db']) {
+      for (const url of [
+        'sqlite::memory:',
+        'sqlite:///:memory:',
+        'sqlite:///tmp/locks.db?mode=memory',
+        'sqlite://relative/locks.db',
+        'sqlite:locks.db',
+      ]) {
         const m = createLockManager({ driver: 'sql', databaseUrl: url, env: {} });
         await assert.rejects(m.acquire('x'), (error: unknown) => error instanceof LockConfigurationError && exitCodeFor(error) === 2, url);
       }
@@ -58,22 +64,27 @@ if (runsServerlessTests) {
 
     it('requireDistributed rejects SQLite', async () => {
       const m = createLockManager({ driver: 'sql', databaseUrl: `sqlite://${dir.path}/x.db`, requireDistributed: true, env: {} });
-      await assert.rejects(m.acquire('x'), (error: unknown) => error instanceof LockConfigurationError && error.setting === 'requireDistributed');
+      await assert.rejects(
+        m.acquire('x'),
+        (error: unknown) => error instanceof LockConfigurationError && error.setting === 'requireDistributed',
+      );
     });
 
-    it('refuses an injected connection that is inside the caller\'s transaction, and an in-memory one', async () => {
+    it("refuses an injected connection that is inside the caller's transaction, and an in-memory one", async () => {
       const file = path.join(dir.path, 'injected.db');
       const db = new Database(file);
       try {
         const driver = createSqliteDriver(db);
         await driver.migrate();
         db.exec('BEGIN');
-        await assert.rejects(driver.claim(randomKey(), randomOwner(), 10_000, Date.now()),
-          (error: unknown) => error instanceof LockConfigurationError && /inside a transaction/.test(error.message));
+        await assert.rejects(
+          driver.claim(randomKey(), randomOwner(), 10_000, Date.now()),
+          (error: unknown) => error instanceof LockConfigurationError && /inside a transaction/.test(error.message),
+        );
         db.exec('COMMIT');
         assert.ok((await driver.claim(randomKey(), randomOwner(), 10_000, Date.now())).claimed, 'works once the caller committed');
         await driver.close();
-        assert.equal(db.open, true, 'the caller\'s connection stays open');
+        assert.equal(db.open, true, "the caller's connection stays open");
       } finally {
         db.close();
       }
@@ -85,7 +96,7 @@ if (runsServerlessTests) {
       }
     });
 
-    it('migrate refuses a reliability_locks table of another shape (another application\'s)', async () => {
+    it("migrate refuses a reliability_locks table of another shape (another application's)", async () => {
       const file = path.join(dir.path, 'foreign.db');
       const db = new Database(file);
       db.exec('CREATE TABLE reliability_locks (key_hash TEXT PRIMARY KEY, owner_token TEXT, expires_at INTEGER)');
@@ -97,7 +108,9 @@ if (runsServerlessTests) {
 
     it('where no SQLite library loads, the command line fails with a configuration error that says so', async () => {
       // A preload makes better-sqlite3 unloadable; on Node 20 there is no node:sqlite either.
-      const env = tsChildEnv({ LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${dir.path}/none.db` }, [path.join(REPO_ROOT, 'test/live/sql/withoutSqlite.cjs')]);
+      const env = tsChildEnv({ LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${dir.path}/none.db` }, [
+        path.join(REPO_ROOT, 'test/live/sql/withoutSqlite.cjs'),
+      ]);
       const run = await runTs('src/cli/main.ts', ['--json', 'run', 'job', '--', 'true'], env);
       const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
       if (getBuiltin?.('node:sqlite') !== undefined) {

@@ -5,7 +5,11 @@ import { until } from './until';
 
 const EXTENSION_ID = 'lockstep.lockstep';
 
-interface ContributedCommand { command: string; title: string; category?: string }
+interface ContributedCommand {
+  command: string;
+  title: string;
+  category?: string;
+}
 
 suite('activation in a real extension host', () => {
   let extension: vscode.Extension<LockstepExtension>;
@@ -40,15 +44,26 @@ suite('activation in a real extension host', () => {
     assert.throws(() => (extension.exports.getAPI as (v: number) => unknown)(2), /version 2 does not exist/);
     const api = extension.exports.getAPI(1);
     assert.equal(api.version, 1);
-    assert.deepEqual(Object.keys(api).sort(), ['activationMs', 'activeContainer', 'badge', 'containers', 'logLines',
-      'onDidChangeActiveContainer', 'onDidChangeContainer', 'statusText', 'version']);
+    assert.deepEqual(Object.keys(api).sort(), [
+      'activationMs',
+      'activeContainer',
+      'badge',
+      'containers',
+      'logLines',
+      'onDidChangeActiveContainer',
+      'onDidChangeContainer',
+      'statusText',
+      'version',
+    ]);
     assert.ok(Object.isFrozen(api));
     await until('a container to be known', () => api.activeContainer() !== undefined, 15_000);
     const view = api.activeContainer()!;
     assert.equal(api.containers()[0], view, 'one view per container');
     assert.deepEqual(Object.keys(view).sort(), ['badge', 'folder', 'onDidBecomeTurn', 'onDidChange', 'onDidLoseLease', 'status']);
     assert.ok(Object.isFrozen(view));
-    assert.throws(() => { (view as { status: unknown }).status = undefined; }, TypeError);
+    assert.throws(() => {
+      (view as { status: unknown }).status = undefined;
+    }, TypeError);
     for (const operation of ['act', 'acquire', 'release', 'refresh', 'reopen', 'heartbeat', 'container']) {
       assert.equal(operation in view, false, `a view has no ${operation}`);
       assert.equal(operation in api, false, `the API has no ${operation}`);
@@ -67,7 +82,10 @@ suite('activation in a real extension host', () => {
     const declared = contributed.map(c => c.command).sort();
     const registered = (await vscode.commands.getCommands(true)).filter(c => c.startsWith('lockstep.')).sort();
     assert.deepEqual(registered, declared);
-    assert.deepEqual(contributed.filter(c => c.category !== 'Lockstep').map(c => c.command), []);
+    assert.deepEqual(
+      contributed.filter(c => c.category !== 'Lockstep').map(c => c.command),
+      [],
+    );
   });
 
   test('runs workspace-side as declared, with limited support for untrusted folders', () => {

@@ -26,10 +26,18 @@ function required(name: string): string {
 }
 
 export const fixture = {
-  get alice(): string { return vscode.workspace.workspaceFolders![0].uri.fsPath; },
-  get bob(): string { return required('LOCKSTEP_TEST_COWORKER_CLONE'); },
-  get store(): string { return required('LOCKSTEP_PATH'); },
-  get cli(): string { return required('LOCKSTEP_TEST_CLI'); },
+  get alice(): string {
+    return vscode.workspace.workspaceFolders![0].uri.fsPath;
+  },
+  get bob(): string {
+    return required('LOCKSTEP_TEST_COWORKER_CLONE');
+  },
+  get store(): string {
+    return required('LOCKSTEP_PATH');
+  },
+  get cli(): string {
+    return required('LOCKSTEP_TEST_CLI');
+  },
 };
 
 /** The extension's API once it is active. */
@@ -64,7 +72,10 @@ export function statusAs(identity: string, clone = fixture.bob): Promise<LockSta
   return as(identity, c => c.status(), clone);
 }
 
-export interface CliResult { readonly code: number; readonly json: { ok: boolean; [key: string]: unknown } }
+export interface CliResult {
+  readonly code: number;
+  readonly json: { ok: boolean; [key: string]: unknown };
+}
 
 /**
  * `lockstep --json ARGS` from the built CLI in `clone` (a real child process, as a coworker at a terminal).
@@ -72,7 +83,8 @@ export interface CliResult { readonly code: number; readonly json: { ok: boolean
  */
 export function cli(clone: string, args: readonly string[], identity?: string): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
-  if (identity) env.LOCKSTEP_IDENTITY = identity; else delete env.LOCKSTEP_IDENTITY;
+  if (identity) env.LOCKSTEP_IDENTITY = identity;
+  else delete env.LOCKSTEP_IDENTITY;
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [fixture.cli, '--json', ...args], { cwd: clone, env, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
@@ -104,8 +116,9 @@ export async function commitInAlice(name: string, text: string): Promise<void> {
 
 /** Waits until the rendered badge is in `state`; the message names what it shows instead. */
 export async function badgeBecomes(api: LockstepAPI, state: string, timeoutMs = 10_000): Promise<Badge> {
-  await until(`the badge to turn ${state}`, () => api.badge().state === state, timeoutMs)
-    .catch(error => { throw new Error(`${(error as Error).message}; it shows ${JSON.stringify(api.statusText())} (${api.badge().state})`); });
+  await until(`the badge to turn ${state}`, () => api.badge().state === state, timeoutMs).catch(error => {
+    throw new Error(`${(error as Error).message}; it shows ${JSON.stringify(api.statusText())} (${api.badge().state})`);
+  });
   return api.badge();
 }
 
@@ -138,18 +151,29 @@ export async function resetToFree(api: LockstepAPI): Promise<void> {
     // A clear or a takeover left the caution mark (it shows in the badge's text): only a holder's release after a
     // landing ends it (a release with nothing landed keeps it), so alice lands an empty commit under her grant.
     if (status.caution !== null) {
-      await as(ALICE, async c => {
-        await c.acquire();
-        await git(fixture.alice, 'pull', '--quiet', '--rebase', 'origin', 'main');
-        await git(fixture.alice, 'commit', '--quiet', '--allow-empty', '-m', 'reset between tests');
-        await git(fixture.alice, 'push', '--quiet', 'origin', 'HEAD:refs/heads/main');
-        await c.release();
-      }, fixture.alice);
+      await as(
+        ALICE,
+        async c => {
+          await c.acquire();
+          await git(fixture.alice, 'pull', '--quiet', '--rebase', 'origin', 'main');
+          await git(fixture.alice, 'commit', '--quiet', '--allow-empty', '-m', 'reset between tests');
+          await git(fixture.alice, 'push', '--quiet', 'origin', 'HEAD:refs/heads/main');
+          await c.release();
+        },
+        fixture.alice,
+      );
       continue;
     }
     const alice = await statusAs(ALICE, fixture.alice);
     if (alice.staleGrant !== null) {
-      await as(ALICE, async c => { await c.acquire(); await c.release(); }, fixture.alice);
+      await as(
+        ALICE,
+        async c => {
+          await c.acquire();
+          await c.release();
+        },
+        fixture.alice,
+      );
       continue;
     }
     await badgeBecomes(api, 'free');
@@ -165,7 +189,8 @@ export async function dismissNotifications(): Promise<void> {
 
 /** Closes every editor without saving (an unsaved edit never reaches the clone) and dismisses every notification. */
 export async function closeEditorsAndNotifications(): Promise<void> {
-  for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++)
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   await dismissNotifications();
 }
@@ -178,7 +203,9 @@ export async function closeEditorsAndNotifications(): Promise<void> {
 export async function editAndRevert(file: string, text: string): Promise<void> {
   const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(path.join(fixture.alice, file)));
   let seen = false;
-  const listener = vscode.workspace.onDidChangeTextDocument(e => { if (e.document === editor.document && e.contentChanges.length > 0) seen = true; });
+  const listener = vscode.workspace.onDidChangeTextDocument(e => {
+    if (e.document === editor.document && e.contentChanges.length > 0) seen = true;
+  });
   try {
     assert.ok(await editor.edit(e => e.insert(new vscode.Position(0, 0), text)), 'the edit was applied');
     await until('the edit to be delivered', () => seen);

@@ -11,9 +11,15 @@ import { until } from './until';
 suite('badge states, driven from the backend', () => {
   let api: LockstepAPI;
 
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  suiteTeardown(async () => { if (api) await resetToFree(api); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  suiteTeardown(async () => {
+    if (api) await resetToFree(api);
+  });
 
   test('Free: unlock icon, "Free", click acquires', async () => {
     const badge = await badgeBecomes(api, 'free');
@@ -60,7 +66,9 @@ suite('badge states, driven from the backend', () => {
     await badgeBecomes(api, 'queued');
     const model = api.activeContainer()!;
     let told = 0;
-    const subscription = model.onDidBecomeTurn(() => { told++; });
+    const subscription = model.onDidBecomeTurn(() => {
+      told++;
+    });
     try {
       await as(BOB, c => c.release());
       const badge = await badgeBecomes(api, 'your-turn');
@@ -78,7 +86,7 @@ suite('badge states, driven from the backend', () => {
     }
   });
 
-  test('HOLDER SILENT: bob\'s lease runs out and he goes quiet; warning colour, shown without a store change', async () => {
+  test("HOLDER SILENT: bob's lease runs out and he goes quiet; warning colour, shown without a store change", async () => {
     // The shortest lease (60 s), dated so that it runs out a second from now (lapsingGrantAs).
     await lapsingGrantAs(BOB);
     // The record does not change when bob's lease runs out: the badge must turn by itself.
@@ -98,9 +106,17 @@ suite('badge states, driven from the backend', () => {
       return c.acquire();
     });
     assert.equal(grant, aliceGrant + 1);
-    await until(`alice to see Stale under grant #${grant}`, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 8_000);
+    await until(
+      `alice to see Stale under grant #${grant}`,
+      () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant,
+      8_000,
+    );
     const badge = api.badge();
-    assert.equal(badge.text, `$(error) Stale grant #${aliceGrant} — push blocked · $(warning) caution`, 'bob took over a silent holder: the caution mark');
+    assert.equal(
+      badge.text,
+      `$(error) Stale grant #${aliceGrant} — push blocked · $(warning) caution`,
+      'bob took over a silent holder: the caution mark',
+    );
     assert.equal(badge.severity, 'error');
     assert.match(badge.tooltip, new RegExp(`Lapsed: your lease #${aliceGrant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.match(badge.tooltip, new RegExp(`Holder: ${BOB}`));
@@ -140,4 +156,3 @@ suite('badge states, driven from the backend', () => {
     await badgeBecomes(api, 'free', 15_000);
   });
 });
-

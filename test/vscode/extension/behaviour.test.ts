@@ -5,7 +5,20 @@ import * as vscode from 'vscode';
 import type { LockLeaseLostError } from '../../../src/core/errors';
 import type { LockstepAPI } from '../../../src/extension/api';
 import {
-  ALICE, BOB, OPS, as, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lapsingGrantAs, lockstepApi, resetToFree, statusAs,
+  ALICE,
+  BOB,
+  OPS,
+  as,
+  badgeBecomes,
+  cli,
+  commitInAlice,
+  dismissNotifications,
+  fixture,
+  git,
+  lapsingGrantAs,
+  lockstepApi,
+  resetToFree,
+  statusAs,
 } from './backend';
 import { until } from './until';
 
@@ -22,8 +35,12 @@ async function edit(editor: vscode.TextEditor, text: string): Promise<void> {
 
 suite('editing in the container', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
   teardown(async () => {
     // Unsaved edits never reach the clone (git stays clean, so the reset can release).
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
@@ -54,7 +71,9 @@ suite('editing in the container', () => {
     const editor = await openGreeting();
     // The extension's listener was registered before this one, so once this one has seen every edit, so has it.
     let seen = 0;
-    const listener = vscode.workspace.onDidChangeTextDocument(e => { if (e.document === editor.document && e.contentChanges.length > 0) seen++; });
+    const listener = vscode.workspace.onDidChangeTextDocument(e => {
+      if (e.document === editor.document && e.contentChanges.length > 0) seen++;
+    });
     try {
       for (const text of ['a', 'b', 'c', 'd']) await edit(editor, text);
       await until('the four edits to be delivered', () => seen >= 4);
@@ -69,9 +88,15 @@ suite('editing in the container', () => {
 
 suite('holding the lock', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  teardown(async () => { await dismissNotifications(); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  teardown(async () => {
+    await dismissNotifications();
+  });
 
   test('heartbeats renew the lease on heartbeatSeconds (5 s in the fixture)', async () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
@@ -79,7 +104,11 @@ suite('holding the lock', () => {
     const first = (await statusAs(OPS)).holder!;
     assert.equal(first.grant, grant);
     const started = Date.now();
-    await until('a heartbeat to move expiresAt forward', async () => ((await statusAs(OPS)).holder?.expiresAt ?? 0) > first.expiresAt, 15_000);
+    await until(
+      'a heartbeat to move expiresAt forward',
+      async () => ((await statusAs(OPS)).holder?.expiresAt ?? 0) > first.expiresAt,
+      15_000,
+    );
     const renewed = (await statusAs(OPS)).holder!;
     console.log(`      heartbeat moved expiresAt forward by ${renewed.expiresAt - first.expiresAt} ms after ${Date.now() - started} ms`);
     assert.equal(renewed.grant, grant, 'the same grant');
@@ -137,12 +166,14 @@ suite('holding the lock', () => {
   test('a lost lease turns the badge Stale and says so', async () => {
     const model = api.activeContainer()!;
     let lost: LockLeaseLostError | undefined;
-    const subscription = model.onDidLoseLease(error => { lost = error; });
+    const subscription = model.onDidLoseLease(error => {
+      lost = error;
+    });
     try {
       // Alice, at her terminal, takes the lock with one second left (lapsingGrantAs); her window adopts it and beats too late.
       const { grant } = await lapsingGrantAs(ALICE, fixture.alice);
       await vscode.commands.executeCommand('lockstep.refresh');
-      assert.equal(api.badge().state, 'held-by-me', 'the window adopted the terminal\'s lease');
+      assert.equal(api.badge().state, 'held-by-me', "the window adopted the terminal's lease");
       await until('the heartbeat to find the lease lost', () => lost !== undefined, 8_000);
       assert.match(lost!.message, new RegExp(`grant #${grant}\\) expired`));
       const badge = await badgeBecomes(api, 'stale');
@@ -161,12 +192,14 @@ suite('holding the lock', () => {
   test('a lease found lost by a read, before any heartbeat (a window that slept), is reported once too', async () => {
     const model = api.activeContainer()!;
     const lost: LockLeaseLostError[] = [];
-    const subscription = model.onDidLoseLease(error => { lost.push(error); });
+    const subscription = model.onDidLoseLease(error => {
+      lost.push(error);
+    });
     try {
       const { grant, expiresAt } = await lapsingGrantAs(ALICE, fixture.alice);
       // Adopted late, so that its first heartbeat (1 s after adoption at the earliest) comes after the expiry: the
       // re-read the window schedules for the expiry instant notices first.
-      await until('alice\'s lease to be nearly over', () => Date.now() >= expiresAt - 400, 2_000);
+      await until("alice's lease to be nearly over", () => Date.now() >= expiresAt - 400, 2_000);
       await vscode.commands.executeCommand('lockstep.refresh');
       assert.equal(api.badge().state, 'held-by-me');
       await badgeBecomes(api, 'stale', 5_000);
@@ -189,7 +222,13 @@ suite('holding the lock', () => {
     // The refusal waits for an answer ("Push and Release"); it is dismissed here, as a person might.
     const released = vscode.commands.executeCommand('lockstep.release');
     await until('the release to be refused', () => count(api, /Release refused/) > before);
-    assert.match(api.logLines().filter(l => /Release refused/.test(l)).at(-1)!, /1 commit not on origin\/main/);
+    assert.match(
+      api
+        .logLines()
+        .filter(l => /Release refused/.test(l))
+        .at(-1)!,
+      /1 commit not on origin\/main/,
+    );
     await dismissNotifications();
     assert.equal(await released, undefined);
     const held = await statusAs(OPS);
@@ -204,7 +243,7 @@ suite('holding the lock', () => {
     assert.equal((await statusAs(OPS)).holder, null);
   });
 
-  test('Push and Release pushes the protected branch through VS Code\'s git (where it runs), then releases', async () => {
+  test("Push and Release pushes the protected branch through VS Code's git (where it runs), then releases", async () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
     await commitInAlice('more-notes.txt', 'more work\n');
     const head = (await git(fixture.alice, 'rev-parse', 'HEAD')).trim();
@@ -212,30 +251,44 @@ suite('holding the lock', () => {
     assert.equal((await git(fixture.alice, 'ls-remote', 'origin', 'refs/heads/main')).split('\t')[0], head, 'the remote has the commit');
     // The built-in git extension sends it (the user's credentials and askpass) when this host has it enabled.
     const gitExtension = vscode.extensions.getExtension<{ enabled: boolean }>('vscode.git');
-    const expected = gitExtension?.isActive && gitExtension.exports.enabled ? /Pushed main to origin through VS Code's git\.$/ : /Pushing main with git \(VS Code's git extension is not available/;
-    assert.ok(api.logLines().some(line => expected.test(line)), `the log says who pushed: ${api.logLines().slice(-4).join(' | ')}`);
+    const expected =
+      gitExtension?.isActive && gitExtension.exports.enabled
+        ? /Pushed main to origin through VS Code's git\.$/
+        : /Pushing main with git \(VS Code's git extension is not available/;
+    assert.ok(
+      api.logLines().some(line => expected.test(line)),
+      `the log says who pushed: ${api.logLines().slice(-4).join(' | ')}`,
+    );
     await badgeBecomes(api, 'free');
   });
 });
 
 suite('seeing changes made elsewhere', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  teardown(async () => { await vscode.commands.executeCommand('workbench.action.closeAllEditors'); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  teardown(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
 
-  test('a petition made with the CLI in bob\'s clone shows in alice\'s window without a reload', async () => {
+  test("a petition made with the CLI in bob's clone shows in alice's window without a reload", async () => {
     // The operator holds it, so alice's window has no heartbeat that would re-read the record anyway.
     await as(OPS, c => c.acquire());
     await badgeBecomes(api, 'held-by-other');
     const model = api.activeContainer()!;
     let arrivedAt: number | undefined;
-    const subscription = model.onDidChange(m => { if (arrivedAt === undefined && m.status?.queue.some(p => p.identity === BOB)) arrivedAt = Date.now(); });
+    const subscription = model.onDidChange(m => {
+      if (arrivedAt === undefined && m.status?.queue.some(p => p.identity === BOB)) arrivedAt = Date.now();
+    });
     try {
       const petitioned = await cli(fixture.bob, ['petition', '--note', 'live update']);
       assert.equal(petitioned.code, 0, JSON.stringify(petitioned.json));
       // Well inside the 30 s safety poll: the file driver's watch delivered it.
-      await until('bob\'s petition to reach alice\'s window', () => arrivedAt !== undefined, 10_000);
+      await until("bob's petition to reach alice's window", () => arrivedAt !== undefined, 10_000);
       const entry = model.status!.queue.find(p => p.identity === BOB)!;
       assert.equal(entry.note, 'live update');
       console.log(`      live update: bob's petition reached alice's window ${arrivedAt! - entry.at} ms after the store recorded it`);
@@ -246,8 +299,10 @@ suite('seeing changes made elsewhere', () => {
   });
 
   test('Show Lock Page opens one webview panel, and a second run reveals it', async () => {
-    const lockPages = () => vscode.window.tabGroups.all.flatMap(g => g.tabs)
-      .filter(t => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('lockstep.lockPage'));
+    const lockPages = () =>
+      vscode.window.tabGroups.all
+        .flatMap(g => g.tabs)
+        .filter(t => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('lockstep.lockPage'));
     await vscode.commands.executeCommand('lockstep.showLockPage');
     await until('the lock page tab', () => lockPages().length === 1);
     assert.equal(lockPages()[0].label, 'Lockstep: Lock Page');

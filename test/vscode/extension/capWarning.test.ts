@@ -14,10 +14,16 @@ const HOUR = 60 * MINUTE;
 // day-long lease, and her window adopts it: the cap is 25 minutes away, inside the 30-minute warning.
 suite('the 24-hour cap warning', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
   teardown(dismissNotifications);
-  suiteTeardown(async () => { if (api) await resetToFree(api); });
+  suiteTeardown(async () => {
+    if (api) await resetToFree(api);
+  });
 
   test('a grant 23 h 35 min old warns once, and re-reads do not warn again', async () => {
     const past: Clock = { ...systemClock, now: () => Date.now() - (23 * HOUR + 35 * MINUTE) };
@@ -31,7 +37,10 @@ suite('the 24-hour cap warning', () => {
     const held = api.activeContainer()!.status!.holder!;
     assert.equal(held.grant, grant);
     const capIn = held.grantedAt + 24 * HOUR - Date.now();
-    assert.ok(capIn > 20 * MINUTE && capIn < 30 * MINUTE, `the cap is inside the 30-minute warning (${Math.round(capIn / MINUTE)} min away)`);
+    assert.ok(
+      capIn > 20 * MINUTE && capIn < 30 * MINUTE,
+      `the cap is inside the 30-minute warning (${Math.round(capIn / MINUTE)} min away)`,
+    );
     await until('the cap warning to be shown', () => warned() === 1);
 
     // Every re-read plans the warnings again (the listener runs as the model fires): it must not repeat.

@@ -5,7 +5,18 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
 import {
-  ALICE, BOB, EXTENSION_ID, OPS, badgeBecomes, cli, commitInAlice, dismissNotifications, fixture, git, lockstepApi, statusAs,
+  ALICE,
+  BOB,
+  EXTENSION_ID,
+  OPS,
+  badgeBecomes,
+  cli,
+  commitInAlice,
+  dismissNotifications,
+  fixture,
+  git,
+  lockstepApi,
+  statusAs,
 } from './backend';
 import { behaviourGroup } from '../../helpers/behaviours';
 import { until } from './until';
@@ -26,7 +37,9 @@ function extensionHasSqlite(): boolean {
   const getBuiltin = (process as unknown as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
   try {
     if (getBuiltin?.('node:sqlite')) return true;
-  } catch { /* not in this Node */ }
+  } catch {
+    /* not in this Node */
+  }
   const extensionPath = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
   try {
     require.resolve('better-sqlite3', { paths: [path.join(extensionPath, 'dist')] });
@@ -67,7 +80,9 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
     // One behaviour per test, whichever driver and host ran it (the tally counts distinct behaviours).
     behaviourGroup(this, 'a container driver in VS Code');
     let api: LockstepAPI;
-    suiteSetup(async () => { api = await lockstepApi(); });
+    suiteSetup(async () => {
+      api = await lockstepApi();
+    });
     teardown(dismissNotifications);
 
     test('a fresh container on the driver under test reads Free (last grant #0)', async () => {
@@ -96,7 +111,7 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
       assert.match(api.badge().tooltip, new RegExp(`Queue: 1\\. ${BOB}`));
     });
 
-    test('release is refused before the push and works after it; bob\'s turn follows', async () => {
+    test("release is refused before the push and works after it; bob's turn follows", async () => {
       await commitInAlice('notes.txt', `work on ${driver}\n`);
       const before = count(api, /Release refused/);
       const refused = vscode.commands.executeCommand('lockstep.release');
@@ -126,8 +141,9 @@ if (driver === 'sqlite' && !extensionHasSqlite()) {
       } finally {
         fs.writeFileSync(file, kept);
       }
-      await until('the real container to be read again', () => api.activeContainer()?.status?.grant === 1, 15_000)
-        .catch(error => { throw new Error(`${(error as Error).message}; the badge shows ${api.statusText()}`); });
+      await until('the real container to be read again', () => api.activeContainer()?.status?.grant === 1, 15_000).catch(error => {
+        throw new Error(`${(error as Error).message}; the badge shows ${api.statusText()}`);
+      });
     });
   });
 }

@@ -12,17 +12,33 @@ import * as vscode from 'vscode';
 
 const ON_REQUEST = ['drivers', 'multiRoot'];
 
-interface RunCounts { passed: number; failed: number; skipped: number; notRun: number; behaviours: string[] }
-const { countRun } = require('../../../scripts/test-counts.cjs') as { countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts };
+interface RunCounts {
+  passed: number;
+  failed: number;
+  skipped: number;
+  notRun: number;
+  behaviours: string[];
+}
+const { countRun } = require('../../../scripts/test-counts.cjs') as {
+  countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts;
+};
 
 export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
   if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
   const untrusted = process.env.LOCKSTEP_VSCODE_UNTRUSTED === '1';
-  const named = process.env.LOCKSTEP_VSCODE_TESTS?.split(',').map(n => n.trim()).filter(Boolean);
-  const files = fs.readdirSync(__dirname).filter(f => f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted)
-    .filter(f => untrusted || (named ? named.includes(f.slice(0, -'.test.js'.length)) : !ON_REQUEST.includes(f.slice(0, -'.test.js'.length)))).sort();
-  if (named && !untrusted && files.length !== named.length) throw new Error(`LOCKSTEP_VSCODE_TESTS names ${named.join(', ')}; found ${files.join(', ') || 'none of them'}`);
+  const named = process.env.LOCKSTEP_VSCODE_TESTS?.split(',')
+    .map(n => n.trim())
+    .filter(Boolean);
+  const files = fs
+    .readdirSync(__dirname)
+    .filter(f => f.endsWith('.test.js') && f.endsWith('.untrusted.test.js') === untrusted)
+    .filter(
+      f => untrusted || (named ? named.includes(f.slice(0, -'.test.js'.length)) : !ON_REQUEST.includes(f.slice(0, -'.test.js'.length))),
+    )
+    .sort();
+  if (named && !untrusted && files.length !== named.length)
+    throw new Error(`LOCKSTEP_VSCODE_TESTS names ${named.join(', ')}; found ${files.join(', ') || 'none of them'}`);
   for (const file of files) mocha.addFile(path.join(__dirname, file));
 
   const run = await new Promise<RunCounts>((resolve, reject) => {
@@ -38,9 +54,17 @@ export async function run(): Promise<void> {
       reject(err);
     }
   });
-  const counts = { passed: run.passed, failed: run.failed, skipped: run.skipped, behaviours: run.behaviours, vscode: vscode.version, node: process.version };
+  const counts = {
+    passed: run.passed,
+    failed: run.failed,
+    skipped: run.skipped,
+    behaviours: run.behaviours,
+    vscode: vscode.version,
+    node: process.version,
+  };
   if (process.env.LOCKSTEP_VSCODE_RESULT) fs.writeFileSync(process.env.LOCKSTEP_VSCODE_RESULT, `${JSON.stringify(counts)}\n`);
   if (counts.failed > 0) throw new Error(`${counts.failed} extension test(s) failed`);
   // A run that found no test file, or no test, is not a pass.
-  if (files.length === 0 || counts.passed + counts.failed + counts.skipped === 0) throw new Error(`the extension host ran zero tests (${files.length} test files)`);
+  if (files.length === 0 || counts.passed + counts.failed + counts.skipped === 0)
+    throw new Error(`the extension host ran zero tests (${files.length} test files)`);
 }

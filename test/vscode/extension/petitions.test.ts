@@ -7,9 +7,18 @@ import { until } from './until';
 // Issue 26: the holder hears of a petition — once per petitioner, with the note — and the badge counts who waits.
 suite('petitions reach the holder', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  suiteTeardown(async () => { if (api) { await dismissNotifications(); await resetToFree(api); } });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  suiteTeardown(async () => {
+    if (api) {
+      await dismissNotifications();
+      await resetToFree(api);
+    }
+  });
 
   const told = (who: string) => api.logLines().filter(line => line.includes(`${who} petitioned for the lock`));
 
@@ -20,7 +29,7 @@ suite('petitions reach the holder', () => {
     const before = told(BOB).length;
     const petitioned = await cli(fixture.bob, ['petition', '--note', 'the parser'], BOB);
     assert.equal(petitioned.code, 0, JSON.stringify(petitioned.json));
-    await until('alice\'s badge to count bob', () => / · 1 waiting$/.test(api.badge().text), 15_000);
+    await until("alice's badge to count bob", () => / · 1 waiting$/.test(api.badge().text), 15_000);
     await until('the notice to be logged', () => told(BOB).length === before + 1, 5_000);
     assert.match(told(BOB).at(-1)!, /bob@example\.com petitioned for the lock \(1 waiting\)$/);
     // A later read of the same queue tells nobody again.
@@ -39,7 +48,7 @@ suite('petitions reach the holder', () => {
       const before = told(BOB).length;
       const petitioned = await cli(fixture.bob, ['petition'], BOB);
       assert.equal(petitioned.code, 0, JSON.stringify(petitioned.json));
-      await until('alice\'s badge to count bob', () => / · 1 waiting$/.test(api.badge().text), 15_000);
+      await until("alice's badge to count bob", () => / · 1 waiting$/.test(api.badge().text), 15_000);
       await until('the petition to be logged', () => told(BOB).length === before + 1, 5_000);
       assert.match(told(BOB).at(-1)!, /petitioned for the lock \(1 waiting\); lockstep\.notifyPetitions is off$/);
     } finally {

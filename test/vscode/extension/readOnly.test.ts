@@ -27,7 +27,10 @@ async function greetingOpenWhileBobHolds(api: LockstepAPI): Promise<{ editor: vs
   const original = editor.document.getText();
   await as(BOB, c => c.acquire());
   await badgeBecomes(api, 'held-by-other');
-  await until('the editor to be made read-only', () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1);
+  await until(
+    'the editor to be made read-only',
+    () => count(api, /src\/greeting\.ts is read-only while bob@example\.com has the lock/) >= 1,
+  );
   return { editor, original };
 }
 
@@ -43,9 +46,12 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
     await settings().update('whileLockedByOthers', undefined, vscode.ConfigurationTarget.Global);
     await settings().update('readOnlyExclude', undefined, vscode.ConfigurationTarget.Global);
   });
-  setup(async () => { await resetToFree(api); });
+  setup(async () => {
+    await resetToFree(api);
+  });
   teardown(async () => {
-    for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++) await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    for (let i = 0; i < 4 && vscode.window.activeTextEditor; i++)
+      await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await dismissNotifications();
   });
@@ -94,7 +100,11 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
     await typeInto(readme, 'x');
     assert.equal(readme.document.isDirty, false, 'a file of the container is read-only');
 
-    for (const editor of [await open(note), await open(outside), await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: 'draft\n' }))]) {
+    for (const editor of [
+      await open(note),
+      await open(outside),
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: 'draft\n' })),
+    ]) {
       await typeInto(editor, 'typed ');
       assert.match(editor.document.getText(), /^typed /, `${editor.document.uri.toString()} stays writable`);
       await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
@@ -105,11 +115,17 @@ suite('read-only while another holds the lock (lockstep.whileLockedByOthers: rea
 
 suite('warnings before it is too late', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  teardown(async () => { await dismissNotifications(); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  teardown(async () => {
+    await dismissNotifications();
+  });
 
-  test('heartbeats failing within 15 minutes of the lease\'s end (a 60 s lease here) warns the holder once', async () => {
+  test("heartbeats failing within 15 minutes of the lease's end (a 60 s lease here) warns the holder once", async () => {
     const grant = await vscode.commands.executeCommand<number>('lockstep.acquire');
     await badgeBecomes(api, 'held-by-me');
     const warned = new RegExp(`lease-ending warning for grant #${grant}`);

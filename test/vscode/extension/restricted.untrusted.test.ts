@@ -13,7 +13,9 @@ const REFUSED = /^\[warn\] Lockstep is read-only in an untrusted workspace: trus
 
 suite('an untrusted folder (restricted mode)', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
 
   test('the folder is untrusted; Lockstep is active there, says it is read-only, and shows the lock', async () => {
     assert.equal(vscode.workspace.isTrusted, false);
@@ -36,8 +38,14 @@ suite('an untrusted folder (restricted mode)', () => {
     const kept = fs.readFileSync(hook);
     fs.rmSync(hook);
     try {
-      for (const [command, ...args] of [['lockstep.acquire'], ['lockstep.petition', 'let me'], ['lockstep.installHooks'],
-        ['lockstep.leaseIds', BOB, 5], ['lockstep.assignBlock', BOB, 'a block'], ['lockstep.initialise']] as const) {
+      for (const [command, ...args] of [
+        ['lockstep.acquire'],
+        ['lockstep.petition', 'let me'],
+        ['lockstep.installHooks'],
+        ['lockstep.leaseIds', BOB, 5],
+        ['lockstep.assignBlock', BOB, 'a block'],
+        ['lockstep.initialise'],
+      ] as const) {
         const before = count(api, REFUSED);
         assert.equal(await vscode.commands.executeCommand(command, ...args), undefined, `${command} did nothing`);
         assert.equal(count(api, REFUSED), before + 1, `${command} said why`);

@@ -5,7 +5,18 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LockstepAPI } from '../../../src/extension/api';
 import {
-  ALICE, BOB, OPS, as, badgeBecomes, cli, closeEditorsAndNotifications, editAndRevert, fixture, lockstepApi, resetToFree, statusAs,
+  ALICE,
+  BOB,
+  OPS,
+  as,
+  badgeBecomes,
+  cli,
+  closeEditorsAndNotifications,
+  editAndRevert,
+  fixture,
+  lockstepApi,
+  resetToFree,
+  statusAs,
 } from './backend';
 import { until } from './until';
 
@@ -27,24 +38,45 @@ async function setAndReopen(api: LockstepAPI, name: string, value: unknown): Pro
 
 suite('the settings in VS Code', () => {
   let api: LockstepAPI;
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
   teardown(closeEditorsAndNotifications);
-  suiteTeardown(async () => { if (api) await resetToFree(api); });
+  suiteTeardown(async () => {
+    if (api) await resetToFree(api);
+  });
 
-  test('lockstep.identity: the window acts as that identity instead of git\'s user.email', async () => {
+  test("lockstep.identity: the window acts as that identity instead of git's user.email", async () => {
     const carol = 'carol@example.com';
     try {
       await setAndReopen(api, 'identity', carol);
-      assert.match(api.logLines().filter(l => OPENED.test(l)).at(-1)!, new RegExp(`as ${carol}`));
+      assert.match(
+        api
+          .logLines()
+          .filter(l => OPENED.test(l))
+          .at(-1)!,
+        new RegExp(`as ${carol}`),
+      );
       assert.equal(await vscode.commands.executeCommand('lockstep.petition', 'as carol'), 1);
-      assert.deepEqual((await statusAs(OPS)).queue.map(p => p.identity), [carol]);
+      assert.deepEqual(
+        (await statusAs(OPS)).queue.map(p => p.identity),
+        [carol],
+      );
       assert.equal(await vscode.commands.executeCommand('lockstep.withdraw'), true);
       assert.deepEqual((await statusAs(OPS)).queue, []);
     } finally {
       await setAndReopen(api, 'identity', undefined);
     }
-    assert.match(api.logLines().filter(l => OPENED.test(l)).at(-1)!, new RegExp(`as ${ALICE}`));
+    assert.match(
+      api
+        .logLines()
+        .filter(l => OPENED.test(l))
+        .at(-1)!,
+      new RegExp(`as ${ALICE}`),
+    );
   });
 
   test('lockstep.acquireOnEdit off: a first edit in a free container acquires nothing', async () => {
@@ -103,12 +135,14 @@ suite('the settings in VS Code', () => {
       await badgeBecomes(api, 'held-by-other');
       const model = api.activeContainer()!;
       let arrivedAt: number | undefined;
-      const subscription = model.onDidChange(m => { if (arrivedAt === undefined && m.status?.queue.some(p => p.identity === BOB)) arrivedAt = Date.now(); });
+      const subscription = model.onDidChange(m => {
+        if (arrivedAt === undefined && m.status?.queue.some(p => p.identity === BOB)) arrivedAt = Date.now();
+      });
       try {
         const petitioned = await cli(fixture.bob, ['petition']);
         assert.equal(petitioned.code, 0, JSON.stringify(petitioned.json));
         const at = Date.now();
-        await until('bob\'s petition to reach alice\'s window by polling', () => arrivedAt !== undefined, 10_000);
+        await until("bob's petition to reach alice's window by polling", () => arrivedAt !== undefined, 10_000);
         // Without a watch, only the poll reads: every second here, against 10 s by default and 30 s for the safety net.
         assert.ok(arrivedAt! - at < 3_000, `arrived ${arrivedAt! - at} ms after the petition`);
       } finally {

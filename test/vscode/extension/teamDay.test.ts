@@ -10,22 +10,32 @@ import { until } from './until';
 
 // Issue 13 in the real extension host: the lapsed lease (badge and "Your turn"), the operator's click on
 // HOLDER SILENT, and Initialise's questions.
-suite('a team\'s day in VS Code', () => {
+suite("a team's day in VS Code", () => {
   let api: LockstepAPI;
 
-  suiteSetup(async () => { api = await lockstepApi(); });
-  setup(async () => { await resetToFree(api); });
-  suiteTeardown(async () => { if (api) await resetToFree(api); });
+  suiteSetup(async () => {
+    api = await lockstepApi();
+  });
+  setup(async () => {
+    await resetToFree(api);
+  });
+  suiteTeardown(async () => {
+    if (api) await resetToFree(api);
+  });
 
   test('a lapsed lease: Stale until alice petitions, then Queued with the lapse in the tooltip, then "Your turn" fires', async () => {
     // Alice's terminal grant runs out a second from now (the shortest lease, dated back: lapsingGrantAs).
     const mine = await lapsingGrantAs(ALICE, fixture.alice);
     const { grant } = await as(BOB, async c => {
-      await until('alice\'s lease to run out', async () => (await c.status()).canAcquire, 8_000);
+      await until("alice's lease to run out", async () => (await c.status()).canAcquire, 8_000);
       return c.acquire();
     });
     // Stale from its own expiry first; then the page shows bob's grant.
-    await until(`alice to see bob's grant #${grant}`, () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant, 10_000);
+    await until(
+      `alice to see bob's grant #${grant}`,
+      () => api.badge().state === 'stale' && api.activeContainer()?.status?.grant === grant,
+      10_000,
+    );
     const stale = api.badge();
     assert.match(stale.tooltip, new RegExp(`Lapsed: your lease #${mine.grant} has ended: grant #${grant} was issued to ${BOB}`));
     assert.equal(stale.command, 'lockstep.petition', 'held by bob: the click petitions');
@@ -35,7 +45,9 @@ suite('a team\'s day in VS Code', () => {
     assert.match(queued.tooltip, /Lapsed: your lease #\d+ has ended/);
     const model = api.activeContainer()!;
     let told = 0;
-    const subscription = model.onDidBecomeTurn(() => { told++; });
+    const subscription = model.onDidBecomeTurn(() => {
+      told++;
+    });
     try {
       await as(BOB, c => c.release());
       const turn = await badgeBecomes(api, 'your-turn');
@@ -50,7 +62,7 @@ suite('a team\'s day in VS Code', () => {
     }
   });
 
-  test('the operator\'s click on HOLDER SILENT opens the clear flow (reason prompt) and never acquires', async () => {
+  test("the operator's click on HOLDER SILENT opens the clear flow (reason prompt) and never acquires", async () => {
     // User settings, not the workspace's .vscode/settings.json: an edit inside the folder would acquire on first edit.
     const config = vscode.workspace.getConfiguration('lockstep', vscode.workspace.workspaceFolders![0].uri);
     await config.update('identity', OPS, vscode.ConfigurationTarget.Global);
@@ -58,15 +70,26 @@ suite('a team\'s day in VS Code', () => {
     try {
       // Bob's grant runs out a second from now (the shortest lease, dated back: lapsingGrantAs).
       grant = (await lapsingGrantAs(BOB)).grant;
-      await until('the operator\'s badge: HOLDER SILENT, click clears', () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.clear', 10_000)
-        .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
+      await until(
+        "the operator's badge: HOLDER SILENT, click clears",
+        () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.clear',
+        10_000,
+      ).catch(error => {
+        throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`);
+      });
       let settled = false;
-      const clicked = Promise.resolve(vscode.commands.executeCommand<number | undefined>(api.badge().command!)).finally(() => { settled = true; });
+      const clicked = Promise.resolve(vscode.commands.executeCommand<number | undefined>(api.badge().command!)).finally(() => {
+        settled = true;
+      });
       // The reason prompt is open; cancel it: nothing happens, and above all no acquisition.
-      await until('the reason prompt to be dismissed', async () => {
-        await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
-        return settled;
-      }, 8_000);
+      await until(
+        'the reason prompt to be dismissed',
+        async () => {
+          await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+          return settled;
+        },
+        8_000,
+      );
       assert.equal(await clicked, undefined);
     } finally {
       await config.update('identity', undefined, vscode.ConfigurationTarget.Global);
@@ -77,8 +100,13 @@ suite('a team\'s day in VS Code', () => {
     assert.equal(after.holder?.identity, BOB);
     assert.equal(after.grant, grant);
     // Alice is no operator: with nobody queued, her click on the same HOLDER SILENT acquires.
-    await until('alice\'s badge again', () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.acquire', 10_000)
-      .catch(error => { throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`); });
+    await until(
+      "alice's badge again",
+      () => api.badge().state === 'holder-silent' && api.badge().command === 'lockstep.acquire',
+      10_000,
+    ).catch(error => {
+      throw new Error(`${(error as Error).message}; badge ${JSON.stringify(api.badge())}`);
+    });
   });
 
   test('Initialise Container asks for the driver, the operators and the protected branch (a repository whose remote has no container yet)', async () => {
@@ -95,14 +123,20 @@ suite('a team\'s day in VS Code', () => {
     try {
       await badgeBecomes(api, 'not-initialised');
       let done = false;
-      const asked = Promise.resolve(vscode.commands.executeCommand<string | undefined>('lockstep.initialise')).finally(() => { done = true; });
+      const asked = Promise.resolve(vscode.commands.executeCommand<string | undefined>('lockstep.initialise')).finally(() => {
+        done = true;
+      });
       // Accept each question's first choice or pre-filled answer: file, alice, main.
-      await until('Initialise to finish its three questions', async () => {
-        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-        // Its closing message ("commit .lockstep.json …") waits for an answer: dismiss it once the file is there.
-        if (fs.existsSync(file)) await dismissNotifications();
-        return done;
-      }, 15_000);
+      await until(
+        'Initialise to finish its three questions',
+        async () => {
+          await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+          // Its closing message ("commit .lockstep.json …") waits for an answer: dismiss it once the file is there.
+          if (fs.existsSync(file)) await dismissNotifications();
+          return done;
+        },
+        15_000,
+      );
       await dismissNotifications();
       const container = await asked;
       assert.match(container ?? '', /^[0-9a-f-]{36}$/);
@@ -130,15 +164,24 @@ suite('a team\'s day in VS Code', () => {
       await badgeBecomes(api, 'not-initialised');
       const asked = Promise.resolve(vscode.commands.executeCommand<string | undefined>('lockstep.initialise'));
       let done = false;
-      void asked.finally(() => { done = true; });
+      void asked.finally(() => {
+        done = true;
+      });
       // It refuses before asking anything: no question is answered here, only its error message dismissed.
-      await until('Initialise to refuse', async () => {
-        if (api.logLines().some(line => REFUSED.test(line))) await dismissNotifications();
-        return done;
-      }, 15_000);
+      await until(
+        'Initialise to refuse',
+        async () => {
+          if (api.logLines().some(line => REFUSED.test(line))) await dismissNotifications();
+          return done;
+        },
+        15_000,
+      );
       assert.equal(await asked, undefined, 'no container was made');
       assert.equal(fs.existsSync(file), false, 'no .lockstep.json was written');
-      assert.ok(api.logLines().some(line => /Pull it \(`git pull`\) instead of running lockstep init/.test(line)), 'the refusal says to pull');
+      assert.ok(
+        api.logLines().some(line => /Pull it \(`git pull`\) instead of running lockstep init/.test(line)),
+        'the refusal says to pull',
+      );
     } finally {
       fs.writeFileSync(file, kept);
     }

@@ -9,15 +9,22 @@ import { until } from './until';
 // Issue 26: every `lockstep …` a tooltip or a notification names runs, as written, in VS Code's integrated
 // terminal — the extension puts the CLI it bundles on the terminals' PATH, with no installation of its own.
 suite('the lockstep command in the integrated terminal', () => {
-  suiteSetup(async () => { await lockstepApi(); });
+  suiteSetup(async () => {
+    await lockstepApi();
+  });
 
   test('a new integrated terminal runs `lockstep --version` and `lockstep status` in the workspace: the bundled CLI', async function () {
     if (process.platform === 'win32') this.skip(); // the sh launcher; Windows runs lockstep.cmd (issue 29)
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-terminal-'));
     const folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
     const terminal = vscode.window.createTerminal({
-      name: 'lockstep terminal test', cwd: folder, shellPath: '/bin/sh',
-      shellArgs: ['-c', `command -v lockstep > '${out}/which'; lockstep --version --json > '${out}/version'; lockstep status --json > '${out}/status'; echo $? > '${out}/done'`],
+      name: 'lockstep terminal test',
+      cwd: folder,
+      shellPath: '/bin/sh',
+      shellArgs: [
+        '-c',
+        `command -v lockstep > '${out}/which'; lockstep --version --json > '${out}/version'; lockstep status --json > '${out}/status'; echo $? > '${out}/done'`,
+      ],
     });
     try {
       await until('the terminal to run lockstep', () => fs.existsSync(path.join(out, 'done')), 30_000);

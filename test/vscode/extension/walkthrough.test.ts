@@ -6,12 +6,19 @@ import { readSetupFacts } from '../../../src/extension/setupProgress';
 import { EXTENSION_ID, cli, fixture, git, lockstepApi } from './backend';
 
 suite('the first-day walkthrough', () => {
-  suiteSetup(async () => { await lockstepApi(); });
+  suiteSetup(async () => {
+    await lockstepApi();
+  });
 
   test('package.json contributes it, with a self-completing event for every step and its media shipped', () => {
-    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { walkthroughs: { steps: { id: string; completionEvents: string[]; media: { markdown: string } }[] }[] } };
+    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+      contributes: { walkthroughs: { steps: { id: string; completionEvents: string[]; media: { markdown: string } }[] }[] };
+    };
     const steps = manifest.contributes.walkthroughs[0]!.steps;
-    assert.deepEqual(steps.map(s => s.id), ['initialise', 'commit', 'hooks', 'serverGuard', 'acquire', 'release']);
+    assert.deepEqual(
+      steps.map(s => s.id),
+      ['initialise', 'commit', 'hooks', 'serverGuard', 'acquire', 'release'],
+    );
     for (const step of steps) {
       assert.ok(step.completionEvents.length > 0, `${step.id} completes by itself`);
       const markdown = path.join(vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath, step.media.markdown);

@@ -10,10 +10,21 @@ export async function bundleExtensionTests() {
   const source = path.join(PROJECT_ROOT, 'test/vscode/extension');
   const outdir = path.join(PROJECT_ROOT, 'out/vscode-tests');
   fs.rmSync(outdir, { recursive: true, force: true });
-  const entryPoints = fs.readdirSync(source).filter(f => f === 'index.ts' || f.endsWith('.test.ts')).map(f => path.join(source, f));
+  const entryPoints = fs
+    .readdirSync(source)
+    .filter(f => f === 'index.ts' || f.endsWith('.test.ts'))
+    .map(f => path.join(source, f));
   await esbuild.build({
-    entryPoints, outdir, bundle: true, platform: 'node', format: 'cjs', target: 'node20', sourcemap: 'inline',
-    external: ['vscode'], packages: 'external', logLevel: 'warning',
+    entryPoints,
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: 'inline',
+    external: ['vscode'],
+    packages: 'external',
+    logLevel: 'warning',
   });
   return path.join(outdir, 'index.js');
 }

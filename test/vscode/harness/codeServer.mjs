@@ -33,16 +33,25 @@ function hostEnv() {
  */
 export function resolveHost(name = 'newest') {
   const env = hostEnv();
-  const installed = (env.LOCKSTEP_VSCODE_HOSTS ?? '').split(/\s+/).filter(Boolean)
+  const installed = (env.LOCKSTEP_VSCODE_HOSTS ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
     .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
   const chosen = name === 'newest' ? installed.at(-1) : name === 'oldest' ? installed[0] : name;
   const key = (chosen ?? '').replace('.', '_');
   const codeServer = env[`LOCKSTEP_CODE_SERVER_${key}`];
   if (!chosen || !codeServer || !fs.existsSync(codeServer)) {
-    throw new Error(`VS Code host ${name} is not installed (installed: ${installed.join(', ') || 'none'}); ` +
-      `run: bash scripts/vscode-host/setup.sh ${['1.100', '1.139'].includes(name) ? name : 'all'}`);
+    throw new Error(
+      `VS Code host ${name} is not installed (installed: ${installed.join(', ') || 'none'}); ` +
+        `run: bash scripts/vscode-host/setup.sh ${['1.100', '1.139'].includes(name) ? name : 'all'}`,
+    );
   }
-  return { name: chosen, codeServer, nodeBin: env[`LOCKSTEP_CODE_SERVER_NODE_${key}`] ?? '', chromium: env.LOCKSTEP_CHROMIUM || '/usr/bin/chromium' };
+  return {
+    name: chosen,
+    codeServer,
+    nodeBin: env[`LOCKSTEP_CODE_SERVER_NODE_${key}`] ?? '',
+    chromium: env.LOCKSTEP_CHROMIUM || '/usr/bin/chromium',
+  };
 }
 
 /**
@@ -52,23 +61,52 @@ export function resolveHost(name = 'newest') {
 export function createRun(label) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-${label.replace(/[^\w.-]/g, '_')}-`));
   const paths = {
-    userData: `${dir}/user-data`, extensions: `${dir}/extensions`, tmp: `${dir}/tmp`, xdg: `${dir}/xdg`,
-    chromium: `${dir}/chromium`, config: `${dir}/code-server.yaml`, log: `${dir}/code-server.log`,
+    userData: `${dir}/user-data`,
+    extensions: `${dir}/extensions`,
+    tmp: `${dir}/tmp`,
+    xdg: `${dir}/xdg`,
+    chromium: `${dir}/chromium`,
+    config: `${dir}/code-server.yaml`,
+    log: `${dir}/code-server.log`,
   };
-  for (const d of [`${paths.userData}/User`, paths.extensions, paths.tmp, `${paths.xdg}/config`, `${paths.xdg}/data`,
-    `${paths.xdg}/cache`, paths.chromium]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [
+    `${paths.userData}/User`,
+    paths.extensions,
+    paths.tmp,
+    `${paths.xdg}/config`,
+    `${paths.xdg}/data`,
+    `${paths.xdg}/cache`,
+    paths.chromium,
+  ])
+    fs.mkdirSync(d, { recursive: true });
   // A quiet workbench: no welcome page, telemetry, update checks, AI panels, git scanning of the fixture or auto-save.
-  fs.writeFileSync(`${paths.userData}/User/settings.json`, JSON.stringify({
-    'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off',
-    'update.mode': 'none', 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
-    'workbench.enableExperiments': false, 'chat.disableAIFeatures': true, 'git.enabled': false,
-    'security.workspace.trust.enabled': false, 'window.commandCenter': false,
-    'workbench.secondarySideBar.defaultVisibility': 'hidden',
-    // code-server saves after a delay by default: a test's unsaved edit must stay unsaved (it never reaches the clone).
-    'files.autoSave': 'off',
-  }, null, 2));
+  fs.writeFileSync(
+    `${paths.userData}/User/settings.json`,
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'workbench.enableExperiments': false,
+        'chat.disableAIFeatures': true,
+        'git.enabled': false,
+        'security.workspace.trust.enabled': false,
+        'window.commandCenter': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        // code-server saves after a delay by default: a test's unsaved edit must stay unsaved (it never reaches the clone).
+        'files.autoSave': 'off',
+      },
+      null,
+      2,
+    ),
+  );
   return {
-    dir, paths, label,
+    dir,
+    paths,
+    label,
     /** Logs worth reading after a failure, copied to test-artifacts/vscode-logs/<label>/. */
     saveLogs() {
       const dest = path.join(PROJECT_ROOT, 'test-artifacts', 'vscode-logs', label);
@@ -91,10 +129,18 @@ export function createRun(label) {
  */
 export function trustWorkspaces(run) {
   const file = `${run.paths.userData}/User/settings.json`;
-  fs.writeFileSync(file, JSON.stringify({
-    ...JSON.parse(fs.readFileSync(file, 'utf8')),
-    'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never',
-  }, null, 2));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        ...JSON.parse(fs.readFileSync(file, 'utf8')),
+        'security.workspace.trust.enabled': true,
+        'security.workspace.trust.startupPrompt': 'never',
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 /** code-server's environment: the run's own XDG dirs and TMPDIR, the host's Node first on PATH. */
@@ -102,26 +148,31 @@ export function hostEnvironment(host, run, extra = {}) {
   const env = { ...process.env };
   // A VS Code terminal's VSCODE_* variables would make code-server's CLI talk to that other VS Code; NODE_OPTIONS
   // from our own tooling does not belong in a Node 24 server.
-  for (const key of Object.keys(env)) if (key.startsWith('VSCODE_') || key === 'ELECTRON_RUN_AS_NODE' || key === 'NODE_OPTIONS') delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith('VSCODE_') || key === 'ELECTRON_RUN_AS_NODE' || key === 'NODE_OPTIONS') delete env[key];
   // The runner's own Lockstep settings (an identity, a store) must not leak into the host: each test says what it uses.
   for (const key of Object.keys(env)) if (key.startsWith('LOCKSTEP_') && !key.startsWith('LOCKSTEP_VSCODE_')) delete env[key];
   return {
     ...env,
     PATH: host.nodeBin ? `${host.nodeBin}:${env.PATH}` : env.PATH,
     TMPDIR: run.paths.tmp,
-    XDG_CONFIG_HOME: `${run.paths.xdg}/config`, XDG_DATA_HOME: `${run.paths.xdg}/data`, XDG_CACHE_HOME: `${run.paths.xdg}/cache`,
+    XDG_CONFIG_HOME: `${run.paths.xdg}/config`,
+    XDG_DATA_HOME: `${run.paths.xdg}/data`,
+    XDG_CACHE_HOME: `${run.paths.xdg}/cache`,
     // No extension gallery: tests install only local .vsix files and must not reach for open-vsx.org.
     EXTENSIONS_GALLERY: '{}',
     ...extra,
   };
 }
 
-const commonArgs = (run) => ['--config', run.paths.config, '--user-data-dir', run.paths.userData, '--extensions-dir', run.paths.extensions];
+const commonArgs = run => ['--config', run.paths.config, '--user-data-dir', run.paths.userData, '--extensions-dir', run.paths.extensions];
 
 /** Installs a .vsix into the run's extensions folder with code-server's own CLI. */
 export async function installExtension(host, run, vsix) {
-  await promisify(execFile)(host.codeServer, [...commonArgs(run), '--install-extension', vsix],
-    { env: hostEnvironment(host, run), timeout: 120_000 });
+  await promisify(execFile)(host.codeServer, [...commonArgs(run), '--install-extension', vsix], {
+    env: hostEnvironment(host, run),
+    timeout: 120_000,
+  });
 }
 
 /** A port that was free a moment ago on 127.0.0.1 (startCodeServer retries when someone took it meanwhile). */
@@ -157,12 +208,25 @@ async function smokeDriverArgs(host, run) {
 export async function startCodeServer(host, run, { env = {}, port, args = [], testPayload = false, workspaceTrust = false } = {}) {
   const smoke = testPayload ? await smokeDriverArgs(host, run) : [];
   for (let attempt = 1; ; attempt++) {
-    const chosenPort = port ?? await freePort();
-    const argv = [...commonArgs(run), '--bind-addr', `127.0.0.1:${chosenPort}`, '--auth', 'none', '--disable-telemetry',
-      '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', ...smoke, ...args];
+    const chosenPort = port ?? (await freePort());
+    const argv = [
+      ...commonArgs(run),
+      '--bind-addr',
+      `127.0.0.1:${chosenPort}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
+      '--disable-getting-started-override',
+      ...smoke,
+      ...args,
+    ];
     const logStart = fs.existsSync(run.paths.log) ? fs.statSync(run.paths.log).size : 0;
-    const guard = spawn(process.execPath, [path.join(HARNESS, 'processGuard.mjs'), run.paths.log, '--', host.codeServer, ...argv],
-      { env: hostEnvironment(host, run, env), stdio: ['pipe', 'inherit', 'inherit'] });
+    const guard = spawn(process.execPath, [path.join(HARNESS, 'processGuard.mjs'), run.paths.log, '--', host.codeServer, ...argv], {
+      env: hostEnvironment(host, run, env),
+      stdio: ['pipe', 'inherit', 'inherit'],
+    });
     const exited = once(guard, 'exit');
     const stop = async () => {
       if (guard.exitCode !== null || guard.signalCode !== null) return;
@@ -180,12 +244,17 @@ export async function startCodeServer(host, run, { env = {}, port, args = [], te
           log(`code-server ${host.name} up at ${origin} (guard pid ${guard.pid})`);
           return { port: chosenPort, origin, authority: `127.0.0.1:${chosenPort}`, stop };
         }
-      } catch { /* not listening yet */ }
+      } catch {
+        /* not listening yet */
+      }
       await delay(200);
     }
     await stop();
     const tail = fs.readFileSync(run.paths.log, 'utf8').slice(logStart);
-    if (port === undefined && attempt < 3 && /EADDRINUSE/.test(tail)) { log(`port ${chosenPort} was taken; trying another`); continue; }
+    if (port === undefined && attempt < 3 && /EADDRINUSE/.test(tail)) {
+      log(`port ${chosenPort} was taken; trying another`);
+      continue;
+    }
     throw new Error(`code-server ${host.name} did not answer /healthz within 60 s; its log: ${run.paths.log}\n${tail.slice(-2000)}`);
   }
 }
@@ -199,8 +268,16 @@ export async function launchChromium(host, run) {
     viewport: { width: 1280, height: 800 },
     // Chromium otherwise writes ~/.config/chromium and ~/.cache.
     env: { ...process.env, XDG_CONFIG_HOME: `${run.paths.xdg}/config`, XDG_CACHE_HOME: `${run.paths.xdg}/cache` },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -209,7 +286,12 @@ export function parseOptions(argv, defaults) {
   const options = { ...defaults };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!(key in defaults) || argv[i + 1] === undefined) throw new Error(`unknown or incomplete option ${argv[i]}; known: ${Object.keys(defaults).map(k => `--${k}`).join(' ')}`);
+    if (!(key in defaults) || argv[i + 1] === undefined)
+      throw new Error(
+        `unknown or incomplete option ${argv[i]}; known: ${Object.keys(defaults)
+          .map(k => `--${k}`)
+          .join(' ')}`,
+      );
     options[key] = argv[i + 1];
   }
   return options;

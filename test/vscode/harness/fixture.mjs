@@ -34,8 +34,11 @@ export function lockstep(cwd, args, { store, identity } = {}) {
 export function lapsingGrant(cwd, { store, identity, lapseMs = 1000 } = {}) {
   const env = { ...gitEnv(), ...(store ? { LOCKSTEP_PATH: store } : {}), ...(identity ? { LOCKSTEP_IDENTITY: identity } : {}) };
   if (!identity) delete env.LOCKSTEP_IDENTITY;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)],
-    { cwd: PROJECT_ROOT, env, encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'lapsingGrant.ts'), '--cwd', cwd, '--lapse-ms', String(lapseMs)],
+    { cwd: PROJECT_ROOT, env, encoding: 'utf8' },
+  );
   return JSON.parse(out);
 }
 

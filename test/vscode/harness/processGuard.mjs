@@ -13,8 +13,21 @@ if (!logFile || separator !== '--' || !command) {
 }
 const out = fs.openSync(logFile, 'a');
 const child = spawn(command, args, { stdio: ['ignore', out, out], detached: true });
-const groupAlive = () => { try { process.kill(-child.pid, 0); return true; } catch { return false; } };
-const signalGroup = (signal) => { try { process.kill(-child.pid, signal); } catch { /* already gone */ } };
+const groupAlive = () => {
+  try {
+    process.kill(-child.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const signalGroup = signal => {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
+};
 
 let stopping = false;
 async function stopGroup(exitCode) {
@@ -28,7 +41,10 @@ async function stopGroup(exitCode) {
   process.exit(exitCode);
 }
 
-child.on('error', (err) => { fs.writeSync(out, `processGuard: cannot start ${command}: ${err.message}\n`); process.exit(127); });
+child.on('error', err => {
+  fs.writeSync(out, `processGuard: cannot start ${command}: ${err.message}\n`);
+  process.exit(127);
+});
 // The command ended by itself: still sweep up whatever it forked.
 child.on('exit', (code, signal) => stopGroup(code ?? (signal ? 128 : 1)));
 process.stdin.on('end', () => stopGroup(0));

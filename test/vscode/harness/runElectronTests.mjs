@@ -13,15 +13,22 @@ import { appendTally } from './tally.mjs';
 
 function skip(reason) {
   const bar = '!'.repeat(100);
-  console.log(`\n${bar}\n!! test:electron SKIPPED — no desktop VS Code on this machine.\n!! Why: ${reason}\n` +
-    '!! These machines reach only the npm registry and Debian (VS Code downloads from update.code.visualstudio.com).\n' +
-    '!! The same suite runs in a real VS Code through code-server: npm run test:vscode (scripts/suites/vscode.sh).\n' +
-    `!! To run it here anyway: LOCKSTEP_VSCODE_EXECUTABLE=/path/to/code npm run test:electron\n${bar}\n`);
+  console.log(
+    `\n${bar}\n!! test:electron SKIPPED — no desktop VS Code on this machine.\n!! Why: ${reason}\n` +
+      '!! These machines reach only the npm registry and Debian (VS Code downloads from update.code.visualstudio.com).\n' +
+      '!! The same suite runs in a real VS Code through code-server: npm run test:vscode (scripts/suites/vscode.sh).\n' +
+      `!! To run it here anyway: LOCKSTEP_VSCODE_EXECUTABLE=/path/to/code npm run test:electron\n${bar}\n`,
+  );
   process.exit(0);
 }
 
-const { downloadAndUnzipVSCode, runTests } = await import('@vscode/test-electron').catch(err => skip(`@vscode/test-electron does not load (${err.message})`));
-if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) { console.error('dist/extension.js is missing: run npm run build first'); process.exit(1); }
+const { downloadAndUnzipVSCode, runTests } = await import('@vscode/test-electron').catch(err =>
+  skip(`@vscode/test-electron does not load (${err.message})`),
+);
+if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) {
+  console.error('dist/extension.js is missing: run npm run build first');
+  process.exit(1);
+}
 
 const options = parseOptions(process.argv.slice(2), { workspace: 'folder', tests: '' });
 const version = process.env.LOCKSTEP_ELECTRON_VSCODE_VERSION || 'stable';
@@ -47,9 +54,17 @@ try {
     vscodeExecutablePath,
     extensionDevelopmentPath: PROJECT_ROOT,
     extensionTestsPath,
-    launchArgs: [workspace?.file ?? fixture.alice, '--disable-extensions', '--disable-workspace-trust', '--user-data-dir', path.join(run, 'user-data')],
+    launchArgs: [
+      workspace?.file ?? fixture.alice,
+      '--disable-extensions',
+      '--disable-workspace-trust',
+      '--user-data-dir',
+      path.join(run, 'user-data'),
+    ],
     extensionTestsEnv: {
-      ...fixtureEnvironment(fixture, workspace), LOCKSTEP_VSCODE_RESULT: resultFile, ...(options.tests ? { LOCKSTEP_VSCODE_TESTS: options.tests } : {}),
+      ...fixtureEnvironment(fixture, workspace),
+      LOCKSTEP_VSCODE_RESULT: resultFile,
+      ...(options.tests ? { LOCKSTEP_VSCODE_TESTS: options.tests } : {}),
     },
   });
   ok = true;

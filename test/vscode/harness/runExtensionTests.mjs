@@ -17,17 +17,33 @@ import path from 'node:path';
 import util from 'node:util';
 import { bundleExtensionTests } from './bundleTests.mjs';
 import {
-  PROJECT_ROOT, createRun, launchChromium, log, parseOptions, resolveHost, startCodeServer, trustWorkspaces,
+  PROJECT_ROOT,
+  createRun,
+  launchChromium,
+  log,
+  parseOptions,
+  resolveHost,
+  startCodeServer,
+  trustWorkspaces,
 } from './codeServer.mjs';
 import { createContainerFixture, createMultiRootWorkspace, fixtureEnvironment } from './fixture.mjs';
 import { appendTally } from './tally.mjs';
 
-const options = parseOptions(process.argv.slice(2), { host: 'newest', suite: '', untrusted: '', driver: 'file', tests: '', extension: PROJECT_ROOT, workspace: 'folder' });
+const options = parseOptions(process.argv.slice(2), {
+  host: 'newest',
+  suite: '',
+  untrusted: '',
+  driver: 'file',
+  tests: '',
+  extension: PROJECT_ROOT,
+  workspace: 'folder',
+});
 const untrusted = options.untrusted === '1';
 const timeoutMs = Number(process.env.LOCKSTEP_VSCODE_TEST_TIMEOUT_MS || 360_000); // the whole run; a story of 30 tests with real git pushes takes minutes on a loaded machine
 const debug = Boolean(process.env.LOCKSTEP_VSCODE_DEBUG);
 // Workbench chatter that says nothing about the extension under test (shown with LOCKSTEP_VSCODE_DEBUG=1).
-const NOISE = /^(Resolving|Resolved|Creating a socket|\[|Extension host|Updating additional builtin|Ignoring fetching additional builtin|Creation of workbench contribution|ChatSessionStore|Timed out waiting for authentication provider 'github')/;
+const NOISE =
+  /^(Resolving|Resolved|Creating a socket|\[|Extension host|Updating additional builtin|Ignoring fetching additional builtin|Creation of workbench contribution|ChatSessionStore|Timed out waiting for authentication provider 'github')/;
 
 const host = resolveHost(options.host);
 const suite = options.suite || `vscode-ext${untrusted ? '-untrusted' : ''}@${host.name}`;
@@ -36,9 +52,12 @@ let note;
 
 const run = createRun(`ext${untrusted ? '-untrusted' : ''}-${host.name}`);
 if (untrusted) trustWorkspaces(run);
-let server, browser, ok = false;
+let server,
+  browser,
+  ok = false;
 try {
-  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js'))) throw new Error('dist/extension.js is missing: run npm run build first');
+  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist/extension.js')))
+    throw new Error('dist/extension.js is missing: run npm run build first');
   const testsIndex = await bundleExtensionTests();
   const extension = path.resolve(options.extension);
   if (!fs.existsSync(path.join(extension, 'dist/extension.js'))) throw new Error(`${extension} holds no dist/extension.js`);
@@ -52,7 +71,10 @@ try {
   // clone, and a place to report back.
   server = await startCodeServer(host, run, {
     env: {
-      ...fixtureEnvironment(fixture, workspace), ...store.env, LOCKSTEP_TEST_DRIVER: options.driver, LOCKSTEP_VSCODE_RESULT: resultFile,
+      ...fixtureEnvironment(fixture, workspace),
+      ...store.env,
+      LOCKSTEP_TEST_DRIVER: options.driver,
+      LOCKSTEP_VSCODE_RESULT: resultFile,
       ...(options.tests ? { LOCKSTEP_VSCODE_TESTS: options.tests } : {}),
       ...(untrusted ? { LOCKSTEP_VSCODE_UNTRUSTED: '1' } : {}),
     },
@@ -67,9 +89,11 @@ try {
   const url = `${server.origin}/?${opened}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 
   browser = await launchChromium(host, run);
-  const page = browser.pages()[0] ?? await browser.newPage();
+  const page = browser.pages()[0] ?? (await browser.newPage());
   let reportExit;
-  const exitCode = new Promise(resolve => { reportExit = resolve; });
+  const exitCode = new Promise(resolve => {
+    reportExit = resolve;
+  });
   await page.exposeFunction('codeAutomationExit', code => reportExit(code));
   // The workbench forwards the extension host's console (mocha's spec reporter) through this hook.
   await page.exposeFunction('codeAutomationLog', (type, args) => {
@@ -79,21 +103,37 @@ try {
   if (debug) page.on('console', message => console.log('[browser]', message.text().slice(0, 500)));
   page.on('pageerror', err => log('page error:', err.message));
 
-  log(`opening the workbench on VS Code ${host.name} with the extension in ${path.relative(PROJECT_ROOT, extension) || 'the project'}, ` +
-    `a container on the ${options.driver} driver${workspace ? ', multi-root' : ''}`);
+  log(
+    `opening the workbench on VS Code ${host.name} with the extension in ${path.relative(PROJECT_ROOT, extension) || 'the project'}, ` +
+      `a container on the ${options.driver} driver${workspace ? ', multi-root' : ''}`,
+  );
   await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
   let timer;
-  const code = await Promise.race([exitCode, new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no test result after ${timeoutMs / 1000} s`)), timeoutMs);
-  })]).finally(() => clearTimeout(timer));
+  const code = await Promise.race([
+    exitCode,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no test result after ${timeoutMs / 1000} s`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
   log(`extension host exited with ${code}`);
 
   if (!fs.existsSync(resultFile)) throw new Error('the extension host wrote no result file: the test index did not run (see the logs)');
   const result = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
   log(`ran inside VS Code ${result.vscode} on Node ${result.node}`);
-  counts = { passed: result.passed, failed: result.failed, skipped: result.skipped, ...(Array.isArray(result.behaviours) ? { behaviours: result.behaviours } : {}) };
-  if (code !== 0 && counts.failed === 0) { counts.failed = 1; note = `host exited ${code} with no failed test`; }
-  if (counts.passed + counts.failed + counts.skipped === 0) { counts.failed = 1; note = 'the extension host ran zero tests'; }
+  counts = {
+    passed: result.passed,
+    failed: result.failed,
+    skipped: result.skipped,
+    ...(Array.isArray(result.behaviours) ? { behaviours: result.behaviours } : {}),
+  };
+  if (code !== 0 && counts.failed === 0) {
+    counts.failed = 1;
+    note = `host exited ${code} with no failed test`;
+  }
+  if (counts.passed + counts.failed + counts.skipped === 0) {
+    counts.failed = 1;
+    note = 'the extension host ran zero tests';
+  }
   ok = code === 0 && counts.failed === 0;
 } catch (err) {
   log('ERROR', err.message);
@@ -114,11 +154,18 @@ function driverStore(driver, dir) {
     return process.env[name];
   };
   switch (driver) {
-    case 'file': case 'git': return { init: driver, env: {} };
-    case 'sqlite': return { init: 'sql', env: { LOCKSTEP_DATABASE_URL: `sqlite://${dir}/locks.db` } };
-    case 'mariadb': case 'postgres': return { init: 'sql', env: { LOCKSTEP_DATABASE_URL: required('LOCKSTEP_TEST_DATABASE_URL') } };
-    case 'redis': return { init: 'redis', env: { LOCKSTEP_REDIS_URL: required('LOCKSTEP_TEST_REDIS_URL') } };
-    default: throw new Error(`--driver ${driver}: expected file, sqlite, mariadb, postgres, redis or git`);
+    case 'file':
+    case 'git':
+      return { init: driver, env: {} };
+    case 'sqlite':
+      return { init: 'sql', env: { LOCKSTEP_DATABASE_URL: `sqlite://${dir}/locks.db` } };
+    case 'mariadb':
+    case 'postgres':
+      return { init: 'sql', env: { LOCKSTEP_DATABASE_URL: required('LOCKSTEP_TEST_DATABASE_URL') } };
+    case 'redis':
+      return { init: 'redis', env: { LOCKSTEP_REDIS_URL: required('LOCKSTEP_TEST_REDIS_URL') } };
+    default:
+      throw new Error(`--driver ${driver}: expected file, sqlite, mariadb, postgres, redis or git`);
   }
 }
 
@@ -129,6 +176,8 @@ function withEnvironment(env, action) {
   try {
     return action();
   } finally {
-    for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key]; else process.env[key] = value;
+    for (const [key, value] of Object.entries(saved))
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
   }
 }

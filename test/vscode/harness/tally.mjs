@@ -16,5 +16,8 @@ export function appendTally(line) {
   const { suite, passed, failed, skipped, note, behaviours } = line;
   console.log(`[tally] ${suite}: ${passed} passed, ${failed} failed, ${skipped} skipped${note ? ` (${note})` : ''}`);
   if (!file) return;
-  fs.appendFileSync(file, `${JSON.stringify({ suite, passed, failed, skipped, ...(note ? { note } : {}), ...(behaviours ? { behaviours } : {}) })}\n`);
+  fs.appendFileSync(
+    file,
+    `${JSON.stringify({ suite, passed, failed, skipped, ...(note ? { note } : {}), ...(behaviours ? { behaviours } : {}) })}\n`,
+  );
 }

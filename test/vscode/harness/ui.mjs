@@ -2,9 +2,7 @@
 // the command palette (F1), screenshots into test-artifacts/screenshots/, and a tiny runner that tallies.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  PROJECT_ROOT, createRun, installExtension, launchChromium, log, startCodeServer,
-} from './codeServer.mjs';
+import { PROJECT_ROOT, createRun, installExtension, launchChromium, log, startCodeServer } from './codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally, keyOf } from './tally.mjs';
 
@@ -39,7 +37,7 @@ export async function openWorkbench({ host, vsix, label, folder, env, settings, 
     await beforeOpen?.(session);
     session.server = await startCodeServer(host, run, { env: env ?? fixtureEnvironment(session.fixture) });
     session.browser = await launchChromium(host, run);
-    session.page = session.browser.pages()[0] ?? await session.browser.newPage();
+    session.page = session.browser.pages()[0] ?? (await session.browser.newPage());
     await openFolder(session.page, session.server, session.folder);
     return session;
   } catch (err) {
@@ -86,8 +84,12 @@ export async function readBadge(page) {
       icon: [...(item.querySelector('.codicon')?.classList ?? [])].find(c => c.startsWith('codicon-')) ?? '',
       background,
       foreground: getComputedStyle(item.querySelector('a') ?? item).color,
-      severity: background === themed('--vscode-statusBarItem-errorBackground') ? 'error'
-        : background === themed('--vscode-statusBarItem-warningBackground') ? 'warning' : 'normal',
+      severity:
+        background === themed('--vscode-statusBarItem-errorBackground')
+          ? 'error'
+          : background === themed('--vscode-statusBarItem-warningBackground')
+            ? 'warning'
+            : 'normal',
     };
   });
 }
@@ -100,8 +102,10 @@ export async function badgeShows(page, pattern, timeoutMs = 20_000) {
     last = await readBadge(page).catch(() => undefined);
     if (last && pattern.test(last.text)) return last;
     if (Date.now() > deadline) {
-      throw new Error(`the badge did not come to read ${pattern} within ${timeoutMs / 1000} s; it reads ${JSON.stringify(last?.text)} ` +
-        `(status bar: ${JSON.stringify(await readStatusBar(page).catch(() => []))})`);
+      throw new Error(
+        `the badge did not come to read ${pattern} within ${timeoutMs / 1000} s; it reads ${JSON.stringify(last?.text)} ` +
+          `(status bar: ${JSON.stringify(await readStatusBar(page).catch(() => []))})`,
+      );
     }
     await page.waitForTimeout(100);
   }
@@ -162,7 +166,8 @@ export async function badgeScreenshot(page, name) {
  * a failure is printed and counted, never thrown, so every test runs. Returns true when all passed.
  */
 export async function runUiTests(suite, tests) {
-  let passed = 0, failed = 0;
+  let passed = 0,
+    failed = 0;
   const behaviours = new Set();
   for (const test of tests) {
     const started = Date.now();
@@ -173,7 +178,12 @@ export async function runUiTests(suite, tests) {
       console.log(`  ✔ ${test.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     } catch (err) {
       failed++;
-      console.log(`  ✘ ${test.name}\n    ${String(err?.stack ?? err).split('\n').slice(0, 6).join('\n    ')}`);
+      console.log(
+        `  ✘ ${test.name}\n    ${String(err?.stack ?? err)
+          .split('\n')
+          .slice(0, 6)
+          .join('\n    ')}`,
+      );
     }
   }
   appendTally({ suite, passed, failed, skipped: 0, behaviours: [...behaviours].sort() });

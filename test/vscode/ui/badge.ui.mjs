@@ -11,7 +11,14 @@ import path from 'node:path';
 import { log, parseOptions, resolveHost } from '../harness/codeServer.mjs';
 import { lapsingGrant, lockstep } from '../harness/fixture.mjs';
 import {
-  badgeScreenshot, badgeShows, lockstepBadge, openWorkbench, readStatusBar, runCommand, runUiTests, screenshot,
+  badgeScreenshot,
+  badgeShows,
+  lockstepBadge,
+  openWorkbench,
+  readStatusBar,
+  runCommand,
+  runUiTests,
+  screenshot,
 } from '../harness/ui.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', vsix: '', suite: '' });
@@ -22,12 +29,17 @@ const suite = options.suite || `vscode-ui:badge@${host.name}`;
 const shot = (page, state) => badgeScreenshot(page, `badge-${state}${newest ? '' : `@${host.name}`}`);
 
 let session;
-const opened = openWorkbench({ host, vsix: path.resolve(options.vsix), label: `ui-badge-${host.name}` })
-  .then(s => { session = s; return s; });
+const opened = openWorkbench({ host, vsix: path.resolve(options.vsix), label: `ui-badge-${host.name}` }).then(s => {
+  session = s;
+  return s;
+});
 opened.catch(() => undefined);
 const page = async () => (await opened).page;
-const as = (who, args) => lockstep(who === 'alice' ? session.fixture.alice : session.fixture.bob, args,
-  { store: session.fixture.store, ...(who === 'ops' ? { identity: 'ops@example.com' } : {}) });
+const as = (who, args) =>
+  lockstep(who === 'alice' ? session.fixture.alice : session.fixture.bob, args, {
+    store: session.fixture.store,
+    ...(who === 'ops' ? { identity: 'ops@example.com' } : {}),
+  });
 /** A grant in `who`'s clone with the shortest lease (60 s), dated so that it runs out in a second (lapsingGrant.ts). */
 const lapsing = who => lapsingGrant(who === 'alice' ? session.fixture.alice : session.fixture.bob, { store: session.fixture.store });
 
@@ -69,7 +81,7 @@ const ok = await runUiTests(suite, [
       // Held by me looks different at a glance: its own icon, and its own foreground from the theme.
       assert.equal(badge.icon, 'codicon-pass-filled');
       assert.equal(badge.severity, 'normal', 'not an error or warning colour');
-      assert.notEqual(badge.foreground, free.foreground, 'the holder\'s badge has its own colour');
+      assert.notEqual(badge.foreground, free.foreground, "the holder's badge has its own colour");
       assert.equal(as('ops', ['status']).holder.identity, 'alice@example.com');
       await shot(p, 'held-by-me');
       // Nothing to push: release from the palette, and it is free again.
@@ -78,7 +90,7 @@ const ok = await runUiTests(suite, [
     },
   },
   {
-    name: 'HOLDER SILENT (warning background) when bob\'s lease runs out',
+    name: "HOLDER SILENT (warning background) when bob's lease runs out",
     async run() {
       const p = await page();
       lapsing('bob');
@@ -92,7 +104,7 @@ const ok = await runUiTests(suite, [
     },
   },
   {
-    name: 'Stale grant — push blocked (error background) after alice\'s lease expires and bob takes over',
+    name: "Stale grant — push blocked (error background) after alice's lease expires and bob takes over",
     async run() {
       const p = await page();
       const { grant } = lapsing('alice');

@@ -20,17 +20,26 @@ const suite = options.suite || `vscode-ui:see-and-feel@${host.name}`;
 
 let session;
 const opened = openWorkbench({
-  host, vsix: path.resolve(options.vsix), label: `ui-see-${host.name}`,
+  host,
+  vsix: path.resolve(options.vsix),
+  label: `ui-see-${host.name}`,
   settings: { 'lockstep.whileLockedByOthers': 'readOnly', 'lockstep.readOnlyExclude': ['notes/**'] },
   beforeOpen: ({ fixture }) => {
     const env = { ...process.env, ...fixtureEnvironment(fixture) };
-    execFileSync(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/vscode/ui/seedWeek.ts'), fixture.bob], { cwd: PROJECT_ROOT, env, stdio: 'inherit' });
+    execFileSync(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test/vscode/ui/seedWeek.ts'), fixture.bob], {
+      cwd: PROJECT_ROOT,
+      env,
+      stdio: 'inherit',
+    });
     // An hour's lease: the page must read Held by bob however long the workbench takes to start on a busy machine.
     const held = lockstep(fixture.bob, ['acquire', '--ttl', '3600'], { store: fixture.store });
     if (!held.ok) throw new Error(`bob's acquire failed: ${JSON.stringify(held)}`);
     lockstep(fixture.bob, ['petition'], { store: fixture.store, identity: 'carol@example.com' });
   },
-}).then(s => { session = s; return s; });
+}).then(s => {
+  session = s;
+  return s;
+});
 opened.catch(() => undefined);
 const page = async () => (await opened).page;
 
@@ -73,7 +82,11 @@ const ok = await runUiTests(suite, [
     name: 'the lock page draws the week: a bar per grant with a tooltip, the silent parts, the waits, words, audit headers',
     async run() {
       const p = await page();
-      await p.locator('.notifications-toasts .codicon-notifications-clear-all, .notification-toast .codicon-close').first().click().catch(() => undefined);
+      await p
+        .locator('.notifications-toasts .codicon-notifications-clear-all, .notification-toast .codicon-close')
+        .first()
+        .click()
+        .catch(() => undefined);
       await runCommand(p, 'Lockstep: Show Lock Page');
       const doc = lockPage(p);
       const chart = doc.locator('svg.timeline-chart');
@@ -99,7 +112,7 @@ const ok = await runUiTests(suite, [
       await doc.locator('.span-switch button[data-span="day"][aria-pressed="true"]').waitFor({ timeout: 10_000 });
       const dayBars = await doc.locator('rect.bar').count();
       assert.ok(dayBars >= 1 && dayBars < 10, `the last 24 hours show fewer grants than the week (${dayBars})`);
-      assert.equal(await doc.locator('rect.bar-holding').count(), 1, 'bob\'s grant, now');
+      assert.equal(await doc.locator('rect.bar-holding').count(), 1, "bob's grant, now");
       assert.match(await doc.locator('text.axis').first().textContent(), /\d{1,2}:\d\d/);
       await screenshot(p, `lock-page-timeline-day${suffix}`);
     },

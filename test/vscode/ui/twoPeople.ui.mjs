@@ -28,11 +28,18 @@ const fixture = createContainerFixture(shared);
 const env = fixtureEnvironment(fixture);
 let alice, bob;
 const opened = Promise.all([
-  openWorkbench({ host, vsix, label: `ui-alice-${host.name}`, folder: fixture.alice, env }).then(s => { alice = s; }),
-  openWorkbench({ host, vsix, label: `ui-bob-${host.name}`, folder: fixture.bob, env }).then(s => { bob = s; }),
+  openWorkbench({ host, vsix, label: `ui-alice-${host.name}`, folder: fixture.alice, env }).then(s => {
+    alice = s;
+  }),
+  openWorkbench({ host, vsix, label: `ui-bob-${host.name}`, folder: fixture.bob, env }).then(s => {
+    bob = s;
+  }),
 ]);
 opened.catch(() => undefined);
-const ready = async () => { await opened; return { a: alice.page, b: bob.page }; };
+const ready = async () => {
+  await opened;
+  return { a: alice.page, b: bob.page };
+};
 
 const ok = await runUiTests(suite, [
   {
@@ -62,7 +69,10 @@ const ok = await runUiTests(suite, [
       const badge = await badgeShows(b, /^Queued #1$/);
       assert.equal(badge.icon, 'codicon-watch');
       const queue = lockstep(fixture.alice, ['status'], { store: fixture.store }).queue;
-      assert.deepEqual(queue.map(p => [p.identity, p.note]), [['bob@example.com', 'the parser']]);
+      assert.deepEqual(
+        queue.map(p => [p.identity, p.note]),
+        [['bob@example.com', 'the parser']],
+      );
       await badgeScreenshot(b, `badge-queued${suffix}`);
     },
   },
@@ -83,9 +93,9 @@ const ok = await runUiTests(suite, [
     name: 'alice commits, then "Lockstep: Push and Release"; bob sees "Your turn" (warning background)',
     async run() {
       const { a, b } = await ready();
-      fs.writeFileSync(path.join(fixture.alice, 'CHANGES.md'), 'Alice\'s work\n');
+      fs.writeFileSync(path.join(fixture.alice, 'CHANGES.md'), "Alice's work\n");
       execFileSync('git', ['add', 'CHANGES.md'], { cwd: fixture.alice, env: { ...process.env, ...env } });
-      execFileSync('git', ['commit', '--quiet', '-m', 'Alice\'s work'], { cwd: fixture.alice, env: { ...process.env, ...env } });
+      execFileSync('git', ['commit', '--quiet', '-m', "Alice's work"], { cwd: fixture.alice, env: { ...process.env, ...env } });
       await runCommand(a, 'Lockstep: Push and Release');
       await badgeShows(a, /^Free — bob's turn$/);
       const remoteHead = execFileSync('git', ['rev-parse', 'main'], { cwd: fixture.remote, encoding: 'utf8' }).trim();

@@ -37,12 +37,13 @@ export interface AuditEntry {
 /** Record files read per `git cat-file --batch` while walking a history. */
 const BATCH = 64;
 
-export type CompactResult =
-  | { readonly ok: true; readonly revision: string | null; readonly squashed: number }
-  | { readonly ok: false };
+export type CompactResult = { readonly ok: true; readonly revision: string | null; readonly squashed: number } | { readonly ok: false };
 
 export class AuditHistory {
-  constructor(private readonly cells: GitRefCells, private readonly refs: GitRefs) {}
+  constructor(
+    private readonly cells: GitRefCells,
+    private readonly refs: GitRefs,
+  ) {}
 
   /** The newest `limit` audit entries of a record ref, newest first; empty when there is no record. */
   async read(ref: string, limit: number): Promise<AuditEntry[]> {
@@ -60,9 +61,18 @@ export class AuditHistory {
     const auditLog = auditLogText(entries);
     // The snapshot is stamped with the record's last line, as the server guard requires (recordCommit.ts).
     const line = lastAuditLine(parseValue(current.text));
-    const written: CasResult = await this.cells.write(ref, current.revision,
-      [{ name: RECORD_FILE, content: current.text }, { name: AUDIT_FILE, content: auditLog }],
-      compactionSubject(entries.length), false, [`${SNAPSHOT_TRAILER}: ${entries.length}`], line !== undefined ? stampEnv(stampOf(line)) : undefined);
+    const written: CasResult = await this.cells.write(
+      ref,
+      current.revision,
+      [
+        { name: RECORD_FILE, content: current.text },
+        { name: AUDIT_FILE, content: auditLog },
+      ],
+      compactionSubject(entries.length),
+      false,
+      [`${SNAPSHOT_TRAILER}: ${entries.length}`],
+      line !== undefined ? stampEnv(stampOf(line)) : undefined,
+    );
     return written.ok ? { ok: true, revision: written.revision, squashed: commits.length } : { ok: false };
   }
 
@@ -78,14 +88,21 @@ export async function historyEntries(refs: GitRefs, revision: string): Promise<A
 
 /** The text of a snapshot's audit.log: the entries oldest first, one JSON object per line. */
 export function auditLogText(newestFirst: readonly AuditEntry[]): string {
-  return `${newestFirst.slice().reverse().map(entry => JSON.stringify(entry)).join('\n')}\n`;
+  return `${newestFirst
+    .slice()
+    .reverse()
+    .map(entry => JSON.stringify(entry))
+    .join('\n')}\n`;
 }
 
 async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
   for (let from = 0; from < commits.length && entries.length < limit; from += BATCH) {
     const chunk = commits.slice(from, from + BATCH);
-    const records = await refs.readFiles(chunk.map(c => c.revision), RECORD_FILE);
+    const records = await refs.readFiles(
+      chunk.map(c => c.revision),
+      RECORD_FILE,
+    );
     for (const [i, commit] of chunk.entries()) {
       if (commit.snapshot) {
         const archived = parseAuditLog(await refs.readFile(commit.revision, AUDIT_FILE));
@@ -128,7 +145,13 @@ function parseAuditLog(text: string | null): AuditEntry[] {
     }
     if (!isAuditEntry(entry)) throw damaged(`its ${AUDIT_FILE} has an entry of the wrong shape`);
     const kept = lastAuditLine({ audit: [(entry as { line?: unknown }).line] });
-    entries.push({ revision: entry.revision, time: entry.time, author: entry.author, summary: entry.summary, ...(kept ? { line: kept } : {}) });
+    entries.push({
+      revision: entry.revision,
+      time: entry.time,
+      author: entry.author,
+      summary: entry.summary,
+      ...(kept ? { line: kept } : {}),
+    });
   }
   return entries;
 }

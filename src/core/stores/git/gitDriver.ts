@@ -33,7 +33,10 @@ export class GitDriver implements Driver {
   private closed = false;
 
   /** @internal use {@link createGitDriver} */
-  constructor(private readonly cells: GitRefCells, private readonly history: AuditHistory) {
+  constructor(
+    private readonly cells: GitRefCells,
+    private readonly history: AuditHistory,
+  ) {
     this.leases = new CasDriver('git', true, cells);
   }
 
@@ -99,7 +102,9 @@ export class GitDriver implements Driver {
   }
 }
 
-function recordCell(key: string): string { return `r${key}`; }
+function recordCell(key: string): string {
+  return `r${key}`;
+}
 
 /** Opens the `git` driver. Runs nothing until the first operation. */
 export function createGitDriver(
@@ -107,8 +112,9 @@ export function createGitDriver(
   options: GitDriverOptions = {},
 ): GitDriver {
   if (config.gitDir === undefined || config.gitDir === '' || !path.isAbsolute(config.gitDir)) {
-    throw new LockConfigurationError(
-      'The git driver needs gitDir: the absolute path of a local clone whose remote holds the lock refs.', { setting: 'gitDir' });
+    throw new LockConfigurationError('The git driver needs gitDir: the absolute path of a local clone whose remote holds the lock refs.', {
+      setting: 'gitDir',
+    });
   }
   if (config.gitRemote === '' || config.gitRemote.startsWith('-')) {
     throw new LockConfigurationError('gitRemote must be a remote name of the clone, a path or a URL.', { setting: 'gitRemote' });

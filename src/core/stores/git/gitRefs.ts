@@ -48,7 +48,10 @@ export interface StoredValue {
 }
 
 export type FetchOutcome = 'fetched' | 'absent' | 'busy';
-export type PushOutcome = { readonly kind: 'pushed' } | { readonly kind: 'conflict' } | { readonly kind: 'refused'; readonly reason: string };
+export type PushOutcome =
+  | { readonly kind: 'pushed' }
+  | { readonly kind: 'conflict' }
+  | { readonly kind: 'refused'; readonly reason: string };
 
 export interface TreeFile {
   readonly name: string;
@@ -78,10 +81,13 @@ export interface SignedCommit {
 
 /** Neutral identity used only when the clone has none configured (commit-tree would refuse). */
 const FALLBACK_IDENTITY = {
-  GIT_AUTHOR_NAME: 'Lockstep', GIT_AUTHOR_EMAIL: 'lockstep@localhost',
-  GIT_COMMITTER_NAME: 'Lockstep', GIT_COMMITTER_EMAIL: 'lockstep@localhost',
+  GIT_AUTHOR_NAME: 'Lockstep',
+  GIT_AUTHOR_EMAIL: 'lockstep@localhost',
+  GIT_COMMITTER_NAME: 'Lockstep',
+  GIT_COMMITTER_EMAIL: 'lockstep@localhost',
 };
-const NO_IDENTITY = /Author identity unknown|Committer identity unknown|unable to auto-detect email|empty ident name|Please tell me who you are/i;
+const NO_IDENTITY =
+  /Author identity unknown|Committer identity unknown|unable to auto-detect email|empty ident name|Please tell me who you are/i;
 /** commit-tree's parent is not in the clone's object store. */
 const MISSING_PARENT = /not a valid (?:object|'commit' object)|bad object|unable to read/i;
 /** Another process of this clone is updating the same tracking ref. */
@@ -103,14 +109,22 @@ export class GitRefs {
    * without one (the container's history must be signed); `auto` signs when a key is configured and
    * writes unsigned when git cannot sign. The key stays git's business: nothing of it reaches argv.
    */
-  constructor(private readonly git: GitRunner, readonly remote: string, private readonly signing: 'required' | 'auto' = 'auto') {
+  constructor(
+    private readonly git: GitRunner,
+    readonly remote: string,
+    private readonly signing: 'required' | 'auto' = 'auto',
+  ) {
     this.local = remote === '.';
     this.trackingRoot = `refs/lockstep-remotes/${createHash('sha256').update(remote).digest('hex').slice(0, 16)}/`;
   }
 
   /** The remote as it may be printed: no credentials of a URL (docs/leases.md#secrets). */
-  toJSON(): object { return { remote: redact(this.remote), local: this.local }; }
-  [inspect.custom](): string { return `GitRefs { remote: ${redact(this.remote)} }`; }
+  toJSON(): object {
+    return { remote: redact(this.remote), local: this.local };
+  }
+  [inspect.custom](): string {
+    return `GitRefs { remote: ${redact(this.remote)} }`;
+  }
 
   trackingRef(ref: string): string {
     return this.local ? ref : this.trackingRoot + ref.slice(REF_ROOT.length);
@@ -125,12 +139,20 @@ export class GitRefs {
     if (this.local) return 'fetched';
     const tracking = this.trackingRef(ref);
     const output = await this.git.run([
-      '-c', 'fetch.writeCommitGraph=false',
-      'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--no-recurse-submodules',
+      '-c',
+      'fetch.writeCommitGraph=false',
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-auto-gc',
+      '--no-recurse-submodules',
       '--no-show-forced-updates',
       // Negotiate with this ref's previous tip only (the glob also matches when it is still absent).
       `--negotiation-tip=${tracking}*`,
-      '--end-of-options', this.remote, `+${ref}:${tracking}`,
+      '--end-of-options',
+      this.remote,
+      `+${ref}:${tracking}`,
     ]);
     if (output.code === 0) return 'fetched';
     if (/couldn't find remote ref/i.test(output.stderr)) return 'absent';
@@ -145,8 +167,7 @@ export class GitRefs {
    */
   async readTracking(ref: string): Promise<StoredValue | 'missing' | 'moved'> {
     const tracking = this.trackingRef(ref);
-    const output = await this.git.run(['cat-file', '--batch'],
-      { input: `${tracking}\n${tracking}:${RECORD_FILE}\n${tracking}\n` });
+    const output = await this.git.run(['cat-file', '--batch'], { input: `${tracking}\n${tracking}:${RECORD_FILE}\n${tracking}\n` });
     if (output.code !== 0) throw failure(output, 'cat-file');
     const [commit, record, again] = parseBatch(output.stdout);
     if (commit === null && again === null) return 'missing';
@@ -176,8 +197,13 @@ export class GitRefs {
    * in the clone (the caller fetches and tries again). `stamp`: the author and committer to write
    * (a record's, derived from its audit line); none: the clone's configured identity.
    */
-  async writeCommit(files: readonly TreeFile[], parent: string | null, message: string, trailers: readonly string[] = [],
-    stamp?: Readonly<Record<string, string>>): Promise<string | null> {
+  async writeCommit(
+    files: readonly TreeFile[],
+    parent: string | null,
+    message: string,
+    trailers: readonly string[] = [],
+    stamp?: Readonly<Record<string, string>>,
+  ): Promise<string | null> {
     const entries: string[] = [];
     for (const file of files) {
       const blob = (await this.git.raw(['hash-object', '-w', '--stdin'], { input: file.content })).trim();
@@ -187,8 +213,16 @@ export class GitRefs {
     const body = [`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n');
     const input = `${message}\n\n${body}\n`;
     // UTF-8 whatever the clone's i18n.commitEncoding says: no `encoding` header the guard would refuse.
-    const commitArgs = (sign: boolean) => ['-c', 'i18n.commitEncoding=UTF-8', 'commit-tree', sign ? '-S' : '--no-gpg-sign', tree,
-      ...(parent === null ? [] : ['-p', parent]), '-F', '-'];
+    const commitArgs = (sign: boolean) => [
+      '-c',
+      'i18n.commitEncoding=UTF-8',
+      'commit-tree',
+      sign ? '-S' : '--no-gpg-sign',
+      tree,
+      ...(parent === null ? [] : ['-p', parent]),
+      '-F',
+      '-',
+    ];
     const sign = await this.shouldSign();
     let args = commitArgs(sign);
     // A courtesy signature whose key waits on a passphrase nobody will type: written unsigned instead.
@@ -199,9 +233,12 @@ export class GitRefs {
     let output: GitOutput = await this.git.run(args, { input, env: stamp ?? this.identityEnv }).catch(unanswered);
     if (output.code !== 0 && sign && !NO_IDENTITY.test(output.stderr) && !MISSING_PARENT.test(output.stderr)) {
       if (this.signing === 'required') {
-        throw new LockConfigurationError('git could not sign the lock record\'s commit with your signing key, and this container requires signed steps'
-          + ' (allowedSigners in .lockstep.json). Check that user.signingkey names a key you have (an SSH key: gpg.format=ssh) and that its agent runs;'
-          + ' lockstep doctor shows the set-up.', { setting: 'user.signingkey', cause: failure(output, 'commit-tree') });
+        throw new LockConfigurationError(
+          "git could not sign the lock record's commit with your signing key, and this container requires signed steps" +
+            ' (allowedSigners in .lockstep.json). Check that user.signingkey names a key you have (an SSH key: gpg.format=ssh) and that its agent runs;' +
+            ' lockstep doctor shows the set-up.',
+          { setting: 'user.signingkey', cause: failure(output, 'commit-tree') },
+        );
       }
       // Signing is a courtesy here: nobody checks it, so a key git cannot use never stops a write.
       this.signingKey = Promise.resolve(false);
@@ -229,9 +266,12 @@ export class GitRefs {
     return this.signingKey.then(usable => {
       if (!usable && this.signing === 'required') {
         this.signingKey = undefined;
-        throw new LockConfigurationError('This container requires every step of its lock page to be signed (allowedSigners in .lockstep.json), and git has no'
-          + ' SSH signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —'
-          + ' and ask an operator to list its public key for your identity in the allowed signers file; lockstep doctor shows the set-up.', { setting: 'user.signingkey' });
+        throw new LockConfigurationError(
+          'This container requires every step of its lock page to be signed (allowedSigners in .lockstep.json), and git has no' +
+            ' SSH signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —' +
+            ' and ask an operator to list its public key for your identity in the allowed signers file; lockstep doctor shows the set-up.',
+          { setting: 'user.signingkey' },
+        );
       }
       return usable;
     });
@@ -244,9 +284,16 @@ export class GitRefs {
    */
   async push(commit: string, ref: string, expected: string | null): Promise<PushOutcome> {
     const output = await this.git.run([
-      'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no',
+      'push',
+      '--porcelain',
+      '--no-verify',
+      '--no-follow-tags',
+      '--no-signed',
+      '--recurse-submodules=no',
       `--force-with-lease=${ref}:${expected ?? ''}`,
-      '--end-of-options', this.remote, `${commit}:${ref}`,
+      '--end-of-options',
+      this.remote,
+      `${commit}:${ref}`,
     ]);
     const status = pushStatus(output, ref);
     if (status === null) throw failure(output, 'push');
@@ -263,8 +310,16 @@ export class GitRefs {
   /** First-parent history from `revision`, newest first. */
   async log(revision: string, limit: number): Promise<CommitInfo[]> {
     const format = `%H%x1f%ct%x1f%an%x1f%s%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
-    const stdout = await this.git.raw(['log', '--first-parent', '--no-show-signature', `--format=${format}`,
-      ...(Number.isFinite(limit) ? [`--max-count=${limit}`] : []), '--end-of-options', revision, '--']);
+    const stdout = await this.git.raw([
+      'log',
+      '--first-parent',
+      '--no-show-signature',
+      `--format=${format}`,
+      ...(Number.isFinite(limit) ? [`--max-count=${limit}`] : []),
+      '--end-of-options',
+      revision,
+      '--',
+    ]);
     const commits: CommitInfo[] = [];
     for (const chunk of stdout.split('\x1e')) {
       const fields = chunk.replace(/^\n/, '').split('\x1f');
@@ -283,9 +338,18 @@ export class GitRefs {
    */
   async signedLog(tip: string, verified: string | undefined, allowedSignersFile: string): Promise<SignedCommit[]> {
     const format = `%H%x1f%P%x1f%G?%x1f%GS%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
-    const stop = verified !== undefined && isObjectName(verified) && await this.hasCommit(verified) ? [`^${verified}`] : [];
-    const stdout = await this.git.raw(['-c', `gpg.ssh.allowedSignersFile=${allowedSignersFile}`,
-      'log', '--first-parent', `--format=${format}`, '--end-of-options', tip, ...stop, '--']);
+    const stop = verified !== undefined && isObjectName(verified) && (await this.hasCommit(verified)) ? [`^${verified}`] : [];
+    const stdout = await this.git.raw([
+      '-c',
+      `gpg.ssh.allowedSignersFile=${allowedSignersFile}`,
+      'log',
+      '--first-parent',
+      `--format=${format}`,
+      '--end-of-options',
+      tip,
+      ...stop,
+      '--',
+    ]);
     const commits: SignedCommit[] = [];
     for (const chunk of stdout.split('\x1e')) {
       const fields = chunk.replace(/^\n/, '').split('\x1f');
@@ -322,9 +386,11 @@ export class GitRefs {
 }
 
 export function damaged(what: string, cause?: unknown): LockStorageError {
-  return new LockStorageError('git',
+  return new LockStorageError(
+    'git',
     `A lock ref under refs/lockstep/ on the git remote does not hold a valid Lockstep record (${what}), so the lock cannot be treated as free. Inspect the remote's refs/lockstep/ refs and delete or restore the damaged one.`,
-    cause === undefined ? {} : { cause });
+    cause === undefined ? {} : { cause },
+  );
 }
 
 interface BatchObject {

@@ -37,9 +37,18 @@ export function lastAuditLine(value: unknown): AuditLine | undefined {
   const audit = (value as { audit?: unknown }).audit;
   if (!Array.isArray(audit) || audit.length === 0) return undefined;
   const line = audit[audit.length - 1] as Partial<AuditLine> | null;
-  return typeof line === 'object' && line !== null && typeof line.who === 'string' && line.who !== '' && typeof line.at === 'number'
-    && Number.isFinite(line.at) && line.at >= 0 && typeof line.action === 'string' && Number.isSafeInteger(line.grant)
-    && (line.outcome === 'done' || line.outcome === 'refused') ? line as AuditLine : undefined;
+  return typeof line === 'object' &&
+    line !== null &&
+    typeof line.who === 'string' &&
+    line.who !== '' &&
+    typeof line.at === 'number' &&
+    Number.isFinite(line.at) &&
+    line.at >= 0 &&
+    typeof line.action === 'string' &&
+    Number.isSafeInteger(line.grant) &&
+    (line.outcome === 'done' || line.outcome === 'refused')
+    ? (line as AuditLine)
+    : undefined;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what commitSubject removes
@@ -68,10 +77,12 @@ export function compactionSubject(entries: number): string {
  * `alice@example.com` stays `alice@example.com`.
  */
 export function gitIdent(identity: string): string {
-  const escaped = [...Buffer.from(identity, 'utf8')].map(byte => {
-    const c = String.fromCharCode(byte);
-    return /[A-Za-z0-9@_+.-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }).join('');
+  const escaped = [...Buffer.from(identity, 'utf8')]
+    .map(byte => {
+      const c = String.fromCharCode(byte);
+      return /[A-Za-z0-9@_+.-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    })
+    .join('');
   return escaped.replace(/^\./, '%2E').replace(/\.$/, '%2E');
 }
 
@@ -83,8 +94,12 @@ export function stampOf(line: AuditLine): CommitStamp {
 export function stampEnv(stamp: CommitStamp): Record<string, string> {
   const date = `@${stamp.seconds} +0000`;
   return {
-    GIT_AUTHOR_NAME: stamp.ident, GIT_AUTHOR_EMAIL: stamp.ident, GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_NAME: stamp.ident, GIT_COMMITTER_EMAIL: stamp.ident, GIT_COMMITTER_DATE: date,
+    GIT_AUTHOR_NAME: stamp.ident,
+    GIT_AUTHOR_EMAIL: stamp.ident,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_NAME: stamp.ident,
+    GIT_COMMITTER_EMAIL: stamp.ident,
+    GIT_COMMITTER_DATE: date,
   };
 }
 
@@ -96,25 +111,34 @@ const SIGNATURE_HEADER = /^gpgsig(?:-sha256)? [^\n]*\n(?: [^\n]*\n)*/;
  * value), or undefined when it is, byte for byte: its tree, the parents git reads, the stamp and
  * subject derived from the audit line, a write trailer and exactly the expected other trailers.
  */
-export function checkRecordCommit(text: string, expected: {
-  readonly parents: readonly string[]; readonly stamp: CommitStamp; readonly subject: string; readonly trailers?: readonly string[];
-}): string | undefined {
+export function checkRecordCommit(
+  text: string,
+  expected: {
+    readonly parents: readonly string[];
+    readonly stamp: CommitStamp;
+    readonly subject: string;
+    readonly trailers?: readonly string[];
+  },
+): string | undefined {
   const tree = /^tree ([0-9a-f]{40}|[0-9a-f]{64})\n/.exec(text)?.[1];
   if (tree === undefined) return 'its commit does not start with its tree.';
   const who = `${expected.stamp.ident} <${expected.stamp.ident}> ${expected.stamp.seconds} +0000`;
   const fixed = `tree ${tree}\n${expected.parents.map(p => `parent ${p}\n`).join('')}author ${who}\ncommitter ${who}\n`;
   // Then, when the writer signs (git's SSH or GPG signing), its signature: one header with continuation lines.
-  const signature = text.startsWith(fixed) ? SIGNATURE_HEADER.exec(text.slice(fixed.length))?.[0] ?? '' : '';
+  const signature = text.startsWith(fixed) ? (SIGNATURE_HEADER.exec(text.slice(fixed.length))?.[0] ?? '') : '';
   const header = `${fixed}${signature}\n`;
   if (!text.startsWith(header)) {
-    return 'its commit\'s headers are not the ones lockstep writes: the parents as git reads them, then author and committer derived from the new audit line (its actor, at its time), then at most its signature.';
+    return "its commit's headers are not the ones lockstep writes: the parents as git reads them, then author and committer derived from the new audit line (its actor, at its time), then at most its signature.";
   }
   const message = text.slice(header.length);
   const trailers = (expected.trailers ?? []).map(t => `${t}\n`).join('');
   const start = `${expected.subject}\n\n${WRITE_TRAILER}: `;
-  if (!message.startsWith(start) || !/^[0-9a-f]{16}\n$/.test(message.slice(start.length, message.length - trailers.length))
-    || !message.endsWith(trailers)) {
-    return 'its commit message is not the one lockstep writes: the new audit line\'s summary and its own trailers, nothing else.';
+  if (
+    !message.startsWith(start) ||
+    !/^[0-9a-f]{16}\n$/.test(message.slice(start.length, message.length - trailers.length)) ||
+    !message.endsWith(trailers)
+  ) {
+    return "its commit message is not the one lockstep writes: the new audit line's summary and its own trailers, nothing else.";
   }
   return undefined;
 }

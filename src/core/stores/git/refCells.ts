@@ -2,7 +2,17 @@ import { randomInt } from 'node:crypto';
 import { LockBackendError, LockConfigurationError } from '../../errors';
 import type { CasCells } from '../casDriver';
 import type { CasResult, Disposable, VersionedRecord } from '../store';
-import { damaged, type GitRefs, isObjectName, lockRef, RECORD_FILE, refusedError, type FetchOutcome, type RefKind, type StoredValue } from './gitRefs';
+import {
+  damaged,
+  type GitRefs,
+  isObjectName,
+  lockRef,
+  RECORD_FILE,
+  refusedError,
+  type FetchOutcome,
+  type RefKind,
+  type StoredValue,
+} from './gitRefs';
 import { commitSubject, lastAuditLine, stampEnv, stampOf, transitionSubject } from './recordCommit';
 import type { RemotePoller } from './remotePoller';
 
@@ -36,7 +46,9 @@ export class GitRefCells implements CasCells {
     const kind: RefKind | undefined = cell[0] === 'r' ? 'records' : cell[0] === 'l' ? 'leases' : undefined;
     const key = cell.slice(1);
     if (kind === undefined || !/^[0-9a-f]{64}$/.test(key)) {
-      throw new LockConfigurationError('The git driver stores only keys that are SHA-256 hex digests (made by names.ts).', { setting: 'key' });
+      throw new LockConfigurationError('The git driver stores only keys that are SHA-256 hex digests (made by names.ts).', {
+        setting: 'key',
+      });
     }
     return lockRef(this.prefix, kind, key);
   }
@@ -82,8 +94,10 @@ export class GitRefCells implements CasCells {
       this.seen(ref, stored.revision, false);
       return stored;
     }
-    throw new LockBackendError('git',
-      'The lock ref kept changing while being read from this clone; try again. If no other git process runs in this clone, remove stale .lock files under .git/refs/lockstep-remotes/.');
+    throw new LockBackendError(
+      'git',
+      'The lock ref kept changing while being read from this clone; try again. If no other git process runs in this clone, remove stale .lock files under .git/refs/lockstep-remotes/.',
+    );
   }
 
   /**
@@ -100,24 +114,46 @@ export class GitRefCells implements CasCells {
 
   private launch(ref: string): Promise<FetchOutcome> {
     const result = this.refs.fetch(ref);
-    const flight: Flight = { done: result.then(() => undefined, () => undefined), next: undefined };
+    const flight: Flight = {
+      done: result.then(
+        () => undefined,
+        () => undefined,
+      ),
+      next: undefined,
+    };
     this.flights.set(ref, flight);
-    void flight.done.then(() => { if (this.flights.get(ref) === flight) this.flights.delete(ref); });
+    void flight.done.then(() => {
+      if (this.flights.get(ref) === flight) this.flights.delete(ref);
+    });
     return result;
   }
 
   put(cell: string, expectedRevision: string | null, value: unknown, summary = 'lockstep: lease update'): Promise<CasResult> {
     const ref = this.refOf(cell);
     const line = cell[0] === 'r' ? lastAuditLine(value) : undefined;
-    return this.write(ref, expectedRevision, [{ name: RECORD_FILE, content: JSON.stringify(value) }],
-      line !== undefined ? transitionSubject(line) : summary, cell[0] === 'r', [], line !== undefined ? stampEnv(stampOf(line)) : undefined);
+    return this.write(
+      ref,
+      expectedRevision,
+      [{ name: RECORD_FILE, content: JSON.stringify(value) }],
+      line !== undefined ? transitionSubject(line) : summary,
+      cell[0] === 'r',
+      [],
+      line !== undefined ? stampEnv(stampOf(line)) : undefined,
+    );
   }
 
   /** A record written as a new history (no parent) over `expected`: an operator's adopt of a tampered page. */
   replace(cell: string, expectedRevision: string, value: unknown): Promise<CasResult> {
     const line = lastAuditLine(value);
-    return this.write(this.refOf(cell), expectedRevision, [{ name: RECORD_FILE, content: JSON.stringify(value) }],
-      line !== undefined ? transitionSubject(line) : 'lockstep: adopt', false, [], line !== undefined ? stampEnv(stampOf(line)) : undefined);
+    return this.write(
+      this.refOf(cell),
+      expectedRevision,
+      [{ name: RECORD_FILE, content: JSON.stringify(value) }],
+      line !== undefined ? transitionSubject(line) : 'lockstep: adopt',
+      false,
+      [],
+      line !== undefined ? stampEnv(stampOf(line)) : undefined,
+    );
   }
 
   /**
@@ -125,8 +161,15 @@ export class GitRefCells implements CasCells {
    * lease. `{ok:false}` when the remote ref is not at `expected` (any more). `stamp`: the author and
    * committer environment (recordCommit.ts); none: the clone's own identity.
    */
-  async write(ref: string, expected: string | null, files: Parameters<GitRefs['writeCommit']>[0], summary: string,
-    chained: boolean, trailers: readonly string[] = [], stamp?: Readonly<Record<string, string>>): Promise<CasResult> {
+  async write(
+    ref: string,
+    expected: string | null,
+    files: Parameters<GitRefs['writeCommit']>[0],
+    summary: string,
+    chained: boolean,
+    trailers: readonly string[] = [],
+    stamp?: Readonly<Record<string, string>>,
+  ): Promise<CasResult> {
     if (expected !== null && !isObjectName(expected)) return { ok: false };
     const parent = chained ? expected : null;
     const message = commitSubject(summary);

@@ -76,7 +76,10 @@ export class RemotePoller {
   private schedule(delayMs: number): void {
     if (this.closed || this.watched.size === 0) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => { this.timer = undefined; void this.poll(); }, delayMs);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll();
+    }, delayMs);
     this.timer.unref();
   }
 

@@ -51,16 +51,22 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
   const oldest = commits[commits.length - 1];
   const continues = checkpoint !== undefined && oldest.parents.length === 1 && oldest.parents[0] === checkpoint;
   if (!continues && oldest.parents.length !== 0) {
-    throw tampered(oldest.revision, checkpoint === undefined
-      ? 'its history does not start with the page\'s creation.'
-      : 'it builds on an older step than one this clone has already verified (the history was rewound and rewritten).');
+    throw tampered(
+      oldest.revision,
+      checkpoint === undefined
+        ? "its history does not start with the page's creation."
+        : 'it builds on an older step than one this clone has already verified (the history was rewound and rewritten).',
+    );
   }
   const chain = commits.slice().reverse();
   const texts = await refs.readFiles([...(continues ? [checkpoint] : []), ...chain.map(c => c.revision)], RECORD_FILE);
   const record = (revision: string, text: Buffer | null): { value: LockRecord; text: string } => {
     if (text === null || text.length > MAX_RECORD_BYTES) throw tampered(revision, `its commit holds no ${RECORD_FILE} a reader reads.`);
     try {
-      return { value: parseRecord(JSON.parse(text.toString('utf8')), 'git', policy.container, policy.settings), text: text.toString('utf8') };
+      return {
+        value: parseRecord(JSON.parse(text.toString('utf8')), 'git', policy.container, policy.settings),
+        text: text.toString('utf8'),
+      };
     } catch (cause) {
       throw new LockTamperedPageError('git', revision, `its ${RECORD_FILE} is not a valid lock record of this container.`, { cause });
     }
@@ -80,8 +86,14 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
 }
 
 /** A history's first commit: the page's creation, an operator's adopt over a damaged page, or a compaction's snapshot. */
-async function checkStart(refs: GitRefs, commit: SignedCommit, after: { value: LockRecord; text: string }, signature: StepSignature,
-  policy: SigningPolicy, checkpoint: string | undefined): Promise<string | undefined> {
+async function checkStart(
+  refs: GitRefs,
+  commit: SignedCommit,
+  after: { value: LockRecord; text: string },
+  signature: StepSignature,
+  policy: SigningPolicy,
+  checkpoint: string | undefined,
+): Promise<string | undefined> {
   if (commit.snapshot) {
     const why = checkSignedSnapshot(after.value, signature, policy.settings);
     if (why !== undefined || checkpoint === undefined) return why;
@@ -101,7 +113,8 @@ async function checkStart(refs: GitRefs, commit: SignedCommit, after: { value: L
   const line = after.value.audit[after.value.audit.length - 1];
   if (checkpoint !== undefined) {
     // A new history over a verified one: only an operator's adopt, written after what was verified.
-    if (line?.action !== 'adopt') return 'it replaces the page\'s history with a new one, which only an operator\'s signed lockstep adopt may.';
+    if (line?.action !== 'adopt')
+      return "it replaces the page's history with a new one, which only an operator's signed lockstep adopt may.";
     const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
     const verifiedAt = known === null ? undefined : lastLineTime(known.toString('utf8'));
     if (verifiedAt !== undefined && line.at <= verifiedAt) return 'it is an adopt older than the step this clone verified last (a replay).';

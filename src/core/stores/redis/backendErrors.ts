@@ -13,29 +13,41 @@ export function translateRedisError(error: unknown, timeouts: { connectTimeoutMs
   const cause = new Error(`redis: ${code}`);
   switch (kind) {
     case 'command-timeout':
-      return new LockBackendError('redis',
+      return new LockBackendError(
+        'redis',
         `Redis did not answer within the command timeout (${timeouts.commandTimeoutMs} ms). Check that the server is healthy, or raise commandTimeoutMs.`,
-        { cause });
+        { cause },
+      );
     case 'connect-timeout':
-      return new LockBackendError('redis',
+      return new LockBackendError(
+        'redis',
         `Redis could not be reached within the connect timeout (${timeouts.connectTimeoutMs} ms). Check that it is running and that LOCKSTEP_REDIS_URL (or the redisUrl setting) points at it, or raise connectTimeoutMs.`,
-        { cause });
+        { cause },
+      );
     case 'reply':
       if (code === 'WRONGTYPE') {
-        return new LockStorageError('redis',
+        return new LockStorageError(
+          'redis',
           'A Redis key under this prefix holds a value Lockstep did not write; something else uses the same prefix. Give Lockstep a prefix of its own (LOCKSTEP_PREFIX or the prefix setting).',
-          { cause });
+          { cause },
+        );
       }
       if (code === 'NOAUTH' || code === 'WRONGPASS' || code === 'NOPERM') {
-        return new LockBackendError('redis',
+        return new LockBackendError(
+          'redis',
           `Redis refused Lockstep's credentials or permissions (${code}). Check the user and password in LOCKSTEP_REDIS_URL (or the redisUrl setting) and that its ACL allows the commands Lockstep uses (EVALSHA, EVAL, HMGET, SUBSCRIBE, PING, INFO, CLIENT SETNAME).`,
-          { cause, retryable: false });
+          { cause, retryable: false },
+        );
       }
-      return new LockBackendError('redis', `Redis refused the operation (${code}). Check the server's state and logs, then try again.`, { cause });
+      return new LockBackendError('redis', `Redis refused the operation (${code}). Check the server's state and logs, then try again.`, {
+        cause,
+      });
     case 'unreachable':
-      return new LockBackendError('redis',
+      return new LockBackendError(
+        'redis',
         `Redis is unreachable (${code}). Check that it is running and that LOCKSTEP_REDIS_URL (or the redisUrl setting) points at it; Lockstep does not switch to another driver.`,
-        { cause });
+        { cause },
+      );
   }
 }
 
@@ -52,8 +64,9 @@ function classify(error: unknown): { kind: Kind; code: string } {
   }
   // Sentinel and Cluster clients say so in words (their messages carry no address or credential, but are not kept).
   if (message.startsWith('All sentinels are unreachable')) return { kind: 'unreachable', code: 'SENTINELS-UNREACHABLE' };
-  if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message)) return { kind: 'unreachable', code: 'CLUSTER-UNREACHABLE' };
-  if (message.startsWith('Cluster isn\'t ready')) return { kind: 'unreachable', code: 'CLUSTER-NOT-READY' };
+  if (/^(None of startup nodes is available|Failed to refresh slots cache)/.test(message))
+    return { kind: 'unreachable', code: 'CLUSTER-UNREACHABLE' };
+  if (message.startsWith("Cluster isn't ready")) return { kind: 'unreachable', code: 'CLUSTER-NOT-READY' };
   const sysCode = (error as { code?: unknown }).code;
   if (sysCode === 'ETIMEDOUT') return { kind: 'connect-timeout', code: sysCode };
   if (typeof sysCode === 'string' && /^E[A-Z]+$/.test(sysCode)) return { kind: 'unreachable', code: sysCode };

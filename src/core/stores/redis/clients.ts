@@ -51,11 +51,18 @@ export function createClient(target: RedisTarget, policy: ClientPolicy, override
         failoverDetector: true,
       });
     case 'cluster':
-      return new Cluster(target.nodes.map(n => ({ host: n.host, port: n.port })), clusterOptions(policy, target.credentials, overrides));
+      return new Cluster(
+        target.nodes.map(n => ({ host: n.host, port: n.port })),
+        clusterOptions(policy, target.credentials, overrides),
+      );
   }
 }
 
-function clusterOptions(policy: ClientPolicy, credentials: { username?: string; password?: string }, overrides: RedisOptions): ClusterOptions {
+function clusterOptions(
+  policy: ClientPolicy,
+  credentials: { username?: string; password?: string },
+  overrides: RedisOptions,
+): ClusterOptions {
   const retryCluster = retry(policy);
   return {
     lazyConnect: overrides.lazyConnect ?? true,
@@ -77,7 +84,15 @@ function clusterOptions(policy: ClientPolicy, credentials: { username?: string; 
  */
 export function createSubscriber(target: RedisTarget, policy: ClientPolicy): RedisClient {
   // A cluster's PUBLISH reaches every node, so one subscriber connection hears every channel.
-  return createClient(target, { ...policy, connectionName: 'lockstep-watch', reconnect: true }, {
-    lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true, commandTimeout: undefined, maxRetriesPerRequest: null,
-  });
+  return createClient(
+    target,
+    { ...policy, connectionName: 'lockstep-watch', reconnect: true },
+    {
+      lazyConnect: false,
+      enableOfflineQueue: true,
+      autoResubscribe: true,
+      commandTimeout: undefined,
+      maxRetriesPerRequest: null,
+    },
+  );
 }

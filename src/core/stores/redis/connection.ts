@@ -79,7 +79,9 @@ export class RedisConnection {
   run<T>(operation: (client: RedisClient) => Promise<T>): Promise<T> {
     // The common case goes straight to the command: no extra round trip, no extra await.
     const pending = this.#client.status === 'ready' ? operation(this.#client) : this.ready().then(operation);
-    return pending.catch((error: unknown) => { throw translateRedisError(error, this.#settings); });
+    return pending.catch((error: unknown) => {
+      throw translateRedisError(error, this.#settings);
+    });
   }
 
   /** Closes the socket at once and stops reconnecting. Safe to call twice. */
@@ -91,9 +93,13 @@ export class RedisConnection {
 
   private ready(): Promise<RedisClient> {
     if (this.closed) {
-      return Promise.reject(new LockBackendError('redis', 'This Redis connection was closed; create a new lock manager.', { retryable: false }));
+      return Promise.reject(
+        new LockBackendError('redis', 'This Redis connection was closed; create a new lock manager.', { retryable: false }),
+      );
     }
-    this.waiting ??= this.waitForReady().finally(() => { this.waiting = undefined; });
+    this.waiting ??= this.waitForReady().finally(() => {
+      this.waiting = undefined;
+    });
     return this.waiting;
   }
 
@@ -109,12 +115,16 @@ export class RedisConnection {
         client.off('ready', onReady);
         client.off('error', onError);
         client.off('end', onEnd);
-        if (error === undefined) resolve(client); else reject(error);
+        if (error === undefined) resolve(client);
+        else reject(error);
       };
       const onReady = (): void => settle(undefined);
       const onError = (error: unknown): void => settle(error);
       const onEnd = (): void => settle(Object.assign(new Error('Connection is closed.'), { code: 'ECONNCLOSED' }));
-      const timer = setTimeout(() => settle(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })), this.#settings.connectTimeoutMs);
+      const timer = setTimeout(
+        () => settle(Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' })),
+        this.#settings.connectTimeoutMs,
+      );
       client.on('ready', onReady);
       client.on('error', onError);
       client.on('end', onEnd);

@@ -24,12 +24,14 @@ export interface RedisKeys {
 }
 
 export function redisKeys(prefix: string, options: { hashTags?: boolean } = {}): RedisKeys {
-  const of = (kind: string) => (digest: string): string => {
-    // A guard, not validation: core only ever passes digests. Anything else would be a bug that
-    // could put a raw name into Redis, so it fails loudly instead.
-    if (!DIGEST.test(digest)) throw new TypeError('The Redis driver accepts only 64-hex-character key digests.');
-    return options.hashTags ? `${prefix}:${kind}:{${digest}}` : `${prefix}:${kind}:${digest}`;
-  };
+  const of =
+    (kind: string) =>
+    (digest: string): string => {
+      // A guard, not validation: core only ever passes digests. Anything else would be a bug that
+      // could put a raw name into Redis, so it fails loudly instead.
+      if (!DIGEST.test(digest)) throw new TypeError('The Redis driver accepts only 64-hex-character key digests.');
+      return options.hashTags ? `${prefix}:${kind}:{${digest}}` : `${prefix}:${kind}:${digest}`;
+    };
   return {
     lease: of('lease'),
     fence: of('fence'),

@@ -8,27 +8,34 @@ import { defineScript, evalScript, type ScriptClient } from './evalScript';
  */
 
 // KEYS[1] lease key, KEYS[2] fence key; ARGV[1] owner hash, ARGV[2] TTL in ms.
-const CLAIM = defineScript(`
+const CLAIM = defineScript(
+  `
 -- Take the lease only if no live lease exists (an expired one is already gone: Redis removed it).
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 -- Issue the next fencing token in the same atomic step.
 return redis.call('INCR', KEYS[2])
-`, 2);
+`,
+  2,
+);
 
 // KEYS[1] lease key; ARGV[1] owner hash, ARGV[2] TTL in ms.
-const EXTEND = defineScript(`
+const EXTEND = defineScript(
+  `
 -- Only the live owner may extend; a missing key means the lease expired or was released.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 -- Restart the TTL from now (server time).
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-`, 1);
+`,
+  1,
+);
 
 // KEYS[1] lease key; ARGV[1] owner hash.
-const RELEASE = defineScript(`
+const RELEASE = defineScript(
+  `
 local owner = redis.call('GET', KEYS[1])
 -- Nothing live: never claimed, released before, or expired (Redis cannot tell these apart).
 if not owner then
@@ -41,9 +48,18 @@ end
 -- Ours: delete it. The fence key stays, keeping the counter.
 redis.call('DEL', KEYS[1])
 return 1
-`, 1);
+`,
+  1,
+);
 
-export function claimLease(client: ScriptClient, leaseKey: string, fenceKey: string, ownerHash: string, ttlMs: number, now: number): Promise<ClaimResult> {
+export function claimLease(
+  client: ScriptClient,
+  leaseKey: string,
+  fenceKey: string,
+  ownerHash: string,
+  ttlMs: number,
+  now: number,
+): Promise<ClaimResult> {
   return evalScript(client, CLAIM, [leaseKey, fenceKey, ownerHash, ttlMs]).then((reply): ClaimResult => {
     const token = Number(reply);
     return token > 0 ? { claimed: true, fencingToken: token, expiresAt: now + ttlMs } : { claimed: false };

@@ -13,7 +13,8 @@ import { defineScript, evalScript, type ScriptClient } from './evalScript';
 const MAX_RECORD_BYTES = 1024 * 1024;
 
 // KEYS[1] record hash; ARGV[1] expected revision ('' = no record yet), ARGV[2] JSON text, ARGV[3] channel.
-const COMPARE_AND_SWAP = defineScript(`
+const COMPARE_AND_SWAP = defineScript(
+  `
 local current = redis.call('HGET', KEYS[1], 'rev')
 -- Write only against the revision the caller read (none, or exactly that one).
 if ARGV[1] == '' then
@@ -26,7 +27,9 @@ local revision = redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('HSET', KEYS[1], 'v', ARGV[2])
 redis.call('PUBLISH', ARGV[3], revision)
 return revision
-`, 1);
+`,
+  1,
+);
 
 export async function readRecord(client: Pick<Redis, 'hmget'>, recordKey: string): Promise<VersionedRecord | null> {
   const [text, revision] = await client.hmget(recordKey, 'v', 'rev');
@@ -39,16 +42,27 @@ export async function readRecord(client: Pick<Redis, 'hmget'>, recordKey: string
   }
 }
 
-export async function compareAndSwapRecord(client: ScriptClient, recordKey: string, channel: string, expectedRevision: string | null, next: unknown): Promise<CasResult> {
+export async function compareAndSwapRecord(
+  client: ScriptClient,
+  recordKey: string,
+  channel: string,
+  expectedRevision: string | null,
+  next: unknown,
+): Promise<CasResult> {
   const text = JSON.stringify(next);
   if (text === undefined || Buffer.byteLength(text) > MAX_RECORD_BYTES) {
-    throw new LockStorageError('redis', `A record must be JSON of at most ${MAX_RECORD_BYTES} bytes; this write was refused and nothing was stored.`);
+    throw new LockStorageError(
+      'redis',
+      `A record must be JSON of at most ${MAX_RECORD_BYTES} bytes; this write was refused and nothing was stored.`,
+    );
   }
   const revision = Number(await evalScript(client, COMPARE_AND_SWAP, [recordKey, expectedRevision ?? '', text, channel]));
   return revision > 0 ? { ok: true, revision: String(revision) } : { ok: false };
 }
 
 function damaged(): LockStorageError {
-  return new LockStorageError('redis',
-    'A record stored in Redis is damaged, so it cannot be read. Stop the processes using this prefix and remove its keys (the pattern <prefix>:*), or restore Redis from a backup.');
+  return new LockStorageError(
+    'redis',
+    'A record stored in Redis is damaged, so it cannot be read. Stop the processes using this prefix and remove its keys (the pattern <prefix>:*), or restore Redis from a backup.',
+  );
 }

@@ -75,8 +75,11 @@ export class RedisDriver implements Driver {
       const waiting = new ReplicaWaitingClient(client, bound);
       const result = await compareAndSwapRecord(waiting, record, channel, expectedRevision, next);
       if (!result.ok || (waiting.acknowledged ?? 0) >= bound.replicas) return result;
-      throw replicationError(waiting.acknowledged ?? 0, bound,
-        'The record change is on the master but not confirmed by enough replicas, so a failover may undo it; `lockstep status` shows what holds now');
+      throw replicationError(
+        waiting.acknowledged ?? 0,
+        bound,
+        'The record change is on the master but not confirmed by enough replicas, so a failover may undo it; `lockstep status` shows what holds now',
+      );
     });
   }
 
@@ -92,7 +95,8 @@ export class RedisDriver implements Driver {
     const kind = this.#connection.kind;
     const minReplicas = this.replicaBound?.replicas ?? 0;
     return this.#connection.run(async client => {
-      if (kind === 'cluster') return deploymentInfo(kind, nodesFromClusterNodes(String(await client.call('CLUSTER', 'NODES'))), minReplicas);
+      if (kind === 'cluster')
+        return deploymentInfo(kind, nodesFromClusterNodes(String(await client.call('CLUSTER', 'NODES'))), minReplicas);
       return deploymentInfo(kind, { masters: 1, replicas: replicasFromInfo(await client.info('replication')) }, minReplicas);
     });
   }
@@ -106,9 +110,13 @@ export class RedisDriver implements Driver {
 }
 
 function replicationError(acknowledged: number, bound: ReplicaBound, what: string): LockReplicationError {
-  return new LockReplicationError('redis', acknowledged, bound.replicas,
-    `${what}: ${acknowledged} of the required ${bound.replicas} Redis replica(s) acknowledged it within ${bound.timeoutMs} ms (WAIT). `
-    + 'Check that the replicas are up and connected to the master (`lockstep status` shows the replicas seen), or lower LOCKSTEP_REDIS_MIN_REPLICAS (the redisMinReplicas setting) knowing that a failover may then lose grants.');
+  return new LockReplicationError(
+    'redis',
+    acknowledged,
+    bound.replicas,
+    `${what}: ${acknowledged} of the required ${bound.replicas} Redis replica(s) acknowledged it within ${bound.timeoutMs} ms (WAIT). ` +
+      'Check that the replicas are up and connected to the master (`lockstep status` shows the replicas seen), or lower LOCKSTEP_REDIS_MIN_REPLICAS (the redisMinReplicas setting) knowing that a failover may then lose grants.',
+  );
 }
 
 /** Redis takes whole milliseconds; rounding up never shortens a lease. */
@@ -121,7 +129,8 @@ export function createRedisDriver(config: ResolvedConfig): RedisDriver {
   if (!config.prefixExplicit || config.prefix === '') {
     throw new LockConfigurationError(
       'The redis driver is shared between machines, so it needs an explicit, stable prefix that all intended deployments share: set LOCKSTEP_PREFIX or the prefix setting.',
-      { setting: 'prefix' });
+      { setting: 'prefix' },
+    );
   }
   const connection = new RedisConnection({
     url: config.redisUrl ?? DEFAULT_REDIS_URL,

@@ -12,7 +12,13 @@ import { LockConfigurationError } from '../../errors';
  */
 export type RedisTarget =
   | { readonly kind: 'standalone'; readonly url: string }
-  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly masterName: string; readonly db: number; readonly credentials: Credentials }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly HostPort[];
+      readonly masterName: string;
+      readonly db: number;
+      readonly credentials: Credentials;
+    }
   | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[]; readonly credentials: Credentials };
 
 export type DeploymentKind = RedisTarget['kind'];
@@ -30,9 +36,10 @@ export interface Credentials {
 const SENTINEL_DEFAULT_PORT = 26379;
 const REDIS_DEFAULT_PORT = 6379;
 
-const FORMS = 'redis://[user:password@]host[:port][/db] (rediss:// for TLS), '
-  + 'redis-sentinel://[user:password@]host1:port1,host2:port2/mastername[?db=N] or '
-  + 'redis-cluster://[user:password@]host1:port1,host2:port2';
+const FORMS =
+  'redis://[user:password@]host[:port][/db] (rediss:// for TLS), ' +
+  'redis-sentinel://[user:password@]host1:port1,host2:port2/mastername[?db=N] or ' +
+  'redis-cluster://[user:password@]host1:port1,host2:port2';
 
 /** Parses a Redis URL; a malformed one is a configuration error that never repeats the URL. */
 export function parseRedisTarget(url: string): RedisTarget {
@@ -47,14 +54,18 @@ export function parseRedisTarget(url: string): RedisTarget {
       const sentinels = hostList(parts.hosts, SENTINEL_DEFAULT_PORT);
       const masterName = decodeURIComponent(parts.path.replace(/^\//, ''));
       if (masterName === '' || masterName.includes('/')) {
-        throw invalid('a Sentinel URL needs the master\'s name as its path (…/mastername), as the sentinels know it (`sentinel monitor NAME …`)');
+        throw invalid(
+          "a Sentinel URL needs the master's name as its path (…/mastername), as the sentinels know it (`sentinel monitor NAME …`)",
+        );
       }
       return { kind: 'sentinel', sentinels, masterName, db: sentinelDb(parts.query), credentials: credentials(parts.userinfo) };
     }
     case 'redis-cluster': {
       const nodes = hostList(parts.hosts, REDIS_DEFAULT_PORT);
       if (nodes.length < 2) {
-        throw invalid('a Cluster URL needs at least two seed nodes (host1:port1,host2:port2), so that one node being down does not stop Lockstep from finding the cluster');
+        throw invalid(
+          'a Cluster URL needs at least two seed nodes (host1:port1,host2:port2), so that one node being down does not stop Lockstep from finding the cluster',
+        );
       }
       if (parts.path !== '' && parts.path !== '/') throw invalid('a Cluster URL has no path: a cluster has only database 0');
       return { kind: 'cluster', nodes, credentials: credentials(parts.userinfo) };
@@ -135,5 +146,6 @@ function decode(text: string): string {
 function invalid(why: string): LockConfigurationError {
   return new LockConfigurationError(
     `The Redis URL is not usable: ${why}. Use ${FORMS}; check LOCKSTEP_REDIS_URL or the redisUrl setting.`,
-    { setting: 'redisUrl' });
+    { setting: 'redisUrl' },
+  );
 }

@@ -21,7 +21,10 @@ export class ReplicaWaitingClient implements ScriptClient {
   /** Replicas that confirmed the last script's write; undefined before the first reply. */
   acknowledged: number | undefined;
 
-  constructor(private readonly client: RedisClient, private readonly bound: ReplicaBound) {}
+  constructor(
+    private readonly client: RedisClient,
+    private readonly bound: ReplicaBound,
+  ) {}
 
   evalsha(sha1: string, keyCount: number, ...args: (string | number)[]): Promise<unknown> {
     return this.withWait(pipeline => pipeline.evalsha(sha1, keyCount, ...args));
@@ -62,7 +65,9 @@ function notRunHere(error: Error): boolean {
 }
 
 function refreshSlots(cluster: Cluster): Promise<void> {
-  return new Promise(resolve => { cluster.refreshSlotsCache(() => resolve()); });
+  return new Promise(resolve => {
+    cluster.refreshSlotsCache(() => resolve());
+  });
 }
 
 /**

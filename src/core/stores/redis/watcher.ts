@@ -31,7 +31,9 @@ export class RecordWatcher {
     }
     // Wrapped so that one function watched twice is two listeners, each disposed on its own.
     let active = true;
-    const listener = (): void => { if (active) callSafely(onChange); };
+    const listener = (): void => {
+      if (active) callSafely(onChange);
+    };
     set.add(listener);
     // SUBSCRIBE is idempotent per connection; its reply means messages from now on will arrive.
     this.subscriber.subscribe(channel).then(listener, () => undefined);

@@ -47,7 +47,8 @@ export function parseDatabaseUrl(url: string | undefined, storePath: string): Sq
     // Deliberately without the cause: Node's URL error carries the whole input, password included.
     throw new LockConfigurationError(
       `The database URL is not a valid URL; ${WHERE} (e.g. postgres://user@host:5432/db or sqlite:///abs/path.db).`,
-      { setting: SETTING });
+      { setting: SETTING },
+    );
   }
   switch (parsed.protocol) {
     case 'sqlite:':
@@ -59,9 +60,9 @@ export function parseDatabaseUrl(url: string | undefined, storePath: string): Sq
     case 'postgresql:':
       return serverTarget(parsed, 'postgres', 5432);
     default:
-      throw new LockConfigurationError(
-        `The database URL scheme must be sqlite, mysql, mariadb, postgres or postgresql; ${WHERE}.`,
-        { setting: SETTING });
+      throw new LockConfigurationError(`The database URL scheme must be sqlite, mysql, mariadb, postgres or postgresql; ${WHERE}.`, {
+        setting: SETTING,
+      });
   }
 }
 
@@ -69,7 +70,8 @@ function sqliteTarget(url: URL): SqliteTarget {
   if (url.host !== '' || url.username !== '' || url.password !== '') {
     throw new LockConfigurationError(
       `A SQLite URL names a local file with three slashes and an absolute path, e.g. sqlite:///var/lib/app/locks.db; ${WHERE}.`,
-      { setting: SETTING });
+      { setting: SETTING },
+    );
   }
   const file = decodeURIComponent(url.pathname);
   const mode = url.searchParams.get('mode');
@@ -77,7 +79,8 @@ function sqliteTarget(url: URL): SqliteTarget {
   if (file.includes(':memory:') || mode === 'memory' || file === '' || file === '/') {
     throw new LockConfigurationError(
       `SQLite coordination needs a shared database file, never :memory:; give an absolute file path; ${WHERE}.`,
-      { setting: SETTING });
+      { setting: SETTING },
+    );
   }
   if (!path.isAbsolute(file)) {
     throw new LockConfigurationError(`The SQLite file path must be absolute; ${WHERE}.`, { setting: SETTING });
@@ -92,9 +95,9 @@ function serverTarget(url: URL, dialect: 'mysql' | 'postgres', defaultPort: numb
     throw new LockConfigurationError(`The database URL names no host; ${WHERE}.`, { setting: SETTING });
   }
   if (database === '' || database.includes('/')) {
-    throw new LockConfigurationError(
-      `The database URL must name one database after the host, e.g. …:${defaultPort}/lockstep; ${WHERE}.`,
-      { setting: SETTING });
+    throw new LockConfigurationError(`The database URL must name one database after the host, e.g. …:${defaultPort}/lockstep; ${WHERE}.`, {
+      setting: SETTING,
+    });
   }
   const port = url.port === '' ? defaultPort : Number(url.port);
   const params = new Map<string, string>();
@@ -123,6 +126,5 @@ export function describeTarget(target: SqlTarget): string {
 /** Strings that must never reach a message, a log or a cause: the URL's credentials. */
 export function secretsOf(target: SqlTarget): string[] {
   if (target.dialect === 'sqlite') return [];
-  return [target.password, target.user, encodeURIComponent(target.password), encodeURIComponent(target.user)]
-    .filter(s => s.length >= 1);
+  return [target.password, target.user, encodeURIComponent(target.password), encodeURIComponent(target.user)].filter(s => s.length >= 1);
 }

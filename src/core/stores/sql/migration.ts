@@ -80,6 +80,7 @@ export async function migrate(backend: SqlBackend, isMissingColumn: (error: unkn
     if (!isMissingColumn(error)) throw error;
     throw new LockConfigurationError(
       `A ${TABLE} table with another shape already exists in this database (perhaps another application's). Give Lockstep its own database or schema in LOCKSTEP_DATABASE_URL.`,
-      { setting: 'databaseUrl' });
+      { setting: 'databaseUrl' },
+    );
   }
 }

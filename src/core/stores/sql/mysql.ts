@@ -18,7 +18,11 @@ class MysqlBackend implements SqlBackend {
   readonly where: string;
   readonly secrets: readonly string[];
 
-  constructor(private readonly pool: Pool, target: ServerTarget, private readonly options: ServerOptions) {
+  constructor(
+    private readonly pool: Pool,
+    target: ServerTarget,
+    private readonly options: ServerOptions,
+  ) {
     this.where = describeTarget(target);
     this.secrets = secretsOf(target);
   }

@@ -19,7 +19,10 @@ class PostgresBackend implements SqlBackend {
   readonly where: string;
   readonly secrets: readonly string[];
 
-  constructor(private readonly pool: Pool, target: ServerTarget) {
+  constructor(
+    private readonly pool: Pool,
+    target: ServerTarget,
+  ) {
     this.where = describeTarget(target);
     this.secrets = secretsOf(target);
   }
@@ -101,6 +104,8 @@ export async function openPostgresBackend(target: ServerTarget, options: ServerO
   // Errors of idle or checked-out clients (server stopped, socket reset) reach the waiting query;
   // these listeners only keep them from becoming unhandled 'error' events.
   pool.on('error', () => undefined);
-  pool.on('connect', client => { client.on('error', () => undefined); });
+  pool.on('connect', client => {
+    client.on('error', () => undefined);
+  });
   return new PostgresBackend(pool, target);
 }

@@ -45,7 +45,9 @@ export class RecordWatches {
         polling = false;
       }
     };
-    const timer = setInterval(() => { void poll(); }, this.intervalMs);
+    const timer = setInterval(() => {
+      void poll();
+    }, this.intervalMs);
     timer.unref();
     this.timers.add(timer);
     void poll();

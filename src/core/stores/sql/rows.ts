@@ -19,8 +19,14 @@ export function leaseRow(row: SqlRow): LeaseRow {
   const fencing = integer(row.fencing);
   const expiresAt = integer(row.expires_at);
   const owner = row.owner_hash;
-  if (row.kind !== 'lease' || fencing === undefined || fencing < 1 || expiresAt === undefined || expiresAt < 0
-    || !(owner === null || (typeof owner === 'string' && HASH.test(owner)))) {
+  if (
+    row.kind !== 'lease' ||
+    fencing === undefined ||
+    fencing < 1 ||
+    expiresAt === undefined ||
+    expiresAt < 0 ||
+    !(owner === null || (typeof owner === 'string' && HASH.test(owner)))
+  ) {
     throw damaged('lease');
   }
   return { owner: owner as string | null, fencing, expiresAt };
@@ -46,7 +52,8 @@ export function parseRevision(revision: string): number | undefined {
 /** BIGINT columns arrive as numbers (SQLite, mysql2 small values), strings (pg, mysql2 big numbers) or bigints. */
 function integer(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined;
-  if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined;
+  if (typeof value === 'bigint')
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined;
   if (typeof value === 'string' && /^-?\d{1,16}$/.test(value)) {
     const n = Number(value);
     return Number.isSafeInteger(n) ? n : undefined;
@@ -55,7 +62,9 @@ function integer(value: unknown): number | undefined {
 }
 
 function damaged(kind: 'lease' | 'record', cause?: unknown): LockStorageError {
-  return new LockStorageError('sql',
+  return new LockStorageError(
+    'sql',
     `A ${kind} row in the reliability_locks table is damaged, so it cannot be treated as free. Stop the processes using this namespace, then repair or delete that row (deleting a lease row restarts its fencing counter).`,
-    cause === undefined ? {} : { cause });
+    cause === undefined ? {} : { cause },
+  );
 }

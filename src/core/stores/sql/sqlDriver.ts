@@ -124,8 +124,10 @@ export class SqlDriver implements Driver {
       } else {
         // A revision this driver never issued cannot match.
         const revision = parseRevision(expectedRevision);
-        if (revision !== undefined
-          && await this.#backend.session(s => s.run(this.sql.updateRecord, [text, recordRowKey(key), revision])) === 1) {
+        if (
+          revision !== undefined &&
+          (await this.#backend.session(s => s.run(this.sql.updateRecord, [text, recordRowKey(key), revision]))) === 1
+        ) {
           written = { ok: true, revision: String(revision + 1) };
         }
       }
@@ -182,7 +184,8 @@ export async function openSqlDriver(config: ResolvedConfig): Promise<SqlDriver> 
     if (config.requireDistributed) {
       throw new LockConfigurationError(
         'requireDistributed is set, but SQLite coordinates only the processes of one machine; give a MySQL/MariaDB or PostgreSQL URL in LOCKSTEP_DATABASE_URL.',
-        { setting: 'requireDistributed' });
+        { setting: 'requireDistributed' },
+      );
     }
     try {
       return new SqlDriver(await openSqliteBackend(target, { busyTimeoutMs: config.commandTimeoutMs }));
@@ -194,18 +197,22 @@ export async function openSqlDriver(config: ResolvedConfig): Promise<SqlDriver> 
   if (!config.prefixExplicit) {
     throw new LockConfigurationError(
       'A shared database needs an explicit, stable prefix used by every deployment meant to coordinate; set LOCKSTEP_PREFIX or the prefix setting.',
-      { setting: 'prefix' });
+      { setting: 'prefix' },
+    );
   }
   const options = { connectTimeoutMs: config.connectTimeoutMs, commandTimeoutMs: config.commandTimeoutMs };
   const library = target.dialect === 'mysql' ? 'mysql2' : 'pg';
   try {
-    const backend = target.dialect === 'mysql'
-      ? await (await import('./mysql')).openMysqlBackend(target, options)
-      : await (await import('./postgres')).openPostgresBackend(target, options);
+    const backend =
+      target.dialect === 'mysql'
+        ? await (await import('./mysql')).openMysqlBackend(target, options)
+        : await (await import('./postgres')).openPostgresBackend(target, options);
     return new SqlDriver(backend);
   } catch (error) {
-    throw new LockConfigurationError(`The ${library} client library could not be loaded; reinstall Lockstep's dependencies.`,
-      { setting: 'driver', cause: error });
+    throw new LockConfigurationError(`The ${library} client library could not be loaded; reinstall Lockstep's dependencies.`, {
+      setting: 'driver',
+      cause: error,
+    });
   }
 }
 
@@ -214,6 +221,11 @@ export async function openSqlDriver(config: ResolvedConfig): Promise<SqlDriver> 
  * better-sqlite3 `Database`) on a shared file. Refuses to work while that connection is inside a
  * transaction of the caller's. The caller closes the connection.
  */
-export function createSqliteDriver(connection: SqliteConnection | BetterSqlite3.Database, options: { busyTimeoutMs?: number } = {}): SqlDriver {
-  return new SqlDriver(sqliteBackendFor(connection as SqliteConnection, { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }));
+export function createSqliteDriver(
+  connection: SqliteConnection | BetterSqlite3.Database,
+  options: { busyTimeoutMs?: number } = {},
+): SqlDriver {
+  return new SqlDriver(
+    sqliteBackendFor(connection as SqliteConnection, { busyTimeoutMs: options.busyTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS }),
+  );
 }

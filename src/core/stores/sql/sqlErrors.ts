@@ -19,15 +19,28 @@ interface DriverErrorFields {
 }
 
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
-  'ECONNABORTED', 'EADDRNOTAVAIL',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ECONNABORTED',
+  'EADDRNOTAVAIL',
   // mysql2
-  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
-  'PROTOCOL_ENQUEUE_AFTER_QUIT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR', 'ER_TOO_MANY_USER_CONNECTIONS',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'PROTOCOL_ENQUEUE_AFTER_QUIT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CON_COUNT_ERROR',
+  'ER_TOO_MANY_USER_CONNECTIONS',
 ]);
 
 function fields(error: unknown): DriverErrorFields {
-  return typeof error === 'object' && error !== null ? error as DriverErrorFields : {};
+  return typeof error === 'object' && error !== null ? (error as DriverErrorFields) : {};
 }
 
 /** What kind of failure a client library reported. */
@@ -44,7 +57,11 @@ export function classify(dialect: SqlDialect, error: unknown): SqlFailure {
     if (code === '57014') return 'unreachable'; // statement/lock timeout: the server did not answer in time
     if (NETWORK_CODES.has(code)) return 'unreachable';
     // pg reports a lost socket, a refused pool slot and its own timeouts without a code.
-    if (/Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended|not queryable/i.test(message)) {
+    if (
+      /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended|not queryable/i.test(
+        message,
+      )
+    ) {
       return 'unreachable';
     }
     return 'other';
@@ -61,9 +78,17 @@ export function classify(dialect: SqlDialect, error: unknown): SqlFailure {
   const errcode = typeof e.errcode === 'number' ? e.errcode & 0xff : -1;
   if (/no such table|no such column/i.test(message)) return 'missing-table';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || errcode === 5 || errcode === 6) return 'contention';
-  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_PERM')
-    || code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_FULL')
-    || [14, 8, 3, 26, 10, 13].includes(errcode) || /directory does not exist/i.test(message)) return 'cannot-open';
+  if (
+    code.startsWith('SQLITE_CANTOPEN') ||
+    code.startsWith('SQLITE_READONLY') ||
+    code.startsWith('SQLITE_PERM') ||
+    code.startsWith('SQLITE_NOTADB') ||
+    code.startsWith('SQLITE_IOERR') ||
+    code.startsWith('SQLITE_FULL') ||
+    [14, 8, 3, 26, 10, 13].includes(errcode) ||
+    /directory does not exist/i.test(message)
+  )
+    return 'cannot-open';
   return 'other';
 }
 
@@ -96,25 +121,34 @@ export function translate(dialect: SqlDialect, error: unknown, what: string, whe
   const cause = scrubbed(error, secrets);
   switch (classify(dialect, error)) {
     case 'missing-table':
-      return new LockBackendError('sql',
-        `The reliability_locks table is missing or has an older shape in ${where}: ${MIGRATE_HINT}.`,
-        { cause, retryable: false });
+      return new LockBackendError('sql', `The reliability_locks table is missing or has an older shape in ${where}: ${MIGRATE_HINT}.`, {
+        cause,
+        retryable: false,
+      });
     case 'contention':
-      return new LockBackendError('sql',
+      return new LockBackendError(
+        'sql',
         `Could not ${what}: ${where} stayed busy with other lock operations past the command timeout${evidence(error)}. Try again.`,
-        { cause });
+        { cause },
+      );
     case 'refused-credentials':
-      return new LockBackendError('sql',
+      return new LockBackendError(
+        'sql',
         `Could not ${what}: ${where} refused the credentials or does not have the database${evidence(error)}; check LOCKSTEP_DATABASE_URL or the databaseUrl setting.`,
-        { cause, retryable: false });
+        { cause, retryable: false },
+      );
     case 'unreachable':
-      return new LockBackendError('sql',
+      return new LockBackendError(
+        'sql',
         `Could not ${what}: ${where} is unreachable or did not answer in time${evidence(error)}. Check that it is running and reachable, then try again.`,
-        { cause });
+        { cause },
+      );
     case 'cannot-open':
-      return new LockBackendError('sql',
+      return new LockBackendError(
+        'sql',
         `Could not ${what}: ${where} cannot be opened or written${evidence(error)}; check that its folder exists and is writable by this user.`,
-        { cause, retryable: false });
+        { cause, retryable: false },
+      );
     case 'other':
       return new LockBackendError('sql', `Could not ${what}: ${where} failed the operation${evidence(error)}.`, { cause });
   }
@@ -124,5 +158,12 @@ export function translate(dialect: SqlDialect, error: unknown, what: string, whe
 export function sqliteUnavailable(causes: readonly unknown[]): LockConfigurationError {
   return new LockConfigurationError(
     'SQLite is not available in this Node host: node:sqlite needs Node 22.5 or later and better-sqlite3 could not be loaded. Use PostgreSQL or MySQL (LOCKSTEP_DATABASE_URL), or the file driver.',
-    { setting: 'driver', cause: new AggregateError(causes.map(c => scrubbed(c, [])), 'no SQLite library loaded') });
+    {
+      setting: 'driver',
+      cause: new AggregateError(
+        causes.map(c => scrubbed(c, [])),
+        'no SQLite library loaded',
+      ),
+    },
+  );
 }

@@ -58,7 +58,8 @@ export async function loadSqlite(): Promise<{ library: string; open: Opener }> {
   }
   try {
     const mod = await import('better-sqlite3');
-    const Database = (mod as unknown as { default?: typeof import('better-sqlite3') }).default ?? mod as unknown as typeof import('better-sqlite3');
+    const Database =
+      (mod as unknown as { default?: typeof import('better-sqlite3') }).default ?? (mod as unknown as typeof import('better-sqlite3'));
     return { library: 'better-sqlite3', open: file => new Database(file) as unknown as SqliteConnection };
   } catch (error) {
     causes.push(error);
@@ -143,7 +144,11 @@ class SqliteBackend implements SqlBackend {
       this.db.exec('COMMIT');
       return result;
     } catch (error) {
-      try { this.db.exec('ROLLBACK'); } catch { /* already rolled back by SQLite (e.g. SQLITE_FULL) */ }
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        /* already rolled back by SQLite (e.g. SQLITE_FULL) */
+      }
       throw error;
     }
   }
@@ -180,7 +185,8 @@ class SqliteBackend implements SqlBackend {
 function callerTransaction(): LockConfigurationError {
   return new LockConfigurationError(
     'The SQLite connection given to Lockstep is inside a transaction; an uncommitted lease would be invisible to other processes. Give Lockstep its own connection, or commit first.',
-    { setting: 'connection' });
+    { setting: 'connection' },
+  );
 }
 
 /** Opens (creating when missing) the shared database file named by the URL or the default path. */
@@ -193,9 +199,9 @@ export async function openSqliteBackend(target: SqliteTarget, options: SqliteOpt
 /** Uses a connection the caller opened (node:sqlite DatabaseSync or better-sqlite3 Database). */
 export function sqliteBackendFor(connection: SqliteConnection, options: SqliteOptions): SqlBackend {
   if (connection.memory === true || (typeof connection.location === 'function' && connection.location() === null)) {
-    throw new LockConfigurationError(
-      'SQLite coordination needs a shared database file, never :memory:; open the connection on a file.',
-      { setting: 'connection' });
+    throw new LockConfigurationError('SQLite coordination needs a shared database file, never :memory:; open the connection on a file.', {
+      setting: 'connection',
+    });
   }
   return new SqliteBackend(connection, options, false, false);
 }

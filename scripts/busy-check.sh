@@ -56,7 +56,7 @@ if [ "$unit" = 1 ]; then
 fi
 if [ "$integration" = 1 ]; then
   echo; echo "=== busy: integration${files[*]:+ (${files[*]})} ($(date +%T))"
-  run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json "${files[@]}"
+  run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json --durations test/integration/durations.json "${files[@]}"
 fi
 echo "[busy-check] load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 tally_summary

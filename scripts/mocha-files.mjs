@@ -13,10 +13,14 @@
 // the union of the behaviours. A file whose process reported nothing, or exited non-zero with no failed test,
 // counts as one failure named after it: no file's tests can vanish from the count.
 //
-// Load: JOBS files share the machine, and the run's slowdown factor (LOCKSTEP_TEST_SLOWDOWN, test/helpers/
-// calibration.ts, measured before they start) cannot see that; it is multiplied by 2 × JOBS / cores when that is
-// above 1 (each file's bursts of two processes then get half the cores they had alone). Deadlines only: a verdict
-// never depends on it.
+// Load: each file's process measures the machine when it starts (test/helpers/calibration.ts: the larger of that
+// and the run's LOCKSTEP_TEST_SLOWDOWN), with the other files already running, so its deadlines see their load.
+// The run's factor is only raised when more files run than there are cores (× JOBS / cores). Deadlines only: a
+// verdict never depends on it.
+//
+// Order: the longest files first, so that the last to start is a short one. A file's length is its seconds in
+// `--durations FILE` (written by an earlier run's `--write-durations FILE`), else estimated from its size at the
+// listed files' median seconds per byte. The order changes only when the run ends, never what runs.
 // JOBS: --jobs, else LOCKSTEP_TEST_JOBS, else 2 (1 runs the files one after another).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,16 +29,20 @@ import path from 'node:path';
 import { readTally, sum } from './tally.mjs';
 
 function usage(message) {
-  console.error(`mocha-files: ${message}\nusage: node scripts/mocha-files.mjs --config FILE [--jobs N] [FILE ...]`);
+  console.error(
+    `mocha-files: ${message}\nusage: node scripts/mocha-files.mjs --config FILE [--jobs N] [--durations FILE] [--write-durations FILE] [FILE ...]`,
+  );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const out = { config: undefined, jobs: undefined, files: [] };
+  const out = { config: undefined, jobs: undefined, durations: undefined, writeDurations: undefined, files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--config') out.config = argv[++i];
     else if (a === '--jobs') out.jobs = argv[++i];
+    else if (a === '--durations') out.durations = argv[++i];
+    else if (a === '--write-durations') out.writeDurations = argv[++i];
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
     else out.files.push(a);
   }
@@ -73,11 +81,11 @@ function mochaArgs(config, file) {
 function scaledSlowdown(jobs) {
   const measured = Number(process.env.LOCKSTEP_TEST_SLOWDOWN);
   const base = Number.isFinite(measured) && measured >= 1 ? measured : 1;
-  const share = Math.max(1, (2 * jobs) / Math.max(1, os.availableParallelism()));
+  const share = Math.max(1, jobs / Math.max(1, os.availableParallelism()));
   return String(Math.round(base * share * 100) / 100);
 }
 
-const { config: configFile, jobs, files: named } = parseArgs(process.argv.slice(2));
+const { config: configFile, jobs, durations: durationsFile, writeDurations, files: named } = parseArgs(process.argv.slice(2));
 const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
 const files = named.length > 0 ? named : specFiles(config.spec);
 if (files.length === 0) usage('no test files');
@@ -85,8 +93,15 @@ const mocha = path.resolve('node_modules/mocha/bin/mocha.js');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-mocha-files-'));
 const suite = process.env.LOCKSTEP_SUITE || 'mocha';
 const slowdown = scaledSlowdown(jobs);
-// The longest files first (size stands in for length), so that the last file to start is a short one.
-const queue = files.map((file, index) => ({ file, index, size: fs.statSync(file).size })).sort((a, b) => b.size - a.size);
+const known = durationsFile && fs.existsSync(durationsFile) ? JSON.parse(fs.readFileSync(durationsFile, 'utf8')) : {};
+const sized = files.map((file, index) => ({ file, index, size: fs.statSync(file).size, seconds: known[file] }));
+const rates = sized
+  .filter(f => typeof f.seconds === 'number' && f.size > 0)
+  .map(f => f.seconds / f.size)
+  .sort((a, b) => a - b);
+const perByte = rates.length > 0 ? rates[Math.floor(rates.length / 2)] : 1;
+const length = f => (typeof f.seconds === 'number' ? f.seconds : f.size * perByte);
+const queue = sized.sort((a, b) => length(b) - length(a));
 const results = [];
 const running = new Set();
 let done = 0;
@@ -111,7 +126,7 @@ function runOne(item) {
       const rc = code ?? 128;
       console.log(`\n[mocha-files] ${done}/${files.length} ${item.file}: exit ${code ?? signal} in ${seconds} s`);
       process.stdout.write(Buffer.concat(chunks));
-      resolve({ file: item.file, rc, lines: readTally(tally) });
+      resolve({ file: item.file, rc, seconds, lines: readTally(tally) });
     });
   });
 }
@@ -147,6 +162,10 @@ const line = {
   behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort(),
 };
 if (broken.length > 0) line.note = broken.join('; ');
+if (writeDurations) {
+  const measured = Object.fromEntries(results.map(r => [r.file, r.seconds]).sort((a, b) => b[1] - a[1]));
+  fs.writeFileSync(writeDurations, `${JSON.stringify(measured, null, 2)}\n`);
+}
 if (process.env.LOCKSTEP_TALLY) fs.appendFileSync(process.env.LOCKSTEP_TALLY, `${JSON.stringify(line)}\n`);
 console.log(`\n[mocha-files] ${suite}: ${line.passed} passed, ${line.failed} failed, ${line.skipped} skipped over ${files.length} files`);
 for (const b of broken) console.log(`[mocha-files] FAILED: ${b}`);

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -13,6 +12,7 @@ import { recordRowKey } from '../../src/core/stores/sql/sqlDriver';
 import { frameRevision, unframeRevision } from '../../src/core/stores/revisionFraming';
 import { hashProof } from '../../src/core/tokens';
 import { createFencingTeam, type CliResult, type FencingTeam, type FencingTeamOptions, type TeamMember } from './fencingFixture';
+import { signWithSshKeys } from './teamSigning';
 
 /**
  * A signed lock page on the file and SQL (SQLite) drivers (`allowedSigners` in .lockstep.json): every
@@ -24,8 +24,6 @@ import { createFencingTeam, type CliResult, type FencingTeam, type FencingTeamOp
  * alice's acquire and acquires on top: each reads tampered in alice's clone naming the step, the
  * server guard refuses bob's landing, and `lockstep verify` fails naming the step.
  */
-
-const SIGNERS_PATH = '.lockstep/allowed_signers';
 
 /** What bob does with the store's credentials: read its newest value, write one over it (returns its undo). */
 export interface StoreHand {
@@ -186,25 +184,7 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       const prefix = JSON.parse(fs.readFileSync(path.join(alice.dir, '.lockstep.json'), 'utf8')).prefix ?? 'lockstep';
       key = keyDigest(prefix, `container:${team.container}`);
       hand = attacked.hand(team, key);
-      const keyDir = path.join(team.root, 'keys');
-      fs.mkdirSync(keyDir);
-      keys = {};
-      const listed: string[] = [];
-      for (const who of [alice, bob, ops]) {
-        keys[who.name] = path.join(keyDir, who.name);
-        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', who.name, '-f', keys[who.name]]);
-        listed.push(`${who.identity} ${fs.readFileSync(`${keys[who.name]}.pub`, 'utf8').trim()}`);
-        await team.gitOk(who.dir, 'config', 'gpg.format', 'ssh');
-        await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
-      }
-      fs.mkdirSync(path.join(ops.dir, '.lockstep'));
-      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
-      const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
-      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
-      await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
-      await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
-      await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
-      for (const who of [alice, bob]) await team.gitOk(who.dir, 'pull', '--quiet', 'origin', 'main');
+      keys = await signWithSshKeys(team, [alice, bob, ops], ops, [alice, bob]);
     });
     after(async () => {
       team?.dispose();

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -8,6 +7,7 @@ import { keyDigest, namespaceDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
 import { stampEnv, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';
 import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
+import { signWithSshKeys } from '../helpers/teamSigning';
 
 /**
  * A signed lock page on the git driver (`allowedSigners` in .lockstep.json), attacked by a teammate
@@ -18,8 +18,6 @@ import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } 
  * signed adopt repairs it. A last part installs the server guard and checks that it refuses the same
  * forgeries at the door.
  */
-
-const SIGNERS_PATH = '.lockstep/allowed_signers';
 
 for (const transport of ['path', 'daemon'] as const) {
   describe(`signed lock history on the git driver (a forge with no hooks, remote by ${transport})`, function () {
@@ -105,27 +103,7 @@ for (const transport of ['path', 'daemon'] as const) {
       // init --server-guard makes holders push a proof as a push option; the forge accepts them and checks nothing.
       await team.gitOk(team.remote, 'config', 'receive.advertisePushOptions', 'true');
       recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
-      const keyDir = path.join(team.root, 'keys');
-      fs.mkdirSync(keyDir);
-      keys = {};
-      const listed: string[] = [];
-      for (const who of [alice, bob, ops]) {
-        keys[who.name] = path.join(keyDir, who.name);
-        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', who.name, '-f', keys[who.name]]);
-        listed.push(`${who.identity} ${fs.readFileSync(`${keys[who.name]}.pub`, 'utf8').trim()}`);
-        // Each clone signs with its own key, the way a developer configures git for GitHub.
-        await team.gitOk(who.dir, 'config', 'gpg.format', 'ssh');
-        await team.gitOk(who.dir, 'config', 'user.signingkey', keys[who.name]);
-      }
-      // An operator lands the allowed signers file and allowedSigners in .lockstep.json on main.
-      fs.mkdirSync(path.join(ops.dir, '.lockstep'));
-      fs.writeFileSync(path.join(ops.dir, SIGNERS_PATH), `${listed.join('\n')}\n`);
-      const file = JSON.parse(fs.readFileSync(path.join(ops.dir, '.lockstep.json'), 'utf8'));
-      fs.writeFileSync(path.join(ops.dir, '.lockstep.json'), `${JSON.stringify({ ...file, allowedSigners: SIGNERS_PATH }, null, 2)}\n`);
-      await team.gitOk(ops.dir, 'add', '.lockstep.json', SIGNERS_PATH);
-      await team.gitOk(ops.dir, 'commit', '--quiet', '-m', 'sign the lock page');
-      await team.gitOk(ops.dir, 'push', '--quiet', 'origin', 'HEAD:main');
-      for (const who of [alice, bob]) await team.gitOk(who.dir, 'pull', '--quiet', 'origin', 'main');
+      keys = await signWithSshKeys(team, [alice, bob, ops], ops, [alice, bob]);
     });
     after(() => team?.dispose());
 

@@ -10,7 +10,8 @@ say() { echo "[demo $(date +%T)] $*"; }
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
 cache="${LOCKSTEP_CACHE:-$HOME/.cache/lockstep}/vscode-host"
-if [ -f "$cache/cs-1.139/.installed" ] && [ -d node_modules ]; then
+# The same test as scripts/setup.sh: npm ci is skipped when its record of the install is newer than the lock file.
+if [ -f "$cache/cs-1.139/.installed" ] && [ node_modules/.package-lock.json -nt package-lock.json ] && [ node_modules/.package-lock.json -nt package.json ]; then
   say "starting (everything is installed: about a minute)"
 else
   say "first run: installs npm packages and builds code-server's native parts, about 15 minutes on a fresh 2-core"

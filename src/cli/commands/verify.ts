@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openClone } from '../../core/container/clone';
+import { fetchBranch, openClone } from '../../core/container/clone';
 import type { ContainerFile } from '../../core/container/containerFile';
 import { LockBackendError, LockConfigurationError } from '../../core/errors';
 import type { GitCommand } from '../../core/git/runner';
@@ -165,17 +165,7 @@ async function remoteTip(git: GitCommand, remote: string, branch: string): Promi
     () => false,
   );
   if (!present) {
-    await git
-      .raw([
-        '-c',
-        'fetch.writeFetchHead=false',
-        'fetch',
-        '--quiet',
-        '--end-of-options',
-        remote,
-        `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`,
-      ])
-      .catch(unreachable);
+    await fetchBranch(git, remote, branch, `refs/remotes/${remote}/${branch}`).catch(unreachable);
   }
   return tip;
 }

@@ -70,6 +70,27 @@ export async function defaultBranch(clone: Clone, remote: string): Promise<strin
 }
 
 /**
+ * Fetches one branch of `remote` into the ref `into`, and nothing else: no FETCH_HEAD, no tags, no background
+ * maintenance or gc (git's next own fetch does those). For the fetches Lockstep makes on its own account.
+ */
+export function fetchBranch(git: GitCommand, remote: string, branch: string, into: string): Promise<string> {
+  return git.raw([
+    '-c',
+    'fetch.writeFetchHead=false',
+    '-c',
+    'maintenance.auto=false',
+    '-c',
+    'gc.auto=0',
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--end-of-options',
+    remote,
+    `+refs/heads/${branch}:${into}`,
+  ]);
+}
+
+/**
  * The branch of `remote` that already has a committed `.lockstep.json` — its default branch, where
  * a teammate's `lockstep init` lands — or undefined. Without `fetch`, as far as this clone's
  * remote-tracking refs know (no network); with it, the branch is fetched into its remote-tracking
@@ -99,27 +120,13 @@ export async function containerFileOnRemote(
       );
     });
     if (!listed.includes(`\trefs/heads/${branch}`)) return undefined; // an empty remote: nobody has pushed anything
-    await clone.git
-      .raw([
-        '-c',
-        'fetch.writeFetchHead=false',
-        '-c',
-        'maintenance.auto=false',
-        '-c',
-        'gc.auto=0',
-        'fetch',
-        '--quiet',
-        '--end-of-options',
-        remote,
-        `+refs/heads/${branch}:${tracking}`,
-      ])
-      .catch(cause => {
-        throw new LockBackendError(
-          'git',
-          `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`,
-          { cause },
-        );
-      });
+    await fetchBranch(clone.git, remote, branch, tracking).catch(cause => {
+      throw new LockBackendError(
+        'git',
+        `The remote ${remote} could not be fetched to check whether a teammate has already made this repository a container; try again when it is reachable.`,
+        { cause },
+      );
+    });
   }
   return await clone.git.raw(['cat-file', '-e', '--end-of-options', `${tracking}:${file}`]).then(
     () => branch,
@@ -196,21 +203,7 @@ export async function landingState(clone: Clone, remote: string, branch: string,
   // the remote-tracking ref as it is, touching nothing. The fetch writes no FETCH_HEAD and starts no background
   // maintenance (git's next own fetch does that).
   if (options.fetch !== false) {
-    await clone.git
-      .raw([
-        '-c',
-        'fetch.writeFetchHead=false',
-        '-c',
-        'maintenance.auto=false',
-        '-c',
-        'gc.auto=0',
-        'fetch',
-        '--quiet',
-        '--end-of-options',
-        remote,
-        `+refs/heads/${branch}:refs/remotes/${remote}/${branch}`,
-      ])
-      .catch(unreachable);
+    await fetchBranch(clone.git, remote, branch, `refs/remotes/${remote}/${branch}`).catch(unreachable);
   }
   // Where the remote's branch is and, when it exists, how far HEAD (known from the status) is ahead of it.
   const tracking = `refs/remotes/${remote}/${branch}`;

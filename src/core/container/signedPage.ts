@@ -4,7 +4,7 @@ import type { ContainerSettings } from '../lockRecord';
 import type { Driver } from '../stores/store';
 import type { SigningPolicy } from '../stores/git/verifiedHistory';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../stores/git/signersFile';
-import type { Clone } from './clone';
+import { fetchBranch, type Clone } from './clone';
 import type { ContainerFile } from './containerFile';
 import { sessionDir } from './session';
 
@@ -74,28 +74,13 @@ export async function allowedSignersText(
   };
   let text = options.fetch ? undefined : await read();
   if (text === undefined) {
-    await clone.git
-      .raw([
-        '-c',
-        'fetch.writeFetchHead=false',
-        '-c',
-        'maintenance.auto=false',
-        '-c',
-        'gc.auto=0',
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--end-of-options',
-        file.remote,
-        `+refs/heads/${branch}:${tracking}`,
-      ])
-      .catch(cause => {
-        throw new LockBackendError(
-          'git',
-          `The protected branch ${branch} could not be fetched from ${file.remote} to read the allowed signers file; try again when the remote is reachable.`,
-          { cause },
-        );
-      });
+    await fetchBranch(clone.git, file.remote, branch, tracking).catch(cause => {
+      throw new LockBackendError(
+        'git',
+        `The protected branch ${branch} could not be fetched from ${file.remote} to read the allowed signers file; try again when the remote is reachable.`,
+        { cause },
+      );
+    });
     text = await read();
   }
   if (text === undefined) {

@@ -10,7 +10,9 @@
 #   suite_limit NAME               the runner's time limit in seconds: LOCKSTEP_TIMEOUT_<NAME> (upper case, other
 #                                  characters as _), else its default below times LOCKSTEP_TEST_SLOWDOWN, and never past LOCKSTEP_RUN_DEADLINE
 #                                  (epoch seconds; scripts/test-all.sh sets it so the whole run ends within its budget)
-#   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported
+#   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported, in name order; a suite
+#                                  whose script has the line `# lockstep-suite: beside-next` runs beside the one
+#                                  after it (its own tally file, joined when it ends; its output printed then)
 #   tally_summary                  the table, the behaviours line and last `N passed, N failed, N skipped`;
 #                                  returns 1 exactly when N failed > 0
 ACCOUNTING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -86,12 +88,36 @@ run_reported() {
 }
 
 run_suites() {
-  local extra
+  local extra name beside='' beside_name='' beside_tally='' beside_log='' beside_pid=''
   for extra in "$1"/*.sh; do
     [ -e "$extra" ] || continue
-    echo; echo "=== suite: $(basename "$extra" .sh) ($(date +%T))"
-    run_reported "$(basename "$extra" .sh)" bash "$extra"
+    name=$(basename "$extra" .sh)
+    if [ -z "$beside" ] && grep -qx '# lockstep-suite: beside-next' "$extra"; then
+      # Started in the background with a tally file of its own, so that run_reported attributes exactly its
+      # lines to it (a runner that reports nothing still fails by name); joined and printed once the next ends.
+      beside=$extra; beside_name=$name
+      beside_tally=$(mktemp "${TMPDIR:-/tmp}/lockstep-tally.XXXXXX"); beside_log=$(mktemp "${TMPDIR:-/tmp}/lockstep-suite.XXXXXX")
+      echo; echo "=== suite: $name, beside the next ($(date +%T)); its output follows when it ends"
+      (LOCKSTEP_TALLY=$beside_tally run_reported "$name" bash "$extra") < /dev/null > "$beside_log" 2>&1 &
+      beside_pid=$!
+      continue
+    fi
+    echo; echo "=== suite: $name ($(date +%T))"
+    run_reported "$name" bash "$extra"
+    if [ -n "$beside" ]; then
+      wait "$beside_pid"
+      echo; echo "=== suite: $beside_name (ran beside $name; ended $(date +%T))"
+      cat "$beside_log"
+      if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$beside_tally" >> "$LOCKSTEP_TALLY"; fi
+      rm -f "$beside_tally" "$beside_log"
+      beside=''
+    fi
   done
+  if [ -n "$beside" ]; then # the last suite was marked: nothing to run beside it
+    wait "$beside_pid"; cat "$beside_log"
+    if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$beside_tally" >> "$LOCKSTEP_TALLY"; fi
+    rm -f "$beside_tally" "$beside_log"
+  fi
   return 0
 }
 

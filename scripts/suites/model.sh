@@ -9,6 +9,9 @@
 #
 # Outside CI, a missing spin is SKIPPED loudly and its tests are counted as skipped; in CI (CI true or 1,
 # see in_ci) they fail instead. LOCKSTEP_SPIN may name the executable explicitly.
+#
+# Runs beside the suite after it (scripts/accounting.sh run_suites): spin and the property tests use the CPU while the Sentinel and Cluster tests mostly wait for failovers.
+# lockstep-suite: beside-next
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh

@@ -7,6 +7,9 @@
 #
 # Outside CI, a missing redis-server is SKIPPED loudly and its tests are counted as skipped; in CI
 # (CI true or 1, see in_ci) the tests fail instead. LOCKSTEP_REDIS_SERVER may name the executable explicitly.
+#
+# Runs beside the suite after it (scripts/accounting.sh run_suites): the Redis tests mostly wait on a server, as the SQL suite does while its servers start.
+# lockstep-suite: beside-next
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=scripts/accounting.sh

@@ -133,6 +133,32 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.notEqual(run.code, 0);
   });
 
+  it('runs a suite marked beside-next beside the one after it, each credited with its own lines only', async () => {
+    // Each waits (with a deadline) for the other to have started: one after the other, the first would fail.
+    const meets = (me: string, other: string) =>
+      [
+        `touch "$MEET/${me}"`,
+        `for _ in $(seq 1 200); do [ -e "$MEET/${other}" ] && break; sleep 0.1; done`,
+        `if [ -e "$MEET/${other}" ]; then ${reports(me, 1, 0, 0)}; else ${reports(me, 0, 1, 0)}; fi`,
+      ].join('\n');
+    const meet = path.join(tmp.path, 'meet');
+    fs.mkdirSync(meet);
+    const run = await runSuites(
+      {
+        a: `# lockstep-suite: beside-next\n${meets('a', 'b')}`,
+        b: meets('b', 'a'),
+        // Marked, but it crashes before reporting while the next one reports: the next one's line is not its.
+        c: '# lockstep-suite: beside-next\necho "SyntaxError: boom" >&2; exit 3',
+        d: reports('d', 2, 0, 0),
+      },
+      { MEET: meet },
+    );
+    assert.deepEqual([run.code, run.passed, run.failed], [1, 4, 1], run.output);
+    const crashed = run.tally.find(l => l.suite === 'c');
+    assert.match(crashed?.note ?? '', /exited 3 before reporting/, run.output);
+    assert.match(run.output, /=== suite: a, beside the next[\s\S]*=== suite: b [\s\S]*=== suite: a \(ran beside b/);
+  });
+
   it('stops a suite that hangs at its time limit and fails it by name, beside a suite that passed', async () => {
     const started = performance.now();
     // The subject: a suite that never ends (a child that sleeps for ten minutes, as a hung mocha run would).

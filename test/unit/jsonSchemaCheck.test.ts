@@ -56,6 +56,33 @@ const CASES: readonly Case[] = [
   ['minLength 2, a letter and an emoji', { type: 'string', minLength: 2 }, 'a\u{1f600}', undefined],
   ['minLength 3, a letter and an emoji', { type: 'string', minLength: 3 }, 'a\u{1f600}', invalid('must have at least 3 characters')],
   ['maxLength 2, a letter and an emoji', { type: 'string', maxLength: 2 }, 'a\u{1f600}', undefined],
+  [
+    'maxLength 3, five characters with an emoji',
+    { type: 'string', maxLength: 3 },
+    'ab\u{1f600}cd',
+    invalid('must have at most 3 characters'),
+  ],
+  ['a lone surrogate is one character', { type: 'string', maxLength: 1 }, '\ud800', undefined],
+  ['a lone surrogate is not two', { type: 'string', minLength: 2 }, '\udfff', invalid('must have at least 2 characters')],
+  // A schema that accepts no string: a text over both bounds is too long, not "too short".
+  [
+    'minLength over maxLength, a long text',
+    { type: 'string', minLength: 5, maxLength: 2 },
+    'abcdef',
+    invalid('must have at most 2 characters'),
+  ],
+  [
+    'minLength over maxLength, a long text of emoji',
+    { type: 'string', minLength: 5, maxLength: 2 },
+    '\u{1f600}'.repeat(6),
+    invalid('must have at most 2 characters'),
+  ],
+  [
+    'minLength over maxLength, a short text',
+    { type: 'string', minLength: 5, maxLength: 2 },
+    'abc',
+    invalid('must have at least 5 characters'),
+  ],
   ['pattern, a match', { type: 'string', pattern: '^[a-z]+$' }, 'abc', undefined],
   ['pattern, no match', { type: 'string', pattern: '^[a-z]+$' }, 'ab1', invalid('is not in the expected form')],
   ['pattern, after the lengths', { type: 'string', maxLength: 2, pattern: '^[a-z]+$' }, 'ab1', invalid('must have at most 2 characters')],

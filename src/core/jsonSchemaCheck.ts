@@ -103,7 +103,7 @@ function check(value: unknown, node: SchemaNode, path: (string | number)[]): Sch
     case 'string': {
       if (typeof value !== 'string') return invalid('must be a string');
       // Lengths in code points, as JSON Schema counts them.
-      const length = node.minLength !== undefined || node.maxLength !== undefined ? codePoints(value, (node.maxLength ?? Infinity) + 1) : 0;
+      const length = codePoints(value);
       if (node.minLength !== undefined && length < node.minLength) return invalid(`must have at least ${node.minLength} characters`);
       if (node.maxLength !== undefined && length > node.maxLength) return invalid(`must have at most ${node.maxLength} characters`);
       if (node.pattern !== undefined && !patternOf(node).test(value)) return invalid('is not in the expected form');
@@ -161,10 +161,14 @@ function check(value: unknown, node: SchemaNode, path: (string | number)[]): Sch
   return undefined;
 }
 
-/** Code points of `text`, counting no further than `stop`. */
-function codePoints(text: string, stop: number): number {
-  if (text.length < stop && !/[\ud800-\udfff]/.test(text)) return text.length;
+/**
+ * Code points of `text` (a lone surrogate counts as one, as ajv counts it). Counted whole: a count
+ * stopped at maxLength + 1 saved little (the surrogate test reads the whole text anyway) and made a
+ * string over both bounds of a schema whose minLength exceeds maxLength + 1 "too short".
+ */
+function codePoints(text: string): number {
+  if (!/[\ud800-\udfff]/.test(text)) return text.length;
   let n = 0;
-  for (const _ of text) if (++n >= stop) break;
+  for (const _ of text) n++;
   return n;
 }

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
 import { DEFAULT_PREFIX, resolveConfig } from '../../src/core/config';
 import { LockConfigurationError } from '../../src/core/errors';
 import { createLockManager } from '../../src/core/leases';
@@ -154,5 +155,33 @@ describe('config: errors', () => {
 describe('config: the default store', () => {
   it('the default store path lies under the home folder', () => {
     assert.ok(resolveConfig({}, {}).path.startsWith(os.homedir()));
+  });
+
+  it('is ~/.lockstep/store, as the README says', () => {
+    assert.equal(resolveConfig({}, {}).path, path.join(os.homedir(), '.lockstep', 'store'));
+  });
+});
+
+describe('config: the git driver settings', () => {
+  it('names the remote origin unless told otherwise (LOCKSTEP_GIT_REMOTE, then the gitRemote option)', () => {
+    assert.equal(resolveConfig({}, {}).gitRemote, 'origin');
+    assert.equal(resolveConfig({ gitRemote: 'mirror' }, {}).gitRemote, 'mirror');
+    assert.equal(resolveConfig({ gitRemote: 'mirror' }, { LOCKSTEP_GIT_REMOTE: 'upstream' }).gitRemote, 'upstream');
+    assert.equal(resolveConfig({}, { LOCKSTEP_GIT_REMOTE: '' }).gitRemote, 'origin');
+  });
+
+  it('signs record commits when a key is configured (auto) unless gitSigning is required', () => {
+    assert.equal(resolveConfig({}, {}).gitSigning, 'auto');
+    assert.equal(resolveConfig({ gitSigning: 'auto' }, {}).gitSigning, 'auto');
+    assert.equal(resolveConfig({ gitSigning: 'required' }, {}).gitSigning, 'required');
+  });
+});
+
+describe('config: printed', () => {
+  it('util.inspect names it ResolvedConfig and shows its settings', () => {
+    const shown = inspect(resolveConfig({ driver: 'memory', prefix: 'team-a' }, {}));
+    assert.match(shown, /^ResolvedConfig \{/);
+    assert.match(shown, /driver: 'memory'/);
+    assert.match(shown, /prefix: 'team-a'/);
   });
 });

@@ -258,8 +258,11 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
         ['no', false],
         ['off', false],
         ['', false],
+        [' ON ', true],
+        ['\tYes\n', true],
+        [' off ', false],
       ],
-      refused: ['maybe', '2', 'tru'],
+      refused: ['maybe', '2', 'tru', 'true!', 'o n'],
     },
     {
       input: 'LOCKSTEP_REQUIRE_DISTRIBUTED with a one-machine driver',
@@ -285,7 +288,8 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
         [' 2 ', 2],
         ['', undefined],
       ],
-      refused: ['101', '-1', '1.5', 'two'],
+      // Digits only: Number() alone would read a hexadecimal, an exponent or a point.
+      refused: ['101', '-1', '1.5', 'two', '0x1', '1e1', '2.0', 'x1', '1x'],
     },
     {
       input: 'LOCKSTEP_GIT_TIMEOUT_SECONDS',
@@ -297,7 +301,7 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
         ['600', 600_000],
         ['', 5000],
       ],
-      refused: ['0', '601', '1.5', '-1', 'ten'],
+      refused: ['0', '601', '1.5', '-1', 'ten', '0x10', '1e2', '10.0', 'x10', '10x'],
     },
   ]);
 

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { Container } from '../core/container/container';
 import { prepareLanding, pushRefused, pushWithGit } from '../core/container/push';
 import { explainPushFailure } from '../core/git/pushFailure';
+import { hasClientHook } from '../core/hooks/install';
 import { gitExtensionRepository, gitExtensionStderr } from './gitExtension';
 import type { Log } from './log';
 
@@ -10,19 +11,24 @@ import type { Log } from './log';
  * as core does it (src/core/container/push.ts), then sent through VS Code's git extension where it is
  * present — the user's credentials, askpass and Git output, as the Source Control view's Push — else by
  * git itself. A refusal is core's 'not-landed' refusal with git's reason and the next step.
+ *
+ * Through the git extension, only the push itself talks to the remote: where this clone's pre-push hook
+ * is Lockstep's, the hook announces the landing during the push (with the remote's tip git learned
+ * there), so a remote that needs credentials is asked once, through VS Code's askpass, by the push.
  */
 export async function pushProtectedBranch(container: Container, log: Log): Promise<void> {
   const branch = container.file.protectedBranches[0] ?? 'main';
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Lockstep: pushing ${branch} to ${container.file.remote}…` },
     async () => {
-      const where = await prepareLanding(container);
       const repository = await gitExtensionRepository(container.clone.root).catch(() => undefined);
       if (repository === undefined) {
+        const where = await prepareLanding(container);
         log.info(`Pushing ${where.branch} with git (VS Code's git extension is not available for this folder).`);
         await pushWithGit(container, where);
         return;
       }
+      const where = await prepareLanding(container, { announce: !(await hasClientHook(container.clone.root)) });
       try {
         await repository.push(where.remote, where.branch);
       } catch (error) {

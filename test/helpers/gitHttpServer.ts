@@ -10,12 +10,18 @@ import type { AddressInfo } from 'node:net';
 export interface GitHttpServer {
   /** `http://USER:PASSWORD@127.0.0.1:PORT/<repo>` for one of the users. */
   urlFor(user: string, repo: string): string;
+  /** `http://127.0.0.1:PORT/<repo>`: git must ask for the credentials (a credential helper, or askpass). */
+  bareUrlFor(repo: string): string;
+  /** Requests answered 401 (no or wrong credentials), and requests let through, so far. */
+  readonly counts: { refused: number; authenticated: number };
   close(): Promise<void>;
 }
 
 export async function startGitHttpServer(root: string, users: Readonly<Record<string, string>>): Promise<GitHttpServer> {
+  const counts = { refused: 0, authenticated: 0 };
   const server = http.createServer((request, response) => {
     const user = authenticated(request.headers.authorization, users);
+    counts[user === undefined ? 'refused' : 'authenticated'] += 1;
     if (user === undefined) {
       response.writeHead(401, { 'WWW-Authenticate': 'Basic realm="lockstep-test"' }).end();
       return;
@@ -75,6 +81,8 @@ export async function startGitHttpServer(root: string, users: Readonly<Record<st
   const { port } = server.address() as AddressInfo;
   return {
     urlFor: (user, repo) => `http://${encodeURIComponent(user)}:${encodeURIComponent(users[user] ?? '')}@127.0.0.1:${port}/${repo}`,
+    bareUrlFor: repo => `http://127.0.0.1:${port}/${repo}`,
+    counts,
     close: () =>
       new Promise(resolve => {
         server.closeAllConnections();

@@ -550,11 +550,16 @@ export class Container {
   /**
    * Valid only after the clone's work has pushed (docs/protocol.md#transitions). `landed` names the
    * commit that landed under this grant, or null when nothing did (the page then says so).
+   * `justPushed`: this process has just pushed the protected branch and git updated its remote-tracking
+   * ref as the push landed, so the landing is judged by that ref without asking the remote again (VS
+   * Code's Push and Release, whose push may have needed credentials only VS Code's askpass has).
    */
-  async release(): Promise<{ grant: number; reclaimed: number; landed: string | null; already?: boolean }> {
+  async release(
+    options: { justPushed?: boolean } = {},
+  ): Promise<{ grant: number; reclaimed: number; landed: string | null; already?: boolean }> {
     // Whether the work landed (a fetch and a few git queries) is asked while the page is read, not after.
     const session = this.session();
-    const landing = this.checkLanded(session);
+    const landing = this.checkLanded(session, { fetch: options.justPushed !== true });
     landing.catch(() => undefined); // judged below, after the lease; never an unhandled rejection
     // A clone that does not hold the live grant is told that first: pushing would not help it.
     const { record } = await this.read();
@@ -623,9 +628,9 @@ export class Container {
    * was not there when the grant began, and was committed by this person or during the grant; undefined
    * when nothing of this grant landed (docs/protocol.md#landings-and-caution).
    */
-  async checkLanded(session: Session | undefined = this.session()): Promise<string | undefined> {
+  async checkLanded(session: Session | undefined = this.session(), options: { fetch?: boolean } = {}): Promise<string | undefined> {
     const branch = this.file.protectedBranches[0] ?? 'main';
-    const landing = await landingState(this.clone, this.file.remote, branch);
+    const landing = await landingState(this.clone, this.file.remote, branch, options);
     const problems: string[] = [];
     if (landing.dirtyCount > 0) {
       const more = landing.dirtyCount > landing.dirty.length ? ` and ${landing.dirtyCount - landing.dirty.length} more` : '';

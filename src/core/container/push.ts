@@ -17,9 +17,15 @@ export async function pushProtectedBranch(container: Container): Promise<{ branc
 /**
  * What comes before any push of the protected branch, whoever sends it (git here, or VS Code's git
  * extension): HEAD is the protected branch, nothing tracked is uncommitted, and the landing is
- * announced on the page where the container asks for announcements.
+ * announced on the page where the container asks for announcements. `announce: false` leaves the
+ * announcement to this clone's pre-push hook, which makes it during the push itself with the remote's
+ * tip as git learned it there: nothing asks the remote beforehand, so a remote that needs credentials
+ * (VS Code's askpass) is asked once, by the push.
  */
-export async function prepareLanding(container: Container): Promise<{ branch: string; remote: string }> {
+export async function prepareLanding(
+  container: Container,
+  options: { announce?: boolean } = {},
+): Promise<{ branch: string; remote: string }> {
   const branch = container.file.protectedBranches[0] ?? 'main';
   const remote = container.file.remote;
   const git = container.clone.git;
@@ -35,7 +41,7 @@ export async function prepareLanding(container: Container): Promise<{ branch: st
     throw new LockRefusedError('not-landed', 'You have uncommitted changes to tracked files; commit them first, then push and release.');
   }
   // The landing is announced on the page before the push is sent (what a forge's `lockstep verify` checks).
-  if (container.announcesLandings) {
+  if (container.announcesLandings && options.announce !== false) {
     const to = (await git.raw(['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
     const from = await remoteTip(container, remote, branch);
     if (from !== to) await container.announceLanding({ branch, from, to });

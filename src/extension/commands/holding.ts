@@ -22,7 +22,8 @@ export function registerHoldingCommands(ctx: CommandContext): vscode.Disposable[
     if (!model || !requireTrust(ctx)) return undefined;
     return model.act(async c => {
       await pushProtectedBranch(c, ctx.log);
-      const { grant } = await c.release();
+      // The push just landed and git moved the remote-tracking ref: judged by it, the remote is not asked again.
+      const { grant } = await c.release({ justPushed: true });
       void vscode.window.showInformationMessage(`Lockstep: pushed and released grant #${grant}.`);
       return grant;
     });

@@ -78,7 +78,7 @@ const ok = await runUiTests(suite, [
       const toast = a.locator('.notification-toast', { hasText: /did not accept your credentials/ });
       await toast.waitFor({ timeout: 60_000 });
       await screenshot(a, `push-askpass-refused${suffix}`);
-      assert.match(await toast.innerText(), /stays yours/, "the refusal says the lock stays alice's");
+      assert.match((await toast.textContent()) ?? '', /stays yours/, "the refusal says the lock stays alice's");
       assert.equal(server.counts.authenticated, before, 'nothing got through with the wrong password');
       await badgeShows(a, /^Held by me #1 · /);
       const remoteHead = execFileSync('git', ['rev-parse', 'main'], { cwd: fixture.remote, encoding: 'utf8' }).trim();

@@ -22,7 +22,7 @@ export const LEGACY_MIN_LEASE_TTL_MS = SECOND;
 export const MAX_LEASE_TTL_MS = MAX_HOLD_MS;
 /**
  * The record keeps this many transition lines besides the operator's clear lines (which it always
- * keeps, see {@link keptForever}); older ones stay in the git driver's history only. Refused
+ * keeps, see `keptForever` in audit.ts); older ones stay in the git driver's history only. Refused
  * attempts have their own section ({@link MAX_REFUSAL_LINES}) and never count here.
  */
 export const MAX_AUDIT_LINES = 500;
@@ -112,7 +112,7 @@ export type AuditAction =
   | 'clear'
   /** A push to a protected branch that a guard refused (always `outcome: 'refused'`). */
   | 'push'
-  /** The live holder announces a landing before pushing it: `<branch> <from>..<to>` ({@link announceLanding}). */
+  /** The live holder announces a landing before pushing it: `<branch> <from>..<to>` (`announceLanding`, landing.ts). */
   | 'land';
 
 export interface AuditLine {
@@ -148,7 +148,7 @@ export interface IdSpan {
 /**
  * Seed 001: after HOLDER SILENT (a clear, or a takeover of an expired holder) readers treat the
  * copy with caution "until a push and release restore it": the mark ends at the first release with
- * a landing by a holder of a grant later than `silentGrant` ({@link liftsCaution}); a release with
+ * a landing by a holder of a grant later than `silentGrant` (`liftsCaution`, release.ts); a release with
  * nothing landed keeps it.
  */
 export interface Caution {
@@ -187,7 +187,7 @@ export interface LockRecord {
   readonly audit: readonly AuditLine[];
 }
 
-/** The page before anything happened on it. Stored only through {@link createPage} or {@link adoptPage}. */
+/** The page before anything happened on it. Stored only through `createPage` or `adoptPage` (page.ts). */
 export function emptyRecord(container: string): LockRecord {
   return {
     v: 1,

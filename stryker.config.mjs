@@ -26,6 +26,7 @@ export default {
   ignoreStatic: true,
   mutate: [
     'src/core/lockRecord.ts',
+    'src/core/record/*.ts',
     'src/core/guard/*.ts',
     'src/core/bounds.ts',
     'src/core/recordCodec.ts',

@@ -2,7 +2,16 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { HOUR, MINUTE } from '../../src/core/clock';
 import { LockLeaseLostError, LockRefusedError, type RefusalReason } from '../../src/core/errors';
-import { acquire, emptyRecord, type ContainerSettings, type HolderProof, type LockRecord, type Outcome } from '../../src/core/lockRecord';
+import {
+  acquire,
+  emptyRecord,
+  lapseText,
+  refusalText,
+  type ContainerSettings,
+  type HolderProof,
+  type LockRecord,
+  type Outcome,
+} from '../../src/core/lockRecord';
 import { parseRecord } from '../../src/core/recordCodec';
 
 /**
@@ -44,6 +53,10 @@ export function refusedWith<T>(outcome: Outcome<T>, reason: RefusalReason): { er
   assert.ok(outcome.error instanceof LockRefusedError, `expected LockRefusedError, got ${outcome.error.name}`);
   assert.equal(outcome.error.reason, reason);
   assert.ok(outcome.error.message.length > 0);
+  // The refusal comes back as facts too, and its words are refusalText's rendering of them.
+  assert.ok(outcome.refusal, 'the outcome carries the refusal as facts');
+  assert.equal(outcome.refusal.reason, reason);
+  assert.equal(outcome.error.message, refusalText(outcome.refusal));
   return { error: outcome.error, ...(outcome.record ? { record: outcome.record } : {}) };
 }
 
@@ -52,6 +65,9 @@ export function leaseLost<T>(outcome: Outcome<T>, grant: number): LockLeaseLostE
   assert.ok(outcome.error instanceof LockLeaseLostError, `expected LockLeaseLostError, got ${outcome.error.name}`);
   assert.equal(outcome.error.grant, grant);
   assert.equal(outcome.record, undefined, 'a lost lease writes nothing');
+  assert.ok(outcome.lapse, 'the outcome carries the lapse as facts');
+  assert.equal(outcome.lapse.grant, grant);
+  assert.equal(outcome.error.message, lapseText(outcome.lapse));
   return outcome.error;
 }
 

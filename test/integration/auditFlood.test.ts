@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/waitFor';
  * keep no other history) as "unknown pusher", with the grant the push presented. Those lines used
  * to fold only when identical: 505 pushes presenting varying `lockstep-grant` values pushed every
  * real line off the page. Here 60 of them (LOCKSTEP_TEST_FLOOD=600 for the full flood, about 6 minutes;
- * test/unit/lockRecord.page.test.ts floods the pure rule with 600) go through the real guard behind `git daemon` (the hook
+ * test/unit/record.page.test.ts floods the pure rule with 600) go through the real guard behind `git daemon` (the hook
  * in the daemon's own environment, the file store pinned at install), and the page still shows the
  * acquire, the release and the operator's clear; the refusals are one folded line. The control: the
  * holder lands, and the team's day goes on after the flood.

@@ -29,4 +29,9 @@ describe('pinned settings drift (pure)', () => {
     ]);
     assert.deepEqual(pinnedDrift(file(), file({ leaseTtlSeconds: 3600, heartbeatSeconds: 60 })), ['leaseTtlSeconds', 'heartbeatSeconds']);
   });
+
+  it('a list that gained an entry differs, though it still holds every pinned one', () => {
+    assert.deepEqual(pinnedDrift(file(), file({ operators: ['a@x', 'b@x', 'c@x'] })), ['operators']);
+    assert.deepEqual(pinnedDrift(file(), file({ protectedBranches: ['main', 'release', 'main-2'] })), ['protectedBranches']);
+  });
 });

@@ -1,6 +1,6 @@
 // Runs one mocha suite file by file, JOBS files at a time, and reports it as one runner.
 //
-//   node scripts/mocha-files.mjs --config .mocharc.integration.json [--jobs N] [FILE ...]
+//   node scripts/mocha-files.mjs --config .mocharc.integration.json [--jobs N] [--idle-jobs M] [FILE ...]
 //
 // Why: the integration files spend about half their time waiting on the processes they start (git, the CLI, git
 // daemon), so two files side by side use a two-core machine's idle core and the suite ends sooner. Mocha's own
@@ -22,6 +22,11 @@
 // `--durations FILE` (written by an earlier run's `--write-durations FILE`), else estimated from its size at the
 // listed files' median seconds per byte. The order changes only when the run ends, never what runs.
 // JOBS: --jobs, else LOCKSTEP_TEST_JOBS, else 2 (1 runs the files one after another).
+//
+// --idle-jobs M (M > JOBS): a file more, up to M at a time, whenever the machine's processors have been at least 40 %
+// idle over the last 3 s (Linux's /proc/stat; elsewhere never): a file that mostly waits (a lease that must run out,
+// a real 60 s turn) leaves a core idle that the next file can use. Deadlines are scaled as for M files at a time from
+// the start, so that a file started in an idle moment keeps its margins when the others wake up.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,17 +35,18 @@ import { readTally, sum } from './tally.mjs';
 
 function usage(message) {
   console.error(
-    `mocha-files: ${message}\nusage: node scripts/mocha-files.mjs --config FILE [--jobs N] [--durations FILE] [--write-durations FILE] [FILE ...]`,
+    `mocha-files: ${message}\nusage: node scripts/mocha-files.mjs --config FILE [--jobs N] [--idle-jobs M] [--durations FILE] [--write-durations FILE] [FILE ...]`,
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const out = { config: undefined, jobs: undefined, durations: undefined, writeDurations: undefined, files: [] };
+  const out = { config: undefined, jobs: undefined, idleJobs: undefined, durations: undefined, writeDurations: undefined, files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--config') out.config = argv[++i];
     else if (a === '--jobs') out.jobs = argv[++i];
+    else if (a === '--idle-jobs') out.idleJobs = argv[++i];
     else if (a === '--durations') out.durations = argv[++i];
     else if (a === '--write-durations') out.writeDurations = argv[++i];
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
@@ -49,7 +55,22 @@ function parseArgs(argv) {
   if (!out.config) usage('--config is required');
   const jobs = out.jobs ?? process.env.LOCKSTEP_TEST_JOBS ?? '2';
   if (!/^[1-9][0-9]?$/.test(jobs)) usage(`--jobs must be a whole number from 1 to 99, not ${JSON.stringify(jobs)}`);
-  return { ...out, jobs: Number(jobs) };
+  if (out.idleJobs !== undefined && !(/^[1-9][0-9]?$/.test(out.idleJobs) && Number(out.idleJobs) >= Number(jobs))) {
+    usage(`--idle-jobs must be a whole number from --jobs (${jobs}) to 99, not ${JSON.stringify(out.idleJobs)}`);
+  }
+  return { ...out, jobs: Number(jobs), idleJobs: Number(out.idleJobs ?? jobs) };
+}
+
+/** The processors' busy and total time so far (jiffies, /proc/stat's first line); undefined where it cannot be read. */
+function cpuTimes() {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = fields[3] + (fields[4] ?? 0); // idle + iowait
+    const total = fields.reduce((a, b) => a + b, 0);
+    return { idle, total };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The files a config's `spec` globs name: `DIR/**\/*.SUFFIX` patterns only (what this project's configs use). */
@@ -85,14 +106,14 @@ function scaledSlowdown(jobs) {
   return String(Math.round(base * share * 100) / 100);
 }
 
-const { config: configFile, jobs, durations: durationsFile, writeDurations, files: named } = parseArgs(process.argv.slice(2));
+const { config: configFile, jobs, idleJobs, durations: durationsFile, writeDurations, files: named } = parseArgs(process.argv.slice(2));
 const config = JSON.parse(fs.readFileSync(configFile, 'utf8'));
 const files = named.length > 0 ? named : specFiles(config.spec);
 if (files.length === 0) usage('no test files');
 const mocha = path.resolve('node_modules/mocha/bin/mocha.js');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-mocha-files-'));
 const suite = process.env.LOCKSTEP_SUITE || 'mocha';
-const slowdown = scaledSlowdown(jobs);
+const slowdown = scaledSlowdown(idleJobs);
 const known = durationsFile && fs.existsSync(durationsFile) ? JSON.parse(fs.readFileSync(durationsFile, 'utf8')) : {};
 const sized = files.map((file, index) => ({ file, index, size: fs.statSync(file).size, seconds: known[file] }));
 const rates = sized
@@ -105,7 +126,9 @@ const queue = sized.sort((a, b) => length(b) - length(a));
 const results = [];
 const running = new Set();
 let done = 0;
-console.log(`[mocha-files] ${files.length} files, ${jobs} at a time (slowdown factor for deadlines: ${slowdown})`);
+console.log(
+  `[mocha-files] ${files.length} files, ${jobs} at a time${idleJobs > jobs ? ` (up to ${idleJobs} while the processors idle)` : ''} (slowdown factor for deadlines: ${slowdown})`,
+);
 
 function runOne(item) {
   return new Promise(resolve => {
@@ -135,6 +158,35 @@ async function worker() {
   for (let item = queue.shift(); item !== undefined; item = queue.shift()) results.push(await runOne(item));
 }
 
+/** Starts a file more (up to idleJobs at a time) each time the processors were at least 40 % idle over the last 3 s. */
+async function idleWorker() {
+  const samples = [];
+  let extra = 0;
+  const pending = [];
+  while (queue.length > 0) {
+    await new Promise(resolve => setTimeout(resolve, 500));
+    const t = cpuTimes();
+    if (t === undefined) break;
+    samples.push(t);
+    if (samples.length > 7) samples.shift();
+    const first = samples[0];
+    const idle = samples.length === 7 && t.total > first.total ? (t.idle - first.idle) / (t.total - first.total) : 0;
+    if (idle >= 0.4 && running.size < idleJobs && extra < idleJobs - jobs) {
+      const item = queue.shift();
+      if (item === undefined) break;
+      extra++;
+      samples.length = 0; // the next decision sees the new file's load
+      pending.push(
+        runOne(item).then(r => {
+          results.push(r);
+          extra--;
+        }),
+      );
+    }
+  }
+  await Promise.all(pending);
+}
+
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     for (const child of running) child.kill('SIGKILL');
@@ -142,7 +194,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-await Promise.all(Array.from({ length: Math.min(jobs, files.length) }, worker));
+await Promise.all([...Array.from({ length: Math.min(jobs, files.length) }, worker), ...(idleJobs > jobs ? [idleWorker()] : [])]);
 fs.rmSync(scratch, { recursive: true, force: true });
 
 const lines = [];

@@ -312,7 +312,7 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.notEqual(run.code, 0);
   });
 
-  it('mocha-files refuses a bad --jobs with exit 2 and says what it takes', async () => {
+  it('mocha-files refuses a bad --jobs or --idle-jobs with exit 2 and says what it takes', async () => {
     const done = await finished(
       spawn('node', ['scripts/mocha-files.mjs', '--config', '.mocharc.integration.json', '--jobs', '0'], {
         cwd: REPO_ROOT,
@@ -323,6 +323,17 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     );
     assert.equal(done.code, 2);
     assert.match(done.stderr, /--jobs must be a whole number from 1 to 99, not "0"/);
+    // --idle-jobs below --jobs would mean fewer files at a time when the processors idle: refused too.
+    const idle = await finished(
+      spawn('node', ['scripts/mocha-files.mjs', '--config', '.mocharc.integration.json', '--jobs', '2', '--idle-jobs', '1'], {
+        cwd: REPO_ROOT,
+        env: childEnv({}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      scaled(20_000),
+    );
+    assert.equal(idle.code, 2);
+    assert.match(idle.stderr, /--idle-jobs must be a whole number from --jobs \(2\) to 99, not "1"/);
   });
 
   it('counts a behaviour once however many hosts ran it (the same titles on two runners)', async () => {

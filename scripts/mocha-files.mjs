@@ -137,6 +137,8 @@ function runOne(item) {
     const child = spawn(process.execPath, [mocha, ...mochaArgs(config, item.file)], {
       env: { ...process.env, LOCKSTEP_TALLY: tally, LOCKSTEP_SUITE: suite, LOCKSTEP_TEST_SLOWDOWN: slowdown },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own, so that a stopped run takes the file's servers (git daemon…) with it.
+      detached: true,
     });
     running.add(child);
     const chunks = [];
@@ -189,7 +191,13 @@ async function idleWorker() {
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
-    for (const child of running) child.kill('SIGKILL');
+    for (const child of running) {
+      try {
+        process.kill(-child.pid, 'SIGKILL'); // the file's whole group: its mocha and every server it started
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }
     process.exit(sig === 'SIGINT' ? 130 : 143);
   });
 }

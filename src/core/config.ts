@@ -3,8 +3,9 @@ import * as path from 'node:path';
 import { LockConfigurationError } from './errors';
 import { assertValidPrefix } from './names';
 import { inspectAs, inspectCustom, redactUrl } from './redact';
-import type { DriverName } from './stores/store';
 
+/** The stores a container can keep its page and leases in; each is a driver in `stores/` (drivers.ts opens them). */
+export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql';
 export type DriverSetting = DriverName | 'auto';
 export const DRIVER_SETTINGS: readonly DriverSetting[] = ['memory', 'file', 'sql', 'redis', 'git', 'auto'];
 

@@ -1,11 +1,11 @@
 import { assertTtl, assertWait, MAX_RETRY_SLEEP_MS } from './bounds';
 import { systemClock, SECOND, type Clock, type Timer } from './clock';
-import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from './config';
+import { resolveConfig, type DriverName, type LockManagerOptions, type ResolvedConfig } from './config';
 import { openDriver } from './drivers';
 import { LockBusyError, LockConfigurationError, LockLeaseLostError, LockOwnershipError } from './errors';
 import { assertValidName, keyDigest } from './names';
 import { inspectAs, inspectCustom } from './redact';
-import type { Driver, DriverName } from './stores/store';
+import type { Driver } from './stores/store';
 import { hashToken, newOwnerToken } from './tokens';
 
 export interface AcquireOptions {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { diagnose, type DoctorFacts } from '../../src/core/diagnosis';
+import { diagnose, type DoctorFacts } from '../../src/core/diagnosis/diagnosis';
 import { formatDuration } from '../../src/core/format';
 
 const container = {

@@ -1,7 +1,7 @@
-import { bareRepositoryFindings } from '../../core/container/bareDoctor';
-import { gatherDoctorFacts } from '../../core/container/doctorFacts';
+import { bareRepositoryFindings } from '../../core/diagnosis/bareDoctor';
+import { gatherDoctorFacts } from '../../core/diagnosis/doctorFacts';
 import { isBareRepository } from '../../core/hooks/install';
-import { diagnose } from '../../core/diagnosis';
+import { diagnose } from '../../core/diagnosis/diagnosis';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 

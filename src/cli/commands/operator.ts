@@ -1,6 +1,6 @@
 import type { Container } from '../../core/container/container';
 import { isNoContainerHere } from '../../core/container/clone';
-import { readPageInBareRepository } from '../../core/container/pageFromAnywhere';
+import { readPageInBareRepository } from '../../core/diagnosis/pageFromAnywhere';
 import { LockConfigurationError } from '../../core/errors';
 import { isBareRepository } from '../../core/hooks/install';
 import { afterClear, type AuditLine } from '../../core/lockRecord';

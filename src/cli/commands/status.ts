@@ -1,6 +1,6 @@
 import { describe } from '../../core/lockStatus';
 import { containerSettings } from '../../core/container/containerFile';
-import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../../core/container/pageFromAnywhere';
+import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../../core/diagnosis/pageFromAnywhere';
 import { isBareRepository } from '../../core/hooks/install';
 import { renderStatus, statusJson } from '../renderStatus';
 import { Container } from '../../core/container/container';

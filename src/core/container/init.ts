@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { resolveConfig, type DriverSetting, type LockManagerOptions, type ResolvedConfig } from '../config';
+import { resolveConfig, type DriverName, type DriverSetting, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
 import { LockConfigurationError, type PageLocation } from '../errors';
-import type { DriverName } from '../stores/store';
 import { gitIn } from '../git/runner';
 import { containerFileOnRemote, defaultBranch, openClone, resolveIdentity, type Clone } from './clone';
 import { Container } from './container';

@@ -2,7 +2,8 @@ import { LockBackendError, LockStorageError } from '../errors';
 import { claimTransition, extendTransition, isLeaseState, releaseTransition, type LeaseState, type Transition } from './leaseState';
 import { nextTurn, RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, DriverName, ReleaseResult, VersionedRecord } from './store';
+import type { DriverName } from '../config';
+import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from './store';
 
 /**
  * The one primitive a simple backend has to offer: versioned cells written only against the

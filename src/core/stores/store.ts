@@ -3,9 +3,8 @@
  * made by `names.ts`; a driver never sees a lock name, an owner token (only its hash) or a grant rule.
  */
 
+import type { DriverName } from '../config';
 import type { AuditLine } from '../lockRecord';
-
-export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql';
 
 export type ClaimResult =
   | { readonly claimed: true; readonly fencingToken: number; readonly expiresAt: number }

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Finding } from '../../../src/core/diagnosis';
+import type { Finding } from '../../../src/core/diagnosis/diagnosis';
 import type { LockstepAPI } from '../../../src/extension/api';
 import {
   ALICE,

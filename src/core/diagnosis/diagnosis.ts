@@ -1,8 +1,8 @@
-import { formatClock, formatDuration } from './format';
+import { formatClock, formatDuration } from '../format';
 
 /**
  * `lockstep doctor` and VS Code's "Lockstep: Diagnose": what was found about a clone's Lockstep
- * set-up, each finding with the fix. The facts are gathered elsewhere (container/doctorFacts.ts);
+ * set-up, each finding with the fix. The facts are gathered elsewhere (doctorFacts.ts, beside it);
  * this turns them into findings, purely. Nothing here ever holds a credential or a token.
  */
 

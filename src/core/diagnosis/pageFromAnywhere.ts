@@ -6,9 +6,9 @@ import { gitIn } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
-import { readContainerPage } from './container';
-import { withoutCredentials } from './pageLocation';
-import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from './containerFile';
+import { readContainerPage } from '../container/container';
+import { withoutCredentials } from '../container/pageLocation';
+import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from '../container/containerFile';
 
 /**
  * The lock page read without a clone: in the shared bare repository (with the server guard's

@@ -1,5 +1,5 @@
 import { LockError } from '../errors';
-import type { Finding } from '../diagnosis';
+import type { Finding } from './diagnosis';
 import { formatClock } from '../format';
 import { readServerSettings } from '../hooks/install';
 import { serverHook } from './doctorFacts';

@@ -1,15 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DoctorFacts } from '../diagnosis';
+import type { DoctorFacts } from './diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockStorageError, LockTamperedPageError } from '../errors';
-import { isNoContainerHere } from './clone';
+import { isNoContainerHere } from '../container/clone';
 import { gitIn } from '../git/runner';
 import { signingSetup } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
 import { lapseLine } from '../lockStatus';
-import { Container, type OpenContainerOptions } from './container';
+import { Container, type OpenContainerOptions } from '../container/container';
 
 /**
  * Gathers what `lockstep doctor` (and VS Code's Diagnose) reports, read-only: it writes nothing to

@@ -1,0 +1,225 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { importSpecifiers, sourceFiles } from '../helpers/sourceImports';
+
+/**
+ * The floors and rooms of docs/architecture.md ("Floors and rooms"), kept by reading every import of every
+ * `src/**` file: static, `export … from`, `import()` and `require()`, type-only included (test/helpers/sourceImports.ts;
+ * the integration suite checks it reads what the TypeScript scanner reads). Each rule names what broke it; an
+ * exception is an entry of an allow-list below with its reason, and an entry nothing uses any more fails too, so the
+ * lists stay true.
+ */
+
+interface Import {
+  /** Importer and target, relative to the repository with `/` (`src/core/config.ts`); a package's bare name as written. */
+  readonly from: string;
+  readonly to: string;
+}
+
+interface Exception {
+  readonly from: string;
+  readonly to: string;
+  readonly why: string;
+}
+
+/**
+ * Imports of a driver's internals from outside `src/core/stores/`. The drivers' public face is `stores/store.ts` (what
+ * a driver is); everything else under `stores/` belongs to the drivers.
+ */
+const DRIVER_INTERNALS_ALLOWED: readonly Exception[] = [
+  ...['memory', 'file', 'signedChainDriver', 'redis/redisDriver', 'sql/sqlDriver', 'git/gitDriver'].map(d => ({
+    from: 'src/core/drivers.ts',
+    to: `src/core/stores/${d}.ts`,
+    why: 'drivers.ts is where a driver is opened by its name: it alone constructs each driver',
+  })),
+  ...['auditHistory', 'gitRefs', 'signersFile'].map(f => ({
+    from: 'src/cli/guard/serverRepo.ts',
+    to: `src/core/stores/git/${f}.ts`,
+    why: "the server guard reads the git driver's lock refs in the bare repository itself, with no clone and no driver (#31: one application entry is still to come)",
+  })),
+  ...['signersFile', 'gitRefs', 'recordCommit'].map(f => ({
+    from: 'src/cli/guard/preReceive.ts',
+    to: `src/core/stores/git/${f}.ts`,
+    why: "the server guard checks pushed record commits against the git driver's ref layout and commit format (#31: one application entry is still to come)",
+  })),
+  {
+    from: 'src/core/guard/leaseUpdate.ts',
+    to: 'src/core/stores/leaseState.ts',
+    why: "the server guard checks a pushed lease ref with the drivers' own lease-state shape and its validity check",
+  },
+  {
+    from: 'src/core/container/signedPage.ts',
+    to: 'src/core/stores/git/verifiedHistory.ts',
+    why: "a signed page's signing policy is the git driver's verified-history type (type only)",
+  },
+  {
+    from: 'src/core/container/signedPage.ts',
+    to: 'src/core/stores/git/signersFile.ts',
+    why: "the allowed-signers file's size limit, read by the container as the git driver reads it",
+  },
+  {
+    from: 'src/core/verify/pageHistory.ts',
+    to: 'src/core/stores/git/signersFile.ts',
+    why: "the allowed-signers file's size limit, read by verify as the git driver reads it",
+  },
+  {
+    from: 'src/core/container/pageLocation.ts',
+    to: 'src/core/stores/redis/redisTarget.ts',
+    why: "where the page lives, told without credentials: the Redis driver's own URL redaction",
+  },
+  {
+    from: 'src/core/container/pageLocation.ts',
+    to: 'src/core/stores/sql/databaseUrl.ts',
+    why: "where the page lives: the SQL driver's default SQLite file name",
+  },
+];
+
+/**
+ * Imports that run back up a floor of `src/core` and would close a cycle between its folders. Leaving them out of the
+ * folder graph must leave it without cycles.
+ */
+const UPWARD_ALLOWED: readonly Exception[] = [
+  ...[
+    ['src/core/stores/signedChainDriver.ts', 'src/core/guard/signedChain.ts'],
+    ['src/core/stores/signedChainDriver.ts', 'src/core/guard/signedStep.ts'],
+    ['src/core/stores/chainSignatures.ts', 'src/core/guard/signedChain.ts'],
+    ['src/core/stores/chainSignatures.ts', 'src/core/guard/signedStep.ts'],
+    ['src/core/stores/git/verifiedHistory.ts', 'src/core/guard/signedStep.ts'],
+  ].map(([from, to]) => ({
+    from: from!,
+    to: to!,
+    why:
+      'the pure rules that prove a signed step (signedStep.ts, signedChain.ts) live in guard/, and the drivers that prove a ' +
+      'signed page below it use them; they belong on a floor below both (left until the signed-chain work in those files lands)',
+  })),
+];
+
+const SRC = 'src';
+
+/** A relative specifier's file among `files` (`x` → `x.ts`, `x/index.ts`), or `x` itself (JSON); undefined when there is none. */
+function resolve(files: ReadonlySet<string>, from: string, specifier: string): string | undefined {
+  const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+  return (
+    [`${base}.ts`, `${base}/index.ts`].find(f => files.has(f)) ?? (fs.existsSync(base) && fs.statSync(base).isFile() ? base : undefined)
+  );
+}
+
+let cache: { imports: Import[]; unresolved: string[] } | undefined;
+function allImports(): { imports: Import[]; unresolved: string[] } {
+  if (cache) return cache;
+  const imports: Import[] = [];
+  const unresolved: string[] = [];
+  const files = sourceFiles(SRC);
+  const known = new Set(files);
+  for (const from of files) {
+    for (const fileName of importSpecifiers(fs.readFileSync(from, 'utf8'))) {
+      if (!fileName.startsWith('.')) {
+        imports.push({ from, to: fileName });
+        continue;
+      }
+      const to = resolve(known, from, fileName);
+      if (to) imports.push({ from, to });
+      else unresolved.push(`${from} → ${fileName}`);
+    }
+  }
+  cache = { imports, unresolved };
+  return cache;
+}
+
+const show = (i: Import) => `${i.from} → ${i.to}`;
+const listed = (list: readonly Exception[], i: Import) => list.some(e => e.from === i.from && e.to === i.to);
+const inCore = (f: string) => f.startsWith('src/core/');
+const isDriverInternal = (f: string) => f.startsWith('src/core/stores/') && f !== 'src/core/stores/store.ts';
+
+/** The room of `src/core` a file is in: its folder (`stores/`), or the file itself on core's ground (`config.ts`). */
+function room(file: string): string {
+  const rest = file.slice('src/core/'.length);
+  const slash = rest.indexOf('/');
+  return slash < 0 ? rest : rest.slice(0, slash + 1);
+}
+
+/** Every cycle's rooms (strongly connected components of more than one room), Tarjan's algorithm. */
+function cycles(edges: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+describe('layers: the floors and rooms of src/', () => {
+  it('every relative import of src/ names a file that exists', () => {
+    assert.deepEqual(allImports().unresolved, []);
+  });
+
+  it('src/core imports nothing of vscode, src/cli or src/extension', () => {
+    const offenders = allImports().imports.filter(
+      i =>
+        inCore(i.from) &&
+        (i.to === 'vscode' || i.to.startsWith('vscode/') || i.to.startsWith('src/cli/') || i.to.startsWith('src/extension/')),
+    );
+    assert.deepEqual(offenders.map(show), []);
+  });
+
+  it('src/core/container imports nothing of hooks/, guard/ or diagnosis/ (the floors above it)', () => {
+    const above = ['src/core/hooks/', 'src/core/guard/', 'src/core/diagnosis/'];
+    const offenders = allImports().imports.filter(i => i.from.startsWith('src/core/container/') && above.some(a => i.to.startsWith(a)));
+    assert.deepEqual(offenders.map(show), []);
+  });
+
+  it("nothing outside src/core/stores/ imports a driver's internals, except the listed few", () => {
+    const outside = allImports().imports.filter(i => !i.from.startsWith('src/core/stores/') && isDriverInternal(i.to));
+    assert.deepEqual(
+      outside.filter(i => !listed(DRIVER_INTERNALS_ALLOWED, i)).map(show),
+      [],
+      'import stores/store.ts, or list the import with why',
+    );
+    const unused = DRIVER_INTERNALS_ALLOWED.filter(e => !outside.some(i => i.from === e.from && i.to === e.to));
+    assert.deepEqual(unused.map(show), [], 'an allow-list entry no import uses any more: remove it');
+  });
+
+  it('the rooms of src/core import one another without a cycle, the listed upward imports aside', () => {
+    const edges = new Map<string, Set<string>>();
+    const upward: Import[] = [];
+    for (const i of allImports().imports) {
+      if (!inCore(i.from) || !inCore(i.to) || room(i.from) === room(i.to)) continue;
+      if (listed(UPWARD_ALLOWED, i)) {
+        upward.push(i);
+        continue;
+      }
+      edges.set(room(i.from), (edges.get(room(i.from)) ?? new Set()).add(room(i.to)));
+    }
+    assert.deepEqual(cycles(edges), []);
+    const unused = UPWARD_ALLOWED.filter(e => !upward.some(i => i.from === e.from && i.to === e.to));
+    assert.deepEqual(unused.map(show), [], 'an allow-list entry no import uses any more: remove it');
+  });
+
+  it('the exceptions each say why', () => {
+    for (const e of [...DRIVER_INTERNALS_ALLOWED, ...UPWARD_ALLOWED]) assert.ok(e.why.length > 20, show(e));
+  });
+});

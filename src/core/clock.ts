@@ -96,6 +96,12 @@ export class ManualClock implements Clock {
     };
   }
 
+  /** Milliseconds until the next timer falls due; undefined when none waits (tests step from timer to timer). */
+  get nextTimerIn(): number | undefined {
+    if (this.timers.length === 0) return undefined;
+    return Math.min(...this.timers.map(t => t.due)) - this.mono;
+  }
+
   /** How many timers are waiting (tests check that nothing is left behind). */
   get pendingTimers(): number {
     return this.timers.length;

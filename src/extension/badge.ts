@@ -20,7 +20,18 @@ export type BadgeSource =
   | { readonly kind: 'misconfigured'; readonly message: string; readonly retryAt: number }
   /** The store stayed unreachable until our lease's expiry passed: lost, and never revived. */
   | { readonly kind: 'lease-lost-offline'; readonly grant: number; readonly expiredAt: number; readonly retryAt: number }
-  | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean };
+  | { readonly kind: 'status'; readonly status: LockStatus; readonly isOperator: boolean; readonly freshness?: BadgeFreshness };
+
+/**
+ * How stale the badge can be on this driver, stated in its tooltip. `withinMs`: the bound while the
+ * window is idle; `activeWithinMs`: while it holds, waits or the user just acted (a polling watch:
+ * git); `announced`: the store announces changes (file, Redis, SQL) and `withinMs` is the safety re-read.
+ */
+export interface BadgeFreshness {
+  readonly withinMs: number;
+  readonly activeWithinMs?: number;
+  readonly announced?: boolean;
+}
 
 /** `mine`: the lock is yours (the theme's prominent status-bar colour), so it never looks like someone else's. */
 export type BadgeSeverity = 'normal' | 'mine' | 'warning' | 'error';
@@ -96,7 +107,7 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
         command: CommandIds.refresh,
       };
     case 'status':
-      return statusBadge(source.status, source.isOperator, now);
+      return statusBadge(source.status, source.isOperator, now, source.freshness);
   }
 }
 
@@ -107,9 +118,10 @@ export function badgeFor(source: BadgeSource, now: number): Badge {
 const CAUTION_MARK = ' · $(warning) caution';
 
 /** The page's texts (identities, notes) reach the badge and its tooltip with any control an older client stored shown as an escape. */
-function statusBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
+function statusBadge(s: LockStatus, isOperator: boolean, now: number, freshness: BadgeFreshness | undefined): Badge {
   const badge = stateBadge(s, isOperator, now);
-  const shown = { ...badge, text: escapeControls(badge.text), tooltip: escapeControls(badge.tooltip) };
+  const tooltip = freshness ? `${badge.tooltip}  \n${freshnessLine(freshness)}` : badge.tooltip;
+  const shown = { ...badge, text: escapeControls(badge.text), tooltip: escapeControls(tooltip) };
   return s.caution ? { ...shown, text: shown.text + CAUTION_MARK } : shown;
 }
 
@@ -184,6 +196,15 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
             : CommandIds.showLockPage,
       };
   }
+}
+
+/** One line: how fresh the badge is on this driver (the watch's stated bound). */
+export function freshnessLine(f: BadgeFreshness): string {
+  if (f.announced) return `Updates: as they happen; re-read at least every ${formatDuration(f.withinMs)}`;
+  if (f.activeWithinMs !== undefined && f.activeWithinMs < f.withinMs) {
+    return `Updates: within ${formatDuration(f.withinMs)}; within ${formatDuration(f.activeWithinMs)} while you hold, wait or just acted`;
+  }
+  return `Updates: within ${formatDuration(f.withinMs)}`;
 }
 
 function tooltipFor(s: LockStatus, isOperator: boolean, now: number): string {

@@ -5,9 +5,10 @@ import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError,
 import { isNoContainerHere } from '../core/container/clone';
 import type { LockRecord } from '../core/lockRecord';
 import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
-import type { HistoryEntry, Disposable as StoreDisposable } from '../core/stores/store';
+import type { HistoryEntry, Watch } from '../core/stores/store';
+import type { WatchInterest } from '../core/stores/pollPace';
 import { backoffDelay } from '../core/heartbeatLoop';
-import type { BadgeSource } from './badge';
+import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';
 import type { ExtensionSettings } from './settings';
@@ -34,7 +35,9 @@ export class ContainerModel implements vscode.Disposable {
   private _record: LockRecord | undefined;
   private container: Container | undefined;
   private opening: Promise<Container> | undefined;
-  private watcher: StoreDisposable | undefined;
+  private watcher: Watch | undefined;
+  /** When the user last asked for news (Refresh, an action): a polling watch runs fast for a while. */
+  private askedAt: number | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private transitionTimer: NodeJS.Timeout | undefined;
@@ -100,9 +103,13 @@ export class ContainerModel implements vscode.Disposable {
     void this.reopen();
   }
 
-  /** Re-reads the record. Concurrent calls coalesce into at most one more read. */
-  refresh(): Promise<void> {
+  /**
+   * Re-reads the record. Concurrent calls coalesce into at most one more read. `asked`: the user
+   * asked (the Refresh command), so a polling watch (git) polls fast for a while.
+   */
+  refresh(options: { asked?: boolean } = {}): Promise<void> {
     if (this.disposed) return Promise.resolve();
+    if (options.asked) this.markAsked();
     if (this.inFlight) {
       this.again = true;
       return this.inFlight;
@@ -120,6 +127,7 @@ export class ContainerModel implements vscode.Disposable {
 
   /** Runs an action against the container, then refreshes whatever happened. */
   async act<T>(action: (container: Container) => Promise<T>): Promise<T> {
+    this.markAsked();
     const container = await this.open();
     try {
       return await action(container);
@@ -167,7 +175,12 @@ export class ContainerModel implements vscode.Disposable {
       const { record } = await container.read();
       const status = container.describe(record);
       this._record = record;
-      this._source = { kind: 'status', status, isOperator: container.settings.operators.includes(container.identity) };
+      this._source = {
+        kind: 'status',
+        status,
+        isOperator: container.settings.operators.includes(container.identity),
+        freshness: this.freshness(),
+      };
       this.failures = 0;
       const wasLostOffline = this.lostOffline !== undefined;
       this.lostOffline = undefined;
@@ -177,6 +190,8 @@ export class ContainerModel implements vscode.Disposable {
       }
       this.heartbeat.update(status);
       this.scheduleTransition(status);
+      // Holding or waiting now (or no longer): a polling watch re-decides its pace (interest()).
+      this.watcher?.nudge?.();
       // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
       // expiry): confirm it with one heartbeat, which reports the loss as core words it and drops the push proof.
       const held = (previous.kind === 'status' && previous.status.state === LockState.HeldByMe) || wasLostOffline;
@@ -262,9 +277,12 @@ export class ContainerModel implements vscode.Disposable {
         });
         this.container = container;
         this.watcher = await container
-          .watch(() => {
-            void this.refresh();
-          })
+          .watch(
+            () => {
+              void this.refresh();
+            },
+            { interest: () => this.interest() },
+          )
           .catch(error => {
             this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error);
             return undefined;
@@ -281,9 +299,38 @@ export class ContainerModel implements vscode.Disposable {
     return this.opening;
   }
 
+  /**
+   * What this window is doing with the lock, for a polling watch's pace (core/stores/pollPace.ts):
+   * fast while it holds, waits (queued, queue head, your turn) or the user just asked.
+   */
+  private interest(): WatchInterest {
+    const s = this.status;
+    return {
+      holds: s?.state === LockState.HeldByMe,
+      waits: s !== undefined && (s.position > 0 || hasTurn(s)),
+      ...(this.askedAt !== undefined ? { askedAt: this.askedAt } : {}),
+    };
+  }
+
+  private markAsked(): void {
+    this.askedAt = Date.now();
+    this.watcher?.nudge?.();
+  }
+
+  /** The bound the tooltip states: the watch's own (git polls), the safety re-read (announced), or the poll setting. */
+  private freshness(): BadgeFreshness {
+    const stated = this.watcher?.freshness;
+    if (stated) return { withinMs: stated.idleMs, activeWithinMs: stated.activeMs };
+    if (this.watcher) return { withinMs: SAFETY_POLL_MS, announced: true };
+    return { withinMs: this.settings.pollSeconds * 1000 };
+  }
+
   private schedulePoll(): void {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.disposed) return;
+    // A polling watch (git) is its own safety net: each poll compares the ref, so no change is lost,
+    // and a re-read on top would double an idle window's requests.
+    if (this.watcher?.freshness) return;
     const every = this.watcher ? SAFETY_POLL_MS : this.settings.pollSeconds * 1000;
     this.pollTimer = setTimeout(() => {
       void this.refresh().finally(() => this.schedulePoll());

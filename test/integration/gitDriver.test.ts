@@ -14,6 +14,9 @@ import { describeDriverContract, randomKey, randomOwner } from '../contract/driv
 import { git, gitInput, makeGitWorld, openGitDriver, remoteLog, type GitWorld } from '../helpers/gitRemote';
 import { useTempDir } from '../helpers/tempDir';
 import { waitFor } from '../helpers/waitFor';
+import { runUntil, seededRandom } from '../helpers/simulatedPolls';
+import { HOUR, ManualClock, MINUTE } from '../../src/core/clock';
+import { GIT_POLL_PACE, IDLE_INTEREST } from '../../src/core/stores/pollPace';
 
 const PREFIX = 'lockstep-test';
 const meta = (summary: string) => ({ summary });
@@ -257,6 +260,50 @@ describe('git driver', function () {
       try {
         assert.ok((await b.compareAndSwap(key, created.revision, { n: 1 }, meta('move'))).ok);
         await waitFor(() => calls > 0, { timeoutMs: 10_000, description: 'watcher called after a remote write' });
+      } finally {
+        watcher.dispose();
+      }
+    });
+
+    it('an idle window costs at most 120 ls-remote in a simulated hour and still sees a change by another clone within 36 s', async () => {
+      const clock = new ManualClock();
+      const spawned: string[] = [];
+      const [a, b] = [driverIn(0, { pollClock: clock, pollRandom: seededRandom(3), onGitSpawn: s => spawned.push(s) }), driverIn(1)];
+      const key = randomKey();
+      const created = await b.compareAndSwap(key, null, { n: 0 }, meta('create'));
+      assert.ok(created.ok);
+      const heard: number[] = [];
+      const watcher = a.watch(key, () => heard.push(clock.monotonic()), { interest: () => IDLE_INTEREST });
+      try {
+        assert.deepEqual(watcher.freshness, { idleMs: GIT_POLL_PACE.slow.maxMs, activeMs: GIT_POLL_PACE.fast.maxMs });
+        const changedAt = 25 * MINUTE;
+        await runUntil(clock, changedAt);
+        assert.ok((await b.compareAndSwap(key, created.revision, { n: 1 }, meta('move'))).ok);
+        await runUntil(clock, changedAt + GIT_POLL_PACE.slow.maxMs);
+        assert.equal(heard.length, 1, 'the change is heard once');
+        assert.ok(heard[0]! - changedAt <= GIT_POLL_PACE.slow.maxMs, `heard ${heard[0]! - changedAt} ms after the change`);
+        await runUntil(clock, HOUR - 1);
+        const polls = spawned.filter(s => s === 'ls-remote').length;
+        assert.ok(polls <= 120 && polls >= 100, `${polls} ls-remote in the idle hour`);
+        assert.deepEqual([...new Set(spawned)], ['ls-remote'], 'an idle watch runs nothing but ls-remote');
+      } finally {
+        watcher.dispose();
+      }
+    });
+
+    it('the slow pace on a real remote sees a change (short slow interval; waits for the condition)', async () => {
+      const pace = { ...GIT_POLL_PACE, fast: { minMs: 40, maxMs: 50 }, slow: { minMs: 150, maxMs: 200 } };
+      const spawned: string[] = [];
+      const [a, b] = [driverIn(0, { pollPace: pace, onGitSpawn: s => spawned.push(s) }), driverIn(1)];
+      const key = randomKey();
+      const created = await b.compareAndSwap(key, null, { n: 0 }, meta('create'));
+      assert.ok(created.ok);
+      let calls = 0;
+      const watcher = a.watch(key, () => calls++, { interest: () => IDLE_INTEREST });
+      try {
+        await waitFor(() => spawned.includes('ls-remote'), { timeoutMs: 10_000, description: 'the first poll' });
+        assert.ok((await b.compareAndSwap(key, created.revision, { n: 1 }, meta('move'))).ok);
+        await waitFor(() => calls > 0, { timeoutMs: 10_000, description: 'watcher called after a remote write, at the slow pace' });
       } finally {
         watcher.dispose();
       }

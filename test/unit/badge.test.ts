@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { emptyRecord, type ContainerSettings, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeStatus, LockState } from '../../src/core/lockStatus';
-import { badgeFor, badgeWords, shortName, turnNotice } from '../../src/extension/badge';
+import { badgeFor, badgeWords, freshnessLine, shortName, turnNotice } from '../../src/extension/badge';
 import { CommandIds } from '../../src/extension/commandIds';
 
 /** The badge is a pure function of what the extension knows: every state, its text, colour and click. */
@@ -346,5 +346,27 @@ describe('badge: the page rule and the caution mark', () => {
         assert.equal(badgeWords(marked).length - badgeWords(plain).length, ' · caution'.length, 'the mark keeps the badge short');
       });
     }
+  });
+
+  describe('freshness: the tooltip states how stale the badge can be on this driver', () => {
+    const status = describeStatus(emptyRecord('c'), settings, { identity: 'bob@x.io' }, now);
+    const tooltip = (freshness?: { withinMs: number; activeWithinMs?: number; announced?: boolean }) =>
+      badgeFor({ kind: 'status', status, isOperator: false, ...(freshness ? { freshness } : {}) }, now).tooltip;
+
+    it('git (a polling watch): the idle bound and the fast bound while holding or waiting, as the last line', () => {
+      const text = tooltip({ withinMs: 36_000, activeWithinMs: 2_000 });
+      assert.equal(text.split('  \n').at(-1), 'Updates: within 36s; within 2s while you hold, wait or just acted');
+      assert.ok(text.startsWith(tooltip()), 'the rest of the tooltip is unchanged');
+    });
+
+    it('drivers that announce changes, and the plain poll setting', () => {
+      assert.equal(freshnessLine({ withinMs: 30_000, announced: true }), 'Updates: as they happen; re-read at least every 30s');
+      assert.equal(freshnessLine({ withinMs: 10_000 }), 'Updates: within 10s');
+      assert.equal(freshnessLine({ withinMs: 50, activeWithinMs: 50 }), 'Updates: within 1s');
+    });
+
+    it('no line while the extension does not know its watch yet', () => {
+      assert.doesNotMatch(tooltip(), /Updates:/);
+    });
   });
 });

@@ -22,7 +22,8 @@ export async function waitForTurn(context: CommandContext, container: Container,
   const started = clock.monotonic();
   const deadline = timeoutSeconds === undefined ? Infinity : started + timeoutSeconds * SECOND;
   let wake: (() => void) | undefined;
-  const watcher = await container.watch(() => wake?.()).catch(() => undefined);
+  // A waiter: a polling watch (git) keeps its fast pace for the whole wait.
+  const watcher = await container.watch(() => wake?.(), { interest: () => ({ holds: false, waits: true }) }).catch(() => undefined);
   let said = '';
   try {
     for (;;) {

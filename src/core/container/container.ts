@@ -18,7 +18,7 @@ import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outco
 import { describe, type LockStatus } from '../lockStatus';
 import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
-import type { DeploymentInfo, Disposable, Driver, HistoryEntry, VersionedRecord } from '../stores/store';
+import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
 import { gitIn } from '../git/runner';
 import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
 import {
@@ -753,10 +753,14 @@ export class Container {
     throw new LockBackendError(driver.name, 'The lock record kept changing during compaction; try again.');
   }
 
-  /** Calls `onChange` when the record may have changed elsewhere; undefined when the driver cannot watch. */
-  async watch(onChange: () => void): Promise<Disposable | undefined> {
+  /**
+   * Calls `onChange` when the record may have changed elsewhere; undefined when the driver cannot
+   * watch. `options.interest` lets a polling driver (git) poll fast only while this window holds,
+   * waits or just asked (stores/pollPace.ts).
+   */
+  async watch(onChange: () => void, options?: WatchOptions): Promise<Watch | undefined> {
     const driver = await this.driver();
-    return driver.watch?.(this.key, onChange);
+    return driver.watch?.(this.key, onChange, options);
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@
 
 import type { DriverName } from '../config';
 import type { AuditLine } from '../lockRecord';
+import type { WatchFreshness, WatchInterest } from './pollPace';
 
 export type ClaimResult =
   | { readonly claimed: true; readonly fencingToken: number; readonly expiresAt: number }
@@ -44,13 +45,27 @@ export interface Disposable {
   dispose(): void;
 }
 
+/** What the watcher tells a polling watch (the git driver): whether this window needs news fast. */
+export interface WatchOptions {
+  /** Asked before each poll; a watch without it polls at its idle pace. */
+  readonly interest?: () => WatchInterest;
+}
+
+/** A watch's handle. The optional members are a polling watch's (git); push watches have none. */
+export interface Watch extends Disposable {
+  /** The interest changed (joined the queue, the user asked): decide the next poll again now. */
+  nudge?(): void;
+  /** How stale a change can be before this watch reports it: idle, and while the window is active. */
+  readonly freshness?: WatchFreshness;
+}
+
 /** The container record's primitive: read with a revision, write only against that revision. */
 export interface RecordStore {
   read(key: string): Promise<VersionedRecord | null>;
   /** Writes `next` if the stored revision is still `expectedRevision` (null: no record yet). */
   compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult>;
   /** Calls `onChange` (at least once) after the record may have changed elsewhere. Optional. */
-  watch?(key: string, onChange: () => void): Disposable;
+  watch?(key: string, onChange: () => void, options?: WatchOptions): Watch;
 }
 
 /** One write of a record as a store with history keeps it (the git driver: one commit per write). */

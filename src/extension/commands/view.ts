@@ -8,7 +8,7 @@ export function registerViewCommands(ctx: CommandContext): vscode.Disposable[] {
     vscode.commands.registerCommand(CommandIds.showLockPage, () => ctx.showLockPage()),
     vscode.commands.registerCommand(CommandIds.showLog, () => ctx.log.show()),
     vscode.commands.registerCommand(CommandIds.refresh, async () => {
-      await activeModel(ctx)?.refresh();
+      await activeModel(ctx)?.refresh({ asked: true });
     }),
   ];
 }

@@ -2,12 +2,14 @@ import * as path from 'node:path';
 import type { ResolvedConfig } from '../../config';
 import { LockConfigurationError } from '../../errors';
 import { CasDriver } from '../casDriver';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from '../store';
+import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import { AuditHistory, type AuditEntry, type CompactResult } from './auditHistory';
 import { GitRunner } from '../../git/runner';
 import { GitRefs } from './gitRefs';
 import { GitRefCells } from './refCells';
-import { DEFAULT_POLL_INTERVAL_MS, RemotePoller } from './remotePoller';
+import { RemotePoller } from './remotePoller';
+import type { Clock } from '../../clock';
+import { fixedPace, GIT_POLL_PACE, type PollPace } from '../pollPace';
 import { verifyHistory, type SigningPolicy } from './verifiedHistory';
 
 /**
@@ -20,8 +22,14 @@ import { verifyHistory, type SigningPolicy } from './verifiedHistory';
  */
 
 export interface GitDriverOptions {
-  /** How often `watch` polls the remote with `git ls-remote`. Default 2 s. */
+  /** One fixed interval for `watch`'s `git ls-remote` polls (tests), instead of the adaptive pace. */
   readonly pollIntervalMs?: number;
+  /** The adaptive pace of `watch` (pollPace.ts). Default GIT_POLL_PACE: 30–36 s idle, 2 s while holding or waiting. */
+  readonly pollPace?: PollPace;
+  /** The poller's clock and timers (tests simulate hours with a ManualClock). */
+  readonly pollClock?: Clock;
+  /** The poller's jitter source, in [0, 1). Default Math.random. */
+  readonly pollRandom?: () => number;
   /** Called once per git process spawned, with its subcommand (benchmark, tests). */
   readonly onGitSpawn?: (subcommand: string) => void;
 }
@@ -61,9 +69,10 @@ export class GitDriver implements Driver {
     return this.cells.put(recordCell(key), expectedRevision, next, meta.summary);
   }
 
-  watch(key: string, onChange: () => void): Disposable {
+  /** Polls the remote (remotePoller.ts) at the pace `options.interest` asks for: fast while this window holds or waits. */
+  watch(key: string, onChange: () => void, options?: WatchOptions): Watch {
     if (this.closed) return { dispose: () => undefined };
-    return this.cells.watch(recordCell(key), onChange);
+    return this.cells.watch(recordCell(key), onChange, options);
   }
 
   /**
@@ -119,13 +128,15 @@ export function createGitDriver(
   if (config.gitRemote === '' || config.gitRemote.startsWith('-')) {
     throw new LockConfigurationError('gitRemote must be a remote name of the clone, a path or a URL.', { setting: 'gitRemote' });
   }
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-  if (!Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
-    throw new LockConfigurationError('The git poll interval must be a positive number of milliseconds.', { setting: 'pollIntervalMs' });
+  const pace = options.pollIntervalMs !== undefined ? fixedPace(options.pollIntervalMs) : (options.pollPace ?? GIT_POLL_PACE);
+  for (const ms of [pace.fast.minMs, pace.fast.maxMs, pace.slow.minMs, pace.slow.maxMs]) {
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new LockConfigurationError('The git poll interval must be a positive number of milliseconds.', { setting: 'pollIntervalMs' });
+    }
   }
   const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.gitTimeoutMs, onSpawn: options.onGitSpawn });
   const refs = new GitRefs(runner, config.gitRemote, config.gitSigning ?? 'auto');
-  const poller = new RemotePoller(heads => refs.lsRemote(heads), pollIntervalMs);
+  const poller = new RemotePoller(heads => refs.lsRemote(heads), pace, options.pollClock, options.pollRandom);
   const cells = new GitRefCells(refs, config.prefix, poller);
   return new GitDriver(cells, new AuditHistory(cells, refs));
 }

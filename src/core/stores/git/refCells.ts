@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { LockBackendError, LockConfigurationError } from '../../errors';
 import type { CasCells } from '../casDriver';
-import type { CasResult, Disposable, VersionedRecord } from '../store';
+import type { CasResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import {
   damaged,
   type GitRefs,
@@ -192,9 +192,9 @@ export class GitRefCells implements CasCells {
     throw refusedError(pushed.reason);
   }
 
-  watch(cell: string, onChange: () => void): Disposable {
+  watch(cell: string, onChange: () => void, options: WatchOptions = {}): Watch {
     const ref = this.refOf(cell);
-    return this.poller.watch(ref, onChange, this.lastSeen.get(ref));
+    return this.poller.watch(ref, onChange, this.lastSeen.get(ref), options.interest);
   }
 
   async close(): Promise<void> {

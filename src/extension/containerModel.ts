@@ -6,7 +6,7 @@ import { isNoContainerHere } from '../core/container/clone';
 import type { LockRecord } from '../core/lockRecord';
 import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
 import type { HistoryEntry, Watch } from '../core/stores/store';
-import type { WatchInterest } from '../core/stores/pollPace';
+import type { WatchInterest } from '../core/stores/store';
 import { backoffDelay } from '../core/heartbeatLoop';
 import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';

@@ -7,6 +7,9 @@ import type { DriverName } from '../config';
 import type { AuditLine } from '../lockRecord';
 import type { WatchFreshness, WatchInterest } from './pollPace';
 
+/** What a watcher tells a polling watch about its window (the pace rule is pollPace.ts, the drivers' own). */
+export type { WatchFreshness, WatchInterest };
+
 export type ClaimResult =
   | { readonly claimed: true; readonly fencingToken: number; readonly expiresAt: number }
   | { readonly claimed: false };

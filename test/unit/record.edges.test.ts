@@ -1,0 +1,354 @@
+import * as assert from 'node:assert/strict';
+import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
+import {
+  acquire,
+  auditRefusedPush,
+  type AuditLine,
+  boundAudit,
+  clear,
+  heartbeat,
+  knownIdentities,
+  leaseIds,
+  type LockRecord,
+  MAX_AUDIT_BYTES,
+  MAX_AUDIT_LINES,
+  MAX_HOLD_MS,
+  MAX_IDENTITY_LENGTH,
+  MAX_LEASE_TTL_MS,
+  MAX_REFUSAL_BYTES,
+  MAX_REFUSAL_LINES,
+  MIN_LEASE_TTL_MS,
+  mayAcquire,
+  mergeSpans,
+  nextId,
+  petition,
+  release,
+  spansText,
+  summarise,
+  turnAt,
+  unusedIdentifiers,
+} from '../../src/core/lockRecord';
+import { ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith } from '../helpers/lockRecordFixture';
+
+/**
+ * The record's bounds on both sides and the rules no other test pinned down (issue #27, mutation
+ * testing): the audit trail's two budgets at their limits, folding, a refused push's stand-ins, the
+ * identity's length, the identifier pool's arithmetic, the handover windows at their edges, the
+ * lease length at its limits and the takeover's audit line.
+ */
+
+/** An audit line of exactly `bytes` bytes in the budget (its JSON in UTF-8 plus a separator). */
+function lineOf(bytes: number, i: number, outcome: 'done' | 'refused', action: AuditLine['action'] = 'petition'): AuditLine {
+  const bare: AuditLine = { at: T0 + i, who: `p${i}@x`, action, grant: 1, outcome, detail: '' };
+  const pad = bytes - (Buffer.byteLength(JSON.stringify(bare)) + 1);
+  assert.ok(pad >= 0, `a line of ${bytes} bytes`);
+  return { ...bare, detail: 'd'.repeat(pad) };
+}
+
+/** `n` lines of `size` bytes whose sizes add up to `total` (the first one takes the rest). */
+function linesSumming(total: number, n: number, size: number, outcome: 'done' | 'refused'): AuditLine[] {
+  return Array.from({ length: n }, (_, i) => lineOf(i === 0 ? total - (n - 1) * size : size, i, outcome));
+}
+
+describe('record: the audit trail at its limits', () => {
+  it(`keeps exactly ${MAX_REFUSAL_LINES} refused attempts; one more drops the oldest`, () => {
+    const lines = Array.from({ length: MAX_REFUSAL_LINES + 1 }, (_, i) => lineOf(100, i, 'refused'));
+    assert.deepEqual(boundAudit(lines.slice(0, -1)), lines.slice(0, -1));
+    assert.deepEqual(boundAudit(lines), lines.slice(1));
+  });
+
+  it(`keeps exactly ${MAX_AUDIT_LINES} transitions; one more drops the oldest, never a clear`, () => {
+    const lines = Array.from({ length: MAX_AUDIT_LINES + 1 }, (_, i) => lineOf(100, i, 'done'));
+    assert.deepEqual(boundAudit(lines.slice(0, -1)), lines.slice(0, -1));
+    assert.deepEqual(boundAudit(lines), lines.slice(1));
+    const withClear = [lineOf(100, -1, 'done', 'clear'), ...lines];
+    assert.deepEqual(boundAudit(withClear), [withClear[0], ...lines.slice(1)]);
+  });
+
+  it(`refused attempts: ${MAX_REFUSAL_BYTES} bytes stay; one byte more drops the oldest`, () => {
+    const exact = linesSumming(MAX_REFUSAL_BYTES, 20, 1000, 'refused');
+    assert.deepEqual(boundAudit(exact), exact);
+    const over = linesSumming(MAX_REFUSAL_BYTES + 1, 20, 1000, 'refused');
+    assert.deepEqual(boundAudit(over), over.slice(1));
+  });
+
+  it(`transitions: ${MAX_AUDIT_BYTES} bytes stay; one byte more drops the oldest; refused lines count apart`, () => {
+    const exact = linesSumming(MAX_AUDIT_BYTES, 200, 1300, 'done');
+    const refused = Array.from({ length: 10 }, (_, i) => lineOf(1000, 1000 + i, 'refused'));
+    assert.deepEqual(boundAudit([...refused, ...exact]), [...refused, ...exact]);
+    const over = linesSumming(MAX_AUDIT_BYTES + 1, 200, 1300, 'done');
+    assert.deepEqual(boundAudit(over), over.slice(1));
+  });
+
+  it('the newest line stays even alone past its budget; the older ones go first', () => {
+    const huge = lineOf(MAX_REFUSAL_BYTES + 10, 5, 'refused');
+    assert.deepEqual(boundAudit([huge]), [huge]);
+    const small = lineOf(100, 1, 'refused');
+    assert.deepEqual(boundAudit([small, huge]), [huge]);
+    const hugeTransition = lineOf(MAX_AUDIT_BYTES + 10, 6, 'done');
+    assert.deepEqual(boundAudit([hugeTransition]), [hugeTransition]);
+  });
+
+  it("a refused attempt folds into the same person's refused line of the same action only, wherever it is", () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const attempt = (r: LockRecord, who: string, minute: number) => {
+      const outcome = clear(r, SETTINGS, { identity: who, reason: `try ${minute}` }, at(0, minute));
+      assert.ok(!outcome.ok && outcome.record);
+      return outcome.record;
+    };
+    let record = attempt(held.record, BEN, 1);
+    record = ok(petition(record, { identity: CYD }, at(0, 2))).record;
+    record = attempt(record, ANA, 3);
+    record = (auditRefusedPush(record, { identity: BEN, grant: 1, detail: 'no' }, at(0, 4)) as { record: LockRecord }).record;
+    record = attempt(record, BEN, 5);
+    assert.deepEqual(
+      record.audit.map(l => [l.who, l.action, l.outcome, l.count, l.since, l.at, l.detail]),
+      [
+        [LEAD, 'acquire', 'done', undefined, undefined, T0, undefined],
+        [CYD, 'petition', 'done', undefined, undefined, at(0, 2), undefined],
+        [ANA, 'clear', 'refused', undefined, undefined, at(0, 3), 'try 3'],
+        [BEN, 'push', 'refused', undefined, undefined, at(0, 4), 'no'],
+        [BEN, 'clear', 'refused', 2, at(0, 1), at(0, 5), 'try 5'],
+      ],
+    );
+    record = attempt(record, BEN, 6);
+    assert.deepEqual([lastAudit(record).count, lastAudit(record).since], [3, at(0, 1)]);
+  });
+
+  it('a heartbeat folds across refused attempts into its run, not into a heartbeat before another transition', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let record = ok(heartbeat(held.record, SETTINGS, held.proof, at(0, 10))).record;
+    record = (clear(record, SETTINGS, { identity: BEN, reason: 'x' }, at(0, 11)) as { record: LockRecord }).record;
+    record = ok(heartbeat(record, SETTINGS, held.proof, at(0, 20))).record;
+    assert.deepEqual(
+      record.audit.map(l => [l.action, l.outcome, l.count, l.since, l.at]),
+      [
+        ['acquire', 'done', undefined, undefined, T0],
+        ['clear', 'refused', undefined, undefined, at(0, 11)],
+        ['heartbeat', 'done', 2, undefined, at(0, 20)],
+      ],
+    );
+  });
+
+  it('summaries: the action, refused or not, who, the grant and the detail when there is one', () => {
+    assert.equal(
+      summarise({ at: T0, who: ANA, action: 'clear', grant: 3, detail: 'gone' }, 'refused'),
+      `clear refused by ${ANA} (grant #3): gone`,
+    );
+    assert.equal(summarise({ at: T0, who: ANA, action: 'petition', grant: 0 }, 'done'), `petition by ${ANA} (grant #0)`);
+    assert.equal(summarise({ at: T0, who: ANA, action: 'petition', grant: 0, detail: '' }, 'done'), `petition by ${ANA} (grant #0)`);
+  });
+});
+
+describe("record: a refused push's stand-ins", () => {
+  for (const [grant, written] of [
+    [3, 3],
+    [0, 0],
+    [-1, 0],
+    [1.5, 0],
+    [Number.NaN, 0],
+    [Number.MAX_SAFE_INTEGER + 1, 0],
+  ]) {
+    it(`a presented grant of ${grant} is written as ${written}`, () => {
+      const outcome = auditRefusedPush(fresh(), { identity: ANA, grant, detail: 'refused' }, T0);
+      assert.ok(!outcome.ok && outcome.record);
+      assert.deepEqual(lastAudit(outcome.record), {
+        at: T0,
+        who: ANA,
+        action: 'push',
+        grant: written,
+        outcome: 'refused',
+        detail: 'refused',
+      });
+      assert.equal(outcome.summary, `push refused by ${ANA} (grant #${written}): refused`);
+    });
+  }
+
+  it("a pusher without a printable name is 'unknown'; a long one is cut to the identity's length", () => {
+    const nameless = auditRefusedPush(fresh(), { identity: ' \u0000 ', grant: 1, detail: 'd' }, T0);
+    assert.equal(!nameless.ok && nameless.record && lastAudit(nameless.record).who, 'unknown');
+    const long = auditRefusedPush(fresh(), { identity: 'x'.repeat(MAX_IDENTITY_LENGTH + 5), grant: 1, detail: 'd' }, T0);
+    assert.equal(!long.ok && long.record && lastAudit(long.record).who, 'x'.repeat(MAX_IDENTITY_LENGTH));
+  });
+});
+
+describe('record: identities', () => {
+  it(`an identity of ${MAX_IDENTITY_LENGTH} characters is accepted, one more is refused, as is a non-string`, () => {
+    const long = 'x'.repeat(MAX_IDENTITY_LENGTH);
+    assert.equal(ok(petition(fresh(), { identity: long }, T0)).value.position, 1);
+    refusedWith(petition(fresh(), { identity: `${long}x` }, T0), 'invalid-request');
+    refusedWith(petition(fresh(), { identity: 42 as unknown as string }, T0), 'invalid-request');
+  });
+
+  it('the page knows the holder, the queue, the lessees, the assignees and everyone in the audit', () => {
+    const base = fresh();
+    const page: LockRecord = {
+      ...base,
+      holder: { identity: 'h', grant: 1, tokenHash: hex('t'), proofHash: hex('p'), grantedAt: T0, expiresAt: T0 + HOUR, ttlMs: HOUR },
+      queue: [{ identity: 'q', at: T0 }],
+      ranges: [{ to: 'r', start: 1, end: 2, next: 1, grant: 1, at: T0 }],
+      blocks: [{ id: 1, to: 'b', text: 't', grant: 1, at: T0 }],
+      audit: [
+        { at: T0, who: 'w', action: 'assign', grant: 1, outcome: 'done', to: 't' },
+        { at: T0, who: 'v', action: 'petition', grant: 1, outcome: 'done' },
+      ],
+    };
+    assert.deepEqual([...knownIdentities(page)].sort(), ['b', 'h', 'q', 'r', 't', 'v', 'w']);
+    assert.deepEqual([...knownIdentities(base)], []);
+  });
+});
+
+describe('record: the identifier pool', () => {
+  it('merges adjacent and overlapping spans, keeps a gap, in order', () => {
+    assert.deepEqual(
+      mergeSpans([
+        { start: 10, end: 12 },
+        { start: 1, end: 3 },
+        { start: 4, end: 5 },
+        { start: 7, end: 8 },
+        { start: 8, end: 8 },
+        { start: 11, end: 11 },
+      ]),
+      [
+        { start: 1, end: 5 },
+        { start: 7, end: 8 },
+        { start: 10, end: 12 },
+      ],
+    );
+    assert.deepEqual(mergeSpans([]), []);
+    assert.equal(
+      spansText([
+        { start: 1, end: 5 },
+        { start: 7, end: 7 },
+      ]),
+      '1-5, 7',
+    );
+  });
+
+  it('a lease takes the pool lowest first, part of a span, then from above everything handed out', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const record: LockRecord = {
+      ...held.record,
+      nextId: 100,
+      pool: [
+        { start: 3, end: 5 },
+        { start: 9, end: 9 },
+      ],
+    };
+    const two = ok(leaseIds(record, held.proof, { to: LEAD, count: 2 }, at(0, 1)));
+    assert.deepEqual(two.value, { start: 3, end: 4, spans: [{ start: 3, end: 4 }] });
+    assert.deepEqual(two.record.pool, [
+      { start: 5, end: 5 },
+      { start: 9, end: 9 },
+    ]);
+    assert.equal(two.record.nextId, 100);
+    const four = ok(leaseIds(record, held.proof, { to: LEAD, count: 4 }, at(0, 1)));
+    assert.deepEqual(four.value.spans, [
+      { start: 3, end: 5 },
+      { start: 9, end: 9 },
+    ]);
+    assert.deepEqual([four.record.pool, four.record.nextId], [[], 100]);
+    const six = ok(leaseIds(record, held.proof, { to: LEAD, count: 6 }, at(0, 1)));
+    assert.deepEqual(six.value, {
+      start: 3,
+      end: 101,
+      spans: [
+        { start: 3, end: 5 },
+        { start: 9, end: 9 },
+        { start: 100, end: 101 },
+      ],
+    });
+    assert.equal(six.record.nextId, 102);
+    assert.equal(lastAudit(six.record).detail, `3-5, 9, 100-101 to ${LEAD}`);
+    // The lead mints from the pool first, then above it.
+    const minted = ok(nextId(record, { identity: LEAD, holder: held.proof }, at(0, 2)));
+    assert.deepEqual([minted.value.id, minted.record.pool[0], minted.record.nextId], [3, { start: 4, end: 5 }, 100]);
+    const empty = { ...record, pool: [] };
+    const above = ok(nextId(empty, { identity: LEAD, holder: held.proof }, at(0, 2)));
+    assert.deepEqual([above.value.id, above.record.nextId], [100, 101]);
+  });
+
+  it('the unused identifiers of a grant: its ranges past their next, none when all are minted', () => {
+    const base = fresh();
+    const ranges = [
+      { to: ANA, start: 1, end: 4, next: 3, grant: 1, at: T0 },
+      { to: BEN, start: 5, end: 6, next: 7, grant: 1, at: T0 },
+      { to: BEN, start: 7, end: 7, next: 7, grant: 1, at: T0 },
+    ];
+    assert.equal(unusedIdentifiers({ ...base, ranges }), 3);
+    assert.equal(unusedIdentifiers({ ...base, ranges: ranges.slice(1, 2) }), 0);
+  });
+});
+
+describe('record: turns, leases and takeovers at their edges', () => {
+  /** LEAD released at hour 1 with ANA and BEN queued. */
+  function released(): LockRecord {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let r = ok(petition(held.record, { identity: ANA }, at(0, 1))).record;
+    r = ok(petition(r, { identity: BEN }, at(0, 2))).record;
+    return ok(release(r, held.proof, at(1))).record;
+  }
+  const W = SETTINGS.windowMs;
+
+  it("each window ends exactly at its bound: the head's, then both, then anyone's", () => {
+    const r = released();
+    assert.deepEqual(turnAt(r, SETTINGS, at(1) + W - 1), { eligible: [ANA], current: { identity: ANA, endsAt: at(1) + W } });
+    assert.deepEqual(turnAt(r, SETTINGS, at(1) + W), { eligible: [ANA, BEN], current: { identity: BEN, endsAt: at(1) + 2 * W } });
+    assert.deepEqual(turnAt(r, SETTINGS, at(1) + 2 * W - 1).eligible, [ANA, BEN]);
+    assert.deepEqual(turnAt(r, SETTINGS, at(1) + 2 * W), { eligible: [] });
+    assert.equal(mayAcquire(r, SETTINGS, CYD, at(1) + 2 * W - 1), false);
+    assert.equal(mayAcquire(r, SETTINGS, CYD, at(1) + 2 * W), true);
+  });
+
+  it("a clock read before the release (another machine's) is still the head's window", () => {
+    assert.deepEqual(turnAt(released(), SETTINGS, at(1) - MINUTE), { eligible: [ANA], current: { identity: ANA, endsAt: at(1) + W } });
+  });
+
+  it('a holder is live until the instant its lease ends; then its expiry opens the windows', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const queued = ok(petition(held.record, { identity: ANA }, at(0, 1))).record;
+    refusedWith(
+      acquire(queued, SETTINGS, { identity: ANA, tokenHash: hex('a'), proofHash: hex('p') }, held.expiresAt - 1),
+      'held-by-other',
+    );
+    assert.deepEqual(turnAt(queued, SETTINGS, held.expiresAt), { eligible: [ANA], current: { identity: ANA, endsAt: held.expiresAt + W } });
+    assert.deepEqual(turnAt(queued, SETTINGS, held.expiresAt - 1), { eligible: [] });
+    assert.equal(ok(heartbeat(queued, SETTINGS, held.proof, held.expiresAt - 1)).value.expiresAt, held.expiresAt - 1 + 2 * HOUR);
+  });
+
+  it(`a lease of exactly ${MIN_LEASE_TTL_MS / SECOND} s or ${MAX_LEASE_TTL_MS / HOUR} h is granted`, () => {
+    for (const ttlMs of [MIN_LEASE_TTL_MS, MAX_LEASE_TTL_MS]) {
+      const { value } = ok(acquire(fresh(), SETTINGS, { identity: LEAD, tokenHash: hex('t'), proofHash: hex('p'), ttlMs }, T0));
+      assert.deepEqual(value, { grant: 1, expiresAt: T0 + ttlMs });
+    }
+  });
+
+  it('a heartbeat reaching the 24 h cap exactly stops there', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const now = T0 + MAX_HOLD_MS - 2 * HOUR;
+    let record = held.record;
+    for (let t = T0 + HOUR; t <= now; t += HOUR) record = ok(heartbeat(record, SETTINGS, held.proof, t)).record;
+    assert.equal(record.holder?.expiresAt, T0 + MAX_HOLD_MS);
+    assert.equal(ok(heartbeat(record, SETTINGS, held.proof, now + HOUR)).value.expiresAt, T0 + MAX_HOLD_MS);
+  });
+
+  it("a takeover's audit line names the silent holder, its grant and since when, in UTC to the second", () => {
+    const held = acquireAs(fresh(), LEAD, T0 + 1234);
+    const taken = acquireAs(held.record, ANA, at(3));
+    assert.deepEqual(lastAudit(taken.record), {
+      at: at(3),
+      who: ANA,
+      action: 'acquire',
+      grant: 2,
+      outcome: 'done',
+      detail: `took over from ${LEAD} (grant #1, silent since 2026-01-01T02:00:01Z)`,
+    });
+    assert.deepEqual(taken.record.caution, { silentGrant: 1, since: at(3), by: ANA });
+    // After a release there is no silent holder: no detail, and an earlier mark stays as it was.
+    const marked = ok(release(taken.record, taken.proof, at(4))).record;
+    const next = acquireAs(marked, BEN, at(5));
+    assert.deepEqual(lastAudit(next.record), { at: at(5), who: BEN, action: 'acquire', grant: 3, outcome: 'done' });
+    assert.deepEqual(next.record.caution, { silentGrant: 1, since: at(3), by: ANA });
+    assert.equal(ok(clear(held.record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record.caution?.silentGrant, 1);
+  });
+});

@@ -2,18 +2,26 @@ import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
 import {
   acquire,
+  adoptPage,
+  assign,
+  createPage,
+  keptForever,
+  liftsCaution,
+  markDone,
   auditRefusedPush,
   type AuditLine,
   boundAudit,
   clear,
   heartbeat,
   knownIdentities,
+  LANDED_COMMIT,
   leaseIds,
   type LockRecord,
   MAX_AUDIT_BYTES,
   MAX_AUDIT_LINES,
   MAX_HOLD_MS,
   MAX_IDENTITY_LENGTH,
+  MAX_IDS_PER_LEASE,
   MAX_LEASE_TTL_MS,
   MAX_REFUSAL_BYTES,
   MAX_REFUSAL_LINES,
@@ -28,7 +36,25 @@ import {
   turnAt,
   unusedIdentifiers,
 } from '../../src/core/lockRecord';
-import { ANA, BEN, CYD, LEAD, OP, SETTINGS, T0, acquireAs, at, fresh, hex, lastAudit, ok, refusedWith } from '../helpers/lockRecordFixture';
+import {
+  ANA,
+  BEN,
+  CONTAINER,
+  CYD,
+  LEAD,
+  OP,
+  SETTINGS,
+  T0,
+  acquireAs,
+  at,
+  fresh,
+  hex,
+  lastAudit,
+  leaseLost,
+  ok,
+  proofOf,
+  refusedWith,
+} from '../helpers/lockRecordFixture';
 
 /**
  * The record's bounds on both sides and the rules no other test pinned down (issue #27, mutation
@@ -350,5 +376,142 @@ describe('record: turns, leases and takeovers at their edges', () => {
     assert.deepEqual(lastAudit(next.record), { at: at(5), who: BEN, action: 'acquire', grant: 3, outcome: 'done' });
     assert.deepEqual(next.record.caution, { silentGrant: 1, since: at(3), by: ANA });
     assert.equal(ok(clear(held.record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record.caution?.silentGrant, 1);
+  });
+});
+
+describe('record: more bounds on both sides', () => {
+  it('an adopted page: a grant floor from 0 and a next identifier from 1, whole numbers', () => {
+    const adopt = (grantFloor: number, nextIdFloor: number) =>
+      adoptPage(CONTAINER, SETTINGS, { identity: OP, reason: 'lost', grantFloor, nextIdFloor }, T0);
+    assert.deepEqual(ok(adopt(0, 1)).value, { container: CONTAINER, grant: 0, nextId: 1 });
+    for (const [g, n] of [
+      [-1, 1],
+      [0, 0],
+      [0.5, 1],
+      [0, 1.5],
+      [Number.NaN, 1],
+      [0, Number.POSITIVE_INFINITY],
+    ]) {
+      const outcome = adopt(g, n);
+      refusedWith(outcome, 'invalid-request');
+      assert.deepEqual(!outcome.ok && outcome.refusal, { reason: 'invalid-request', what: 'adopt-floors' });
+    }
+  });
+
+  it('a landed commit of 7 to 64 lower-case hexadecimal digits, nothing else', () => {
+    const held = () => acquireAs(fresh(), LEAD, T0);
+    for (const landed of ['a'.repeat(7), 'f'.repeat(64), '0123456789abcdef']) {
+      const h = held();
+      assert.equal(lastAudit(ok(release(h.record, h.proof, at(1), { landed })).record).detail, `landed ${landed}`);
+    }
+    for (const landed of ['a'.repeat(6), 'a'.repeat(65), 'ABCDEF1', 'abcdefg', ` ${'a'.repeat(7)}`, `${'a'.repeat(7)} `, '']) {
+      const h = held();
+      const outcome = release(h.record, h.proof, at(1), { landed });
+      refusedWith(outcome, 'invalid-request');
+      assert.deepEqual(!outcome.ok && outcome.refusal, { reason: 'invalid-request', what: 'landed-commit' });
+      assert.equal(LANDED_COMMIT.test(landed), false);
+    }
+  });
+
+  it(`a lease of exactly ${MAX_IDS_PER_LEASE} identifiers is granted, one more is refused`, () => {
+    const h = acquireAs(fresh(), LEAD, T0);
+    const { value, record } = ok(leaseIds(h.record, h.proof, { to: LEAD, count: MAX_IDS_PER_LEASE }, at(0, 1)));
+    assert.deepEqual([value.start, value.end, record.nextId], [1, MAX_IDS_PER_LEASE, MAX_IDS_PER_LEASE + 1]);
+    refusedWith(leaseIds(h.record, h.proof, { to: LEAD, count: MAX_IDS_PER_LEASE + 1 }, at(0, 1)), 'invalid-request');
+  });
+
+  it('a lease presented at the instant it ends has expired; another token on a live grant is not live', () => {
+    const h = acquireAs(fresh(), LEAD, T0);
+    const atEnd = heartbeat(h.record, SETTINGS, h.proof, h.expiresAt);
+    leaseLost(atEnd, 1);
+    assert.deepEqual(!atEnd.ok && atEnd.lapse, { why: 'expired', grant: 1, at: h.expiresAt, next: { step: 'acquire' } });
+    const other = heartbeat(h.record, SETTINGS, proofOf(ANA, 1), at(0, 1));
+    leaseLost(other, 1);
+    assert.deepEqual(!other.ok && other.lapse, { why: 'not-live', grant: 1, next: { step: 'petition' } });
+    const mine = heartbeat(h.record, SETTINGS, { ...h.proof, tokenHash: hex('another clone') }, at(0, 1));
+    assert.deepEqual(!mine.ok && mine.lapse, { why: 'not-live', grant: 1, next: { step: 'work-elsewhere', grant: 1 } });
+  });
+});
+
+describe('record: what each transition leaves behind', () => {
+  it('the first line of the trail folds too: a repeated refusal, and a heartbeat after refused attempts only', () => {
+    const refusedLine: AuditLine = { at: T0, who: BEN, action: 'clear', grant: 0, outcome: 'refused', detail: 'x' };
+    const page: LockRecord = { ...fresh(), audit: [refusedLine] };
+    const again = clear(page, SETTINGS, { identity: BEN, reason: 'y' }, at(0, 1));
+    assert.ok(!again.ok && again.record);
+    assert.deepEqual(again.record.audit, [{ ...refusedLine, at: at(0, 1), detail: 'y', count: 2, since: T0 }]);
+    const held = acquireAs(fresh(), LEAD, T0);
+    const onlyRefused: LockRecord = { ...held.record, audit: [refusedLine] };
+    const beat = ok(heartbeat(onlyRefused, SETTINGS, held.proof, at(0, 5))).record;
+    assert.deepEqual(beat.audit, [refusedLine, { at: at(0, 5), who: LEAD, action: 'heartbeat', grant: 1, outcome: 'done' }]);
+  });
+
+  it("only an operator's clear that was done is kept forever", () => {
+    const line = (action: AuditLine['action'], outcome: AuditLine['outcome']): AuditLine => ({
+      at: T0,
+      who: OP,
+      action,
+      grant: 1,
+      outcome,
+    });
+    assert.deepEqual([line('clear', 'done'), line('clear', 'refused'), line('release', 'done')].map(keptForever), [true, false, false]);
+  });
+
+  it('a grant that ends returns only what nobody minted: a used-up range adds nothing to the pool', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let r = ok(leaseIds(held.record, held.proof, { to: ANA, count: 3, newIdentity: true }, at(0, 1))).record; // 1-3
+    r = ok(leaseIds(r, held.proof, { to: BEN, count: 2, newIdentity: true }, at(0, 2))).record; // 4-5
+    r = ok(nextId(r, { identity: BEN }, at(0, 3))).record;
+    r = ok(nextId(r, { identity: BEN }, at(0, 4))).record;
+    const released = ok(release(r, held.proof, at(1), { landed: 'abc1234' }));
+    assert.deepEqual(released.record.pool, [{ start: 1, end: 3 }]);
+    assert.equal(lastAudit(released.record).detail, 'landed abc1234; used leased identifiers 4-5; reclaimed 3 unused identifiers');
+  });
+
+  it('one identifier reclaimed is one identifier', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const r = ok(leaseIds(held.record, held.proof, { to: ANA, count: 1, newIdentity: true }, at(0, 1))).record;
+    assert.equal(lastAudit(ok(release(r, held.proof, at(1))).record).detail, 'nothing landed; reclaimed 1 unused identifier');
+  });
+
+  it('minting writes the identifier into its audit line, for the lead and for a lessee', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const lead = ok(nextId(held.record, { identity: LEAD, holder: held.proof }, at(0, 1))).record;
+    assert.deepEqual(lastAudit(lead), { at: at(0, 1), who: LEAD, action: 'next-id', grant: 1, outcome: 'done', detail: '1' });
+    const leased = ok(leaseIds(lead, held.proof, { to: ANA, count: 2, newIdentity: true }, at(0, 2))).record;
+    const ana = ok(nextId(leased, { identity: ANA }, at(0, 3))).record;
+    assert.deepEqual(lastAudit(ana), { at: at(0, 3), who: ANA, action: 'next-id', grant: 1, outcome: 'done', detail: '2' });
+  });
+
+  it('marking one block done leaves the others open', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    let r = ok(assign(held.record, held.proof, { to: ANA, text: 'one', newIdentity: true }, at(0, 1))).record;
+    r = ok(assign(r, held.proof, { to: BEN, text: 'two', newIdentity: true }, at(0, 2))).record;
+    const done = ok(markDone(r, { identity: ANA, block: 1 }, at(0, 3)));
+    assert.deepEqual(done.value, { block: 1, to: ANA });
+    assert.deepEqual(
+      done.record.blocks.map(b => [b.id, b.to, b.text]),
+      [[2, BEN, 'two']],
+    );
+  });
+
+  it('a new page names its container; a refused push says why in its facts and its words', () => {
+    assert.deepEqual(ok(createPage(CONTAINER, { identity: LEAD }, T0)).value, { container: CONTAINER });
+    const outcome = auditRefusedPush(fresh(), { identity: ANA, grant: 1, detail: 'not the holder' }, T0);
+    assert.equal(refusedWith(outcome, 'not-holder').error.message, 'Push refused: not the holder');
+    assert.deepEqual(!outcome.ok && outcome.refusal, { reason: 'not-holder', what: 'push', detail: 'not the holder' });
+  });
+
+  it("the holder's token with another grant's number is not the holder", () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const wrongGrant = { ...held.proof, grant: 2 };
+    leaseLost(heartbeat(held.record, SETTINGS, wrongGrant, at(0, 1)), 2);
+    refusedWith(leaseIds(held.record, wrongGrant, { to: LEAD, count: 1 }, at(0, 1)), 'not-holder');
+  });
+
+  it('a caution mark on a freed lock is not lifted by a landing: there is no holder to lift it', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const cleared = ok(clear(held.record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record;
+    assert.equal(liftsCaution(cleared, 'abc1234'), false);
   });
 });

@@ -446,6 +446,20 @@ describe('record: what each transition leaves behind', () => {
     assert.deepEqual(beat.audit, [refusedLine, { at: at(0, 5), who: LEAD, action: 'heartbeat', grant: 1, outcome: 'done' }]);
   });
 
+  it("an operator's refused clear after their clear that was done is a line of its own: the clear is never folded away", () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const cleared = ok(clear(held.record, SETTINGS, { identity: OP, reason: 'gone' }, at(3))).record;
+    const again = clear(cleared, SETTINGS, { identity: OP, reason: 'again' }, at(3, 1));
+    const { record } = refusedWith(again, 'not-silent');
+    assert.deepEqual(
+      record?.audit.slice(-2).map(l => [l.who, l.action, l.outcome, l.detail, l.count]),
+      [
+        [OP, 'clear', 'done', `cleared ${LEAD}: gone`, undefined],
+        [OP, 'clear', 'refused', 'again', undefined],
+      ],
+    );
+  });
+
   it("only an operator's clear that was done is kept forever", () => {
     const line = (action: AuditLine['action'], outcome: AuditLine['outcome']): AuditLine => ({
       at: T0,

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { announceLanding, FULL_COMMIT, landingDetail, parseLandingDetail } from '../../src/core/lockRecord';
-import { acquireAs, at, fresh, lastAudit, LEAD, ok, refusedWith } from '../helpers/lockRecordFixture';
+import { acquireAs, ANA, at, fresh, lastAudit, LEAD, leaseLost, ok, proofOf, refusedWith } from '../helpers/lockRecordFixture';
 
 /**
  * The shapes a landing announcement accepts (issue #27, mutation testing): each rule of the branch
@@ -47,6 +47,15 @@ describe('record: the shape of a landing announcement', () => {
       assert.equal(error.message, 'A landing names a branch and full commit ids (40 or 64 lower-case hexadecimal digits).');
     });
   }
+
+  it('the live holder announces in a land line of its own grant; anyone else loses nothing and writes nothing', () => {
+    const held = acquireAs(fresh(), LEAD, at(0));
+    const { record } = ok(announceLanding(held.record, held.proof, { branch: 'main', from: A, to: B }, at(1)));
+    assert.deepEqual(lastAudit(record), { at: at(1), who: LEAD, action: 'land', grant: 1, outcome: 'done', detail: `main ${A}..${B}` });
+    assert.deepEqual(record.audit.slice(0, -1), held.record.audit);
+    leaseLost(announceLanding(held.record, proofOf(ANA, 1), { branch: 'main', from: A, to: B }, at(1)), 1);
+    leaseLost(announceLanding(held.record, held.proof, { branch: 'main', from: A, to: B }, held.expiresAt), 1);
+  });
 
   it('accepts full commit ids of 40 and of 64 digits on either side', () => {
     assert.deepEqual(ok(announce('main', A, B)).value, { branch: 'main', from: A, to: B });

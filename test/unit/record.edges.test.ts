@@ -398,6 +398,22 @@ describe('record: more bounds on both sides', () => {
     }
   });
 
+  it('an adoption refused says so in its facts: not an operator, no reason', () => {
+    const byAna = adoptPage(CONTAINER, SETTINGS, { identity: ANA, reason: 'lost', grantFloor: 1, nextIdFloor: 1 }, T0);
+    refusedWith(byAna, 'not-operator');
+    assert.deepEqual(!byAna.ok && byAna.refusal, { reason: 'not-operator', what: 'adopt', identity: ANA });
+    const noReason = adoptPage(CONTAINER, SETTINGS, { identity: OP, reason: ' ', grantFloor: 1, nextIdFloor: 1 }, T0);
+    refusedWith(noReason, 'reason-required');
+    assert.deepEqual(!noReason.ok && noReason.refusal, { reason: 'reason-required', what: 'adopt' });
+  });
+
+  it('a grant never issued, presented after the lease expired, is not live (not expired)', () => {
+    const h = acquireAs(fresh(), LEAD, T0);
+    const outcome = heartbeat(h.record, SETTINGS, { ...h.proof, grant: 5 }, h.expiresAt + 1);
+    leaseLost(outcome, 5);
+    assert.deepEqual(!outcome.ok && outcome.lapse, { why: 'not-live', grant: 5, next: { step: 'acquire' } });
+  });
+
   it('a landed commit of 7 to 64 lower-case hexadecimal digits, nothing else', () => {
     const held = () => acquireAs(fresh(), LEAD, T0);
     for (const landed of ['a'.repeat(7), 'f'.repeat(64), '0123456789abcdef']) {
@@ -458,6 +474,14 @@ describe('record: what each transition leaves behind', () => {
         [OP, 'clear', 'refused', 'again', undefined],
       ],
     );
+  });
+
+  it("a heartbeat folds into its grant's heartbeat line when that is the trail's only transition", () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const beat: AuditLine = { at: at(0, 1), who: LEAD, action: 'heartbeat', grant: 1, outcome: 'done' };
+    const page: LockRecord = { ...held.record, audit: [beat] };
+    const next = ok(heartbeat(page, SETTINGS, held.proof, at(0, 2))).record;
+    assert.deepEqual(next.audit, [{ ...beat, at: at(0, 2), count: 2 }]);
   });
 
   it("only an operator's clear that was done is kept forever", () => {

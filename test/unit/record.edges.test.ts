@@ -326,6 +326,15 @@ describe('record: turns, leases and takeovers at their edges', () => {
     assert.equal(mayAcquire(r, SETTINGS, CYD, at(1) + 2 * W), true);
   });
 
+  it("a lock never held nor released is anyone's, however long the queue and the window", () => {
+    // A day's window since 1970 is about 20,000 windows; a queue longer than that must not make a turn of them.
+    const queue = Array.from({ length: 30_000 }, (_, i) => ({ identity: `p${i}@x`, at: T0 }));
+    const page: LockRecord = { ...fresh(), queue };
+    const day = { ...SETTINGS, windowMs: 24 * HOUR };
+    assert.deepEqual(turnAt(page, day, at(1)), { eligible: [] });
+    assert.equal(mayAcquire(page, day, CYD, at(1)), true);
+  });
+
   it("a clock read before the release (another machine's) is still the head's window", () => {
     assert.deepEqual(turnAt(released(), SETTINGS, at(1) - MINUTE), { eligible: [ANA], current: { identity: ANA, endsAt: at(1) + W } });
   });

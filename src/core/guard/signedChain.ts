@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AuditLine, ContainerSettings, LockRecord } from '../lockRecord';
+import { MAX_CHAIN_STEPS } from './chainLayout';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './signedStep';
 
 /**
@@ -7,9 +8,9 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * `allowedSigners`): the stored value keeps, beside the record, the newest signed transitions, and
  * a reader believes the record only when the chain proves it (docs/protocol.md#signed-chains).
  *
- * Each step is the record after a transition (`r`, its exact stored bytes), the digest of the record
- * before it (`p`; null for the page's creation or an operator's adopt) and its actor's SSH signature
- * over {@link stepMessage}. The chain is written in the same compare-and-swap as the record (it is
+ * Each step is the record after a transition (`r`, its exact bytes; stored as a delta against the
+ * step before, chainLayout.ts), the digest of the record before it (`p`; null for the page's creation
+ * or an operator's adopt) and its actor's SSH signature over {@link stepMessage}. The chain is written in the same compare-and-swap as the record (it is
  * part of the one stored value), so no writer can move one without the other. A step is proven when
  * it continues the step before it (its `p` is that step's digest), its signature is by the key the
  * allowed signers list gives its audit line's identity, and it is one legal transition of the record
@@ -21,20 +22,16 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
  */
 
-/** One signed transition as stored. */
+/** One signed transition, whole (its stored layout: chainLayout.ts). */
 export interface ChainStep {
-  /** Digest of the record before (sha256 hex of its stored bytes); null: the page's creation or an adopt. */
+  /** Digest of the record before (sha256 hex of its stored bytes); null for the page's creation or an adopt. */
   readonly p: string | null;
   /** The record after, its stored bytes (JSON text). */
   readonly r: string;
   /** The actor's signature (ssh-keygen -Y sign, armored); '' when unsigned. */
   readonly s: string;
-}
-
-/** The stored value of a signed page: a version mark and the steps, oldest first. */
-export interface ChainEnvelope {
-  readonly lockstepChain: 1;
-  readonly steps: readonly ChainStep[];
+  /** The times of the heartbeats a coalesced step stands for (heartbeatRenewals.ts); absent for one transition. */
+  readonly h?: readonly number[];
 }
 
 /** What a reader proved last: the record's digest and bytes. */
@@ -45,47 +42,17 @@ export interface Witness {
 
 /** The namespace of a step's signature (ssh-keygen -n): a signature made for anything else never verifies here. */
 export const STEP_NAMESPACE = 'lockstep-step';
-/** A window keeps at most this many steps… */
-export const MAX_CHAIN_STEPS = 128;
-/** …and at most this many bytes of records (the newest step always stays). */
-export const MAX_CHAIN_BYTES = 512 * 1024;
 
 export function digestOf(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The exact bytes a step's signature covers: the page's key, the record before (digest) and the record after. */
-export function stepMessage(key: string, p: string | null, r: string): string {
-  return `lockstep-step v1\nkey ${key}\nbefore ${p ?? 'none'}\n${r}`;
-}
-
-export function isChainEnvelope(value: unknown): value is ChainEnvelope {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as { lockstepChain?: unknown; steps?: unknown };
-  return (
-    v.lockstepChain === 1 &&
-    Array.isArray(v.steps) &&
-    v.steps.length > 0 &&
-    v.steps.every(
-      s =>
-        typeof s === 'object' &&
-        s !== null &&
-        typeof (s as ChainStep).r === 'string' &&
-        typeof (s as ChainStep).s === 'string' &&
-        ((s as ChainStep).p === null || (typeof (s as ChainStep).p === 'string' && /^[0-9a-f]{64}$/.test((s as ChainStep).p as string))),
-    )
-  );
-}
-
-/** The steps with `next` appended, the oldest dropped past the window's bounds (the newest always stays). */
-export function appendStep(steps: readonly ChainStep[], next: ChainStep): ChainStep[] {
-  const out = [...steps, next];
-  let bytes = out.reduce((sum, s) => sum + s.r.length + s.s.length, 0);
-  while (out.length > 1 && (out.length > MAX_CHAIN_STEPS || bytes > MAX_CHAIN_BYTES)) {
-    const dropped = out.shift() as ChainStep;
-    bytes -= dropped.r.length + dropped.s.length;
-  }
-  return out;
+/**
+ * The exact bytes a step's signature covers: the page's key, the record before (digest), the times
+ * of the heartbeats a coalesced step stands for (when it is one), and the record after.
+ */
+export function stepMessage(key: string, p: string | null, r: string, h?: readonly number[]): string {
+  return `lockstep-step v1\nkey ${key}\nbefore ${p ?? 'none'}\n${h === undefined ? '' : `renewed ${h.join(',')}\n`}${r}`;
 }
 
 /** A step as the verifier judges it: parsed, with what ssh-keygen said of its signature. */
@@ -120,7 +87,7 @@ export function checkChain(
   let start = 0;
   let before: LockRecord | null | undefined; // undefined: the window's first step starts the proof
   if (witness !== undefined) {
-    const at = steps.findIndex(s => s.digest === witness.digest);
+    const at = provenThrough(steps, witness.digest, settings);
     if (at >= 0) {
       start = at + 1;
       before = steps[at].record as LockRecord;
@@ -160,6 +127,11 @@ export function checkChain(
     before = record;
   }
   return { ok: true, head: { digest: tip.digest, text: tip.step.r } };
+}
+
+/** The index of the witnessed step in the window, or -1. */
+export function provenThrough(steps: readonly Pick<JudgedStep, 'digest'>[], witness: string, _settings: ContainerSettings): number {
+  return steps.findIndex(s => s.digest === witness);
 }
 
 /**

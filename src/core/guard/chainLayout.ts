@@ -78,7 +78,7 @@ export function readChain(value: unknown): ReadChain {
     const base = { p: s.p, s: s.s, ...(s.h !== undefined ? { h: s.h } : {}) };
     if ('r' in s) {
       steps.push({ ...base, r: s.r });
-      if (i > 0 && layout === 2) knownDelta.set(steps[i], s);
+      if (i > 0 && layout === 2) knownDelta.set(steps[i], { before: steps[i - 1], stored: s });
       lines = auditLines(s.r);
     } else if (layout === 1 || i === 0 || lines === undefined) {
       // A delta needs a step before it; a stray one reads as no record (tampered where it stands).
@@ -87,7 +87,7 @@ export function readChain(value: unknown): ReadChain {
     } else {
       const rebuilt = applyDelta(lines, s);
       steps.push({ ...base, r: rebuilt?.text ?? JSON.stringify(s) });
-      if (rebuilt !== undefined) knownDelta.set(steps[i], s);
+      if (rebuilt !== undefined) knownDelta.set(steps[i], { before: steps[i - 1], stored: s });
       lines = rebuilt?.lines;
     }
   }
@@ -130,11 +130,8 @@ export function appendStep(steps: readonly ChainStep[], next: ChainStep): { step
   };
 }
 
-/**
- * A step's stored delta over the step before it, as last read or written: a window only ever loses
- * its oldest steps and gains a newest, so a step's delta stays valid while the step object lives.
- */
-const knownDelta = new WeakMap<ChainStep, StoredStep>();
+/** A step's stored delta, as last read or written, and the step it is a delta over (valid only after that one). */
+const knownDelta = new WeakMap<ChainStep, { readonly before: ChainStep; readonly stored: StoredStep }>();
 const knownSize = new WeakMap<StoredStep, number>();
 
 /** Each step stored whole, and stored as a delta over the step before (whole where none rebuilds exactly). */
@@ -144,13 +141,14 @@ function storedForms(steps: readonly ChainStep[]): { whole: StoredStep[]; delta:
   for (const [i, step] of steps.entries()) {
     const base = { p: step.p, s: step.s, ...(step.h !== undefined ? { h: step.h } : {}) };
     whole.push({ ...base, r: step.r });
-    let d = i > 0 ? knownDelta.get(step) : whole[i];
+    const known = i > 0 ? knownDelta.get(step) : undefined;
+    let d = i === 0 ? whole[0] : known?.before === steps[i - 1] ? known.stored : undefined;
     if (d === undefined) {
       const before = auditLines(steps[i - 1].r);
       const lines = auditLines(step.r);
       const made = before !== undefined && lines !== undefined ? deltaOf(before, lines, step.r) : undefined;
       d = made === undefined ? whole[i] : { ...base, ...made };
-      knownDelta.set(step, d);
+      knownDelta.set(step, { before: steps[i - 1], stored: d });
     }
     delta.push(d);
   }

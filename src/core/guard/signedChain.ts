@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AuditLine, ContainerSettings, LockRecord } from '../lockRecord';
 import { MAX_CHAIN_STEPS } from './chainLayout';
+import { checkRenewals, witnessedInRun } from './heartbeatRenewals';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './signedStep';
 
 /**
@@ -17,7 +18,8 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * before it: the same rule as a git driver's commit (signedStep.ts).
  *
  * A reader keeps a witness: the last record it proved (its digest and bytes). A chain must extend it:
- * hold it (or begin right after it), or restart with an operator's adopt dated after it. A store set
+ * hold it (or begin right after it, or hold a coalesced heartbeat step whose replay passes through it:
+ * heartbeatRenewals.ts), or restart with an operator's adopt dated after it. A store set
  * back past the witnessed step — a dropped step — reads tampered for that reader, and so, failing
  * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
  */
@@ -78,19 +80,22 @@ export function checkChain(
   settings: ContainerSettings,
 ): ChainVerdict {
   const refuse = (s: JudgedStep, why: string): ChainVerdict => ({ ok: false, step: s.digest, why });
+  // Records are read only where needed (a caller may parse them lazily): the links first, then each step judged.
+  const invalid = 'its record is not a valid lock record of this container.';
   for (const [i, s] of steps.entries()) {
-    if (s.record === undefined) return refuse(s, 'its record is not a valid lock record of this container.');
     if (i > 0 && s.step.p !== steps[i - 1].digest)
       return refuse(s, 'it does not continue the step before it (a step was removed, replaced or replayed).');
   }
   const tip = steps[steps.length - 1];
+  if (tip.record === undefined) return refuse(tip, invalid);
   let start = 0;
   let before: LockRecord | null | undefined; // undefined: the window's first step starts the proof
   if (witness !== undefined) {
     const at = provenThrough(steps, witness.digest, settings);
     if (at >= 0) {
       start = at + 1;
-      before = steps[at].record as LockRecord;
+      before = steps[at].record;
+      if (before === undefined) return refuse(steps[at], invalid);
     } else if (steps[0].step.p === witness.digest && witness.record !== undefined) {
       before = witness.record;
     } else if (!restartsOver(steps[0], witness.record)) {
@@ -108,7 +113,8 @@ export function checkChain(
   }
   for (let i = start; i < steps.length; i++) {
     const s = steps[i];
-    const record = s.record as LockRecord;
+    const record = s.record;
+    if (record === undefined) return refuse(s, invalid);
     let why: string | undefined;
     if (i === start && before === undefined) {
       // The window's first step: the page's creation (or an adopt), or a step whose record before has
@@ -120,6 +126,11 @@ export function checkChain(
     } else if (s.step.p === null) {
       why = "it starts a new history over the page, which only an operator's signed lockstep adopt may, and only over a tampered page.";
       if (record.audit.at(-1)?.action === 'adopt') why = checkSignedStep(null, record, s.step.r, s.signature, settings);
+    } else if (s.step.h !== undefined) {
+      why =
+        before === undefined || before === null
+          ? 'it stands for heartbeats of a record before it that the page does not hold.'
+          : checkRenewals(before, s.step.r, s.step.h, s.signature, settings);
     } else {
       why = checkSignedStep(before ?? null, record, s.step.r, s.signature, settings);
     }
@@ -129,9 +140,26 @@ export function checkChain(
   return { ok: true, head: { digest: tip.digest, text: tip.step.r } };
 }
 
-/** The index of the witnessed step in the window, or -1. */
-export function provenThrough(steps: readonly Pick<JudgedStep, 'digest'>[], witness: string, _settings: ContainerSettings): number {
-  return steps.findIndex(s => s.digest === witness);
+/**
+ * The index of the newest step a reader whose witness is `witness` (a digest) proved before: the
+ * witnessed step itself, or — when the witness was a heartbeat that a later heartbeat of the same
+ * grant by the same holder replaced (heartbeatRenewals.ts) — the step before the coalesced step
+ * whose replay passes through it. -1 when the window holds neither.
+ */
+export function provenThrough(
+  steps: readonly Pick<JudgedStep, 'step' | 'digest' | 'record'>[],
+  witness: string,
+  settings: ContainerSettings,
+): number {
+  const at = steps.findIndex(s => s.digest === witness);
+  if (at >= 0) return at;
+  for (let i = steps.length - 1; i >= 1; i--) {
+    const { step } = steps[i];
+    const before = steps[i - 1].record;
+    if (step.h !== undefined && step.p === steps[i - 1].digest && before !== undefined && witnessedInRun(before, step.h, witness, settings))
+      return i - 1;
+  }
+  return -1;
 }
 
 /**

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
 import { appendStep, readChain, type ReadChain } from '../guard/chainLayout';
+import { coalescedStep } from '../guard/heartbeatRenewals';
 import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep, type Witness } from '../guard/signedChain';
 import type { StepSignature } from '../guard/signedStep';
 import type { LockRecord } from '../lockRecord';
@@ -117,18 +118,37 @@ export class SignedChainDriver implements Driver {
     const witness = readWitness(policy.checkpointFile);
     const steps = read.chain.steps;
     const digests = steps.map(s => digestOf(s.r));
-    const parsed = steps.map((step, i) => ({ step, digest: digests[i], record: parseChecked(step.r, this.name, policy) }));
-    // Steps up to the witness were proven before: their signatures are not checked again.
+    // Each record parsed when first needed: a reader with a witness judges only the steps after it.
+    const driver = this.name;
+    const parsed = steps.map((step, i) => {
+      let record: LockRecord | undefined | null = null;
+      return {
+        step,
+        digest: digests[i],
+        get record(): LockRecord | undefined {
+          if (record === null) record = parseChecked(step.r, driver, policy);
+          return record;
+        },
+      };
+    });
+    // Steps up to the witness (or up to the heartbeats that replaced it) were proven before: their signatures are not checked again.
     const known = witness === undefined ? -1 : provenThrough(parsed, witness.digest, policy.settings);
     if (known === steps.length - 1) return;
     const judged = await withSignersFile(await policy.allowedSigners(), async file => {
       const out: JudgedStep[] = [];
-      for (const [i, { step, digest, record }] of parsed.entries()) {
+      for (const [i, s] of parsed.entries()) {
+        const { step } = s;
         const signature: StepSignature =
           i <= known
             ? { status: 'G', signer: '' }
-            : await judgeSignature(file, stepMessage(read.key, step.p, step.r, step.h), step.s, record?.audit.at(-1)?.who ?? '', this.name);
-        out.push({ step, digest, record, signature });
+            : await judgeSignature(
+                file,
+                stepMessage(read.key, step.p, step.r, step.h),
+                step.s,
+                s.record?.audit.at(-1)?.who ?? '',
+                this.name,
+              );
+        out.push(Object.assign(s, { signature }));
       }
       return out;
     });
@@ -157,16 +177,20 @@ export class SignedChainDriver implements Driver {
     });
     const keyFile = await this.#keyFile;
     const text = encodeRecord(next);
-    const p = restart || steps.length === 0 ? null : digestOf(steps[steps.length - 1].r);
-    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text)) };
+    // A heartbeat right after the same holder's heartbeat of the same grant replaces it (heartbeatRenewals.ts).
+    const run = restart ? undefined : coalescedStep(steps, text);
+    const tip = steps.length === 0 ? undefined : digestOf(steps[steps.length - 1].r);
+    const p = run?.p ?? (restart ? null : (tip ?? null));
+    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text, run?.h)), ...(run ? { h: run.h } : {}) };
     // Written in the layout this version writes (chainLayout.ts), whatever layout it was read in.
-    const window = appendStep(restart ? [] : steps, step);
+    const window = appendStep(restart ? [] : run ? steps.slice(0, -1) : steps, step);
     const written = await this.#inner.compareAndSwap(key, expectedRevision, window.envelope, meta);
     if (written.ok) {
       this.remember(written.revision, key, window.envelope, { ok: true, layout: window.envelope.lockstepChain, steps: window.steps });
       // This clone's own step on top of what it proved is proven to it: a store later set back past it reads tampered here.
       const file = this.#witnessFile;
-      if (file !== undefined && (restart || (p !== null && readWitness(file)?.digest === p)))
+      const seen = file === undefined ? undefined : readWitness(file)?.digest;
+      if (file !== undefined && (restart || (p !== null && seen === p) || (run !== undefined && seen === tip)))
         writeWitness(file, { digest: digestOf(text), text });
     }
     return written;

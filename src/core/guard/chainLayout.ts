@@ -96,8 +96,7 @@ export function readChain(value: unknown): ReadChain {
 
 /** The value layout 2 stores for `steps` (whole, oldest first): the first whole, the others deltas when one rebuilds exactly. */
 export function storeChain(steps: readonly ChainStep[]): ChainEnvelope {
-  const { whole, delta } = storedForms(steps);
-  return { lockstepChain: CHAIN_LAYOUT, steps: steps.map((_, i) => (i === 0 ? whole[0] : delta[i])) };
+  return { lockstepChain: CHAIN_LAYOUT, steps: storedForms(steps) };
 }
 
 /**
@@ -107,52 +106,60 @@ export function storeChain(steps: readonly ChainStep[]): ChainEnvelope {
  */
 export function appendStep(steps: readonly ChainStep[], next: ChainStep): { steps: ChainStep[]; envelope: ChainEnvelope } {
   const all = [...steps, next].slice(-MAX_CHAIN_STEPS);
-  const { whole, delta } = storedForms(all);
-  const size = (s: StoredStep) => {
-    const known = knownSize.get(s);
-    if (known !== undefined) return known;
-    const n = JSON.stringify(s).length + 1;
-    knownSize.set(s, n);
-    return n;
-  };
+  const delta = all.map((step, i) => (i === 0 ? wholeOf(step) : deltaAfter(all[i - 1], step)));
   let bytes = 0;
-  for (let i = 1; i < all.length; i++) bytes += size(delta[i]);
+  for (let i = 1; i < all.length; i++) bytes += sizeOf(delta[i]);
   let start = 0;
   // The window from `start`: its first step whole, the rest as deltas.
-  while (start < all.length - 1 && size(whole[start]) + bytes > MAX_CHAIN_BYTES) {
+  let first = wholeOf(all[0]);
+  while (start < all.length - 1 && sizeOf(first) + bytes > MAX_CHAIN_BYTES) {
     start++;
-    bytes -= size(delta[start]);
+    bytes -= sizeOf(delta[start]);
+    first = wholeOf(all[start]);
   }
   const kept = all.slice(start);
-  return {
-    steps: kept,
-    envelope: { lockstepChain: CHAIN_LAYOUT, steps: kept.map((_, i) => (i === 0 ? whole[start] : delta[start + i])) },
-  };
+  return { steps: kept, envelope: { lockstepChain: CHAIN_LAYOUT, steps: kept.map((_, i) => (i === 0 ? first : delta[start + i])) } };
 }
+
+function sizeOf(s: StoredStep): number {
+  const known = knownSize.get(s);
+  if (known !== undefined) return known;
+  const n = JSON.stringify(s).length + 1;
+  knownSize.set(s, n);
+  return n;
+}
+
+/** `step` stored whole (one object per step, so that its size is measured once). */
+function wholeOf(step: ChainStep): WholeStep {
+  let whole = knownWhole.get(step);
+  if (whole === undefined) {
+    whole = { p: step.p, s: step.s, ...(step.h !== undefined ? { h: step.h } : {}), r: step.r };
+    knownWhole.set(step, whole);
+  }
+  return whole;
+}
+const knownWhole = new WeakMap<ChainStep, WholeStep>();
 
 /** A step's stored delta, as last read or written, and the step it is a delta over (valid only after that one). */
 const knownDelta = new WeakMap<ChainStep, { readonly before: ChainStep; readonly stored: StoredStep }>();
 const knownSize = new WeakMap<StoredStep, number>();
 
-/** Each step stored whole, and stored as a delta over the step before (whole where none rebuilds exactly). */
-function storedForms(steps: readonly ChainStep[]): { whole: StoredStep[]; delta: StoredStep[] } {
-  const whole: StoredStep[] = [];
-  const delta: StoredStep[] = [];
-  for (const [i, step] of steps.entries()) {
-    const base = { p: step.p, s: step.s, ...(step.h !== undefined ? { h: step.h } : {}) };
-    whole.push({ ...base, r: step.r });
-    const known = i > 0 ? knownDelta.get(step) : undefined;
-    let d = i === 0 ? whole[0] : known?.before === steps[i - 1] ? known.stored : undefined;
-    if (d === undefined) {
-      const before = auditLines(steps[i - 1].r);
-      const lines = auditLines(step.r);
-      const made = before !== undefined && lines !== undefined ? deltaOf(before, lines, step.r) : undefined;
-      d = made === undefined ? whole[i] : { ...base, ...made };
-      knownDelta.set(step, { before: steps[i - 1], stored: d });
-    }
-    delta.push(d);
-  }
-  return { whole, delta };
+/** Each step stored as a delta over the step before (whole where none rebuilds exactly; the first whole). */
+function storedForms(steps: readonly ChainStep[]): StoredStep[] {
+  return steps.map((step, i) => (i === 0 ? wholeOf(step) : deltaAfter(steps[i - 1], step)));
+}
+
+/** `step` stored as a delta over `before` (whole where none rebuilds exactly), remembered while both live. */
+function deltaAfter(before: ChainStep, step: ChainStep): StoredStep {
+  const known = knownDelta.get(step);
+  if (known?.before === before) return known.stored;
+  const lines = auditLines(step.r);
+  const over = auditLines(before.r);
+  const made = over !== undefined && lines !== undefined ? deltaOf(over, lines, step.r) : undefined;
+  const stored: StoredStep =
+    made === undefined ? wholeOf(step) : { p: step.p, s: step.s, ...(step.h !== undefined ? { h: step.h } : {}), ...made };
+  knownDelta.set(step, { before, stored });
+  return stored;
 }
 
 function isStoredStep(s: unknown): s is StoredStep {

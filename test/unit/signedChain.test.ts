@@ -100,8 +100,8 @@ describe("signed chain of a page on a participants' store", () => {
   });
 
   it('keeps a bounded window: the oldest steps go, the newest always stays', () => {
-    let steps: ChainStep[] = [];
-    for (let i = 0; i < MAX_CHAIN_STEPS + 8; i++) steps = appendStep(steps, { p: null, r: `{"n":${i}}`, s: '' }).steps;
+    let steps: ChainStep[] = Array.from({ length: MAX_CHAIN_STEPS - 1 }, (_, i) => ({ p: null, r: `{"n":${i}}`, s: '' }));
+    for (let i = MAX_CHAIN_STEPS - 1; i < MAX_CHAIN_STEPS + 8; i++) steps = appendStep(steps, { p: null, r: `{"n":${i}}`, s: '' }).steps;
     assert.equal(steps.length, MAX_CHAIN_STEPS);
     assert.equal(steps.at(-1)!.r, `{"n":${MAX_CHAIN_STEPS + 7}}`);
     assert.equal(appendStep([], { p: null, r: 'x'.repeat(900 * 1024), s: '' }).steps.length, 1);

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { digestOf, isChainEnvelope, stepMessage, type ChainEnvelope, type ChainStep } from '../../src/core/guard/signedChain';
+import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/guard/chainLayout';
+import { digestOf, stepMessage, type ChainStep } from '../../src/core/guard/signedChain';
 import * as protocol from '../../src/core/lockRecord';
 import { keyDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
@@ -131,23 +132,25 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
 
     const top = () => hand.top();
     const writeTop = (value: unknown) => hand.writeTop(value);
-    async function chain(): Promise<ChainEnvelope> {
-      const value = await top();
-      assert.ok(isChainEnvelope(value), 'the store holds a signed chain');
-      return value;
+    /** The chain the store holds, its steps whole. */
+    async function chain(): Promise<{ layout: number; steps: ChainStep[] }> {
+      const read = readChain(await top());
+      assert.ok(read.ok, 'the store holds a signed chain');
+      return read;
     }
-    const lastRecord = (c: ChainEnvelope) =>
+    const lastRecord = (c: { steps: readonly ChainStep[] }) =>
       parseRecord(JSON.parse(c.steps[c.steps.length - 1].r), driver === 'sqlite' ? 'sql' : driver, team.container, settings());
     /** A step on top of the chain, signed with `signer`'s key (null: unsigned). */
     async function forgeStep(
-      c: ChainEnvelope,
+      c: { steps: readonly ChainStep[] },
       record: protocol.LockRecord,
       signer: string | null,
     ): Promise<{ envelope: ChainEnvelope; step: string }> {
       const r = encodeRecord(record);
       const p = digestOf(c.steps[c.steps.length - 1].r);
       const step: ChainStep = { p, r, s: signer === null ? '' : await signMessage(keys[signer], stepMessage(key, p, r)) };
-      return { envelope: { lockstepChain: 1, steps: [...c.steps, step] }, step: digestOf(r) };
+      // Stored as the client stores it (layout 2: the new step a delta over the one before).
+      return { envelope: storeChain([...c.steps, step]), step: digestOf(r) };
     }
     async function opsAdopts(reason: string): Promise<void> {
       ok(await team.lockstep(ops.dir, ['adopt', '--reason', reason, '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');
@@ -210,10 +213,22 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
       assert.equal(ok(await status(fresh), 'a fresh clone proves the window').holder.identity, alice.identity);
       assert.equal((await chain()).steps.length, 2);
+      assert.equal((await chain()).layout, 2, 'written in layout 2 (the acquire a delta over the adopt)');
       const from = team.remoteSha();
       ok(await lands(alice), 'alice lands under her grant');
       const checked = await verifyInCi(`${from}..${team.remoteSha()}`);
       assert.equal(checked.json.identities, 'proven', `${checked.stdout}${checked.stderr}`);
+    });
+
+    it('a page in a later chain layout than this version reads is refused as such: not free, not tampered, and says to upgrade', async () => {
+      const undo = await writeTop({ lockstepChain: 3, steps: [{ future: true }] });
+      const read = await status(alice);
+      assert.notEqual(read.code, 0, `refused: ${read.stdout}${read.stderr}`);
+      assert.notEqual(read.json?.error?.reason, 'tampered', read.stdout);
+      assert.match(read.json?.error?.message ?? '', /newer version of Lockstep: .*layout 3.* Upgrade Lockstep/, read.stdout);
+      assert.doesNotMatch(read.stdout, /"holder"/, 'no holder, and not free');
+      await undo();
+      assert.equal(ok(await status(alice), 'the layout 2 page reads again').holder.identity, alice.identity);
     });
 
     it('bob writes a record naming himself holder into the store: tampered in every clone, refused at the door, the check fails naming the step', async () => {

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { appendStep, checkChain, digestOf, MAX_CHAIN_STEPS, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
+import { appendStep, MAX_CHAIN_STEPS } from '../../src/core/guard/chainLayout';
+import { checkChain, digestOf, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
 import type { StepSignature } from '../../src/core/guard/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { LockRecord } from '../../src/core/lockRecord';
@@ -99,10 +100,10 @@ describe("signed chain of a page on a participants' store", () => {
   });
 
   it('keeps a bounded window: the oldest steps go, the newest always stays', () => {
-    let steps: ChainStep[] = [];
-    for (let i = 0; i < MAX_CHAIN_STEPS + 8; i++) steps = appendStep(steps, { p: null, r: `{"n":${i}}`, s: '' });
+    let steps: ChainStep[] = Array.from({ length: MAX_CHAIN_STEPS - 1 }, (_, i) => ({ p: null, r: `{"n":${i}}`, s: '' }));
+    for (let i = MAX_CHAIN_STEPS - 1; i < MAX_CHAIN_STEPS + 8; i++) steps = appendStep(steps, { p: null, r: `{"n":${i}}`, s: '' }).steps;
     assert.equal(steps.length, MAX_CHAIN_STEPS);
     assert.equal(steps.at(-1)!.r, `{"n":${MAX_CHAIN_STEPS + 7}}`);
-    assert.equal(appendStep([], { p: null, r: 'x'.repeat(600 * 1024), s: '' }).length, 1);
+    assert.equal(appendStep([], { p: null, r: 'x'.repeat(900 * 1024), s: '' }).steps.length, 1);
   });
 });

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AuditLine, ContainerSettings, LockRecord } from '../lockRecord';
+import { MAX_CHAIN_STEPS } from './chainLayout';
+import { checkRenewals, witnessedInRun } from './heartbeatRenewals';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './signedStep';
 
 /**
@@ -7,34 +9,31 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * `allowedSigners`): the stored value keeps, beside the record, the newest signed transitions, and
  * a reader believes the record only when the chain proves it (docs/protocol.md#signed-chains).
  *
- * Each step is the record after a transition (`r`, its exact stored bytes), the digest of the record
- * before it (`p`; null for the page's creation or an operator's adopt) and its actor's SSH signature
- * over {@link stepMessage}. The chain is written in the same compare-and-swap as the record (it is
+ * Each step is the record after a transition (`r`, its exact bytes; stored as a delta against the
+ * step before, chainLayout.ts), the digest of the record before it (`p`; null for the page's creation
+ * or an operator's adopt) and its actor's SSH signature over {@link stepMessage}. The chain is written in the same compare-and-swap as the record (it is
  * part of the one stored value), so no writer can move one without the other. A step is proven when
  * it continues the step before it (its `p` is that step's digest), its signature is by the key the
  * allowed signers list gives its audit line's identity, and it is one legal transition of the record
  * before it: the same rule as a git driver's commit (signedStep.ts).
  *
  * A reader keeps a witness: the last record it proved (its digest and bytes). A chain must extend it:
- * hold it (or begin right after it), or restart with an operator's adopt dated after it. A store set
+ * hold it (or begin right after it, or hold a coalesced heartbeat step whose replay passes through it:
+ * heartbeatRenewals.ts), or restart with an operator's adopt dated after it. A store set
  * back past the witnessed step — a dropped step — reads tampered for that reader, and so, failing
  * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
  */
 
-/** One signed transition as stored. */
+/** One signed transition, whole (its stored layout: chainLayout.ts). */
 export interface ChainStep {
-  /** Digest of the record before (sha256 hex of its stored bytes); null: the page's creation or an adopt. */
+  /** Digest of the record before (sha256 hex of its stored bytes); null for the page's creation or an adopt. */
   readonly p: string | null;
   /** The record after, its stored bytes (JSON text). */
   readonly r: string;
   /** The actor's signature (ssh-keygen -Y sign, armored); '' when unsigned. */
   readonly s: string;
-}
-
-/** The stored value of a signed page: a version mark and the steps, oldest first. */
-export interface ChainEnvelope {
-  readonly lockstepChain: 1;
-  readonly steps: readonly ChainStep[];
+  /** The times of the heartbeats a coalesced step stands for (heartbeatRenewals.ts); absent for one transition. */
+  readonly h?: readonly number[];
 }
 
 /** What a reader proved last: the record's digest and bytes. */
@@ -45,47 +44,17 @@ export interface Witness {
 
 /** The namespace of a step's signature (ssh-keygen -n): a signature made for anything else never verifies here. */
 export const STEP_NAMESPACE = 'lockstep-step';
-/** A window keeps at most this many steps… */
-export const MAX_CHAIN_STEPS = 128;
-/** …and at most this many bytes of records (the newest step always stays). */
-export const MAX_CHAIN_BYTES = 512 * 1024;
 
 export function digestOf(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The exact bytes a step's signature covers: the page's key, the record before (digest) and the record after. */
-export function stepMessage(key: string, p: string | null, r: string): string {
-  return `lockstep-step v1\nkey ${key}\nbefore ${p ?? 'none'}\n${r}`;
-}
-
-export function isChainEnvelope(value: unknown): value is ChainEnvelope {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as { lockstepChain?: unknown; steps?: unknown };
-  return (
-    v.lockstepChain === 1 &&
-    Array.isArray(v.steps) &&
-    v.steps.length > 0 &&
-    v.steps.every(
-      s =>
-        typeof s === 'object' &&
-        s !== null &&
-        typeof (s as ChainStep).r === 'string' &&
-        typeof (s as ChainStep).s === 'string' &&
-        ((s as ChainStep).p === null || (typeof (s as ChainStep).p === 'string' && /^[0-9a-f]{64}$/.test((s as ChainStep).p as string))),
-    )
-  );
-}
-
-/** The steps with `next` appended, the oldest dropped past the window's bounds (the newest always stays). */
-export function appendStep(steps: readonly ChainStep[], next: ChainStep): ChainStep[] {
-  const out = [...steps, next];
-  let bytes = out.reduce((sum, s) => sum + s.r.length + s.s.length, 0);
-  while (out.length > 1 && (out.length > MAX_CHAIN_STEPS || bytes > MAX_CHAIN_BYTES)) {
-    const dropped = out.shift() as ChainStep;
-    bytes -= dropped.r.length + dropped.s.length;
-  }
-  return out;
+/**
+ * The exact bytes a step's signature covers: the page's key, the record before (digest), the times
+ * of the heartbeats a coalesced step stands for (when it is one), and the record after.
+ */
+export function stepMessage(key: string, p: string | null, r: string, h?: readonly number[]): string {
+  return `lockstep-step v1\nkey ${key}\nbefore ${p ?? 'none'}\n${h === undefined ? '' : `renewed ${h.join(',')}\n`}${r}`;
 }
 
 /** A step as the verifier judges it: parsed, with what ssh-keygen said of its signature. */
@@ -111,19 +80,22 @@ export function checkChain(
   settings: ContainerSettings,
 ): ChainVerdict {
   const refuse = (s: JudgedStep, why: string): ChainVerdict => ({ ok: false, step: s.digest, why });
+  // Records are read only where needed (a caller may parse them lazily): the links first, then each step judged.
+  const invalid = 'its record is not a valid lock record of this container.';
   for (const [i, s] of steps.entries()) {
-    if (s.record === undefined) return refuse(s, 'its record is not a valid lock record of this container.');
     if (i > 0 && s.step.p !== steps[i - 1].digest)
       return refuse(s, 'it does not continue the step before it (a step was removed, replaced or replayed).');
   }
   const tip = steps[steps.length - 1];
+  if (tip.record === undefined) return refuse(tip, invalid);
   let start = 0;
   let before: LockRecord | null | undefined; // undefined: the window's first step starts the proof
   if (witness !== undefined) {
-    const at = steps.findIndex(s => s.digest === witness.digest);
+    const at = provenThrough(steps, witness.digest, settings);
     if (at >= 0) {
       start = at + 1;
-      before = steps[at].record as LockRecord;
+      before = steps[at].record;
+      if (before === undefined) return refuse(steps[at], invalid);
     } else if (steps[0].step.p === witness.digest && witness.record !== undefined) {
       before = witness.record;
     } else if (!restartsOver(steps[0], witness.record)) {
@@ -141,7 +113,8 @@ export function checkChain(
   }
   for (let i = start; i < steps.length; i++) {
     const s = steps[i];
-    const record = s.record as LockRecord;
+    const record = s.record;
+    if (record === undefined) return refuse(s, invalid);
     let why: string | undefined;
     if (i === start && before === undefined) {
       // The window's first step: the page's creation (or an adopt), or a step whose record before has
@@ -153,6 +126,11 @@ export function checkChain(
     } else if (s.step.p === null) {
       why = "it starts a new history over the page, which only an operator's signed lockstep adopt may, and only over a tampered page.";
       if (record.audit.at(-1)?.action === 'adopt') why = checkSignedStep(null, record, s.step.r, s.signature, settings);
+    } else if (s.step.h !== undefined) {
+      why =
+        before === undefined || before === null
+          ? 'it stands for heartbeats of a record before it that the page does not hold.'
+          : checkRenewals(before, s.step.r, s.step.h, s.signature, settings);
     } else {
       why = checkSignedStep(before ?? null, record, s.step.r, s.signature, settings);
     }
@@ -160,6 +138,28 @@ export function checkChain(
     before = record;
   }
   return { ok: true, head: { digest: tip.digest, text: tip.step.r } };
+}
+
+/**
+ * The index of the newest step a reader whose witness is `witness` (a digest) proved before: the
+ * witnessed step itself, or — when the witness was a heartbeat that a later heartbeat of the same
+ * grant by the same holder replaced (heartbeatRenewals.ts) — the step before the coalesced step
+ * whose replay passes through it. -1 when the window holds neither.
+ */
+export function provenThrough(
+  steps: readonly Pick<JudgedStep, 'step' | 'digest' | 'record'>[],
+  witness: string,
+  settings: ContainerSettings,
+): number {
+  const at = steps.findIndex(s => s.digest === witness);
+  if (at >= 0) return at;
+  for (let i = steps.length - 1; i >= 1; i--) {
+    const { step } = steps[i];
+    const before = steps[i - 1].record;
+    if (step.h !== undefined && step.p === steps[i - 1].digest && before !== undefined && witnessedInRun(before, step.h, witness, settings))
+      return i - 1;
+  }
+  return -1;
 }
 
 /**

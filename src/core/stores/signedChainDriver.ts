@@ -1,17 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
-import {
-  appendStep,
-  checkChain,
-  digestOf,
-  isChainEnvelope,
-  stepMessage,
-  type ChainEnvelope,
-  type ChainStep,
-  type JudgedStep,
-  type Witness,
-} from '../guard/signedChain';
+import { appendStep, readChain, type ReadChain } from '../guard/chainLayout';
+import { coalescedStep } from '../guard/heartbeatRenewals';
+import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep, type Witness } from '../guard/signedChain';
 import type { StepSignature } from '../guard/signedStep';
 import type { LockRecord } from '../lockRecord';
 import { encodeRecord, parseRecord } from '../recordCodec';
@@ -23,7 +15,8 @@ import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult
 /**
  * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
  * `allowedSigners` in `.lockstep.json`): the store's own driver underneath, unchanged, and the
- * signed chain of signedChain.ts kept in the one value it stores. Every write of a container record
+ * signed chain of signedChain.ts kept in the one value it stores (in the layout of chainLayout.ts: a
+ * layout 1 page is read, and written again as layout 2). Every write of a container record
  * appends this clone's signed step in the same compare-and-swap; a read hands back the chain's
  * newest record, and {@link verifyHistory} proves the chain before anyone believes it — from the
  * witness this reader kept, or from the window's start for a reader with none. Plain leases pass
@@ -34,7 +27,7 @@ export class SignedChainDriver implements Driver {
   readonly #inner: Driver;
   readonly #gitDir: string | undefined;
   /** The chains last read or written, by revision (a few: verifyHistory proves what was just read). */
-  readonly #read = new Map<string, { key: string; value: unknown }>();
+  readonly #read = new Map<string, { key: string; value: unknown; chain: ReadChain }>();
   #keyFile: Promise<string> | undefined;
   /** Where this reader keeps its witness (from the last proof): a step it writes on top of it becomes its witness. */
   #witnessFile: string | undefined;
@@ -72,28 +65,30 @@ export class SignedChainDriver implements Driver {
   async read(key: string): Promise<VersionedRecord | null> {
     const stored = await this.#inner.read(key);
     if (stored === null) return null;
-    this.remember(stored.revision, key, stored.value);
-    if (!isChainEnvelope(stored.value)) return stored; // unsigned: verifyHistory reads it tampered
-    return { value: parsedOrUndefined(stored.value.steps[stored.value.steps.length - 1].r), revision: stored.revision };
+    const chain = this.remember(stored.revision, key, stored.value);
+    if (!chain.ok && chain.newer) throw newerLayout(this.name, chain.why);
+    if (!chain.ok) return stored; // unsigned: verifyHistory reads it tampered
+    return { value: parsedOrUndefined(chain.steps[chain.steps.length - 1].r), revision: stored.revision };
   }
 
   /** Appends this clone's signed step for `next` to the chain at `expectedRevision`, in one write. */
   async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult> {
     let steps: readonly ChainStep[] = [];
     if (expectedRevision !== null) {
-      let value = this.#read.get(expectedRevision)?.value;
-      if (value === undefined) {
+      let chain = this.#read.get(expectedRevision)?.chain;
+      if (chain === undefined) {
         const stored = await this.#inner.read(key);
         if (stored === null || stored.revision !== expectedRevision) return { ok: false };
-        value = stored.value;
+        chain = this.remember(stored.revision, key, stored.value);
       }
-      if (!isChainEnvelope(value)) {
+      if (!chain.ok && chain.newer) throw newerLayout(this.name, chain.why);
+      if (!chain.ok) {
         throw new LockStorageError(
           this.name,
           'The lock page holds no signed chain, so no signed step can be added to it; an operator starts one with a signed lockstep adopt.',
         );
       }
-      steps = value.steps;
+      steps = chain.steps;
     }
     return this.write(key, expectedRevision, steps, next as LockRecord, meta);
   }
@@ -111,7 +106,8 @@ export class SignedChainDriver implements Driver {
     const read = this.#read.get(revision);
     if (read === undefined)
       throw new LockBackendError(this.name, 'The lock page changed while its signatures were being checked; try again.');
-    if (!isChainEnvelope(read.value)) {
+    if (!read.chain.ok && read.chain.newer) throw newerLayout(this.name, read.chain.why);
+    if (!read.chain.ok) {
       throw new LockTamperedPageError(
         this.name,
         digestOf(JSON.stringify(read.value ?? null)),
@@ -120,20 +116,39 @@ export class SignedChainDriver implements Driver {
     }
     this.#witnessFile = policy.checkpointFile;
     const witness = readWitness(policy.checkpointFile);
-    const steps = read.value.steps;
+    const steps = read.chain.steps;
     const digests = steps.map(s => digestOf(s.r));
-    const known = witness === undefined ? -1 : digests.indexOf(witness.digest);
+    // Each record parsed when first needed: a reader with a witness judges only the steps after it.
+    const driver = this.name;
+    const parsed = steps.map((step, i) => {
+      let record: LockRecord | undefined | null = null;
+      return {
+        step,
+        digest: digests[i],
+        get record(): LockRecord | undefined {
+          if (record === null) record = parseChecked(step.r, driver, policy);
+          return record;
+        },
+      };
+    });
+    // Steps up to the witness (or up to the heartbeats that replaced it) were proven before: their signatures are not checked again.
+    const known = witness === undefined ? -1 : provenThrough(parsed, witness.digest, policy.settings);
     if (known === steps.length - 1) return;
     const judged = await withSignersFile(await policy.allowedSigners(), async file => {
       const out: JudgedStep[] = [];
-      for (const [i, step] of steps.entries()) {
-        const record = parseChecked(step.r, this.name, policy);
-        // Steps up to the witness were proven before: their signatures are not checked again.
+      for (const [i, s] of parsed.entries()) {
+        const { step } = s;
         const signature: StepSignature =
           i <= known
             ? { status: 'G', signer: '' }
-            : await judgeSignature(file, stepMessage(read.key, step.p, step.r), step.s, record?.audit.at(-1)?.who ?? '', this.name);
-        out.push({ step, digest: digests[i], record, signature });
+            : await judgeSignature(
+                file,
+                stepMessage(read.key, step.p, step.r, step.h),
+                step.s,
+                s.record?.audit.at(-1)?.who ?? '',
+                this.name,
+              );
+        out.push(Object.assign(s, { signature }));
       }
       return out;
     });
@@ -162,25 +177,39 @@ export class SignedChainDriver implements Driver {
     });
     const keyFile = await this.#keyFile;
     const text = encodeRecord(next);
-    const p = restart || steps.length === 0 ? null : digestOf(steps[steps.length - 1].r);
-    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text)) };
-    const envelope: ChainEnvelope = { lockstepChain: 1, steps: appendStep(restart ? [] : steps, step) };
-    const written = await this.#inner.compareAndSwap(key, expectedRevision, envelope, meta);
+    // A heartbeat right after the same holder's heartbeat of the same grant replaces it (heartbeatRenewals.ts).
+    const run = restart ? undefined : coalescedStep(steps, text);
+    const tip = steps.length === 0 ? undefined : digestOf(steps[steps.length - 1].r);
+    const p = run?.p ?? (restart ? null : (tip ?? null));
+    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text, run?.h)), ...(run ? { h: run.h } : {}) };
+    // Written in the layout this version writes (chainLayout.ts), whatever layout it was read in.
+    const window = appendStep(restart ? [] : run ? steps.slice(0, -1) : steps, step);
+    const written = await this.#inner.compareAndSwap(key, expectedRevision, window.envelope, meta);
     if (written.ok) {
-      this.remember(written.revision, key, envelope);
+      this.remember(written.revision, key, window.envelope, { ok: true, layout: window.envelope.lockstepChain, steps: window.steps });
       // This clone's own step on top of what it proved is proven to it: a store later set back past it reads tampered here.
       const file = this.#witnessFile;
-      if (file !== undefined && (restart || (p !== null && readWitness(file)?.digest === p)))
+      const seen = file === undefined ? undefined : readWitness(file)?.digest;
+      if (file !== undefined && (restart || (p !== null && seen === p) || (run !== undefined && seen === tip)))
         writeWitness(file, { digest: digestOf(text), text });
     }
     return written;
   }
 
-  private remember(revision: string, key: string, value: unknown): void {
+  private remember(revision: string, key: string, value: unknown, chain: ReadChain = readChain(value)): ReadChain {
     this.#read.delete(revision);
-    this.#read.set(revision, { key, value });
+    this.#read.set(revision, { key, value, chain });
     while (this.#read.size > 16) this.#read.delete(this.#read.keys().next().value as string);
+    return chain;
   }
+}
+
+/** A page whose chain a later version of Lockstep wrote: refused as such, never read as free or tampered (an adopt would overwrite it). */
+function newerLayout(driver: string, why: string): LockStorageError {
+  return new LockStorageError(
+    driver,
+    `The lock page was written by a newer version of Lockstep: ${why} Upgrade Lockstep in this clone (and the server guard, and the check) to read or write it; do not adopt over it with this version.`,
+  );
 }
 
 function parsedOrUndefined(text: string): unknown {

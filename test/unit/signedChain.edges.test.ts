@@ -1,14 +1,5 @@
 import * as assert from 'node:assert/strict';
-import {
-  appendStep,
-  checkChain,
-  digestOf,
-  isChainEnvelope,
-  MAX_CHAIN_BYTES,
-  stepMessage,
-  type ChainStep,
-  type JudgedStep,
-} from '../../src/core/guard/signedChain';
+import { checkChain, digestOf, stepMessage, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
 import type { StepSignature } from '../../src/core/guard/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { AuditLine, LockRecord } from '../../src/core/lockRecord';
@@ -36,62 +27,12 @@ function judged(records: readonly LockRecord[], first: string | null = null): Ju
 const witnessOf = (record: LockRecord) => ({ digest: digestOf(encodeRecord(record)), text: encodeRecord(record), record });
 const why = (verdict: ReturnType<typeof checkChain>) => (verdict.ok ? '' : verdict.why);
 
-describe('signed chain: envelopes, signed bytes and window bounds', () => {
-  it('a stored envelope is version 1 with at least one step, each a record text, a signature text and a sha256 or null before', () => {
-    const step = { p: null, r: '{}', s: '' };
-    assert.equal(isChainEnvelope({ lockstepChain: 1, steps: [step, { p: HEX, r: '{}', s: 'sig' }] }), true);
-    for (const damaged of [
-      null,
-      'text',
-      42,
-      { lockstepChain: 2, steps: [step] },
-      { steps: [step] },
-      { lockstepChain: 1, steps: {} },
-      { lockstepChain: 1, steps: [] },
-      { lockstepChain: 1, steps: [step, null] },
-      { lockstepChain: 1, steps: [step, 'step'] },
-      { lockstepChain: 1, steps: [{ p: null, s: '' }] },
-      { lockstepChain: 1, steps: [{ p: null, r: {}, s: '' }] },
-      { lockstepChain: 1, steps: [{ p: null, r: '{}' }] },
-      { lockstepChain: 1, steps: [{ p: null, r: '{}', s: 1 }] },
-      { lockstepChain: 1, steps: [{ r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: 7, r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: 'c'.repeat(63), r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: 'C'.repeat(64), r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: `x${HEX}`, r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: `${HEX}x`, r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: 'g'.repeat(64), r: '{}', s: '' }] },
-      { lockstepChain: 1, steps: [{ p: [HEX], r: '{}', s: '' }] },
-    ]) {
-      assert.equal(isChainEnvelope(damaged), false, JSON.stringify(damaged));
-    }
-  });
-
-  it("a step's signature covers its page's key, the record before (or none) and the record after, in that order", () => {
+describe('signed chain: signed bytes', () => {
+  // The stored envelope and the window's bounds are layout 2's (chainLayout.ts, test/unit/chainLayout.test.ts).
+  it("a step's signature covers its page's key, the record before (or none), a coalesced step's renewal times and the record after, in that order", () => {
     assert.equal(stepMessage('page-key', null, '{"v":1}'), 'lockstep-step v1\nkey page-key\nbefore none\n{"v":1}');
     assert.equal(stepMessage('page-key', HEX, '{"v":1}'), `lockstep-step v1\nkey page-key\nbefore ${HEX}\n{"v":1}`);
-  });
-
-  it("the window's byte bound counts records and signatures, drops only what it must, and keeps a window of exactly the bound", () => {
-    const KIB = 1024;
-    const step = (n: number, r: number, s: number): ChainStep => ({ p: null, r: String(n).padEnd(r, 'x'), s: 's'.repeat(s) });
-    // Three steps of 100 KiB record and 100 KiB signature: 600 KiB, so the oldest goes and 400 KiB stay.
-    let steps: ChainStep[] = [];
-    for (let n = 0; n < 3; n++) steps = appendStep(steps, step(n, 100 * KIB, 100 * KIB));
-    assert.deepEqual(
-      steps.map(s => s.r[0]),
-      ['1', '2'],
-    );
-    // Four of 150 KiB: 600 KiB, one goes and 450 KiB stay (not every step down to the newest).
-    steps = [];
-    for (let n = 0; n < 4; n++) steps = appendStep(steps, step(n, 150 * KIB, 0));
-    assert.deepEqual(
-      steps.map(s => s.r[0]),
-      ['1', '2', '3'],
-    );
-    // Exactly the bound stays whole.
-    const half = MAX_CHAIN_BYTES / 2;
-    assert.equal(appendStep([step(0, half - 10, 10)], step(1, half, 0)).length, 2);
+    assert.equal(stepMessage('page-key', HEX, '{"v":1}', [5, 9]), `lockstep-step v1\nkey page-key\nbefore ${HEX}\nrenewed 5,9\n{"v":1}`);
   });
 });
 

@@ -144,6 +144,7 @@ describe('signed chain layout: edges', () => {
       'step',
       { ...whole, p: undefined },
       { ...whole, p: 7 },
+      { ...whole, p: [P] },
       { ...whole, p: 'E'.repeat(64) },
       { ...whole, p: `x${P}` },
       { ...whole, p: `${P}x` },

@@ -189,7 +189,7 @@ describe('signed chain layout: edges', () => {
     const a = [line(1), line(2), line(3)];
     const records = [rec(a), rec([...a, line(4)]), rec([...a, line(4), line(5)])];
     const wholeLater = { p: P, s: 'sig', r: records[1] };
-    const split = {
+    const split: StoredStep = {
       p: P,
       s: 'sig',
       o: { v: 1, audit: null },

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { checkChain, digestOf, stepMessage, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
+import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
 import type { StepSignature } from '../../src/core/guard/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { AuditLine, LockRecord } from '../../src/core/lockRecord';
@@ -213,5 +213,70 @@ describe('signed chain: a store set back past the witness, or a window that move
     ]) {
       assert.match(setBack(withAudit([{ ...lastLine, ...change }])), /written again\.$/, JSON.stringify(change));
     }
+  });
+});
+
+describe('signed chain: damaged steps and coalesced runs in the proof', () => {
+  const invalid = 'its record is not a valid lock record of this container.';
+  /** lead's page: created, acquired at 01:00, released at 02:00. */
+  const page = () => {
+    const created = ok(protocol.createPage(CONTAINER, { identity: LEAD }, at(0))).record;
+    const held = acquireAs(created, LEAD, at(1));
+    return { created, held, released: ok(protocol.release(held.record, held.proof, at(2))).record };
+  };
+
+  it('a step in the middle whose record is no valid record is refused, named', () => {
+    const { created, held, released } = page();
+    const steps = judged([created, held.record, released]);
+    steps[1] = { ...steps[1], record: undefined };
+    assert.deepEqual(checkChain(steps, undefined, SETTINGS), { ok: false, step: steps[1].digest, why: invalid });
+  });
+
+  it('a newest step that is no valid record is named before any older step is judged', () => {
+    const { created, held, released } = page();
+    const steps = judged([created, held.record, released]);
+    steps[1] = { ...steps[1], signature: { status: 'N', signer: '' } };
+    steps[2] = { ...steps[2], record: undefined };
+    assert.deepEqual(checkChain(steps, undefined, SETTINGS), { ok: false, step: steps[2].digest, why: invalid });
+  });
+
+  it('a witnessed step whose record is no valid record is refused, named; the steps after it are not judged from a checkpoint', () => {
+    const { created, held, released } = page();
+    const steps = judged([created, held.record, released]);
+    steps[0] = { ...steps[0], record: undefined };
+    assert.deepEqual(checkChain(steps, witnessOf(created), SETTINGS), { ok: false, step: steps[0].digest, why: invalid });
+  });
+
+  it('a window that no longer reaches the witness and begins with a step that is no record: the first step dated after the witness is named', () => {
+    const { created, held, released } = page();
+    const steps = judged([held.record, released], HEX);
+    steps[0] = { ...steps[0], record: undefined };
+    const verdict = checkChain(steps, witnessOf(created), SETTINGS);
+    assert.equal(!verdict.ok && verdict.step, steps[1].digest);
+    assert.match(why(verdict), /no longer reach back to the step this reader proved last/);
+  });
+
+  it('a transition its own actor signed is still judged as a transition of the record before it', () => {
+    const { created, held } = page();
+    const forged = acquireAs(created, ANA, at(2)).record; // ana "acquires" over the page lead holds
+    const steps = judged([created, held.record, forged]);
+    const verdict = checkChain(steps, undefined, SETTINGS);
+    assert.equal(!verdict.ok && verdict.step, steps[2].digest);
+  });
+
+  it("a replaced heartbeat is found in the window's second step; not in a run that does not continue the step before, nor over a step that is no record", () => {
+    const { created } = page();
+    const held = acquireAs(created, LEAD, at(1));
+    const b1 = ok(protocol.heartbeat(held.record, SETTINGS, held.proof, at(1, 10))).record;
+    const b2 = ok(protocol.heartbeat(b1, SETTINGS, held.proof, at(1, 20))).record;
+    const [first] = judged([held.record], HEX);
+    const run = (p: string): JudgedStep => {
+      const r = encodeRecord(b2);
+      return { step: { p, r, s: 'sig', h: [at(1, 10), at(1, 20)] }, digest: digestOf(r), record: b2, signature: good(LEAD) };
+    };
+    const witness = digestOf(encodeRecord(b1));
+    assert.equal(provenThrough([first, run(first.digest)], witness, SETTINGS), 0);
+    assert.equal(provenThrough([first, run(HEX)], witness, SETTINGS), -1, 'not continuing the step before');
+    assert.equal(provenThrough([{ ...first, record: undefined }, run(first.digest)], witness, SETTINGS), -1, 'no record before');
   });
 });

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { line, PROOF, seen } from '../helpers/pushSeen';
 import { checkLeaseUpdate } from '../../src/core/guard/leaseUpdate';
-import { carriesProof, checkProofLeak, effectiveOptions, proofsSent, type PushSeen } from '../../src/core/guard/proofLeak';
-import { parsePushArguments } from '../../src/core/guard/pushCommandLine';
+import { carriesProof, checkProofLeak, effectiveOptions, proofsSent } from '../../src/core/guard/proofLeak';
 import { recordCommitShape } from '../../src/core/guard/recordHistory';
 import { DEFAULT_SKEW_MS } from '../../src/core/guard/recordUpdate';
 import { recordRefOf, ruleFor } from '../../src/core/guard/refRules';
@@ -107,21 +107,6 @@ describe('server guard rules: edges', () => {
   });
 
   describe('proof leaks: what the client guard reads', () => {
-    const PROOF: [string, string][] = [
-      ['push.pushoption', 'lockstep-grant=3'],
-      ['push.pushoption', `lockstep-proof=${'a'.repeat(64)}`],
-    ];
-    const seen = (extra: Partial<PushSeen> = {}): PushSeen => ({
-      remoteName: 'origin',
-      pushUrl: 'git://shared/x.git',
-      sharedRemote: 'origin',
-      sharedUrls: ['git://shared/x.git'],
-      config: PROOF,
-      commandLine: parsePushArguments(['origin', 'main']),
-      ...extra,
-    });
-    const line = (...args: string[]) => ({ commandLine: parsePushArguments(args) });
-
     it('the configured options alone when the command line cannot be seen; a typed proof is read as sent', () => {
       assert.deepEqual(effectiveOptions(['x']), ['x']);
       assert.equal(carriesProof(seen({ commandLine: undefined })), true);

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
+import { line, PROOF, seen } from '../helpers/pushSeen';
 import { checkLeaseUpdate } from '../../src/core/guard/leaseUpdate';
-import { carriesProof, checkProofLeak, effectiveOptions, proofsSent, type PushSeen } from '../../src/core/guard/proofLeak';
-import { parsePushArguments } from '../../src/core/guard/pushCommandLine';
+import { carriesProof, checkProofLeak, effectiveOptions, proofsSent } from '../../src/core/guard/proofLeak';
 import { checkCompaction, recordCommitShape } from '../../src/core/guard/recordHistory';
 import { recordRefOf, ruleFor } from '../../src/core/guard/refRules';
 import { describeServerSettings, newServerSettings, parseServerSettings, pusherIdentity } from '../../src/core/guard/serverSettings';
@@ -143,20 +143,6 @@ describe('server guard rules (pure)', () => {
   });
 
   describe('proof leaks (client guard)', () => {
-    const PROOF: [string, string][] = [
-      ['push.pushoption', 'lockstep-grant=3'],
-      ['push.pushoption', `lockstep-proof=${'a'.repeat(64)}`],
-    ];
-    const seen = (extra: Partial<PushSeen> = {}): PushSeen => ({
-      remoteName: 'origin',
-      pushUrl: 'git://shared/x.git',
-      sharedRemote: 'origin',
-      sharedUrls: ['git://shared/x.git'],
-      config: PROOF,
-      commandLine: parsePushArguments(['origin', 'main']),
-      ...extra,
-    });
-    const line = (...args: string[]) => ({ commandLine: parsePushArguments(args) });
     it('an empty value resets the configured list; options on the command line replace it', () => {
       assert.deepEqual(effectiveOptions(['a', '', 'b']), ['b']);
       assert.equal(carriesProof(seen({ config: [...PROOF, ['push.pushoption', '']] })), false);

@@ -38,7 +38,7 @@ export LOCKSTEP_TEST_SLOWDOWN
 step "suite: unit"
 run_reported unit npx mocha --config .mocharc.unit.json
 step "suite: integration"
-run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json --idle-jobs 3 --durations test/integration/durations.json
+run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json --durations test/integration/durations.json
 run_suites "${LOCKSTEP_SUITES_DIR:-scripts/suites}"
 
 tally_summary

@@ -436,5 +436,11 @@ export function refusedError(reason: string): LockBackendError {
   const hint = /non-fast-forward/i.test(reason)
     ? ' The remote refuses non-fast-forward updates of lock refs (a host rule or hook); lock refs need them: allow them for refs/lockstep/.'
     : ' Check that your account may push refs under refs/lockstep/ and that no server hook declines them.';
-  return new LockBackendError('git', `The git remote refused to update a lock ref.${hint}`, { retryable: false, cause: new Error(reason) });
+  // git's one-line status for the ref ("[remote rejected] (pre-receive hook declined)", redacted, any lock ref's name
+  // cut): it says which of the causes in the hint it was, and names no key.
+  const said = reason.replace(/refs\/lockstep\/[^\s'":)]+/g, 'refs/lockstep/…');
+  return new LockBackendError('git', `The git remote refused to update a lock ref (git said: ${said}).${hint}`, {
+    retryable: false,
+    cause: new Error(reason),
+  });
 }

@@ -52,9 +52,17 @@ if (fs.existsSync('media/lockPage.ts'))
 // dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
 // then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
 // heartbeat and release, and dist/cli-main.js for everything else.
+// Every file lands by a rename of a complete temporary copy, never written in place: a process that loads dist/
+// while another build runs (two test files side by side, each building once; a hook run during a rebuild) reads
+// either the old file or the new one, never half of one.
+const landWhole = (file, contents, mode) => {
+  fs.mkdirSync(file.slice(0, file.lastIndexOf('/')) || '.', { recursive: true });
+  const temporary = `${file}.tmp-${process.pid}`;
+  fs.writeFileSync(temporary, contents, mode === undefined ? {} : { mode });
+  fs.renameSync(temporary, file);
+};
 fs.mkdirSync('dist', { recursive: true });
-fs.copyFileSync('src/cli/launcher.cjs', 'dist/cli.js');
-fs.chmodSync('dist/cli.js', 0o755);
+landWhole('dist/cli.js', fs.readFileSync('src/cli/launcher.cjs'), 0o755);
 
 if (process.argv.includes('--watch')) {
   // Rebuilds on change; the "[watch] build finished" lines feed the esbuild problem matcher in .vscode/tasks.json.
@@ -63,7 +71,8 @@ if (process.argv.includes('--watch')) {
   console.log('[watch] build finished, watching for changes…');
   await new Promise(() => undefined);
 }
-await Promise.all(entries.map(e => esbuild.build({ ...common, ...e })));
+const built = await Promise.all(entries.map(e => esbuild.build({ ...common, ...e, write: false })));
+for (const result of built) for (const out of result.outputFiles) landWhole(out.path, out.contents);
 
 // Declarations for library users (`--no-types` skips them for quick local iterations).
 if (!process.argv.includes('--no-types')) {

@@ -105,20 +105,21 @@ run_suites() {
     echo; echo "=== suite: $name ($(date +%T))"
     run_reported "$name" bash "$extra"
     if [ -n "$beside" ]; then
-      wait "$beside_pid"
-      echo; echo "=== suite: $beside_name (ran beside $name; ended $(date +%T))"
-      cat "$beside_log"
-      if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$beside_tally" >> "$LOCKSTEP_TALLY"; fi
-      rm -f "$beside_tally" "$beside_log"
-      beside=''
+      join_beside "$name"; beside=''
     fi
   done
-  if [ -n "$beside" ]; then # the last suite was marked: nothing to run beside it
-    wait "$beside_pid"; cat "$beside_log"
-    if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$beside_tally" >> "$LOCKSTEP_TALLY"; fi
-    rm -f "$beside_tally" "$beside_log"
-  fi
+  if [ -n "$beside" ]; then join_beside ''; fi # the last suite was marked: nothing ran beside it
   return 0
+}
+
+# join_beside NEXT: waits for the suite run_suites started in the background (beside NEXT, if any), prints its
+# output under a heading, and adds its tally lines to the run's.
+join_beside() {
+  wait "$beside_pid"
+  [ -n "$1" ] && { echo; echo "=== suite: $beside_name (ran beside $1; ended $(date +%T))"; }
+  cat "$beside_log"
+  if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "$beside_tally" >> "$LOCKSTEP_TALLY"; fi
+  rm -f "$beside_tally" "$beside_log"
 }
 
 tally_summary() { node "$ACCOUNTING_ROOT/scripts/tally.mjs" "$LOCKSTEP_TALLY"; }

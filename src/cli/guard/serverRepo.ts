@@ -3,7 +3,7 @@ import { GitError } from '../../core/git/gitError';
 import { GitRunner, type GitOutput } from '../../core/git/runner';
 import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
-import type { StepSignature } from '../../core/guard/signedStep';
+import type { StepSignature } from '../../core/chain/signedStep';
 import { withSignersFile } from '../../core/stores/git/signersFile';
 
 /**

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
-import { appendStep, readChain, type ReadChain } from '../guard/chainLayout';
-import { coalescedStep } from '../guard/heartbeatRenewals';
-import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep, type Witness } from '../guard/signedChain';
-import type { StepSignature } from '../guard/signedStep';
+import { appendStep, readChain, type ReadChain } from '../chain/chainLayout';
+import { coalescedStep } from '../chain/heartbeatRenewals';
+import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep, type Witness } from '../chain/signedChain';
+import type { StepSignature } from '../chain/signedStep';
 import type { LockRecord } from '../lockRecord';
 import { encodeRecord, parseRecord } from '../recordCodec';
 import { judgeSignature, signingKeyFile, signMessage } from './chainSignatures';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockTamperedPageError } from '../../errors';
-import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../guard/signedStep';
+import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
 import type { ContainerSettings, LockRecord } from '../../lockRecord';
 import { parseRecord } from '../../recordCodec';
 import { withSignersFile } from './signersFile';

@@ -33,15 +33,26 @@ for (const transport of ['path', 'daemon'] as const) {
       return result.json;
     };
     const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
-    /** The page reads tampered in `who`'s clone, naming `commit`; no holder is shown. */
-    async function tampered(who: TeamMember, commit: string, why: RegExp, what: string): Promise<void> {
-      const read = await status(who);
-      assert.equal(read.code, 5, `${what}: exit 5 in ${who.name}'s clone\n${read.stdout}${read.stderr}`);
-      assert.equal(read.json.ok, false);
-      assert.equal(read.json.error.reason, 'tampered', `${what}: ${read.stdout}`);
-      assert.equal(read.json.error.revision, commit, `${what}: names the forged commit`);
-      assert.match(read.json.error.message, why, what);
-      assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
+    /**
+     * The page reads tampered in `who`'s clone, naming `commit`: status, audit and audit --history alike; no holder and
+     * no audit line is shown. `fromRemote`: also status --remote (no clone, no witness: it proves the page from its start).
+     */
+    async function tampered(who: TeamMember, commit: string, why: RegExp, what: string, fromRemote = false): Promise<void> {
+      const readers: [string, () => Promise<CliResult>][] = [
+        [`status in ${who.name}'s clone`, () => status(who)],
+        [`audit in ${who.name}'s clone`, () => team.lockstep(who.dir, ['audit'])],
+        [`audit --history in ${who.name}'s clone`, () => team.lockstep(who.dir, ['audit', '--history'])],
+      ];
+      if (fromRemote) readers.push(['status --remote', () => team.lockstep(team.root, ['status', '--remote', team.remoteUrl])]);
+      for (const [reader, reading] of readers) {
+        const read = await reading();
+        assert.equal(read.code, 5, `${what}: exit 5 from ${reader}\n${read.stdout}${read.stderr}`);
+        assert.equal(read.json.ok, false);
+        assert.equal(read.json.error.reason, 'tampered', `${what}, ${reader}: ${read.stdout}`);
+        assert.equal(read.json.error.revision, commit, `${what}, ${reader}: names the forged commit`);
+        assert.match(read.json.error.message, why, `${what}, ${reader}`);
+        assert.doesNotMatch(read.stdout, /"holder"|"audit"|"history"/, `${what}, ${reader}: no holder and no line is read`);
+      }
     }
     /** The clone's tip of the lock ref, and its record. */
     async function remoteRecord(who: TeamMember): Promise<{ tip: string; text: string; record: protocol.LockRecord }> {
@@ -109,13 +120,21 @@ for (const transport of ['path', 'daemon'] as const) {
 
     it("turning signing on: the unsigned history reads tampered until an operator's signed adopt restarts it", async () => {
       const { tip } = await remoteRecord(alice);
-      await tampered(alice, tip, /not signed/, 'the page made by an unsigned init');
+      await tampered(alice, tip, /not signed/, 'the page made by an unsigned init', true);
       await opsAdopts('signing turned on');
     });
 
     it("control: alice's signed acquire and release read fine, in her clone and in a fresh clone", async () => {
       await aliceAcquires();
       assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
+      // Without a clone (no witness): proven from the operator's adopt, as a fresh clone proves it.
+      const remote = ok(await team.lockstep(team.root, ['status', '--remote', team.remoteUrl]), 'status --remote proves the page');
+      assert.equal(remote.holder.identity, alice.identity);
+      const history = ok(await team.lockstep(bob.dir, ['audit', '--history']), 'audit --history on the proven page').history;
+      assert.deepEqual(
+        history.slice(-2).map((e: { author: string }) => e.author),
+        [ops.identity, alice.identity],
+      );
       const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
       await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
       await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
@@ -140,7 +159,7 @@ for (const transport of ['path', 'daemon'] as const) {
       };
       const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
       await forcePush(bob, commit);
-      await tampered(alice, commit, /not signed/, "unsigned forgery, alice's clone");
+      await tampered(alice, commit, /not signed/, "unsigned forgery, alice's clone", true);
       await tampered(bob, commit, /not signed/, "unsigned forgery, bob's own clone");
       grantSeen = record.grant + 1;
       await opsAdopts('bob forged an unsigned acquire');
@@ -159,6 +178,7 @@ for (const transport of ['path', 'daemon'] as const) {
         commit,
         new RegExp(`gives ${bob.identity.replace('.', '\\.')}, but its audit line acts as ${alice.identity.replace('.', '\\.')}`),
         'bob signs for alice',
+        true,
       );
       await opsAdopts('bob signed for alice');
       await aliceAcquires();
@@ -175,7 +195,7 @@ for (const transport of ['path', 'daemon'] as const) {
       const commit = (await team.git(bob.dir, ['hash-object', '-t', 'commit', '-w', '--stdin'], { input: replayed })).stdout.trim();
       assert.match(commit, /^[0-9a-f]{40}$/);
       await forcePush(bob, commit);
-      await tampered(alice, commit, /signature does not verify/, 'a replayed signature');
+      await tampered(alice, commit, /signature does not verify/, 'a replayed signature', true);
       await opsAdopts("bob replayed alice's step");
       await aliceAcquires();
     });

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -198,6 +199,57 @@ for (const transport of ['path', 'daemon'] as const) {
       await tampered(alice, commit, /signature does not verify/, 'a replayed signature', true);
       await opsAdopts("bob replayed alice's step");
       await aliceAcquires();
+    });
+
+    it("a step signed with GPG is judged by the allowed signers list, never by the reader's own keyring", async () => {
+      // alice's own OpenPGP key, its user id her identity, ultimately trusted in her keyring (a throwaway GNUPGHOME).
+      // The allowed signers list holds SSH keys only: her GPG-signed (legal) release is not proven, in her clone too.
+      const gnupg = path.join(team.root, 'alice-gnupg');
+      fs.mkdirSync(gnupg, { mode: 0o700 });
+      const gpgEnv = { ...team.env, GNUPGHOME: gnupg } as NodeJS.ProcessEnv;
+      try {
+        execFileSync('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', alice.identity, 'ed25519', 'sign', 'never'], {
+          env: gpgEnv,
+          stdio: 'ignore',
+        });
+        const listed = execFileSync('gpg', ['--batch', '--with-colons', '--list-keys', alice.identity], { env: gpgEnv, encoding: 'utf8' });
+        const fingerprint = /^fpr:(?:[^:]*:){8}([0-9A-F]{40,64}):/m.exec(listed)?.[1];
+        assert.ok(fingerprint, listed);
+        const { tip, record } = await remoteRecord(bob);
+        const h = record.holder!;
+        const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, Date.now(), {});
+        assert.ok(released.ok && released.record);
+        const text = encodeRecord(released.record);
+        const line = JSON.parse(text).audit.at(-1);
+        const blob = (await team.git(alice.dir, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
+        const tree = (await team.git(alice.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+        const signed = await team.git(
+          alice.dir,
+          ['-c', 'gpg.format=openpgp', '-c', `user.signingkey=${fingerprint}`, 'commit-tree', '-S', tree, '-p', tip],
+          {
+            input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`,
+            env: { ...stampEnv(stampOf(line)), GNUPGHOME: gnupg },
+          },
+        );
+        assert.equal(signed.code, 0, signed.stderr);
+        const commit = signed.stdout.trim();
+        // git itself, with alice's keyring, calls it a good signature by alice@example.com.
+        const own = await team.git(alice.dir, ['log', '-1', '--format=%G?%x1f%GS', commit], { env: { GNUPGHOME: gnupg } });
+        assert.equal(own.stdout.trim(), `G\x1f${alice.identity}`, own.stderr);
+        await forcePush(alice, commit);
+        for (const who of [alice, bob]) {
+          const read = await team.lockstep(who.dir, ['status'], { env: { GNUPGHOME: gnupg } });
+          assert.equal(read.code, 5, `${who.name}'s clone: ${read.stdout}${read.stderr}`);
+          assert.equal(read.json.error.reason, 'tampered');
+          assert.equal(read.json.error.revision, commit);
+          assert.match(read.json.error.message, /does not verify against a key the allowed signers list holds/);
+        }
+        grantSeen = Math.max(grantSeen, record.grant);
+        await opsAdopts('alice signed with GPG');
+        await aliceAcquires();
+      } finally {
+        execFileSync('gpgconf', ['--kill', 'all'], { env: gpgEnv, stdio: 'ignore' });
+      }
     });
 
     it("a rewind to an older step, and a rewind rewritten with bob's own signed acquire, read tampered in clones that saw more", async () => {

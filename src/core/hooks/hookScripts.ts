@@ -165,6 +165,18 @@ if lockstep_skip; then exit 0; fi`;
 }
 
 /**
+ * Server side: the pinned PATH must find git, or nothing can be checked (a PATH in Windows form,
+ * which sh cannot search, or git moved by an upgrade). Every push is refused then, with what to do,
+ * before the fast path could read git's failure as an answer.
+ */
+function pinnedGit(paths: ServerHookPaths): string {
+  return `if ! command -v git >/dev/null 2>&1; then
+  printf '%s\\n' "lockstep: git cannot be found on the PATH this guard was installed with ("${shellQuote(paths.path)}"), so every push is refused. Run lockstep hooks install --server again from a shell where git runs (on Windows, Git Bash)." >&2
+  exit 1
+fi`;
+}
+
+/**
  * Variables with which whoever runs node can make it run other code (`NODE_OPTIONS=--require=…`,
  * `--import`, a loader; `NODE_PATH`; an OpenSSL configuration that loads an engine) or weaken it
  * (`NODE_TLS_REJECT_UNAUTHORIZED`). Over a local-path remote the server hook inherits the pusher's
@@ -205,6 +217,7 @@ if [ -x "$0${CHAINED_SUFFIX}" ]; then
 fi
 PATH=${shellQuote(paths.path)}
 export PATH
+${pinnedGit(paths)}
 ${serverSkip(paths)}
 ${CLEAR_NODE_VARIABLES}
 ${pinnedNode(paths)}

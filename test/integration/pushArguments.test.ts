@@ -61,7 +61,7 @@ describe('the push command line, as each system shows it', function () {
     assert.equal(gitProcessArguments(pid, real('win32')), undefined);
     assert.match(
       unseenCommandLine('win32', undefined) ?? '',
-      /^On Windows Lockstep cannot read this git push's command line.*lockstep release --push/,
+      /^On Windows Lockstep cannot read this git push's command line.*lockstep release --push.*git -c push\.pushOption= push …$/,
     );
     const announced = announcedArguments({ LOCKSTEP_PUSH_ARGUMENTS: JSON.stringify(['git', 'push', '--porcelain', 'origin', 'main']) });
     assert.deepEqual(announced, ['git', 'push', '--porcelain', 'origin', 'main']);

@@ -72,6 +72,6 @@ export function unseenCommandLine(platform: NodeJS.Platform, argv: readonly stri
   if (platform !== 'win32' || argv !== undefined) return undefined;
   return (
     "On Windows Lockstep cannot read this git push's command line, so it cannot rule out --signed or --recurse-submodules, which would hand the proof of your lock to a push certificate or to submodules. " +
-    'Land with lockstep release --push, or Lockstep: Push and Release in VS Code, which tell the guard their arguments.'
+    'Land with lockstep release --push, or Lockstep: Push and Release in VS Code, which tell the guard their arguments; push other branches without the proof: git -c push.pushOption= push …'
   );
 }

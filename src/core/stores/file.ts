@@ -18,7 +18,7 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * that has to be broken — which cannot be done without a race. So this driver has no mutex at all.
  * Every cell (one lease or one container record) is a folder of revision files `<revision>.json`;
  * the current value is the highest revision. A write of revision N+1 creates that name atomically
- * and exclusively: a small record (a lease) as the target of a symbolic link — symlink(2) makes the
+ * and exclusively: a small record as the target of a symbolic link (encoded: linkTarget.ts) — symlink(2) makes the
  * name and its content in one step — and a larger one as a temporary file published with link(2).
  * Both fail atomically with EEXIST when N+1 already exists: exactly one writer wins each revision,
  * and a process killed at any instant leaves at worst a temporary file, never a held lock nor a

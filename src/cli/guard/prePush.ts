@@ -8,7 +8,7 @@ import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushComman
 import { gitIn, type GitCommand } from '../../core/git/runner';
 import { digestsEqual, hashProof } from '../../core/tokens';
 import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
-import { gitProcessArguments } from './pushArguments';
+import { announcedArguments, gitProcessArguments, unseenCommandLine } from './pushArguments';
 
 /**
  * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). First, on every push from any branch
@@ -106,7 +106,7 @@ async function proofLeak(
       .filter(([key, value]) => key.startsWith('alias.') && value !== null)
       .map(([key, value]) => [key.slice('alias.'.length), value as string]),
   );
-  const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID);
+  const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID) ?? announcedArguments(context.env);
   const args = argv && pushArgumentsOf(argv, aliases);
   const commandLine = args && parsePushArguments(args);
   if (!carriesProof({ config, commandLine })) return undefined;
@@ -114,7 +114,8 @@ async function proofLeak(
   const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => ''))
     .split('\n')
     .filter(Boolean);
-  const message = checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine });
+  const message =
+    checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine }) ?? unseenCommandLine(process.platform, argv);
   return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
 }
 

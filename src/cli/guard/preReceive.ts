@@ -64,9 +64,10 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
     return record;
   };
 
+  const naming = { foldsCase: await repo.foldsCase() };
   for (const raw of parsePreReceive(input)) {
     const update: RefUpdate = { ...raw, target: await repo.resolveRef(raw.ref) };
-    const rule = ruleFor(settings, update);
+    const rule = ruleFor(settings, update, naming);
     switch (rule.kind) {
       case 'pass':
         break;

@@ -45,6 +45,17 @@ export class ServerRepo {
   }
 
   /**
+   * Whether the repository's refs live on a case-insensitive filesystem: git sets `core.ignorecase`
+   * when it creates a repository there (macOS, Windows). Unset is false; a value git cannot read refuses.
+   */
+  async foldsCase(): Promise<boolean> {
+    const output = await this.runner.run(['config', '--bool', '--get', 'core.ignorecase']);
+    if (output.code === 1) return false;
+    if (output.code === 0) return output.stdout.toString('utf8').trim() === 'true';
+    throw unreadable('config', output);
+  }
+
+  /**
    * A pushed commit's parents (as git reads them: `git rev-list --parents`), files, snapshot trailer
    * and raw text; undefined when it is not a commit. A tree entry that is not a regular file is
    * named with its mode, so that no rule mistakes it for the file of that name.

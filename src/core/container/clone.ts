@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
 import { sessionDir } from './session';
@@ -311,7 +312,7 @@ export async function writePushProof(clone: Clone, grant: number, proof: string,
       `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`,
     { mode: 0o600 },
   );
-  fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
+  replaceAtomically(temp, path.join(dir, PUSH_CONFIG), "The clone's push proof file (.git/lockstep/push.config)");
   await includePushConfig(clone);
 }
 

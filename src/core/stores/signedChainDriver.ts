@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
 import { appendStep, readChain, type ReadChain } from '../guard/chainLayout';
 import { coalescedStep } from '../guard/heartbeatRenewals';
@@ -244,5 +245,5 @@ function writeWitness(file: string, witness: Witness): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify(witness), { mode: 0o600 });
-  fs.renameSync(temp, file);
+  replaceAtomically(temp, file, "The clone's witness of the signed chain");
 }

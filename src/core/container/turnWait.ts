@@ -1,6 +1,5 @@
 import type { Clock } from '../clock';
-import type { WatchInterest } from '../stores/pollPace';
-import type { Watch } from '../stores/store';
+import type { Watch, WatchInterest } from '../stores/store';
 
 /** A waiter's interest: a polling watch (git, SQL) keeps its fast pace for the whole wait. */
 export const WAITING: WatchInterest = { holds: false, waits: true };

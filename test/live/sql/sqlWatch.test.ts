@@ -95,90 +95,89 @@ describe(`sql driver watch, live: ${label}`, function () {
     }
   });
 
-  describe('PostgreSQL LISTEN/NOTIFY', () => {
-    before(function () {
-      if (dialect !== 'postgres') this.skip();
-    });
+  // Registered only in the PostgreSQL run (and a run with no target, which skips loudly), so that the
+  // SQLite and MariaDB runs do not count them as skipped.
+  if (liveDialect === undefined || liveDialect === 'postgres')
+    describe('PostgreSQL LISTEN/NOTIFY', () => {
+      it('a write made elsewhere is heard through NOTIFY, with no poll (the watch clock never moves)', async () => {
+        const clock = new ManualClock();
+        const { driver, reads } = await countingDriver(url, clock);
+        drivers.push(driver);
+        const writer = await openLiveDriver(url, prefix);
+        drivers.push(writer);
+        const key = randomKey();
+        let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
+        let heard = 0;
+        const watch = driver.watch(key, () => heard++);
+        try {
+          // The first read (at once, not on a timer) is also when the watch LISTENs.
+          await waitFor(() => reads() === 1 && clock.pendingTimers === 1, { description: "the watch's first read" });
+          await waitFor(async () => (await listeners(url)) === 1, { description: 'one LISTEN connection' });
+          assert.ok(written.ok);
+          written = await writer.compareAndSwap(key, written.revision, { n: 1 }, { summary: 't' });
+          await waitFor(() => heard === 1, { description: 'the write heard through NOTIFY' });
+          assert.equal(reads(), 1, 'heard without another read');
+          // A write that loses its compare-and-swap sends nothing.
+          assert.deepEqual(await writer.compareAndSwap(key, '1', { n: 9 }, { summary: 't' }), { ok: false });
+          assert.ok(written.ok);
+          await writer.compareAndSwap(key, written.revision, { n: 2 }, { summary: 't' });
+          await waitFor(() => heard === 2, { description: 'the next write heard' });
+        } finally {
+          watch.dispose();
+        }
+        await waitFor(async () => (await listeners(url)) === 0, { description: 'the LISTEN connection closed with the last watch' });
+      });
 
-    it('a write made elsewhere is heard through NOTIFY, with no poll (the watch clock never moves)', async () => {
-      const clock = new ManualClock();
-      const { driver, reads } = await countingDriver(url, clock);
-      drivers.push(driver);
-      const writer = await openLiveDriver(url, prefix);
-      drivers.push(writer);
-      const key = randomKey();
-      let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
-      let heard = 0;
-      const watch = driver.watch(key, () => heard++);
-      try {
-        // The first read (at once, not on a timer) is also when the watch LISTENs.
-        await waitFor(() => reads() === 1 && clock.pendingTimers === 1, { description: "the watch's first read" });
-        await waitFor(async () => (await listeners(url)) === 1, { description: 'one LISTEN connection' });
-        assert.ok(written.ok);
-        written = await writer.compareAndSwap(key, written.revision, { n: 1 }, { summary: 't' });
-        await waitFor(() => heard === 1, { description: 'the write heard through NOTIFY' });
-        assert.equal(reads(), 1, 'heard without another read');
-        // A write that loses its compare-and-swap sends nothing.
-        assert.deepEqual(await writer.compareAndSwap(key, '1', { n: 9 }, { summary: 't' }), { ok: false });
-        assert.ok(written.ok);
-        await writer.compareAndSwap(key, written.revision, { n: 2 }, { summary: 't' });
-        await waitFor(() => heard === 2, { description: 'the next write heard' });
-      } finally {
-        watch.dispose();
-      }
-      await waitFor(async () => (await listeners(url)) === 0, { description: 'the LISTEN connection closed with the last watch' });
-    });
+      it('the channel names neither the key nor the record: a digest', async () => {
+        const driver = await openLiveDriver(url, prefix);
+        drivers.push(driver);
+        const key = randomKey();
+        const watch = driver.watch(key, () => undefined);
+        try {
+          await waitFor(async () => (await listeners(url)) === 1, { description: 'one LISTEN connection' });
+          const [activity] = await adminQuery(
+            url,
+            "SELECT query FROM pg_stat_activity WHERE application_name = 'lockstep-listen' AND datname = current_database()",
+          );
+          const query = String(activity?.query);
+          assert.match(query, /^LISTEN "lockstep_[0-9a-f]{40}"$/);
+          assert.ok(!query.includes(key) && !query.includes(prefix), query);
+        } finally {
+          watch.dispose();
+        }
+      });
 
-    it('the channel names neither the key nor the record: a digest', async () => {
-      const driver = await openLiveDriver(url, prefix);
-      drivers.push(driver);
-      const key = randomKey();
-      const watch = driver.watch(key, () => undefined);
-      try {
-        await waitFor(async () => (await listeners(url)) === 1, { description: 'one LISTEN connection' });
-        const [activity] = await adminQuery(
-          url,
-          "SELECT query FROM pg_stat_activity WHERE application_name = 'lockstep-listen' AND datname = current_database()",
-        );
-        const query = String(activity?.query);
-        assert.match(query, /^LISTEN "lockstep_[0-9a-f]{40}"$/);
-        assert.ok(!query.includes(key) && !query.includes(prefix), query);
-      } finally {
-        watch.dispose();
-      }
+      it('after the LISTEN connection is dropped, a write is still heard through the backup poll, which then LISTENs again', async () => {
+        const clock = new ManualClock();
+        const { driver, reads } = await countingDriver(url, clock);
+        drivers.push(driver);
+        const writer = await openLiveDriver(url, prefix);
+        drivers.push(writer);
+        const key = randomKey();
+        let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
+        let heard = 0;
+        const watch = driver.watch(key, () => heard++);
+        try {
+          await waitFor(async () => clock.pendingTimers === 1 && (await listeners(url)) === 1, { description: 'listening' });
+          await adminQuery(
+            url,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lockstep-listen' AND datname = current_database()",
+          );
+          await waitFor(async () => (await listeners(url)) === 0, { description: 'the LISTEN connection gone' });
+          assert.ok(written.ok);
+          written = await writer.compareAndSwap(key, written.revision, { n: 1 }, { summary: 't' });
+          assert.equal(heard, 0, 'nobody listened');
+          const before = reads();
+          await runUntil(clock, 36_000);
+          assert.equal(heard, 1, 'the backup poll read the new revision');
+          assert.ok(reads() > before);
+          await waitFor(async () => (await listeners(url)) === 1, { description: 'listening again' });
+          assert.ok(written.ok);
+          await writer.compareAndSwap(key, written.revision, { n: 2 }, { summary: 't' });
+          await waitFor(() => heard === 2, { description: 'the next write heard through NOTIFY again' });
+        } finally {
+          watch.dispose();
+        }
+      });
     });
-
-    it('after the LISTEN connection is dropped, a write is still heard through the backup poll, which then LISTENs again', async () => {
-      const clock = new ManualClock();
-      const { driver, reads } = await countingDriver(url, clock);
-      drivers.push(driver);
-      const writer = await openLiveDriver(url, prefix);
-      drivers.push(writer);
-      const key = randomKey();
-      let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
-      let heard = 0;
-      const watch = driver.watch(key, () => heard++);
-      try {
-        await waitFor(async () => clock.pendingTimers === 1 && (await listeners(url)) === 1, { description: 'listening' });
-        await adminQuery(
-          url,
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lockstep-listen' AND datname = current_database()",
-        );
-        await waitFor(async () => (await listeners(url)) === 0, { description: 'the LISTEN connection gone' });
-        assert.ok(written.ok);
-        written = await writer.compareAndSwap(key, written.revision, { n: 1 }, { summary: 't' });
-        assert.equal(heard, 0, 'nobody listened');
-        const before = reads();
-        await runUntil(clock, 36_000);
-        assert.equal(heard, 1, 'the backup poll read the new revision');
-        assert.ok(reads() > before);
-        await waitFor(async () => (await listeners(url)) === 1, { description: 'listening again' });
-        assert.ok(written.ok);
-        await writer.compareAndSwap(key, written.revision, { n: 2 }, { summary: 't' });
-        await waitFor(() => heard === 2, { description: 'the next write heard through NOTIFY again' });
-      } finally {
-        watch.dispose();
-      }
-    });
-  });
 });

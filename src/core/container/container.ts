@@ -44,6 +44,7 @@ import {
 } from './containerFile';
 import { pageLocation } from './pageLocation';
 import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
+import { ChangeWaiter, WAITING } from './turnWait';
 import { resolveSharedRemote } from './sharedRemote';
 import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
@@ -457,6 +458,19 @@ export class Container {
   async acquire(
     options: { wait?: number; ttl?: number; signal?: AbortSignal } = {},
   ): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
+    // A wait wakes on the driver's announcement of a change, with its poll as the backup (turnWait.ts).
+    const waiter = new ChangeWaiter(onChange => this.watch(onChange, { interest: () => WAITING }), this.clock);
+    try {
+      return await this.acquireWaiting(options, waiter);
+    } finally {
+      waiter.dispose();
+    }
+  }
+
+  private async acquireWaiting(
+    options: { wait?: number; ttl?: number; signal?: AbortSignal },
+    waiter: ChangeWaiter,
+  ): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     // Where the protected branch was when the grant began, asked beside the page's read: a release names as
     // landed only a commit that was not there yet (see checkLanded).
@@ -526,8 +540,8 @@ export class Container {
         if (remaining <= 0 || options.signal?.aborted) {
           throw new LockBusyError(error.message, options.wait ?? 0, { cause: error });
         }
-        // The container lock is coarse: poll the record gently rather than every 25 ms.
-        await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
+        // Until the page changes (the driver's watch), polled gently as the backup rather than every 25 ms.
+        await waiter.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
         continue;
       }
       await this.promote({ ...attempt!, grant: result.grant }, attempt);

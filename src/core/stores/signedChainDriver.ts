@@ -11,7 +11,7 @@ import { encodeRecord, parseRecord } from '../recordCodec';
 import { judgeSignature, signingKeyFile, signMessage } from './chainSignatures';
 import { withSignersFile } from './git/signersFile';
 import type { SigningPolicy } from './git/verifiedHistory';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from './store';
+import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
  * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
@@ -24,7 +24,7 @@ import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult
  * through untouched (they are not the lock page).
  */
 export class SignedChainDriver implements Driver {
-  readonly watch?: (key: string, onChange: () => void) => Disposable;
+  readonly watch?: (key: string, onChange: () => void, options?: WatchOptions) => Watch;
   readonly #inner: Driver;
   readonly #gitDir: string | undefined;
   /** The chains last read or written, by revision (a few: verifyHistory proves what was just read). */
@@ -38,7 +38,8 @@ export class SignedChainDriver implements Driver {
     this.#gitDir = gitDir;
     if (inner.watch) {
       const watch = inner.watch.bind(inner);
-      this.watch = (key, onChange) => watch(key, onChange);
+      // The watcher's interest and the watch's pace and freshness pass through (a polling SQL watch needs both).
+      this.watch = (key, onChange, options) => watch(key, onChange, options);
     }
   }
 

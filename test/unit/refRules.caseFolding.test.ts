@@ -45,9 +45,14 @@ describe('ref rules on a case-insensitive server', () => {
   it("the hook's sh fast path matches every spelling of a protected name, so such a push always reaches the guard", () => {
     const glob = anyCaseGlob('refs/heads/release/2.x');
     assert.equal(glob, "[rR][eE][fF][sS]'/'[hH][eE][aA][dD][sS]'/'[rR][eE][lL][eE][aA][sS][eE]'/''2''.'[xX]");
-    const matches = (ref: string) => spawnSync('sh', ['-c', `case "$1" in ${glob}) exit 0 ;; esac; exit 1`, 'sh', ref]).status === 0;
-    for (const ref of ['refs/heads/release/2.x', 'refs/heads/Release/2.X', 'REFS/HEADS/RELEASE/2.X']) assert.ok(matches(ref), ref);
-    for (const ref of ['refs/heads/release/2x', 'refs/heads/release/2.x/more', 'refs/heads/feature']) assert.ok(!matches(ref), ref);
+    // One sh for every spelling (a unit test keeps under 100 ms of CPU): a line per ref, 1 where the glob matches.
+    const refs = ['refs/heads/release/2.x', 'refs/heads/Release/2.X', 'REFS/HEADS/RELEASE/2.X'];
+    const others = ['refs/heads/release/2x', 'refs/heads/release/2.x/more', 'refs/heads/feature'];
+    const script = `for r in "$@"; do case "$r" in ${glob}) echo 1 ;; *) echo 0 ;; esac; done`;
+    const answers = spawnSync('sh', ['-c', script, 'sh', ...refs, ...others], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n');
+    assert.deepEqual(answers, [...refs.map(() => '1'), ...others.map(() => '0')]);
     assert.equal(anyCaseGlob('refs/heads/ünï'), "[rR][eE][fF][sS]'/'[hH][eE][aA][dD][sS]'/'*[nN]*", 'beyond ASCII: any characters');
   });
 });

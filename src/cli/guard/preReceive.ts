@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { auditRefusedPushOnPage, readContainerRecord, type ServerProof } from '../../core/container/container';
+import { auditRefusedPushOnPage, readContainerRecord, type ServerProof } from '../../core/container/guardPageAccess';
 import { digestOf } from '../../core/guard/signedChain';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';

@@ -6,7 +6,7 @@ import { gitIn } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
-import { readContainerPage } from '../container/container';
+import { readContainerPage } from '../container/guardPageAccess';
 import { withoutCredentials } from '../container/pageLocation';
 import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from '../container/containerFile';
 

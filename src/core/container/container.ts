@@ -19,7 +19,7 @@ import { describe, type LockStatus } from '../lockStatus';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
 import { gitIn } from '../git/runner';
-import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
+import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
   includePushConfig,
@@ -36,7 +36,7 @@ import { committedPage, containerConfig, containerKey, type Env } from './pageSe
 import { SessionChoreography } from './sessionChoreography';
 import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
 import { resolveSharedRemote } from './sharedRemote';
-import { clearPending, readPending, writePending, type Session } from './session';
+import type { Session } from './session';
 import { MAX_CAS_ATTEMPTS, swap, type SwapOptions } from './swapService';
 
 export interface OpenContainerOptions {
@@ -262,42 +262,29 @@ export class Container {
     if (held && protocol.holds(first, held.tokenHash, held.grant, this.clock.now())) {
       return { grant: held.grant, expiresAt: (first.holder as protocol.Holder).expiresAt, already: true };
     }
-    const unsettled = readPending(this.clone.gitDir, this.file.container);
-    const token = unsettled?.token ?? newOwnerToken();
-    const tokenHash = hashToken(token);
+    const unsettled = this.sessions.pending();
     const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
-    const baseCommit = await base.catch(() => undefined);
+    const pending = this.sessions.beginAcquire(unsettled?.token ?? newOwnerToken(), await base.catch(() => undefined));
     if (this.file.serverGuard) await includePushConfig(this.clone);
-    let attempt: Session | undefined;
+    const ttl = options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {};
     for (;;) {
       let result: { grant: number; expiresAt: number };
       try {
-        result = await this.apply(record => {
-          const grant = protocol.nextGrant(record);
-          const proofHash = hashProof(pushProof(token, this.file.container, grant));
-          const outcome = protocol.acquire(
-            record,
-            this.settings,
-            { identity: this.identity, tokenHash, proofHash, ...(options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {}) },
-            this.clock.now(),
-          );
-          if (outcome.ok) {
-            attempt = {
-              container: this.file.container,
-              grant,
-              token,
-              identity: this.identity,
-              acquiredAt: this.clock.now(),
-              ...(baseCommit ? { base: baseCommit } : {}),
-            };
-            writePending(this.clone.gitDir, attempt);
-          }
-          return outcome;
-        });
+        // The transition stays pure; the pending file is written by the swap right before its write leaves.
+        result = await this.apply(
+          record =>
+            protocol.acquire(
+              record,
+              this.settings,
+              { identity: this.identity, tokenHash: pending.tokenHash, proofHash: pending.proofHash(protocol.nextGrant(record)), ...ttl },
+              this.clock.now(),
+            ),
+          { beforeWrite: granted => pending.ask(granted.grant) },
+        );
       } catch (error) {
         if (!(error instanceof LockRefusedError)) {
           // The write may have reached the store: the token stays in pending.json for the next command to settle.
-          if (attempt !== undefined && error instanceof Error) {
+          if (pending.sent && error instanceof Error) {
             error.message +=
               ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
           }
@@ -308,12 +295,12 @@ export class Container {
         if (error.reason === 'already-holder' && unsettled !== undefined) {
           const { record } = await this.read();
           const mine = this.sessions.sessionProof();
-          if (mine && mine.tokenHash === tokenHash && protocol.holds(record, mine.tokenHash, mine.grant, this.clock.now())) {
+          if (mine && mine.tokenHash === pending.tokenHash && protocol.holds(record, mine.tokenHash, mine.grant, this.clock.now())) {
             return { grant: mine.grant, expiresAt: (record.holder as protocol.Holder).expiresAt };
           }
         }
         // A refusal follows only answers the store gave: every write of this call was refused, none is in flight.
-        if (attempt !== undefined && unsettled === undefined) clearPending(this.clone.gitDir, attempt);
+        if (pending.sent && unsettled === undefined) pending.drop();
         const busy = error.reason === 'held-by-other' || error.reason === 'not-your-turn';
         if (!busy) throw error;
         const remaining = deadline - this.clock.monotonic();
@@ -324,7 +311,9 @@ export class Container {
         await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
         continue;
       }
-      await this.sessions.promote({ ...attempt!, grant: result.grant }, attempt);
+      // The grant is the swap's answer; the pending file named it before the write left.
+      const granted = pending.session(result.grant);
+      await this.sessions.promote(granted, granted);
       return result;
     }
   }

@@ -2,10 +2,10 @@ import type { Clock } from '../clock';
 import { LockRefusedError } from '../errors';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, LockRecord } from '../lockRecord';
-import { hashToken, pushProof } from '../tokens';
+import { hashProof, hashToken, pushProof } from '../tokens';
 import { hasPushProof, removePushProof, writePushProof, type Clone } from './clone';
 import type { ContainerFile } from './containerFile';
-import { clearPending, clearSession, readPending, readSession, writeSession, type Session } from './session';
+import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
 
 /**
  * The clone's session kept in step with the page (docs/protocol.md#unknown-outcomes): what a read of
@@ -102,9 +102,71 @@ export class SessionChoreography {
     return proof;
   }
 
+  /** A new acquire of this clone: with the token of an interrupted one when there is one (its write may still land). */
+  beginAcquire(token: string, base: Session['base']): PendingAcquire {
+    return new PendingAcquire(
+      this.clone.gitDir,
+      { container: this.file.container, token, identity: this.identity, ...(base ? { base } : {}) },
+      this.clock,
+    );
+  }
+
   /** The proof of this clone's session, whether or not it is still the live grant. */
   sessionProof(): HolderProof | undefined {
     const session = this.session();
     return session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
+  }
+}
+
+/**
+ * An acquire in flight: its token, identity and base, made once per command. Before each write of the
+ * swap leaves, `pending.json` says which grant that write asks for, so that a write whose answer is
+ * lost is finished or dropped by the next read (the drop rule compares the page's grant with it).
+ */
+export class PendingAcquire {
+  /** The grant the last write of this command asked for; undefined before its first write. */
+  private asked: number | undefined;
+
+  constructor(
+    private readonly gitDir: string,
+    private readonly attempt: Omit<Session, 'grant' | 'acquiredAt'>,
+    private readonly clock: Clock,
+  ) {}
+
+  get tokenHash(): string {
+    return hashToken(this.attempt.token);
+  }
+
+  /** Whether a write of this acquire was sent by this command (its outcome may then be unknown). */
+  get sent(): boolean {
+    return this.asked !== undefined;
+  }
+
+  /** The hash of the push proof the page keeps for `grant` (tokens.ts `pushProof`): the new holder's. */
+  proofHash(grant: number): string {
+    return hashProof(pushProof(this.attempt.token, this.attempt.container, grant));
+  }
+
+  /**
+   * Keeps `pending.json` naming the grant the next write asks for, before that write leaves: written
+   * when the file does not already say this token and grant, so once for an acquire whose first write
+   * is answered, and again only when a lost race (or the page's settling) made the next write ask for
+   * another grant.
+   */
+  ask(grant: number): void {
+    this.asked = grant;
+    const kept = readPending(this.gitDir, this.attempt.container);
+    if (kept?.token === this.attempt.token && kept.grant === grant) return;
+    writePending(this.gitDir, this.session(grant));
+  }
+
+  /** The session this acquire becomes once the page confirms `grant` (the swap's answer). */
+  session(grant: number): Session {
+    return { ...this.attempt, grant, acquiredAt: this.clock.now() };
+  }
+
+  /** Every write of this command was answered with a refusal: none is in flight, and the pending file it wrote goes. */
+  drop(): void {
+    if (this.asked !== undefined) clearPending(this.gitDir, { token: this.attempt.token, grant: this.asked });
   }
 }

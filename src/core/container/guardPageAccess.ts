@@ -1,12 +1,13 @@
-import { resolveConfig, type LockManagerOptions } from '../config';
+import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
 import { LockNoPageError, type PageLocation } from '../errors';
 import * as protocol from '../lockRecord';
 import type { LockRecord } from '../lockRecord';
 import { parseRecord } from '../recordCodec';
+import type { Driver } from '../stores/store';
 import { containerSettings, driverOptions, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
-import { committedPage, containerKey, type Env } from './pageSettings';
+import { containerKey } from './pageSettings';
 import { signedPageDriver } from './signedPage';
 
 /**
@@ -25,34 +26,41 @@ export interface ServerProof {
 }
 
 /**
- * Reads a container's record without a clone or an identity: the server's guard runs in a bare
- * repository and only needs the record. The driver is closed before returning. A store without the
- * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
+ * One container's page opened without a clone: its store settings resolved once, from `.lockstep.json`
+ * and the `overrides` alone (no environment: the store is the one pinned or committed, whatever the
+ * caller's variables say), its driver opened once on first use and closed by {@link close}. The server
+ * guard reads the page and, on a refusal, appends to it through the same connection.
  */
-export async function readContainerRecord(
-  file: ContainerFile,
-  gitDir: string,
-  env: Env,
-  overrides: LockManagerOptions = {},
-  proof?: ServerProof,
-): Promise<LockRecord> {
-  return (await readContainerPage(file, gitDir, env, overrides, proof)).record;
-}
+export class PageWithoutClone {
+  private readonly config: ResolvedConfig;
+  private readonly key: string;
+  private driverPromise: Promise<Driver> | undefined;
 
-/** Like {@link readContainerRecord}, with the page it read (driver as opened, location without credentials, prefix). */
-export async function readContainerPage(
-  file: ContainerFile,
-  gitDir: string,
-  env: Env,
-  overrides: LockManagerOptions = {},
-  proof?: ServerProof,
-): Promise<{ record: LockRecord; page: PageLocation }> {
-  const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
-  const driver = await openDriver(config);
-  try {
-    const page = pageLocation(config, file.container, driver.name);
-    const stored = await driver.read(containerKey(config.prefix, file.container));
-    if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
+  constructor(
+    readonly file: ContainerFile,
+    gitDir: string,
+    overrides: LockManagerOptions = {},
+    private readonly open: (config: ResolvedConfig) => Promise<Driver> = openDriver,
+  ) {
+    this.config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, {});
+    this.key = containerKey(this.config.prefix, file.container);
+  }
+
+  /**
+   * The record and where it was read (driver as opened, location without credentials, prefix). A store
+   * without the container's page throws {@link LockNoPageError}: a missing page is never a free lock.
+   * With `proof`, a signed page of a participants' store is proven first (the server guard).
+   */
+  async read(proof?: ServerProof): Promise<{ record: LockRecord; page: PageLocation }> {
+    const driver = await this.driver();
+    const { file } = this;
+    const page = pageLocation(this.config, file.container, driver.name);
+    const stored = await driver.read(this.key);
+    if (stored === null) {
+      // With no environment, the settings resolved are the committed ones: the page `.lockstep.json` names.
+      const { container: _, ...committed } = pageLocation(this.config, file.container);
+      throw new LockNoPageError(page, committed);
+    }
     if (proof !== undefined && file.allowedSigners !== undefined && driver.name !== 'git') {
       await signedPageDriver(driver).verifyHistory(stored.revision, {
         container: file.container,
@@ -62,30 +70,19 @@ export async function readContainerPage(
       });
     }
     return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
-  } finally {
-    await driver.close();
   }
-}
 
-/**
- * Appends a guard's refusal of a protected push to the container's page (the server guard, which
- * has no clone): best effort, a few compare-and-swap attempts, folded with identical refusals.
- * Never throws: the refusal stands whether or not its audit line could be written.
- */
-export async function auditRefusedPushOnPage(
-  file: ContainerFile,
-  gitDir: string,
-  overrides: LockManagerOptions,
-  request: { identity: string; grant: number; detail: string },
-  now: number,
-): Promise<boolean> {
-  try {
-    const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, {});
-    const driver = await openDriver(config);
+  /**
+   * Appends a guard's refusal of a protected push to the page: best effort, a few compare-and-swap
+   * attempts, folded with identical refusals. Never throws: the refusal stands whether or not its
+   * audit line could be written.
+   */
+  async auditRefusedPush(request: { identity: string; grant: number; detail: string }, now: number): Promise<boolean> {
     try {
-      const key = containerKey(config.prefix, file.container);
+      const driver = await this.driver();
+      const { file } = this;
       for (let attempt = 0; attempt < 5; attempt++) {
-        const stored = await driver.read(key);
+        const stored = await driver.read(this.key);
         if (stored === null) return false;
         const outcome = protocol.auditRefusedPush(
           parseRecord(stored.value, driver.name, file.container, containerSettings(file)),
@@ -93,14 +90,37 @@ export async function auditRefusedPushOnPage(
           now,
         );
         if (outcome.ok || outcome.record === undefined) return false;
-        if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok)
+        if ((await driver.compareAndSwap(this.key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok)
           return true;
       }
       return false;
-    } finally {
-      await driver.close();
+    } catch {
+      return false;
     }
-  } catch {
-    return false;
+  }
+
+  async close(): Promise<void> {
+    const driver = await this.driverPromise?.catch(() => undefined);
+    this.driverPromise = undefined;
+    await driver?.close();
+  }
+
+  private driver(): Promise<Driver> {
+    this.driverPromise ??= this.open(this.config);
+    return this.driverPromise;
+  }
+}
+
+/** The page and where it was read, in one call (diagnosis): the driver is closed before returning. */
+export async function readContainerPage(
+  file: ContainerFile,
+  gitDir: string,
+  overrides: LockManagerOptions = {},
+): Promise<{ record: LockRecord; page: PageLocation }> {
+  const page = new PageWithoutClone(file, gitDir, overrides);
+  try {
+    return await page.read();
+  } finally {
+    await page.close();
   }
 }

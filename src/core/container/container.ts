@@ -18,7 +18,7 @@ import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outco
 import { describe, type LockStatus } from '../lockStatus';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
-import { gitIn } from '../git/runner';
+import { gitIn, type GitCommand } from '../git/runner';
 import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
@@ -37,7 +37,7 @@ import { SessionChoreography } from './sessionChoreography';
 import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
-import { MAX_CAS_ATTEMPTS, swap, type SwapOptions } from './swapService';
+import { MAX_CAS_ATTEMPTS, swap, type PageRead, type SwapOptions } from './swapService';
 
 export interface OpenContainerOptions {
   readonly cwd: string;
@@ -47,6 +47,8 @@ export interface OpenContainerOptions {
   readonly overrides?: { readonly identity?: string; readonly driver?: LockManagerOptions };
   /** An already open driver (tests, the extension's shared connection). Not closed by `close()`. */
   readonly driverInstance?: Driver;
+  /** A git runner in `cwd` the caller already has (the pre-push guard's): the identity and the clone are asked through it. */
+  readonly git?: GitCommand;
 }
 
 /**
@@ -96,9 +98,10 @@ export class Container {
     const env = options.env ?? process.env;
     // `git config user.email` runs beside the clone's `git rev-parse` (the same repository from cwd);
     // its failure counts only after the clone and its .lockstep.json were found, as before.
-    const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
+    const git = options.git ?? gitIn(options.cwd);
+    const identityLookup = resolveIdentity({ git }, env, options.overrides?.identity);
     identityLookup.catch(() => undefined);
-    const opened = await openClone(options.cwd);
+    const opened = await openClone(options.cwd, git);
     const file = await readCommittedFile(opened);
     // The committed remote names are names of this clone's own remotes, never a path in the work tree, a command or an
     // option: checked before any git talks to a remote, and every later git of the clone may use only their transports.
@@ -130,7 +133,7 @@ export class Container {
   }
 
   /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
-  async read(): Promise<{ record: LockRecord; revision: string }> {
+  async read(): Promise<PageRead> {
     const driver = await this.driver();
     let stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
@@ -391,11 +394,12 @@ export class Container {
   }
 
   /** A guard refused a protected push from this clone: audit it on the page (best effort, folded when repeated). */
-  async auditRefusedPush(detail: string): Promise<void> {
+  /** `seen`: the page as this command just read it (the guard's), the swap's first attempt instead of a second read. */
+  async auditRefusedPush(detail: string, seen?: PageRead): Promise<void> {
     const grant = this.session()?.grant ?? 0;
-    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(
-      () => undefined,
-    );
+    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now()), {
+      ...(seen ? { first: seen } : {}),
+    }).catch(() => undefined);
   }
 
   /**
@@ -423,14 +427,15 @@ export class Container {
    * `landing.branch` (what `lockstep verify` reads on a forge). Once per grant and commit: an identical
    * announcement already on the page (release --push, then its own pre-push hook) is not written again.
    * A write whose outcome is unknown throws, and the push is not sent; an announcement whose push then
-   * never lands is harmless (the verifier asks only that each landed commit was announced).
+   * never lands is harmless (the verifier asks only that each landed commit was announced). `seen`: the
+   * page as this command just read it (the guard's), judged and swapped against instead of read again.
    */
-  async announceLanding(landing: Landing): Promise<{ announced: boolean }> {
+  async announceLanding(landing: Landing, seen?: PageRead): Promise<{ announced: boolean }> {
     const proof = await this.holderProof();
-    const { record } = await this.read();
-    const already = landingAnnounced(record, proof.grant, landing);
-    if (already && protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
-    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings));
+    const current = seen ?? (await this.read());
+    const already = landingAnnounced(current.record, proof.grant, landing);
+    if (already && protocol.holds(current.record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
+    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings), { first: current });
     return { announced: true };
   }
 

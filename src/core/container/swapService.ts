@@ -7,14 +7,22 @@ import type { Driver } from '../stores/store';
 /** How often a transition re-reads after losing a compare-and-swap race. */
 export const MAX_CAS_ATTEMPTS = 25;
 
+/** The page as one read found it: the record and the revision a compare-and-swap expects. */
+export interface PageRead {
+  readonly record: LockRecord;
+  readonly revision: string;
+}
+
 /** The page a swap reads and writes: its driver, its key, and the read that proves and settles what it read. */
 export interface SwapPage {
   readonly driver: Driver;
   readonly key: string;
-  read(): Promise<{ record: LockRecord; revision: string }>;
+  read(): Promise<PageRead>;
 }
 
 export interface SwapOptions<T> {
+  /** The page as the caller just read it: the first attempt's, instead of reading it again (a lost race reads afresh). */
+  readonly first?: PageRead;
   /**
    * Runs once before each write of an accepted transition, with what the transition granted, and the
    * write waits for it (an acquire keeps its token in `pending.json` first: sessionChoreography.ts).
@@ -35,7 +43,7 @@ export async function swap<T>(
 ): Promise<T> {
   const { driver, key } = page;
   for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-    const { record, revision } = await page.read();
+    const { record, revision } = attempt === 0 && options.first !== undefined ? options.first : await page.read();
     const outcome = transition(record);
     if (!outcome.ok) {
       if (outcome.record) {

@@ -22,7 +22,7 @@ describe('the page without a clone: one store opened per guarded push', () => {
   /** One shared store holding the container's page, and an opener that counts what it opens and closes. */
   async function store(withPage: boolean) {
     const shared = createMemoryDriver();
-    const seen = { opened: 0, closed: 0, prefixes: [] as string[] };
+    const seen = { opened: 0, closed: 0, reads: 0, prefixes: [] as string[] };
     if (withPage) {
       const created = protocol.createPage(CONTAINER, { identity: 'ops@example.com' }, T0);
       assert.ok(created.ok);
@@ -34,6 +34,11 @@ describe('the page without a clone: one store opened per guarded push', () => {
       return new Proxy(shared, {
         get(target, property) {
           if (property === 'close') return async () => void seen.closed++;
+          if (property === 'read')
+            return async (key: string) => {
+              seen.reads++;
+              return target.read(key);
+            };
           const value: unknown = Reflect.get(target, property, target);
           return typeof value === 'function' ? value.bind(target) : value;
         },
@@ -54,11 +59,30 @@ describe('the page without a clone: one store opened per guarded push', () => {
     );
     assert.equal(audited, true);
     await page.close();
-    assert.deepEqual([seen.opened, seen.closed], [1, 1]);
+    assert.deepEqual([seen.opened, seen.closed, seen.reads], [1, 1, 1], 'the audit starts from the read');
     const stored = await shared.read(containerKey(seen.prefixes[0]!, CONTAINER));
     assert.ok(stored !== null);
     const last = (stored.value as protocol.LockRecord).audit.at(-1);
     assert.deepEqual([last?.action, last?.outcome, last?.who, last?.grant], ['push', 'refused', 'mallory@example.com', 3]);
+  });
+
+  it('an audit whose page moved since the read reads it again and still lands', async () => {
+    const { shared, seen, open } = await store(true);
+    const page = new PageWithoutClone(file, '/srv/repo.git', { path: '/srv/lockstep' }, open);
+    await page.read();
+    const key = containerKey(seen.prefixes[0]!, CONTAINER);
+    const current = await shared.read(key);
+    assert.ok(current !== null);
+    const elsewhere = protocol.petition(current.value as protocol.LockRecord, { identity: 'bob@example.com' }, T0 + 1);
+    assert.ok(elsewhere.ok);
+    assert.ok((await shared.compareAndSwap(key, current.revision, elsewhere.record, { summary: 'petition' })).ok);
+    assert.equal(await page.auditRefusedPush({ identity: 'mallory@example.com', grant: 0, detail: 'refused' }, T0 + 2), true);
+    await page.close();
+    assert.equal(seen.reads, 2, 'the lost race read the page again');
+    const after = await shared.read(key);
+    assert.ok(after !== null);
+    const lines = (after.value as protocol.LockRecord).audit.map(l => l.action);
+    assert.deepEqual(lines.slice(-2), ['petition', 'push']);
   });
 
   it('a store without the page is no free lock: the read says which page it looked for, and the store is still opened once', async () => {

@@ -4,7 +4,7 @@ import { LockNoPageError, type PageLocation } from '../errors';
 import * as protocol from '../lockRecord';
 import type { LockRecord } from '../lockRecord';
 import { parseRecord } from '../recordCodec';
-import type { Driver } from '../stores/store';
+import type { Driver, VersionedRecord } from '../stores/store';
 import { containerSettings, driverOptions, type ContainerFile } from './containerFile';
 import { pageLocation } from './pageLocation';
 import { containerKey } from './pageSettings';
@@ -29,12 +29,14 @@ export interface ServerProof {
  * One container's page opened without a clone: its store settings resolved once, from `.lockstep.json`
  * and the `overrides` alone (no environment: the store is the one pinned or committed, whatever the
  * caller's variables say), its driver opened once on first use and closed by {@link close}. The server
- * guard reads the page and, on a refusal, appends to it through the same connection.
+ * guard reads the page and, on a refusal, appends to it through the same connection, starting from that read.
  */
 export class PageWithoutClone {
   private readonly config: ResolvedConfig;
   private readonly key: string;
   private driverPromise: Promise<Driver> | undefined;
+  /** The page as {@link read} last found it: the first attempt of an audit that follows, instead of a second read. */
+  private lastRead: VersionedRecord | undefined;
 
   constructor(
     readonly file: ContainerFile,
@@ -69,6 +71,7 @@ export class PageWithoutClone {
         checkpointFile: proof.witnessFile,
       });
     }
+    this.lastRead = stored;
     return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
   }
 
@@ -82,7 +85,7 @@ export class PageWithoutClone {
       const driver = await this.driver();
       const { file } = this;
       for (let attempt = 0; attempt < 5; attempt++) {
-        const stored = await driver.read(this.key);
+        const stored = attempt === 0 && this.lastRead !== undefined ? this.lastRead : await driver.read(this.key);
         if (stored === null) return false;
         const outcome = protocol.auditRefusedPush(
           parseRecord(stored.value, driver.name, file.container, containerSettings(file)),

@@ -73,9 +73,10 @@ async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
 }
 
 /**
- * One container as seen from one clone: reads and writes the lock record through the driver's
- * compare-and-swap, keeps the clone's session and push proof in step with it. Every rule lives in
- * `lockRecord.ts`; this class only does I/O around it.
+ * One container as seen from one clone: the facade the command line and the extension call. It reads
+ * the page (proving a signed one), writes it through the compare-and-swap service (`swapService.ts`)
+ * and keeps the clone's session and push proof in step with it (`sessionChoreography.ts`). Every rule
+ * lives in `lockRecord.ts`; this class only does I/O around it.
  */
 export class Container {
   private driverPromise: Promise<Driver> | undefined;

@@ -31,6 +31,11 @@ export class ServerRepo {
     this.refs = new GitRefs(this.runner, '.');
   }
 
+  /** The one git runner of this push (the quarantine, the pinned PATH, no replacement refs): the guard's other reads share it. */
+  get git(): GitRunner {
+    return this.runner;
+  }
+
   /**
    * Where the server's symbolic refs lead a pushed ref name (`refs/heads/trunk → refs/heads/main`),
    * also when the target does not exist yet (a push to such an alias creates the target); the name

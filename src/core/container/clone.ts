@@ -31,13 +31,14 @@ export function isNoContainerHere(error: unknown): boolean {
   );
 }
 
-export async function openClone(cwd: string): Promise<Clone> {
+/** The clone `cwd` is in; `git` is a runner in `cwd` the caller already has (its `git rev-parse` runs there). */
+export async function openClone(cwd: string, git: GitCommand = gitIn(cwd)): Promise<Clone> {
   if (!fs.existsSync(cwd)) {
     throw new LockConfigurationError('The folder given with --cwd does not exist.', { setting: 'cwd' });
   }
   let out: string;
   try {
-    out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
+    out = (await git.raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
     throw new LockConfigurationError(
       'This folder is not inside a git repository; Lockstep works on a git clone (cd into one, or pass --cwd CLONE).',

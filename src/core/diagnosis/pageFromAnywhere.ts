@@ -6,7 +6,7 @@ import { gitIn } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
-import { readContainerPage } from '../container/container';
+import { readContainerPage } from '../container/guardPageAccess';
 import { withoutCredentials } from '../container/pageLocation';
 import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from '../container/containerFile';
 
@@ -31,7 +31,7 @@ export async function readPageInBareRepository(repo: string): Promise<PageRead> 
     );
   }
   // No environment, like the guard: the pinned store is the one the fence reads.
-  const { record, page } = await readContainerPage(settings.file, repo, {}, serverDriverOptions(settings, repo));
+  const { record, page } = await readContainerPage(settings.file, repo, serverDriverOptions(settings, repo));
   return { file: settings.file, record, page };
 }
 
@@ -65,7 +65,7 @@ export async function readPageFromRemote(url: string): Promise<PageRead> {
       );
     }
     // No LOCKSTEP_* variable redirects it: the page is the one this remote holds.
-    const { record, page } = await readContainerPage(file, temp, {}, { gitDir: temp, gitRemote: url });
+    const { record, page } = await readContainerPage(file, temp, { gitDir: temp, gitRemote: url });
     return { file, record, page: { ...page, location: `remote ${url.includes('://') ? withoutCredentials(url) : url}` } };
   } finally {
     fs.rmSync(temp, { recursive: true, force: true });

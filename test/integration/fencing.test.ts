@@ -132,7 +132,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     let landed = '';
 
     it("bob's lease expires; the operator clears it (with a reason, audited)", async () => {
-      await waitUntilExpired(team, carol.dir, 90_000);
+      await waitUntilExpired(team, carol.dir);
       const cleared = ok(
         await team.lockstep(carol.dir, ['clear', '--reason', 'bob vanished'], { env: { LOCKSTEP_IDENTITY: OPS } }),
         'clear',

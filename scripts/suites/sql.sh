@@ -7,7 +7,7 @@
 # (sql-sqlite, sql-mariadb, sql-postgres) and, when a server was skipped or a step failed, one line "sql".
 #
 #   bash scripts/suites/sql.sh                         the suite
-#   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts, then clean-up
+#   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts and bench/turnLatency.ts, then clean-up
 #   bash scripts/suites/sql.sh chaos [ARGS…]           the servers + chaos/run.ts on MariaDB and PostgreSQL, then clean-up
 #   bash scripts/suites/sql.sh server DIALECT stop|start   for tests (needs LOCKSTEP_TEST_SQL_STATE)
 #
@@ -130,7 +130,10 @@ say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=
 if [ "$MODE" = bench ]; then
   LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} LOCKSTEP_BENCH_DIR="$STATE" \
     npx tsx bench/sqlLeases.ts
-  exit $?
+  bench_rc=$?
+  # The your-turn rows of PostgreSQL and MariaDB (bench/turnLatency.ts runs the other drivers too).
+  LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} npx tsx bench/turnLatency.ts || bench_rc=1
+  exit "$bench_rc"
 fi
 
 if [ "$MODE" = chaos ]; then # chaos/run.ts reports its own tally line (suite LOCKSTEP_SUITE)

@@ -7,7 +7,7 @@
  * is the one place they become words.
  */
 
-export { acquire } from './record/acquire';
+export { acquire, nextGrant } from './record/acquire';
 export { boundAudit, keptForever, summarise } from './record/audit';
 export { assign, markDone } from './record/blocks';
 export { afterClear, clear, clearedPrefix } from './record/clear';

@@ -317,9 +317,13 @@ export class ContainerModel implements vscode.Disposable {
     this.watcher?.nudge?.();
   }
 
-  /** The bound the tooltip states: the watch's own (git polls), the safety re-read (announced), or the poll setting. */
+  /**
+   * The bound the tooltip states: the watch's own (git and SQL poll; PostgreSQL's NOTIFY with its backup
+   * poll), the safety re-read (announced), or the poll setting.
+   */
   private freshness(): BadgeFreshness {
     const stated = this.watcher?.freshness;
+    if (stated && this.watcher?.announced) return { withinMs: stated.idleMs, announced: true };
     if (stated) return { withinMs: stated.idleMs, activeWithinMs: stated.activeMs };
     if (this.watcher) return { withinMs: SAFETY_POLL_MS, announced: true };
     return { withinMs: this.settings.pollSeconds * 1000 };
@@ -328,7 +332,7 @@ export class ContainerModel implements vscode.Disposable {
   private schedulePoll(): void {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.disposed) return;
-    // A polling watch (git) is its own safety net: each poll compares the ref, so no change is lost,
+    // A polling watch (git, SQL) is its own safety net: each poll compares the revision, so no change is lost,
     // and a re-read on top would double an idle window's requests.
     if (this.watcher?.freshness) return;
     const every = this.watcher ? SAFETY_POLL_MS : this.settings.pollSeconds * 1000;

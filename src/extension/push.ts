@@ -21,10 +21,15 @@ export async function pushProtectedBranch(container: Container, log: Log): Promi
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Lockstep: pushing ${branch} to ${container.file.remote}…` },
     async () => {
-      const repository = await gitExtensionRepository(container.clone.root).catch(() => undefined);
+      // On Windows the pre-push guard cannot read the command line of a push it did not start (cli/guard/pushArguments.ts)
+      // and refuses one that carries the proof, so the landing goes through Lockstep's own push, which tells it.
+      const repository =
+        process.platform === 'win32' ? undefined : await gitExtensionRepository(container.clone.root).catch(() => undefined);
       if (repository === undefined) {
         const where = await prepareLanding(container);
-        log.info(`Pushing ${where.branch} with git (VS Code's git extension is not available for this folder).`);
+        log.info(
+          `Pushing ${where.branch} with git (${process.platform === 'win32' ? 'on Windows Lockstep pushes itself' : "VS Code's git extension is not available for this folder"}).`,
+        );
         await pushWithGit(container, where);
         return;
       }

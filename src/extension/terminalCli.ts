@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../core/atomicReplace';
 import * as vscode from 'vscode';
 import { shellQuote } from '../core/hooks/hookScripts';
 import type { Log } from './log';
@@ -56,5 +57,5 @@ function writeIfChanged(file: string, text: string, mode: number): void {
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, text, { mode });
   fs.chmodSync(temp, mode);
-  fs.renameSync(temp, file);
+  replaceAtomically(temp, file, 'The lockstep launcher for terminals');
 }

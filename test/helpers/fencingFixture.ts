@@ -1,3 +1,4 @@
+import { scaled } from './calibration';
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -304,13 +305,20 @@ export async function createFencingTeam(options: FencingTeamOptions): Promise<Fe
 }
 
 /** Polls `lockstep status --json` in DIR until the holder's lease has expired (no fixed sleeps). */
-export async function waitUntilExpired(team: FencingTeam, dir: string, timeoutMs = 30_000): Promise<any> {
-  const deadline = performance.now() + timeoutMs;
+/**
+ * Polls `status` until the holder's lease has run out. The deadline follows the lease itself: its time left as the
+ * first status reads it, plus `marginMs` scaled by the run's slowdown (test/helpers/calibration.ts) for the status
+ * calls that see it — never a fixed slot, which a loaded machine outran (the page's creation there took 19 s, and a
+ * lease dated from it ran past a 30 s wait).
+ */
+export async function waitUntilExpired(team: FencingTeam, dir: string, marginMs = 30_000): Promise<any> {
+  let deadline: number | undefined;
   for (;;) {
     const status = await team.lockstep(dir, ['status']);
     assert.equal(status.code, 0, `status failed: ${status.stdout}${status.stderr}`);
     if (status.json.holder !== null && status.json.timeLeftMs < 0) return status.json;
-    if (performance.now() >= deadline) throw new Error(`the holder's lease did not expire within ${timeoutMs} ms`);
+    deadline ??= performance.now() + Math.max(0, status.json.timeLeftMs ?? 0) + scaled(marginMs);
+    if (performance.now() >= deadline) throw new Error(`the holder's lease did not expire by its end plus ${scaled(marginMs)} ms`);
     await new Promise(resolve => setTimeout(resolve, 100));
   }
 }

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as fs from 'node:fs';
+import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
@@ -294,7 +295,7 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
       assert.ok(tokensSeen.size > 0, 'the test saw at least one owner token');
       // Small records are published as a symbolic link's target (file driver): read what the link says.
       const storeText = walk(store).files.map(f =>
-        fs.lstatSync(f).isSymbolicLink() ? fs.readlinkSync(f, 'latin1') : fs.readFileSync(f, 'latin1'),
+        fs.lstatSync(f).isSymbolicLink() ? (decodeLinkTarget(fs.readlinkSync(f)) ?? '') : fs.readFileSync(f, 'latin1'),
       );
       for (const token of tokensSeen) {
         assert.match(token, /^[0-9a-f]{64}$/);

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
 import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/chain/chainLayout';
 import { digestOf, stepMessage, type ChainStep } from '../../src/core/chain/signedChain';
@@ -53,7 +54,7 @@ export function fileHand(recordDir: string): StoreHand {
     const file = path.join(recordDir, `${String(number).padStart(16, '0')}.json`);
     let text: string;
     try {
-      text = fs.readlinkSync(file);
+      text = decodeLinkTarget(fs.readlinkSync(file)) ?? '';
     } catch {
       text = fs.readFileSync(file, 'utf8');
     }

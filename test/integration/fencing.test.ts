@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
 import {
   createFencingTeam,
@@ -38,7 +39,7 @@ function ok(result: CliResult, what: string): any {
 
 /** A stored revision's bytes: the file driver keeps small records as a symbolic link's target, others as files. */
 function storedText(file: string): string {
-  return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file) : fs.readFileSync(file, 'latin1');
+  return fs.lstatSync(file).isSymbolicLink() ? (decodeLinkTarget(fs.readlinkSync(file)) ?? '') : fs.readFileSync(file, 'latin1');
 }
 
 /** No guard spoke (the path of the test folder contains "lockstep", so match the guards' prefixes). */
@@ -131,7 +132,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     let landed = '';
 
     it("bob's lease expires; the operator clears it (with a reason, audited)", async () => {
-      await waitUntilExpired(team, carol.dir, 90_000);
+      await waitUntilExpired(team, carol.dir);
       const cleared = ok(
         await team.lockstep(carol.dir, ['clear', '--reason', 'bob vanished'], { env: { LOCKSTEP_IDENTITY: OPS } }),
         'clear',

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../../src/core/errors';
@@ -38,7 +39,7 @@ function currentRevisionFile(root: string, prefix: string, name: string): string
 
 /** A revision's text, whether it is published as a symbolic link (small records) or a file. */
 function readRevision(file: string): string {
-  return fs.lstatSync(file).isSymbolicLink() ? fs.readlinkSync(file) : fs.readFileSync(file, 'utf8');
+  return fs.lstatSync(file).isSymbolicLink() ? (decodeLinkTarget(fs.readlinkSync(file)) ?? '') : fs.readFileSync(file, 'utf8');
 }
 
 function replaceRevision(file: string, text: string): void {

@@ -335,7 +335,7 @@ describe('hook scripts (text and shell behaviour)', () => {
       );
     });
 
-    it('the guard runs when git cannot answer (no git on the pinned PATH): only git\'s "not a symbolic ref" lets a push skip it', () => {
+    it('every push is refused, saying so, when git cannot answer (no git on the pinned PATH): the alias check must not count as "no alias"', () => {
       const { remote } = bareWithHook();
       const settings = path.join(remote, 'hooks', 'lockstep-server.json');
       // The PATH pinned at install time finds no git: the alias check cannot be made, so it must not count as "no alias".
@@ -343,8 +343,21 @@ describe('hook scripts (text and shell behaviour)', () => {
         preReceiveHook({ ...serverPaths({ node: process.execPath, cli }, settings), path: pathWithout('git') }),
       );
       const ran = run(hook, [], FEATURE, {}, remote);
-      assert.equal(ran.status, 0, ran.stderr);
-      assert.equal(ran.guard.length, 1, 'the guard ran (and, without git, refuses)');
+      assert.equal(ran.status, 1, 'refused');
+      assert.match(ran.stderr, /git cannot be found on the PATH this guard was installed with .*Run lockstep hooks install --server again/);
+    });
+
+    it('on Windows: a pinned PATH in Windows form (which sh cannot search) refuses every push and shows that PATH as it is', () => {
+      const { remote } = bareWithHook();
+      const settings = path.join(remote, 'hooks', 'lockstep-server.json');
+      const windowsPath = 'C:\\Program Files\\Git\\cmd;C:\\Windows\\system32';
+      const { hook } = setUp('pre-receive', cli =>
+        preReceiveHook({ ...serverPaths({ node: process.execPath, cli }, settings), path: windowsPath }),
+      );
+      const ran = run(hook, [], FEATURE, {}, remote);
+      assert.equal(ran.status, 1, 'refused');
+      assert.deepEqual(ran.guard, [], 'refused by sh, before the fast path could read a failure as "no alias"');
+      assert.ok(ran.stderr.includes(`installed with (${windowsPath})`), ran.stderr);
     });
 
     it('the guard runs when git fails in the repository (exit 128), as when it answers "alias"', () => {

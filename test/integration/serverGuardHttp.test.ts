@@ -84,7 +84,7 @@ describe('server guard over authenticated HTTP (REMOTE_USER mapped to identities
   });
 
   it("bob cannot clear the silent lock in the operator's name; the operator can, and the audit names the operator", async () => {
-    await waitUntilExpired(team, ops.dir, 60_000);
+    await waitUntilExpired(team, ops.dir);
     await refusedByServer(
       () => team.lockstep(bob.dir, ['clear', '--reason', 'I am ops'], { env: { LOCKSTEP_IDENTITY: ops.identity } }),
       'bob clears as ops',

@@ -1,5 +1,5 @@
 import { openClone } from '../../core/container/clone';
-import { containerConfig } from '../../core/container/container';
+import { containerConfig } from '../../core/container/pageSettings';
 import { CONTAINER_FILE, driverOptions, readContainerFile } from '../../core/container/containerFile';
 import type { LockManagerOptions } from '../../core/config';
 import { createLockManager } from '../../core/leases';

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
+import crossSpawn from 'cross-spawn';
 import { parseSeconds, parseTtlSeconds } from '../../core/bounds';
 import { LockBusyError, LockConfigurationError } from '../../core/errors';
 import { createLockManager } from '../../core/leases';
@@ -79,10 +79,16 @@ Exit codes: CMD's status · 2 bad arguments or configuration · 3 the lease stay
   },
 };
 
-/** Runs CMD with inherited stdio, forwarding SIGINT/SIGTERM; resolves with its exit status. */
+/**
+ * Runs CMD with inherited stdio, forwarding SIGINT/SIGTERM; resolves with its exit status. CMD starts
+ * through cross-spawn, which on Windows finds it with PATHEXT and runs a `.cmd`/`.bat` shim (`npm`,
+ * `npx`, `tsc`) through `cmd.exe` with its arguments escaped: Node's own spawn fails there with ENOENT
+ * by name and EINVAL by path (https://nodejs.org/en/blog/vulnerability/april-2024-security-releases-2).
+ * Elsewhere it is Node's spawn, unchanged: no shell.
+ */
 function spawnAndWait(command: readonly string[], env: NodeJS.ProcessEnv, cwd: string, stdoutToStderr: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0], command.slice(1), { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'], env, cwd });
+    const child = crossSpawn(command[0], command.slice(1), { stdio: ['inherit', stdoutToStderr ? 2 : 'inherit', 'inherit'], env, cwd });
     const forward = (signal: NodeJS.Signals) => () => {
       child.kill(signal);
     };

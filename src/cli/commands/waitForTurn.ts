@@ -1,11 +1,12 @@
 import { systemClock, SECOND } from '../../core/clock';
 import type { Container } from '../../core/container/container';
+import { ChangeWaiter, WAITING } from '../../core/container/turnWait';
 import { LockBusyError } from '../../core/errors';
 import { formatDuration } from '../../core/format';
 import { hasTurn, LockState, type LockStatus } from '../../core/lockStatus';
 import type { CommandContext } from '../command';
 
-/** How often `lockstep wait` re-reads the page when the driver cannot announce changes. */
+/** How often `lockstep wait` re-reads the page when no announcement came (a driver without one, a lost one). */
 const POLL_MS = SECOND;
 
 /** One progress line, written when it changes. */
@@ -21,9 +22,8 @@ export async function waitForTurn(context: CommandContext, container: Container,
   const clock = systemClock;
   const started = clock.monotonic();
   const deadline = timeoutSeconds === undefined ? Infinity : started + timeoutSeconds * SECOND;
-  let wake: (() => void) | undefined;
-  // A waiter: a polling watch (git) keeps its fast pace for the whole wait.
-  const watcher = await container.watch(() => wake?.(), { interest: () => ({ holds: false, waits: true }) }).catch(() => undefined);
+  // Wakes on the driver's announcement of a change; a polling watch (git, SQL) keeps its fast pace meanwhile.
+  const waiter = new ChangeWaiter(onChange => container.watch(onChange, { interest: () => WAITING }), clock);
   let said = '';
   try {
     for (;;) {
@@ -58,13 +58,10 @@ export async function waitForTurn(context: CommandContext, container: Container,
           timeoutSeconds ?? 0,
         );
       }
-      // Wake on the driver's announcement, or after a short poll, or at the deadline.
-      const controller = new AbortController();
-      wake = () => controller.abort();
-      await clock.sleep(Math.min(left, POLL_MS), controller.signal).catch(() => undefined);
-      wake = undefined;
+      // Wake on the driver's announcement, or after a short poll (the backup), or at the deadline.
+      await waiter.sleep(Math.min(left, POLL_MS));
     }
   } finally {
-    watcher?.dispose();
+    waiter.dispose();
   }
 }

@@ -1,4 +1,5 @@
 import { Container } from '../../core/container/container';
+import type { PageRead } from '../../core/container/swapService';
 import { CONTAINER_DEFAULTS, readContainerFile } from '../../core/container/containerFile';
 import { LockError, type LockFencedError, LockRefusedError } from '../../core/errors';
 import { fenceClientPush, refusalGist } from '../../core/fencing';
@@ -8,7 +9,7 @@ import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushComman
 import { gitIn, type GitCommand } from '../../core/git/runner';
 import { digestsEqual, hashProof } from '../../core/tokens';
 import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
-import { gitProcessArguments } from './pushArguments';
+import { announcedArguments, gitProcessArguments, unseenCommandLine } from './pushArguments';
 
 /**
  * `lockstep guard pre-push REMOTE URL` (git's pre-push hook). First, on every push from any branch
@@ -20,15 +21,17 @@ import { gitProcessArguments } from './pushArguments';
 export async function guardPrePush(context: CommandContext): Promise<number> {
   const [remoteName, remoteUrl] = context.args;
   const pushed = parsePrePush(await readStdin());
-  // The container opens (git start-up, .lockstep.json) beside the leak check's git runs; the leak is judged
-  // first, whatever the opening says: a branch without .lockstep.json still pushes the configured proof.
-  const opening = Container.open({ cwd: context.cwd, env: context.env }).then(
+  // One git runner for the push's own reads (the leak check's settings, the identity, the clone). The container
+  // opens (git start-up, .lockstep.json) beside the leak check's git runs; the leak is judged first, whatever the
+  // opening says: a branch without .lockstep.json still pushes the configured proof.
+  const git = gitIn(context.cwd);
+  const opening = Container.open({ cwd: context.cwd, env: context.env, git }).then(
     container => ({ container }),
     (error: unknown) => ({ error }),
   );
   let container: Container;
   try {
-    const leak = await proofLeak(gitIn(context.cwd), context, remoteName ?? '', remoteUrl ?? '');
+    const leak = await proofLeak(git, context, remoteName ?? '', remoteUrl ?? '', opening);
     if (leak && (await proofIsLive(await opening, leak.proofs))) throw new LockRefusedError('proof-would-leak', leak.message);
     const opened = await opening;
     if ('error' in opened) throw opened.error;
@@ -45,10 +48,15 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
     if (touching.length === 0 || !shared) return 0;
+    // The page is read once; the audit of a refusal or the first landing announcement starts from this read.
+    let seen: PageRead;
     let verdict: LockFencedError | undefined;
     try {
-      const { record } = await container.read();
-      verdict = fenceClientPush(record, container.session(), Date.now(), { identity: container.identity, settings: container.settings });
+      seen = await container.read();
+      verdict = fenceClientPush(seen.record, container.session(), Date.now(), {
+        identity: container.identity,
+        settings: container.settings,
+      });
     } catch (error) {
       // Fail closed, keeping the error's code (and so its exit code) and saying why the push stops.
       if (error instanceof LockError) {
@@ -60,17 +68,20 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
       // Refused pushes that reach the guard are audited on the page (folded when repeated).
       await container.auditRefusedPush(
         `client guard refused a push to ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}: ${refusalGist(verdict.message)}`,
+        seen,
       );
       throw verdict;
     }
-    // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks).
+    // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks); after an
+    // announcement is written the page read above is stale, and the next one reads it again.
+    let unchanged: PageRead | undefined = seen;
     for (const p of container.announcesLandings ? touching : []) {
       if (ZERO_SHA.test(p.localSha)) continue; // a deletion lands no commit
-      await container.announceLanding({
-        branch: p.remoteRef.slice('refs/heads/'.length),
-        from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha,
-        to: p.localSha,
-      });
+      const { announced } = await container.announceLanding(
+        { branch: p.remoteRef.slice('refs/heads/'.length), from: ZERO_SHA.test(p.remoteSha) ? null : p.remoteSha, to: p.localSha },
+        unchanged,
+      );
+      if (announced) unchanged = undefined;
     }
     context.out.note(
       `lockstep: grant #${container.session()?.grant} verified for ${touching.map(t => t.remoteRef.replace('refs/heads/', '')).join(', ')}.`,
@@ -99,6 +110,7 @@ async function proofLeak(
   context: CommandContext,
   remoteName: string,
   pushUrl: string,
+  opening: Promise<{ container: Container } | { error: unknown }>,
 ): Promise<{ message: string; proofs: string[] } | undefined> {
   const config = await pushSettings(git);
   const aliases = new Map(
@@ -106,20 +118,28 @@ async function proofLeak(
       .filter(([key, value]) => key.startsWith('alias.') && value !== null)
       .map(([key, value]) => [key.slice('alias.'.length), value as string]),
   );
-  const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID);
+  const argv = gitProcessArguments(context.env.LOCKSTEP_GIT_PUSH_PID) ?? announcedArguments(context.env);
   const args = argv && pushArgumentsOf(argv, aliases);
   const commandLine = args && parsePushArguments(args);
   if (!carriesProof({ config, commandLine })) return undefined;
-  const sharedRemote = config.filter(([key]) => key === 'lockstep.sharedremote').pop()?.[1] ?? committedRemote(context.cwd);
+  const sharedRemote =
+    config.filter(([key]) => key === 'lockstep.sharedremote').pop()?.[1] ?? (await committedRemote(context.cwd, opening));
   const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => ''))
     .split('\n')
     .filter(Boolean);
-  const message = checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine });
+  const message =
+    checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine }) ?? unseenCommandLine(process.platform, argv);
   return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
 }
 
-/** The shared remote named in the work tree's .lockstep.json, for a proof configured before the name was kept beside it. */
-function committedRemote(cwd: string): string {
+/**
+ * The shared remote named in the work tree's .lockstep.json, for a proof configured before the name was kept beside
+ * it: as the container opening beside the leak check read it; where that opening failed, the file read on its own
+ * (the default when there is none).
+ */
+async function committedRemote(cwd: string, opening: Promise<{ container: Container } | { error: unknown }>): Promise<string> {
+  const opened = await opening;
+  if ('container' in opened) return opened.container.file.remote;
   try {
     return readContainerFile(cwd).remote;
   } catch {

@@ -1,12 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { auditRefusedPushOnPage, readContainerRecord, type ServerProof } from '../../core/container/container';
+import { PageWithoutClone, type ServerProof } from '../../core/container/guardPageAccess';
 import { digestOf } from '../../core/chain/signedChain';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate, type LeaseBefore } from '../../core/guard/leaseUpdate';
 import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
-import { gitIn } from '../../core/git/runner';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
 import { checkRecordUpdate } from '../../core/chain/recordUpdate';
 import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/chain/signedStep';
@@ -43,30 +42,41 @@ const MAX_AUDIT_LOG_BYTES = 64 * 1024 * 1024;
 export async function guardPreReceive(context: CommandContext): Promise<number> {
   const { values } = parseCommandArgs(context.args, { settings: { type: 'string' } });
   const input = await readStdin();
+  // Once per push: the pinned settings, the one git runner of the repository, and the page (its store
+  // settings resolved here, its driver opened on first use, closed when the push is decided).
   const settings = loadSettings(values.settings);
+  const repo = new ServerRepo(context.cwd, context.env);
+  const page = new PageWithoutClone(settings.file, context.cwd, serverDriverOptions(settings, context.cwd));
   // Stale pinned settings are said to the pusher (stderr), beside the decision and never changing it.
-  const stale = pinnedDriftWarning(gitIn(context.cwd), settings).catch(() => undefined);
+  const stale = pinnedDriftWarning(repo.git, settings).catch(() => undefined);
   try {
-    return await decide(context, input, settings);
+    return await decide(context, input, settings, repo, page);
   } finally {
+    await page.close();
     const warning = await stale;
     if (warning !== undefined) context.out.note(`lockstep: warning: ${warning}`);
   }
 }
 
-async function decide(context: CommandContext, input: string, settings: ServerSettings): Promise<number> {
-  const repo = new ServerRepo(context.cwd, context.env);
+async function decide(
+  context: CommandContext,
+  input: string,
+  settings: ServerSettings,
+  repo: ServerRepo,
+  page: PageWithoutClone,
+): Promise<number> {
   const pushed = pushOptionsFromEnv(context.env);
   const now = Date.now();
   let record: LockRecord | undefined;
   const currentRecord = async (ref: string): Promise<LockRecord> => {
-    record ??= await readRecord(settings, context.cwd, ref, pushed.grant, repo);
+    record ??= await readRecord(page, signedChainProof(settings, context.cwd, repo), ref, pushed.grant);
     return record;
   };
 
+  const naming = { foldsCase: await repo.foldsCase() };
   for (const raw of parsePreReceive(input)) {
     const update: RefUpdate = { ...raw, target: await repo.resolveRef(raw.ref) };
-    const rule = ruleFor(settings, update);
+    const rule = ruleFor(settings, update, naming);
     switch (rule.kind) {
       case 'pass':
         break;
@@ -81,10 +91,7 @@ async function decide(context: CommandContext, input: string, settings: ServerSe
           // leave every ref as it was (an attacker would otherwise grow its history at will).
           const pusher = pusherIdentity(settings, context.env);
           if (settings.file.driver !== 'git')
-            await auditRefusedPushOnPage(
-              settings.file,
-              context.cwd,
-              serverDriverOptions(settings, context.cwd),
+            await page.auditRefusedPush(
               {
                 identity: 'identity' in pusher && pusher.identity !== undefined ? pusher.identity : 'unknown pusher',
                 grant: pushed.grant ?? 0,
@@ -132,21 +139,14 @@ function loadSettings(file: string | undefined): ServerSettings {
 }
 
 async function readRecord(
-  settings: ServerSettings,
-  repo: string,
+  page: PageWithoutClone,
+  proof: ServerProof | undefined,
   ref: string,
   presented: number | undefined,
-  server: ServerRepo,
 ): Promise<LockRecord> {
   try {
     // No environment: the store is what was pinned, whatever the pusher's variables say.
-    return await readContainerRecord(
-      settings.file,
-      repo,
-      {},
-      serverDriverOptions(settings, repo),
-      signedChainProof(settings, repo, server),
-    );
+    return (await page.read(proof)).record;
   } catch (error) {
     const why = error instanceof LockError ? error.message : 'unexpected failure';
     throw new LockFencedError(`${ref} is protected and the lock could not be checked, so the push is refused — ${why}`, 0, presented, {

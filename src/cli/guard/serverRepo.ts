@@ -31,6 +31,11 @@ export class ServerRepo {
     this.refs = new GitRefs(this.runner, '.');
   }
 
+  /** The one git runner of this push (the quarantine, the pinned PATH, no replacement refs): the guard's other reads share it. */
+  get git(): GitRunner {
+    return this.runner;
+  }
+
   /**
    * Where the server's symbolic refs lead a pushed ref name (`refs/heads/trunk → refs/heads/main`),
    * also when the target does not exist yet (a push to such an alias creates the target); the name
@@ -42,6 +47,17 @@ export class ServerRepo {
     if (output.code === 0) return output.stdout.toString('utf8').trim() || ref;
     if (output.code === 1) return ref;
     throw unreadable('symbolic-ref', output);
+  }
+
+  /**
+   * Whether the repository's refs live on a case-insensitive filesystem: git sets `core.ignorecase`
+   * when it creates a repository there (macOS, Windows). Unset is false; a value git cannot read refuses.
+   */
+  async foldsCase(): Promise<boolean> {
+    const output = await this.runner.run(['config', '--bool', '--get', 'core.ignorecase']);
+    if (output.code === 1) return false;
+    if (output.code === 0) return output.stdout.toString('utf8').trim() === 'true';
+    throw unreadable('config', output);
   }
 
   /**

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
 import { sessionDir } from './session';
@@ -30,13 +31,14 @@ export function isNoContainerHere(error: unknown): boolean {
   );
 }
 
-export async function openClone(cwd: string): Promise<Clone> {
+/** The clone `cwd` is in; `git` is a runner in `cwd` the caller already has (its `git rev-parse` runs there). */
+export async function openClone(cwd: string, git: GitCommand = gitIn(cwd)): Promise<Clone> {
   if (!fs.existsSync(cwd)) {
     throw new LockConfigurationError('The folder given with --cwd does not exist.', { setting: 'cwd' });
   }
   let out: string;
   try {
-    out = (await gitIn(cwd).raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
+    out = (await git.raw(['rev-parse', '--show-toplevel', '--absolute-git-dir'])).trim();
   } catch (cause) {
     throw new LockConfigurationError(
       'This folder is not inside a git repository; Lockstep works on a git clone (cd into one, or pass --cwd CLONE).',
@@ -311,7 +313,7 @@ export async function writePushProof(clone: Clone, grant: number, proof: string,
       `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`,
     { mode: 0o600 },
   );
-  fs.renameSync(temp, path.join(dir, PUSH_CONFIG));
+  replaceAtomically(temp, path.join(dir, PUSH_CONFIG), "The clone's push proof file (.git/lockstep/push.config)");
   await includePushConfig(clone);
 }
 

@@ -1,6 +1,6 @@
+import { SECOND, systemClock, type Clock } from '../clock';
+import type { LockManagerOptions, ResolvedConfig } from '../config';
 import { MAX_RETRY_SLEEP_MS } from '../bounds';
-import { systemClock, SECOND, type Clock } from '../clock';
-import { resolveConfig, type LockManagerOptions, type ResolvedConfig } from '../config';
 import { openDriver } from '../drivers';
 import {
   describePage,
@@ -16,38 +16,29 @@ import {
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
-import { keyDigest } from '../names';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
-import { gitIn } from '../git/runner';
-import { hashProof, hashToken, newOwnerToken, pushProof } from '../tokens';
+import { gitIn, type GitCommand } from '../git/runner';
+import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
-  hasPushProof,
   includePushConfig,
-  landedUnderGrant,
-  landingState,
   openClone,
   remoteBranchTip,
   removePushProof,
   resolveIdentity,
-  writePushProof,
   type Clone,
 } from './clone';
-import {
-  CONTAINER_DEFAULTS,
-  CONTAINER_FILE,
-  containerSettings,
-  driverOptions,
-  readContainerFile,
-  type ContainerFile,
-} from './containerFile';
+import { CONTAINER_DEFAULTS, CONTAINER_FILE, containerSettings, readContainerFile, type ContainerFile } from './containerFile';
+import { checkLanded, hasUnpushedWork, landingAnnounced } from './landingChecks';
 import { pageLocation } from './pageLocation';
+import { committedPage, containerConfig, containerKey, type Env } from './pageSettings';
+import { SessionChoreography } from './sessionChoreography';
 import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
+import { ChangeWaiter, WAITING } from './turnWait';
 import { resolveSharedRemote } from './sharedRemote';
-import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import type { Session } from './session';
+import { MAX_CAS_ATTEMPTS, swap, type PageRead, type SwapOptions } from './swapService';
 
 export interface OpenContainerOptions {
   readonly cwd: string;
@@ -57,160 +48,9 @@ export interface OpenContainerOptions {
   readonly overrides?: { readonly identity?: string; readonly driver?: LockManagerOptions };
   /** An already open driver (tests, the extension's shared connection). Not closed by `close()`. */
   readonly driverInstance?: Driver;
+  /** A git runner in `cwd` the caller already has (the pre-push guard's): the identity and the clone are asked through it. */
+  readonly git?: GitCommand;
 }
-
-/**
- * Reads a container's record without a clone or an identity: the server's guard runs in a bare
- * repository and only needs the record. The driver is closed before returning. A store without the
- * container's page throws {@link LockNoPageError}: a missing page is never a free lock.
- */
-export async function readContainerRecord(
-  file: ContainerFile,
-  gitDir: string,
-  env: Env,
-  overrides: LockManagerOptions = {},
-  proof?: ServerProof,
-): Promise<LockRecord> {
-  return (await readContainerPage(file, gitDir, env, overrides, proof)).record;
-}
-
-/**
- * How the server guard proves a signed page of a store whose writers are all participants (file,
- * SQL, Redis): the allowed signers as its pinned protected branch has them, and its own witness
- * kept in the guarded repository (stores/signedChainDriver.ts).
- */
-export interface ServerProof {
-  readonly allowedSigners: () => Promise<string>;
-  readonly witnessFile: string;
-}
-
-/** Like {@link readContainerRecord}, with the page it read (driver as opened, location without credentials, prefix). */
-export async function readContainerPage(
-  file: ContainerFile,
-  gitDir: string,
-  env: Env,
-  overrides: LockManagerOptions = {},
-  proof?: ServerProof,
-): Promise<{ record: LockRecord; page: PageLocation }> {
-  const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, env);
-  const driver = await openDriver(config);
-  try {
-    const page = pageLocation(config, file.container, driver.name);
-    const stored = await driver.read(containerKey(config.prefix, file.container));
-    if (stored === null) throw new LockNoPageError(page, committedPage(file, gitDir, overrides));
-    if (proof !== undefined && file.allowedSigners !== undefined && driver.name !== 'git') {
-      await signedPageDriver(driver).verifyHistory(stored.revision, {
-        container: file.container,
-        settings: containerSettings(file),
-        allowedSigners: proof.allowedSigners,
-        checkpointFile: proof.witnessFile,
-      });
-    }
-    return { record: parseRecord(stored.value, driver.name, file.container, containerSettings(file)), page };
-  } finally {
-    await driver.close();
-  }
-}
-
-/**
- * Appends a guard's refusal of a protected push to the container's page (the server guard, which
- * has no clone): best effort, a few compare-and-swap attempts, folded with identical refusals.
- * Never throws: the refusal stands whether or not its audit line could be written.
- */
-export async function auditRefusedPushOnPage(
-  file: ContainerFile,
-  gitDir: string,
-  overrides: LockManagerOptions,
-  request: { identity: string; grant: number; detail: string },
-  now: number,
-): Promise<boolean> {
-  try {
-    const config = resolveConfig({ ...driverOptions(file, gitDir), ...overrides }, {});
-    const driver = await openDriver(config);
-    try {
-      const key = containerKey(config.prefix, file.container);
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const stored = await driver.read(key);
-        if (stored === null) return false;
-        const outcome = protocol.auditRefusedPush(
-          parseRecord(stored.value, driver.name, file.container, containerSettings(file)),
-          request,
-          now,
-        );
-        if (outcome.ok || outcome.record === undefined) return false;
-        if ((await driver.compareAndSwap(key, stored.revision, outcome.record, { summary: outcome.summary ?? 'push refused' })).ok)
-          return true;
-      }
-      return false;
-    } finally {
-      await driver.close();
-    }
-  } catch {
-    return false;
-  }
-}
-
-/** Where `.lockstep.json` alone (no environment, no editor settings) puts the container's page. */
-export function committedPage(file: ContainerFile, root: string, overrides: LockManagerOptions = {}): Omit<PageLocation, 'container'> {
-  const { container: _, ...where } = pageLocation(resolveConfig({ ...driverOptions(file, root), ...overrides }, {}), file.container);
-  return where;
-}
-
-/**
- * The store settings a clone opens its container's page with. `.lockstep.json` says which page it
- * is — driver, prefix, store location (file folder, Redis or database URL without credentials, git
- * remote); the environment and editor settings (`overrides`) supply credentials and machine-local
- * details only. One that points elsewhere is refused with {@link LockNoPageError} (exit 5) before
- * any store is opened: followed, it would read — or, with `adopt`, create — a second page.
- */
-export function containerConfig(file: ContainerFile, root: string, env: Env, overrides: LockManagerOptions = {}): ResolvedConfig {
-  const options = driverOptions(file, root);
-  const config = resolveConfig({ ...options, ...overrides }, env);
-  const committedConfig = resolveConfig(options, {});
-  const page = pageLocation(config, file.container);
-  const { container: _, ...committed } = pageLocation(committedConfig, file.container);
-  const mismatch = pointingAway(committed, page, env);
-  if (mismatch.length > 0) throw new LockNoPageError(page, committed, { mismatch });
-  return config;
-}
-
-/** Which settings move the page away from the committed one: a variable's name, else the option's. */
-function pointingAway(committed: Omit<PageLocation, 'container'>, page: PageLocation, env: Env): string[] {
-  const named = (variable: string, option: string) => ((env[variable] ?? '') !== '' ? variable : `the ${option} setting`);
-  const away: string[] = [];
-  if (page.driver !== committed.driver) return [named('LOCKSTEP_DRIVER', 'driver')];
-  if (page.prefix !== committed.prefix) away.push(named('LOCKSTEP_PREFIX', 'prefix'));
-  if (page.location !== committed.location) {
-    switch (page.driver) {
-      case 'file':
-        away.push(named('LOCKSTEP_PATH', 'path'));
-        break;
-      case 'redis':
-        away.push(named('LOCKSTEP_REDIS_URL', 'redisUrl'));
-        break;
-      case 'sql':
-        away.push(
-          (env.LOCKSTEP_DATABASE_URL ?? '') === '' && (env.LOCKSTEP_PATH ?? '') !== ''
-            ? 'LOCKSTEP_PATH'
-            : named('LOCKSTEP_DATABASE_URL', 'databaseUrl'),
-        );
-        break;
-      case 'git':
-        away.push(named('LOCKSTEP_GIT_REMOTE', 'gitRemote'));
-        break;
-      default:
-        away.push('the environment');
-    }
-  }
-  return away;
-}
-
-export function containerKey(prefix: string, container: string): string {
-  return keyDigest(prefix, `container:${container}`);
-}
-
-/** How often a transition re-reads after losing a compare-and-swap race. */
-const MAX_CAS_ATTEMPTS = 25;
 
 /**
  * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
@@ -234,14 +74,15 @@ async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
 }
 
 /**
- * One container as seen from one clone: reads and writes the lock record through the driver's
- * compare-and-swap, keeps the clone's session and push proof in step with it. Every rule lives in
- * `lockRecord.ts`; this class only does I/O around it.
+ * One container as seen from one clone: the facade the command line and the extension call. It reads
+ * the page (proving a signed one), writes it through the compare-and-swap service (`swapService.ts`)
+ * and keeps the clone's session and push proof in step with it (`sessionChoreography.ts`). Every rule
+ * lives in `lockRecord.ts`; this class only does I/O around it.
  */
 export class Container {
   private driverPromise: Promise<Driver> | undefined;
-  /** The grant whose unconfirmed release {@link settle} found on the page (the session is gone). */
-  private finishedRelease: number | undefined;
+  /** The clone's session kept in step with the page: settled at every read, promoted by an acquire. */
+  private readonly sessions: SessionChoreography;
 
   private constructor(
     readonly clone: Clone,
@@ -251,15 +92,18 @@ export class Container {
     readonly config: ResolvedConfig,
     private readonly clock: Clock,
     private readonly injected: Driver | undefined,
-  ) {}
+  ) {
+    this.sessions = new SessionChoreography(clone, file, settings, identity, clock);
+  }
 
   static async open(options: OpenContainerOptions): Promise<Container> {
     const env = options.env ?? process.env;
     // `git config user.email` runs beside the clone's `git rev-parse` (the same repository from cwd);
     // its failure counts only after the clone and its .lockstep.json were found, as before.
-    const identityLookup = resolveIdentity({ git: gitIn(options.cwd) }, env, options.overrides?.identity);
+    const git = options.git ?? gitIn(options.cwd);
+    const identityLookup = resolveIdentity({ git }, env, options.overrides?.identity);
     identityLookup.catch(() => undefined);
-    const opened = await openClone(options.cwd);
+    const opened = await openClone(options.cwd, git);
     const file = await readCommittedFile(opened);
     // The committed remote names are names of this clone's own remotes, never a path in the work tree, a command or an
     // option: checked before any git talks to a remote, and every later git of the clone may use only their transports.
@@ -281,23 +125,23 @@ export class Container {
   }
 
   session(): Session | undefined {
-    return readSession(this.clone.gitDir, this.file.container);
+    return this.sessions.session();
   }
 
   /** An acquire of this clone whose outcome is not known yet (after a read of the page settled what it could). */
   pendingAcquire(): Pick<Session, 'grant'> | undefined {
-    const pending = readPending(this.clone.gitDir, this.file.container);
+    const pending = this.sessions.pending();
     return pending ? { grant: pending.grant } : undefined;
   }
 
   /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
-  async read(): Promise<{ record: LockRecord; revision: string }> {
+  async read(): Promise<PageRead> {
     const driver = await this.driver();
     let stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
     if (this.file.allowedSigners !== undefined) stored = await this.proven(driver, stored);
     const record = parseRecord(stored.value, driver.name, this.file.container, this.settings);
-    await this.settle(record);
+    await this.sessions.settle(record);
     return { record, revision: stored.revision };
   }
 
@@ -324,51 +168,6 @@ export class Container {
       });
       return again;
     }
-  }
-
-  /**
-   * Finishes or undoes what an interrupted command of this clone left, judged by the page just read
-   * (docs/protocol.md#unknown-outcomes). An acquire whose write was sent but never confirmed left its
-   * token in `pending.json`: when the page names that token the acquire is finished (session and push
-   * proof written); when the page shows its grant number went to someone else, it is dropped; otherwise
-   * (the write may still be on its way) it is kept, and the next acquire reuses its token. A release
-   * whose write landed unconfirmed is finished (the session goes). A live session without its push proof
-   * gets it back. Costs nothing when there is nothing to settle.
-   */
-  private async settle(record: LockRecord): Promise<void> {
-    const gitDir = this.clone.gitDir;
-    const pending = readPending(gitDir, this.file.container);
-    if (pending) {
-      const h = record.holder;
-      if (h !== null && h.tokenHash === hashToken(pending.token)) await this.promote({ ...pending, grant: h.grant }, pending);
-      else if (record.grant >= pending.grant) clearPending(gitDir, pending);
-    }
-    const session = this.session();
-    if (!session) return;
-    const tokenHash = hashToken(session.token);
-    if (protocol.holds(record, tokenHash, session.grant, this.clock.now())) {
-      if (this.file.serverGuard && !hasPushProof(this.clone)) await this.writeProofOf(session);
-      return;
-    }
-    // Only the token's holder can release its grant: a release line for it is this clone's own release.
-    const released = record.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === session.grant);
-    if (released && record.holder?.tokenHash !== tokenHash) {
-      clearSession(gitDir);
-      removePushProof(this.clone);
-      this.finishedRelease = session.grant;
-    }
-  }
-
-  /** The acquire's write is on the page: the clone's session, then its push proof, and only then the pending file goes. */
-  private async promote(session: Session, pending?: Session): Promise<void> {
-    writeSession(this.clone.gitDir, session);
-    if (this.file.serverGuard) await this.writeProofOf(session);
-    if (pending) clearPending(this.clone.gitDir, pending);
-  }
-
-  /** The push proof of a session's grant, derived from its token (so a lost one can always be written again). */
-  private writeProofOf(session: Session): Promise<void> {
-    return writePushProof(this.clone, session.grant, pushProof(session.token, this.file.container, session.grant), this.file.remote);
   }
 
   /** Which page this container reads: driver (as opened, so what `auto` chose), location, prefix, container. */
@@ -457,6 +256,19 @@ export class Container {
   async acquire(
     options: { wait?: number; ttl?: number; signal?: AbortSignal } = {},
   ): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
+    // A wait wakes on the driver's announcement of a change, with its poll as the backup (turnWait.ts).
+    const waiter = new ChangeWaiter(onChange => this.watch(onChange, { interest: () => WAITING }), this.clock);
+    try {
+      return await this.acquireWaiting(options, waiter);
+    } finally {
+      waiter.dispose();
+    }
+  }
+
+  private async acquireWaiting(
+    options: { wait?: number; ttl?: number; signal?: AbortSignal },
+    waiter: ChangeWaiter,
+  ): Promise<{ grant: number; expiresAt: number; already?: boolean }> {
     const branch = this.file.protectedBranches[0] ?? 'main';
     // Where the protected branch was when the grant began, asked beside the page's read: a release names as
     // landed only a commit that was not there yet (see checkLanded).
@@ -464,46 +276,33 @@ export class Container {
     base.catch(() => undefined);
     // Acquiring again in the clone that holds the lock changes nothing: say so, and keep the lease.
     const { record: first } = await this.read();
-    const held = this.sessionProof();
+    const held = this.sessions.sessionProof();
     if (held && protocol.holds(first, held.tokenHash, held.grant, this.clock.now())) {
       return { grant: held.grant, expiresAt: (first.holder as protocol.Holder).expiresAt, already: true };
     }
-    const unsettled = readPending(this.clone.gitDir, this.file.container);
-    const token = unsettled?.token ?? newOwnerToken();
-    const tokenHash = hashToken(token);
+    const unsettled = this.sessions.pending();
     const deadline = this.clock.monotonic() + (options.wait ?? 0) * SECOND;
-    const baseCommit = await base.catch(() => undefined);
+    const pending = this.sessions.beginAcquire(unsettled?.token ?? newOwnerToken(), await base.catch(() => undefined));
     if (this.file.serverGuard) await includePushConfig(this.clone);
-    let attempt: Session | undefined;
+    const ttl = options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {};
     for (;;) {
       let result: { grant: number; expiresAt: number };
       try {
-        result = await this.apply(record => {
-          const grant = record.grant + 1;
-          const proofHash = hashProof(pushProof(token, this.file.container, grant));
-          const outcome = protocol.acquire(
-            record,
-            this.settings,
-            { identity: this.identity, tokenHash, proofHash, ...(options.ttl !== undefined ? { ttlMs: options.ttl * SECOND } : {}) },
-            this.clock.now(),
-          );
-          if (outcome.ok) {
-            attempt = {
-              container: this.file.container,
-              grant,
-              token,
-              identity: this.identity,
-              acquiredAt: this.clock.now(),
-              ...(baseCommit ? { base: baseCommit } : {}),
-            };
-            writePending(this.clone.gitDir, attempt);
-          }
-          return outcome;
-        });
+        // The transition stays pure; the pending file is written by the swap right before its write leaves.
+        result = await this.apply(
+          record =>
+            protocol.acquire(
+              record,
+              this.settings,
+              { identity: this.identity, tokenHash: pending.tokenHash, proofHash: pending.proofHash(protocol.nextGrant(record)), ...ttl },
+              this.clock.now(),
+            ),
+          { beforeWrite: granted => pending.ask(granted.grant) },
+        );
       } catch (error) {
         if (!(error instanceof LockRefusedError)) {
           // The write may have reached the store: the token stays in pending.json for the next command to settle.
-          if (attempt !== undefined && error instanceof Error) {
+          if (pending.sent && error instanceof Error) {
             error.message +=
               ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
           }
@@ -513,24 +312,26 @@ export class Container {
         // refusal ("you already hold it") is this clone's own grant. That is this acquire's success.
         if (error.reason === 'already-holder' && unsettled !== undefined) {
           const { record } = await this.read();
-          const mine = this.sessionProof();
-          if (mine && mine.tokenHash === tokenHash && protocol.holds(record, mine.tokenHash, mine.grant, this.clock.now())) {
+          const mine = this.sessions.sessionProof();
+          if (mine && mine.tokenHash === pending.tokenHash && protocol.holds(record, mine.tokenHash, mine.grant, this.clock.now())) {
             return { grant: mine.grant, expiresAt: (record.holder as protocol.Holder).expiresAt };
           }
         }
         // A refusal follows only answers the store gave: every write of this call was refused, none is in flight.
-        if (attempt !== undefined && unsettled === undefined) clearPending(this.clone.gitDir, attempt);
+        if (pending.sent && unsettled === undefined) pending.drop();
         const busy = error.reason === 'held-by-other' || error.reason === 'not-your-turn';
         if (!busy) throw error;
         const remaining = deadline - this.clock.monotonic();
         if (remaining <= 0 || options.signal?.aborted) {
           throw new LockBusyError(error.message, options.wait ?? 0, { cause: error });
         }
-        // The container lock is coarse: poll the record gently rather than every 25 ms.
-        await this.clock.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
+        // Until the page changes (the driver's watch), polled gently as the backup rather than every 25 ms.
+        await waiter.sleep(Math.min(remaining, 40 * MAX_RETRY_SLEEP_MS), options.signal);
         continue;
       }
-      await this.promote({ ...attempt!, grant: result.grant }, attempt);
+      // The grant is the swap's answer; the pending file named it before the write left.
+      const granted = pending.session(result.grant);
+      await this.sessions.promote(granted, granted);
       return result;
     }
   }
@@ -564,8 +365,9 @@ export class Container {
     // A clone that does not hold the live grant is told that first: pushing would not help it.
     const { record } = await this.read();
     // An earlier release whose answer was lost did land: it is finished now, and said so.
-    if (this.finishedRelease !== undefined && this.session() === undefined) {
-      return { grant: this.finishedRelease, reclaimed: 0, landed: null, already: true };
+    const finished = this.sessions.finishedRelease;
+    if (finished !== undefined && this.session() === undefined) {
+      return { grant: finished, reclaimed: 0, landed: null, already: true };
     }
     const proof = await this.holderProof();
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
@@ -574,8 +376,7 @@ export class Container {
     const result = await this.apply(r =>
       protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
     );
-    clearSession(this.clone.gitDir);
-    removePushProof(this.clone);
+    this.sessions.end();
     return { ...result, landed: landed ?? null };
   }
 
@@ -584,7 +385,7 @@ export class Container {
    * whose work will not be pushed. Refused while the session is the live holder (release that).
    */
   async forget(): Promise<{ grant: number | null }> {
-    const proof = this.sessionProof();
+    const proof = this.sessions.sessionProof();
     if (proof) {
       // Only a session the page shows is not live may go: an unreadable page refuses (the token would be lost).
       const { record } = await this.read();
@@ -595,8 +396,7 @@ export class Container {
         );
       }
     }
-    clearSession(this.clone.gitDir);
-    removePushProof(this.clone);
+    this.sessions.end();
     return { grant: proof?.grant ?? null };
   }
 
@@ -605,21 +405,16 @@ export class Container {
    * knows (no fetch: status stays read-only); undefined when that cannot be told.
    */
   async hasUnpushedWork(): Promise<boolean | undefined> {
-    const branch = this.file.protectedBranches[0] ?? 'main';
-    try {
-      const landing = await landingState(this.clone, this.file.remote, branch, { fetch: false });
-      return landing.unpushed > 0 || landing.dirtyCount > 0;
-    } catch {
-      return undefined;
-    }
+    return hasUnpushedWork(this.clone, this.file);
   }
 
   /** A guard refused a protected push from this clone: audit it on the page (best effort, folded when repeated). */
-  async auditRefusedPush(detail: string): Promise<void> {
+  /** `seen`: the page as this command just read it (the guard's), the swap's first attempt instead of a second read. */
+  async auditRefusedPush(detail: string, seen?: PageRead): Promise<void> {
     const grant = this.session()?.grant ?? 0;
-    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now())).catch(
-      () => undefined,
-    );
+    await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now()), {
+      ...(seen ? { first: seen } : {}),
+    }).catch(() => undefined);
   }
 
   /**
@@ -628,25 +423,8 @@ export class Container {
    * was not there when the grant began, and was committed by this person or during the grant; undefined
    * when nothing of this grant landed (docs/protocol.md#landings-and-caution).
    */
-  async checkLanded(session: Session | undefined = this.session(), options: { fetch?: boolean } = {}): Promise<string | undefined> {
-    const branch = this.file.protectedBranches[0] ?? 'main';
-    const landing = await landingState(this.clone, this.file.remote, branch, options);
-    const problems: string[] = [];
-    if (landing.dirtyCount > 0) {
-      const more = landing.dirtyCount > landing.dirty.length ? ` and ${landing.dirtyCount - landing.dirty.length} more` : '';
-      problems.push(`uncommitted changes to ${landing.dirty.join(', ')}${more}`);
-    }
-    if (landing.unpushed > 0)
-      problems.push(`${landing.unpushed} commit${landing.unpushed === 1 ? '' : 's'} not on ${this.file.remote}/${branch}`);
-    if (problems.length > 0) {
-      throw new LockRefusedError(
-        'not-landed',
-        `Release is valid only after a push: you have ${problems.join(' and ')}. Commit and push to ${this.file.remote}/${branch}, then release (or: lockstep release --push).`,
-      );
-    }
-    if (!landing.head || !landing.onRemote || !session) return undefined;
-    const ours = await landedUnderGrant(this.clone, landing.head, session.base, this.identity);
-    return ours ? landing.head.slice(0, 12) : undefined;
+  checkLanded(session: Session | undefined = this.session(), options: { fetch?: boolean } = {}): Promise<string | undefined> {
+    return checkLanded(this.clone, this.file, this.identity, session, options);
   }
 
   /**
@@ -664,21 +442,15 @@ export class Container {
    * `landing.branch` (what `lockstep verify` reads on a forge). Once per grant and commit: an identical
    * announcement already on the page (release --push, then its own pre-push hook) is not written again.
    * A write whose outcome is unknown throws, and the push is not sent; an announcement whose push then
-   * never lands is harmless (the verifier asks only that each landed commit was announced).
+   * never lands is harmless (the verifier asks only that each landed commit was announced). `seen`: the
+   * page as this command just read it (the guard's), judged and swapped against instead of read again.
    */
-  async announceLanding(landing: Landing): Promise<{ announced: boolean }> {
+  async announceLanding(landing: Landing, seen?: PageRead): Promise<{ announced: boolean }> {
     const proof = await this.holderProof();
-    const { record } = await this.read();
-    const already = record.audit.some(
-      l =>
-        l.action === 'land' &&
-        l.outcome === 'done' &&
-        l.grant === proof.grant &&
-        protocol.parseLandingDetail(l.detail)?.to === landing.to &&
-        protocol.parseLandingDetail(l.detail)?.branch === landing.branch,
-    );
-    if (already && protocol.holds(record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
-    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings));
+    const current = seen ?? (await this.read());
+    const already = landingAnnounced(current.record, proof.grant, landing);
+    if (already && protocol.holds(current.record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
+    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings), { first: current });
     return { announced: true };
   }
 
@@ -699,7 +471,7 @@ export class Container {
   }
 
   nextId(): Promise<{ id: number }> {
-    const holder = this.sessionProof();
+    const holder = this.sessions.sessionProof();
     return this.apply(record => protocol.nextId(record, { identity: this.identity, ...(holder ? { holder } : {}) }, this.clock.now()));
   }
 
@@ -711,7 +483,7 @@ export class Container {
 
   /** Marks a block done: the lead, or the block's assignee. */
   markDone(block: number): Promise<{ block: number; to: string }> {
-    const holder = this.sessionProof();
+    const holder = this.sessions.sessionProof();
     return this.apply(record =>
       protocol.markDone(record, { identity: this.identity, block, ...(holder ? { holder } : {}) }, this.clock.now()),
     );
@@ -771,47 +543,15 @@ export class Container {
     }
   }
 
-  private async holderProof(): Promise<HolderProof> {
-    // An interrupted acquire, or a live session without its push proof, is settled against the page first.
-    if (readPending(this.clone.gitDir, this.file.container) || (this.file.serverGuard && this.session() && !hasPushProof(this.clone))) {
-      await this.read();
-    }
-    const proof = this.sessionProof();
-    if (!proof) {
-      const { record } = await this.read();
-      const next = protocol.nextStep(record, this.settings, this.identity, this.clock.now());
-      throw new LockRefusedError('not-holder', `This clone does not hold the lock (it has no session). To hold it: ${next}.`);
-    }
-    return proof;
+  /** The proof this clone's holder transitions present (settled against the page first where it must be). */
+  private holderProof(): Promise<HolderProof> {
+    return this.sessions.holderProof(() => this.read());
   }
 
-  /** The proof of this clone's session, whether or not it is still the live grant. */
-  private sessionProof(): HolderProof | undefined {
-    const session = this.session();
-    return session ? { identity: this.identity, tokenHash: hashToken(session.token), grant: session.grant } : undefined;
-  }
-
-  /**
-   * Read → pure transition → compare-and-swap against the revision read; on a lost race, again.
-   * A refusal that carries an audit line (operator clear) is written before it is reported.
-   */
-  private async apply<T>(transition: (record: LockRecord) => Outcome<T>): Promise<T> {
+  /** One transition through the compare-and-swap service (swapService.ts), on this container's page. */
+  private async apply<T>(transition: (record: LockRecord) => Outcome<T>, options?: SwapOptions<T>): Promise<T> {
     const driver = await this.driver();
-    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const { record, revision } = await this.read();
-      const outcome = transition(record);
-      if (!outcome.ok) {
-        if (outcome.record) {
-          const audited = await driver.compareAndSwap(this.key, revision, outcome.record, { summary: outcome.summary ?? 'refused' });
-          if (!audited.ok) continue;
-        }
-        throw outcome.error;
-      }
-      const written = await driver.compareAndSwap(this.key, revision, outcome.record, { summary: outcome.summary });
-      if (written.ok) return outcome.value;
-      await this.clock.sleep(Math.random() * MAX_RETRY_SLEEP_MS);
-    }
-    throw new LockBackendError(driver.name, 'The lock record kept changing under this update; try again.');
+    return swap({ driver, key: this.key, read: () => this.read() }, this.clock, transition, options);
   }
 
   private driver(): Promise<Driver> {

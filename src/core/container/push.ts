@@ -53,7 +53,9 @@ export async function prepareLanding(
 export async function pushWithGit(container: Container, { branch, remote }: { branch: string; remote: string }): Promise<void> {
   const git = container.clone.git;
   // --porcelain: one status line per ref on stdout, which says why git (or the server) refused it.
-  const output = await git.run(['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`]);
+  const args = ['push', '--porcelain', '--end-of-options', remote, `refs/heads/${branch}:refs/heads/${branch}`];
+  // Where the system does not show git's command line to the pre-push guard (Windows), it reads it here (cli/guard/pushArguments.ts).
+  const output = await git.run(args, { env: { LOCKSTEP_PUSH_ARGUMENTS: JSON.stringify(['git', ...args]) } });
   if (output.code !== 0) {
     throw pushRefused(
       explainPushFailure({ stdout: output.stdout.toString('utf8'), stderr: output.stderr }, { remote, branch }),

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 
 /**
  * The clone's local session: the owner token of the grant it acquired, kept in
@@ -82,5 +83,9 @@ function writeTokenFile(gitDir: string, name: string, value: Session): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.${path.basename(name, '.json')}-${process.pid}.tmp`);
   fs.writeFileSync(temp, JSON.stringify(value), { mode: 0o600 });
-  fs.renameSync(temp, path.join(dir, name));
+  replaceAtomically(
+    temp,
+    path.join(dir, name),
+    `The clone's ${name === SESSION ? 'session' : 'pending acquire'} file (.git/lockstep/${name})`,
+  );
 }

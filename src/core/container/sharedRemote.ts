@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hasDosDrivePrefix, pathOfFileUrl } from '../fileUrl';
 import { LockConfigurationError } from '../errors';
 import { ALLOWED_PROTOCOLS, type GitCommand } from '../git/runner';
 
@@ -88,26 +89,24 @@ function lines(stdout: Buffer): string[] {
 
 /**
  * How git reaches a URL (its rules in connect.c/transport.c): `helper::address` is a remote helper,
- * `scheme://` a URL, `[user@]host:path` (a colon before any slash) ssh, anything else a local path.
+ * `scheme://` a URL, `[user@]host:path` (a colon before any slash) ssh, anything else a local path
+ * (on Windows also `C:/…` and `C:\…`, which git reads as a drive). A `file://` URL's path is read as
+ * the platform reads it (fileUrl.ts).
  */
-export function transportOf(url: string): { protocol: string; path?: string } | undefined {
+export function transportOf(url: string, platform: NodeJS.Platform = process.platform): { protocol: string; path?: string } | undefined {
   const helper = /^([A-Za-z0-9][A-Za-z0-9+.-]*)::/.exec(url);
   if (helper) return { protocol: helper[1].toLowerCase() === 'ext' ? 'ext' : `${helper[1].toLowerCase()}::` };
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url);
   if (scheme) {
     const name = scheme[1].toLowerCase();
     if (name === 'file') {
-      let local: string;
-      try {
-        local = decodeURIComponent(new URL(url).pathname);
-      } catch {
-        return undefined;
-      }
-      return { protocol: 'file', path: local };
+      const local = pathOfFileUrl(url, platform);
+      return local === undefined ? undefined : { protocol: 'file', path: local };
     }
     if (name === 'git+ssh' || name === 'ssh+git') return { protocol: 'ssh' };
     return { protocol: name };
   }
+  if (platform === 'win32' && hasDosDrivePrefix(url)) return { protocol: 'file', path: url };
   const colon = url.indexOf(':');
   const slash = url.indexOf('/');
   if (colon > 0 && (slash < 0 || colon < slash)) return { protocol: 'ssh' };

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { DoctorFacts } from './diagnosis';
 import { LockBackendError, LockError, LockNoPageError, LockStorageError, LockTamperedPageError } from '../errors';
 import { isNoContainerHere } from '../container/clone';
+import { transportOf } from '../container/sharedRemote';
 import { gitIn } from '../git/runner';
 import { signingSetup } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
@@ -97,8 +98,9 @@ async function clientHook(container: Container): Promise<'installed' | 'missing'
 /** The shared remote's folder, when it is a local path (then its hooks can be looked at). */
 async function localRemotePath(container: Container): Promise<string | undefined> {
   const url = (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => '')).trim();
-  if (url === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^:]+:/.test(url)) return undefined;
-  const dir = url.startsWith('file://') ? url.slice('file://'.length) : path.resolve(container.clone.root, url);
+  const where = url === '' ? undefined : transportOf(url);
+  if (where?.protocol !== 'file' || where.path === undefined) return undefined;
+  const dir = path.resolve(container.clone.root, where.path);
   return fs.existsSync(dir) ? dir : undefined;
 }
 

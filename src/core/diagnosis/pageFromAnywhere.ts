@@ -7,7 +7,7 @@ import { gitIn, type GitCommand } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
-import { readContainerPage } from '../container/container';
+import { readContainerPage } from '../container/guardPageAccess';
 import { withoutCredentials } from '../container/pageLocation';
 import { CONTAINER_FILE, driverOptions, parseContainerFile, type ContainerFile } from '../container/containerFile';
 import { readProvenPage } from '../verify/pageHistory';
@@ -33,7 +33,7 @@ export async function readPageInBareRepository(repo: string): Promise<PageRead> 
     );
   }
   // No environment, like the guard: the pinned store is the one the fence reads.
-  const { record, page } = await readContainerPage(settings.file, repo, {}, serverDriverOptions(settings, repo));
+  const { record, page } = await readContainerPage(settings.file, repo, serverDriverOptions(settings, repo));
   return { file: settings.file, record, page };
 }
 

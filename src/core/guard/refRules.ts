@@ -6,7 +6,9 @@ import type { ServerSettings } from './serverSettings';
  * Which rule the server's guard applies to one pushed ref. Pure: the pinned settings and the ref
  * names in, a rule out. A ref that the server resolves to another (a symbolic ref such as
  * `refs/heads/trunk → refs/heads/main`) is judged by both names, so an alias of a protected branch
- * is protected too.
+ * is protected too. On a server whose refs live on a case-insensitive filesystem (macOS, Windows:
+ * git sets `core.ignorecase`), `refs/heads/Main` is the file of `refs/heads/main`, so names are
+ * compared as that filesystem compares them.
  */
 
 export const ZERO_SHA = /^0+$/;
@@ -39,11 +41,26 @@ export function recordRefOf(settings: ServerSettings): string {
   return `${LOCK_ROOT}${namespaceDigest(prefix)}/records/${keyDigest(prefix, `container:${settings.file.container}`)}`;
 }
 
-export function ruleFor(settings: ServerSettings, update: RefUpdate): RefRule {
+/** How the server's filesystem compares ref names: `foldsCase` when `core.ignorecase` is true in the bare repository. */
+export interface RefNaming {
+  readonly foldsCase: boolean;
+}
+
+export function ruleFor(settings: ServerSettings, update: RefUpdate, naming: RefNaming = { foldsCase: false }): RefRule {
+  const fold = (name: string) => (naming.foldsCase ? name.toLowerCase() : name);
   for (const name of new Set([update.ref, update.target])) {
-    if (!name.startsWith('refs/heads/')) continue;
-    const branch = name.slice('refs/heads/'.length);
-    if (settings.file.protectedBranches.includes(branch)) return { kind: 'branch', branch };
+    const branch = settings.file.protectedBranches.find(b => fold(`refs/heads/${b}`) === fold(name));
+    if (branch !== undefined) return { kind: 'branch', branch };
+  }
+  if (naming.foldsCase) {
+    // Lock refs are all lower case: another spelling would write the same file by a name no rule below knows.
+    for (const name of [update.ref, update.target]) {
+      if (name.toLowerCase().startsWith(LOCK_ROOT) && name !== name.toLowerCase())
+        return {
+          kind: 'refuse',
+          why: `${update.ref} differs from a lock ref only in case, which this server's filesystem ignores; lock refs are updated only by their own name.`,
+        };
+    }
   }
   if (update.target !== update.ref && update.target.startsWith(LOCK_ROOT)) {
     return { kind: 'refuse', why: `${update.ref} is a symbolic ref to a lock ref; lock refs are updated only by their own name.` };

@@ -139,19 +139,35 @@ export interface ServerHookPaths extends HookPaths {
 }
 
 /**
+ * An sh pattern for `text` in any case (`main` → `[mM][aA][iI][nN]`): on a server whose filesystem
+ * ignores case (macOS, Windows) `refs/heads/Main` is main, and the guard (refRules.ts) decides that;
+ * here a name that may fold to a protected one only goes to the guard. A character outside ASCII
+ * becomes `*` (folding there is the filesystem's own), so the pattern only ever matches more.
+ */
+export function anyCaseGlob(text: string): string {
+  return [...text]
+    .map(c => {
+      if (/[A-Za-z]/.test(c)) return `[${c.toLowerCase()}${c.toUpperCase()}]`;
+      if (c.charCodeAt(0) > 0x7e) return '*';
+      return shellQuote(c);
+    })
+    .join('');
+}
+
+/**
  * Server side, in sh: true (exit 0) only when the guard's rules (src/core/guard/refRules.ts) pass
  * every pushed ref without reading anything: no ref is a pinned protected branch or under the
- * lock-ref root, git says of each pushed ref that it is no symbolic ref on the server (an alias of
+ * lock-ref root in any case ({@link anyCaseGlob}), git says of each pushed ref that it is no symbolic ref on the server (an alias of
  * either, even of a branch that does not exist yet) — any other answer of git, or no git, runs the
  * guard — and the pinned settings are there (without them the guard refuses every push). The branches are
  * the pinned ones, baked in: `hooks install --server` rewrites this script with the settings.
  */
 function serverSkip(paths: ServerHookPaths): string {
-  const protectedRefs = paths.protectedBranches.map(b => `refs/heads/${shellQuote(b)}`);
+  const protectedRefs = paths.protectedBranches.map(b => anyCaseGlob(`refs/heads/${b}`));
   return `lockstep_skip() {
   [ -f ${shellQuote(paths.settings)} ] || return 1
   while read -r _old _new ref _rest; do
-    case $ref in ${[`${LOCK_REF_ROOT}*`, ...protectedRefs].join(' | ')}) return 1 ;; esac
+    case $ref in ${[`${anyCaseGlob(LOCK_REF_ROOT)}*`, ...protectedRefs].join(' | ')}) return 1 ;; esac
     # A symbolic ref may lead to a protected branch, even one that does not exist yet. Only git's own
     # "not a symbolic ref" (exit 1) lets the push pass here: git missing or failing runs the guard.
     git symbolic-ref -q --end-of-options "$ref" >/dev/null 2>&1
@@ -162,6 +178,18 @@ LOCKSTEP_REFS
   return 0
 }
 if lockstep_skip; then exit 0; fi`;
+}
+
+/**
+ * Server side: the pinned PATH must find git, or nothing can be checked (a PATH in Windows form,
+ * which sh cannot search, or git moved by an upgrade). Every push is refused then, with what to do,
+ * before the fast path could read git's failure as an answer.
+ */
+function pinnedGit(paths: ServerHookPaths): string {
+  return `if ! command -v git >/dev/null 2>&1; then
+  printf '%s\\n' "lockstep: git cannot be found on the PATH this guard was installed with ("${shellQuote(paths.path)}"), so every push is refused. Run lockstep hooks install --server again from a shell where git runs (on Windows, Git Bash)." >&2
+  exit 1
+fi`;
 }
 
 /**
@@ -205,6 +233,7 @@ if [ -x "$0${CHAINED_SUFFIX}" ]; then
 fi
 PATH=${shellQuote(paths.path)}
 export PATH
+${pinnedGit(paths)}
 ${serverSkip(paths)}
 ${CLEAR_NODE_VARIABLES}
 ${pinnedNode(paths)}

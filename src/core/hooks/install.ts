@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 import { LockConfigurationError } from '../errors';
 import { gitIn } from '../git/runner';
 import { CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES } from '../container/containerFile';
@@ -149,7 +150,7 @@ export async function installServerHooks(
   const temp = `${settingsFile}.${process.pid}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
   fs.chmodSync(temp, 0o600);
-  fs.renameSync(temp, settingsFile);
+  replaceAtomically(temp, settingsFile, `The server guard's pinned settings (${SERVER_SETTINGS_FILE})`);
   // The environment file of earlier versions held credentials and is read no more.
   fs.rmSync(path.join(dir, 'lockstep.env'), { force: true });
   const installed = writeHook(

@@ -4,6 +4,11 @@ import { done, type Outcome, refused } from './outcome';
 import { type ContainerSettings, type LockRecord, MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from './record';
 import { isLive, mayAcquire, nextMove, turnAt } from './turns';
 
+/** The number the next grant of this page takes: the one a new holder's push proof is made for (tokens.ts `pushProof`). */
+export function nextGrant(record: LockRecord): number {
+  return record.grant + 1;
+}
+
 /**
  * A new grant for `identity`, with the lease length `ttlMs` (default: the container's
  * `leaseTtlMs`), which the grant keeps: refused outside {@link MIN_LEASE_TTL_MS}–{@link MAX_LEASE_TTL_MS}.
@@ -42,7 +47,7 @@ export function acquire(
       next: nextMove(record, settings, identity, now),
     });
   }
-  const grant = record.grant + 1;
+  const grant = nextGrant(record);
   const expiresAt = now + ttlMs;
   const { reclaimed, ...ended } = endRanges(record);
   const next: LockRecord = {

@@ -5,6 +5,7 @@ import { LockBackendError, LockConfigurationError, LockStorageError } from '../e
 import { code, damaged, fileIo, newNonce, removeOrphanTemp, TEMP_PREFIX, unlinkQuietly, writeTempFile } from './fileIo';
 import { SlotLogs } from './fileSlotLog';
 import { frameRevision, unframeRevision } from './revisionFraming';
+import { decodeLinkTarget, encodeLinkTarget } from './linkTarget';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
 import type { CasResult, Disposable, VersionedRecord } from './store';
@@ -17,7 +18,7 @@ import type { CasResult, Disposable, VersionedRecord } from './store';
  * that has to be broken — which cannot be done without a race. So this driver has no mutex at all.
  * Every cell (one lease or one container record) is a folder of revision files `<revision>.json`;
  * the current value is the highest revision. A write of revision N+1 creates that name atomically
- * and exclusively: a small record (a lease) as the target of a symbolic link — symlink(2) makes the
+ * and exclusively: a small record as the target of a symbolic link (encoded: linkTarget.ts) — symlink(2) makes the
  * name and its content in one step — and a larger one as a temporary file published with link(2).
  * Both fail atomically with EEXIST when N+1 already exists: exactly one writer wins each revision,
  * and a process killed at any instant leaves at worst a temporary file, never a held lock nor a
@@ -81,7 +82,10 @@ interface Envelope {
 }
 /** Revisions are bounded to keep records small; a record beyond this is treated as damaged. */
 const MAX_RECORD_BYTES = 1024 * 1024;
-/** Records up to this size are published as a symbolic link's target (below macOS's 1024-byte limit). */
+/**
+ * Records whose encoded link target (linkTarget.ts) is at most this size are published as a symbolic
+ * link's target (below macOS's 1024-byte limit).
+ */
 const MAX_LINK_BYTES = 1000;
 
 /** A revision as read or written: its text, and how to tell later that the file is still the same. */
@@ -159,11 +163,12 @@ class FileCells implements CasCells {
    */
   private publish(dir: string, next: number, text: string): Published | undefined {
     const target = revisionPath(dir, next);
-    if (this.symlinks && Buffer.byteLength(text) <= MAX_LINK_BYTES) {
+    const link = this.symlinks ? encodeLinkTarget(text) : '';
+    if (this.symlinks && link.length <= MAX_LINK_BYTES) {
       const made = fileIo(() => {
         for (let attempt = 0; ; attempt++) {
           try {
-            fs.symlinkSync(text, target, 'file');
+            fs.symlinkSync(link, target, 'file');
             return true;
           } catch (error) {
             const errno = code(error);
@@ -227,7 +232,7 @@ class FileCells implements CasCells {
       // moved on (do not publish a stale write); one changed means damage, which a full read reports.
       const unchanged = fileIo(() =>
         known.published.kind === 'link'
-          ? readLinkQuietly(revisionPath(dir, number)) === known.text
+          ? readLinkQuietly(revisionPath(dir, number)) === known.text // decoded, as read
           : sameFile(fs.lstatSync(revisionPath(dir, number), { throwIfNoEntry: false }), known.published.stat),
       );
       return unchanged ? { number, lineage: known.lineage } : undefined;
@@ -332,10 +337,16 @@ class FileCells implements CasCells {
 
 /** Reads a revision: the target of a symbolic link, or else a whole file of at most MAX_RECORD_BYTES. */
 function readRevision(file: string): { text: string; published: Published } {
+  let target: string | undefined;
   try {
-    return { text: fs.readlinkSync(file), published: { kind: 'link' } };
+    target = fs.readlinkSync(file);
   } catch (error) {
     if (code(error) !== 'EINVAL') throw error; // EINVAL: a regular file, read below
+  }
+  if (target !== undefined) {
+    const text = decodeLinkTarget(target);
+    if (text === undefined) throw damaged('a container record revision whose link target is not one this driver writes');
+    return { text, published: { kind: 'link' } };
   }
   const fd = fs.openSync(file, 'r');
   try {
@@ -355,9 +366,10 @@ function readRevision(file: string): { text: string; published: Published } {
   }
 }
 
+/** The text of a record in a symbolic link (decoded, linkTarget.ts); undefined when absent, not a link, or not a target this driver writes. */
 function readLinkQuietly(file: string): string | undefined {
   try {
-    return fs.readlinkSync(file);
+    return decodeLinkTarget(fs.readlinkSync(file));
   } catch (error) {
     if (code(error) === 'ENOENT' || code(error) === 'EINVAL') return undefined;
     throw error;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
 import { appendStep, readChain, type ReadChain } from '../chain/chainLayout';
 import { coalescedStep } from '../chain/heartbeatRenewals';
@@ -10,7 +11,7 @@ import { encodeRecord, parseRecord } from '../recordCodec';
 import { judgeSignature, signingKeyFile, signMessage } from './chainSignatures';
 import { withSignersFile } from './git/signersFile';
 import type { SigningPolicy } from './git/verifiedHistory';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from './store';
+import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
  * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
@@ -23,7 +24,7 @@ import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult
  * through untouched (they are not the lock page).
  */
 export class SignedChainDriver implements Driver {
-  readonly watch?: (key: string, onChange: () => void) => Disposable;
+  readonly watch?: (key: string, onChange: () => void, options?: WatchOptions) => Watch;
   readonly #inner: Driver;
   readonly #gitDir: string | undefined;
   /** The chains last read or written, by revision (a few: verifyHistory proves what was just read). */
@@ -37,7 +38,8 @@ export class SignedChainDriver implements Driver {
     this.#gitDir = gitDir;
     if (inner.watch) {
       const watch = inner.watch.bind(inner);
-      this.watch = (key, onChange) => watch(key, onChange);
+      // The watcher's interest and the watch's pace and freshness pass through (a polling SQL watch needs both).
+      this.watch = (key, onChange, options) => watch(key, onChange, options);
     }
   }
 
@@ -244,5 +246,5 @@ function writeWitness(file: string, witness: Witness): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify(witness), { mode: 0o600 });
-  fs.renameSync(temp, file);
+  replaceAtomically(temp, file, "The clone's witness of the signed chain");
 }

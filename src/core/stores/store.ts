@@ -60,6 +60,11 @@ export interface Watch extends Disposable {
   nudge?(): void;
   /** How stale a change can be before this watch reports it: idle, and while the window is active. */
   readonly freshness?: WatchFreshness;
+  /**
+   * Changes arrive as events (PostgreSQL NOTIFY) and `freshness` is the bound of the poll that backs
+   * them up: a change is heard at once, or within that bound when its event was lost.
+   */
+  readonly announced?: boolean;
 }
 
 /** The container record's primitive: read with a revision, write only against that revision. */

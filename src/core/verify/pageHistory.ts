@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { containerConfig, containerKey } from '../container/container';
+import { containerConfig, containerKey } from '../container/pageSettings';
 import { signedPageDriver } from '../container/signedPage';
 import {
   containerSettings,

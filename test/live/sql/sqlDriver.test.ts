@@ -185,18 +185,23 @@ describe(`sql driver, live: ${label}`, function () {
       assert.ok(ahead.claimed && ahead.fencingToken === first.fencingToken + 1);
     });
 
-    it('a watcher sees a record written through another connection (polling)', async () => {
+    it('a waiting watcher sees a record written through another connection (NOTIFY on PostgreSQL, else the fast poll)', async () => {
       const watching = await open();
       const writer = await open();
       const key = randomKey();
       let written = await writer.compareAndSwap(key, null, { n: 0 }, { summary: 't' });
       let calls = 0;
-      const watch = watching.watch(key, () => {
-        calls++;
-      });
+      // A window that waits for the lock: the fast pace where the watch polls (sqlWatch.test.ts has the idle one).
+      const watch = watching.watch(
+        key,
+        () => {
+          calls++;
+        },
+        { interest: () => ({ holds: false, waits: true }) },
+      );
       try {
         assert.equal(calls, 0);
-        // Keep writing elsewhere until the watcher (polling about once a second) reports a change.
+        // Keep writing elsewhere until the watcher (NOTIFY, or polling about once a second) reports a change.
         await waitFor(
           async () => {
             assert.ok(written.ok);

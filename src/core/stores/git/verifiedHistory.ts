@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { replaceAtomically } from '../../atomicReplace';
 import { LockTamperedPageError } from '../../errors';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
 import type { ContainerSettings, LockRecord } from '../../lockRecord';
@@ -146,5 +147,5 @@ function writeCheckpoint(file: string, revision: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, `${revision}\n`);
-  fs.renameSync(temp, file);
+  replaceAtomically(temp, file, "The clone's checkpoint of the verified history");
 }

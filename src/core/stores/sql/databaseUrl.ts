@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { hasDosDrivePrefix, pathOfFileUrl } from '../../fileUrl';
 import { LockConfigurationError } from '../../errors';
 
 /**
@@ -35,8 +36,12 @@ const SETTING = 'databaseUrl';
 const WHERE = 'check LOCKSTEP_DATABASE_URL or the databaseUrl setting';
 export const DEFAULT_SQLITE_FILE = 'lockstep.sqlite';
 
-/** `url` undefined or empty: SQLite in the storage folder, as the file driver would use it. */
-export function parseDatabaseUrl(url: string | undefined, storePath: string): SqlTarget {
+/**
+ * `url` undefined or empty: SQLite in the storage folder, as the file driver would use it. A SQLite
+ * URL's path is read as `platform` reads a file URL (fileUrl.ts): `sqlite:///C:/data/locks.db` is
+ * `C:\data\locks.db` on Windows.
+ */
+export function parseDatabaseUrl(url: string | undefined, storePath: string, platform: NodeJS.Platform = process.platform): SqlTarget {
   if (url === undefined || url.trim() === '') {
     return { dialect: 'sqlite', file: path.join(storePath, DEFAULT_SQLITE_FILE), isDefault: true };
   }
@@ -52,7 +57,7 @@ export function parseDatabaseUrl(url: string | undefined, storePath: string): Sq
   }
   switch (parsed.protocol) {
     case 'sqlite:':
-      return sqliteTarget(parsed);
+      return sqliteTarget(parsed, platform);
     case 'mysql:':
     case 'mariadb:':
       return serverTarget(parsed, 'mysql', 3306);
@@ -66,14 +71,14 @@ export function parseDatabaseUrl(url: string | undefined, storePath: string): Sq
   }
 }
 
-function sqliteTarget(url: URL): SqliteTarget {
+function sqliteTarget(url: URL, platform: NodeJS.Platform): SqliteTarget {
   if (url.host !== '' || url.username !== '' || url.password !== '') {
     throw new LockConfigurationError(
       `A SQLite URL names a local file with three slashes and an absolute path, e.g. sqlite:///var/lib/app/locks.db; ${WHERE}.`,
       { setting: SETTING },
     );
   }
-  const file = decodeURIComponent(url.pathname);
+  const file = pathOfFileUrl(`file://${url.pathname}`, platform) ?? decodeURIComponent(url.pathname);
   const mode = url.searchParams.get('mode');
   // `:memory:` (and in-memory URIs) would give every process its own private database.
   if (file.includes(':memory:') || mode === 'memory' || file === '' || file === '/') {
@@ -82,10 +87,10 @@ function sqliteTarget(url: URL): SqliteTarget {
       { setting: SETTING },
     );
   }
-  if (!path.isAbsolute(file)) {
+  if (!isFullPath(file, platform)) {
     throw new LockConfigurationError(`The SQLite file path must be absolute; ${WHERE}.`, { setting: SETTING });
   }
-  return { dialect: 'sqlite', file: path.normalize(file), isDefault: false };
+  return { dialect: 'sqlite', file: (platform === 'win32' ? path.win32 : path.posix).normalize(file), isDefault: false };
 }
 
 function serverTarget(url: URL, dialect: 'mysql' | 'postgres', defaultPort: number): ServerTarget {
@@ -127,4 +132,10 @@ export function describeTarget(target: SqlTarget): string {
 export function secretsOf(target: SqlTarget): string[] {
   if (target.dialect === 'sqlite') return [];
   return [target.password, target.user, encodeURIComponent(target.password), encodeURIComponent(target.user)].filter(s => s.length >= 1);
+}
+
+/** Absolute on `platform`; on Windows with a drive or a UNC share too (a path rooted on "the current drive" moves with the process). */
+function isFullPath(file: string, platform: NodeJS.Platform): boolean {
+  if (platform !== 'win32') return path.posix.isAbsolute(file);
+  return (hasDosDrivePrefix(file) && path.win32.isAbsolute(file)) || file.startsWith('\\\\');
 }

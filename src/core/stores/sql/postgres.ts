@@ -1,6 +1,8 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
+import type { ChangeFeed } from './changeFeed';
 import type { ServerTarget } from './databaseUrl';
 import { describeTarget, secretsOf } from './databaseUrl';
+import { PgChangeFeed } from './pgChangeFeed';
 import type { ServerOptions, SqlBackend, SqlRow, SqlSession } from './sqlBackend';
 
 /**
@@ -18,13 +20,20 @@ class PostgresBackend implements SqlBackend {
   readonly distributed = true;
   readonly where: string;
   readonly secrets: readonly string[];
+  private feed: PgChangeFeed | undefined;
 
   constructor(
     private readonly pool: Pool,
     target: ServerTarget,
+    private readonly listenConnection: () => Promise<Client>,
   ) {
     this.where = describeTarget(target);
     this.secrets = secretsOf(target);
+  }
+
+  changeFeed(): ChangeFeed {
+    this.feed ??= new PgChangeFeed(this.listenConnection);
+    return this.feed;
   }
 
   session<T>(work: (session: SqlSession) => Promise<T>): Promise<T> {
@@ -57,6 +66,7 @@ class PostgresBackend implements SqlBackend {
   }
 
   async close(): Promise<void> {
+    await this.feed?.close();
     await this.pool.end().catch(() => undefined);
   }
 
@@ -86,7 +96,8 @@ function sessionOn(client: PoolClient): SqlSession {
 
 export async function openPostgresBackend(target: ServerTarget, options: ServerOptions): Promise<SqlBackend> {
   const pg = await import('pg');
-  const PoolClass = pg.Pool ?? (pg as unknown as { default: typeof pg }).default.Pool;
+  const library = pg.Pool ? pg : (pg as unknown as { default: typeof pg }).default;
+  const PoolClass = library.Pool;
   const pool = new PoolClass({
     connectionString: target.url,
     max: POOL_SIZE,
@@ -107,5 +118,23 @@ export async function openPostgresBackend(target: ServerTarget, options: ServerO
   pool.on('connect', client => {
     client.on('error', () => undefined);
   });
-  return new PostgresBackend(pool, target);
+  // The LISTEN connection (pgChangeFeed.ts): its own client, named apart from the pool's in pg_stat_activity.
+  const listenConnection = async (): Promise<Client> => {
+    const client = new library.Client({
+      connectionString: target.url,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      keepAlive: true,
+      application_name: 'lockstep-listen',
+      query_timeout: options.commandTimeoutMs,
+    });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    return client;
+  };
+  return new PostgresBackend(pool, target, listenConnection);
 }

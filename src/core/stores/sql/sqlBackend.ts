@@ -1,3 +1,4 @@
+import type { ChangeFeed } from './changeFeed';
 import type { SqlDialect } from './databaseUrl';
 
 /**
@@ -40,6 +41,11 @@ export interface SqlBackend {
   transaction<T>(work: (session: SqlSession) => Promise<T>): Promise<T>;
   /** Runs the migration's statements, serialised against concurrent migrations where the dialect can. */
   schemaChange(work: (session: SqlSession) => Promise<void>): Promise<void>;
+  /**
+   * PostgreSQL: the LISTEN side of record change notifications (pgChangeFeed.ts), one per backend.
+   * Absent where the dialect has no push (MySQL/MariaDB, SQLite): their watches poll.
+   */
+  changeFeed?(): ChangeFeed;
   /** Read-back of settings worth reporting (SQLite journal mode and synchronous level). */
   settings(): Promise<Readonly<Record<string, string>>>;
   close(): Promise<void>;

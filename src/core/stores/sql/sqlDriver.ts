@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { Clock } from '../../clock';
 import { DEFAULT_COMMAND_TIMEOUT_MS, type ResolvedConfig } from '../../config';
 import { LockConfigurationError } from '../../errors';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from '../store';
+import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from '../store';
+import { recordChannel } from './changeFeed';
 import { parseDatabaseUrl } from './databaseUrl';
 import { migrate } from './migration';
 import { RecordWatches } from './recordWatch';
@@ -22,7 +24,8 @@ import { statementsFor, type Statements } from './statements';
  *   fencing counter survives release and re-acquire (deleting the row would restart it at 1).
  * - Extend: a conditional update of this owner's live lease.
  * - Container records: compare-and-swap on `revision`; the unique insert for a first write;
- *   `watch` polls the revision (SQL has no portable push).
+ *   on PostgreSQL the write also sends NOTIFY in its own statement and `watch` LISTENs, with a slow
+ *   backup poll; MySQL/MariaDB and SQLite `watch` polls (recordWatch.ts).
  *
  * Expiry compares `expires_at` with `now` from the application clock, not the database clock
  * (docs/leases.md#drivers): processes sharing a database must keep their clocks synchronised (NTP); a node
@@ -38,11 +41,13 @@ export class SqlDriver implements Driver {
   /** Private, so that printing the driver never shows the pool's credentials. */
   readonly #backend: SqlBackend;
 
-  constructor(backend: SqlBackend) {
+  /** `options`: the watches' clock and jitter (tests drive them through simulated time). */
+  constructor(backend: SqlBackend, options: { clock?: Clock; random?: () => number } = {}) {
     this.#backend = backend;
     this.distributed = backend.distributed;
     this.sql = statementsFor(backend.dialect);
-    this.watches = new RecordWatches(async key => (await this.read(key))?.revision ?? null);
+    const feed = backend.changeFeed?.();
+    this.watches = new RecordWatches(async key => (await this.read(key))?.revision ?? null, { ...(feed ? { feed } : {}), ...options });
   }
 
   /** The dialect in use: `sqlite`, `mysql` (also MariaDB) or `postgres`. */
@@ -118,15 +123,20 @@ export class SqlDriver implements Driver {
     if (typeof text !== 'string') throw new LockConfigurationError('A record must be a JSON value.', { setting: 'record' });
     try {
       let written: CasResult = { ok: false };
+      // PostgreSQL: the same write, announcing itself on the record's channel (statements.ts `notifying`).
+      const notifying = this.sql.notifying;
+      const channel = notifying ? [recordChannel(key)] : [];
       if (expectedRevision === null) {
-        const inserted = await this.#backend.session(s => s.run(this.sql.insertRecord, [recordRowKey(key), text]));
+        const insert = notifying?.insertRecord ?? this.sql.insertRecord;
+        const inserted = await this.#backend.session(s => s.run(insert, [recordRowKey(key), text, ...channel]));
         if (inserted === 1) written = { ok: true, revision: '1' };
       } else {
         // A revision this driver never issued cannot match.
         const revision = parseRevision(expectedRevision);
+        const update = notifying?.updateRecord ?? this.sql.updateRecord;
         if (
           revision !== undefined &&
-          (await this.#backend.session(s => s.run(this.sql.updateRecord, [text, recordRowKey(key), revision]))) === 1
+          (await this.#backend.session(s => s.run(update, [text, recordRowKey(key), revision, ...channel]))) === 1
         ) {
           written = { ok: true, revision: String(revision + 1) };
         }
@@ -138,9 +148,13 @@ export class SqlDriver implements Driver {
     }
   }
 
-  /** Calls `onChange` after the record may have changed: at once for writes through this driver, else within about a second. */
-  watch(key: string, onChange: () => void): Disposable {
-    return this.watches.watch(key, onChange);
+  /**
+   * Calls `onChange` after the record may have changed: at once for writes through this driver and,
+   * on PostgreSQL, for every write (NOTIFY; a lost one within 36 s); elsewhere within 1 s while
+   * `options.interest` says the window holds or waits, within 36 s otherwise (recordWatch.ts).
+   */
+  watch(key: string, onChange: () => void, options?: WatchOptions): Watch {
+    return this.watches.watch(key, onChange, options);
   }
 
   /** Creates `reliability_locks` and its index when missing; harmless to run again. */

@@ -30,6 +30,12 @@ export interface Statements {
   readonly insertRecord: string;
   /** recordJson, key, expectedRevision: compare-and-swap on the revision. */
   readonly updateRecord: string;
+  /**
+   * PostgreSQL only: `insertRecord` and `updateRecord` that also send `NOTIFY` on the record's
+   * channel (one more parameter, last) with the new revision as payload. One statement each, so the
+   * notification belongs to the write's own transaction: sent when it commits, never when it fails.
+   */
+  readonly notifying?: { readonly insertRecord: string; readonly updateRecord: string };
 }
 
 export function statementsFor(dialect: SqlDialect): Statements {
@@ -50,5 +56,10 @@ export function statementsFor(dialect: SqlDialect): Statements {
     insertRecord: `INSERT INTO ${TABLE} (key_hash, kind, owner_hash, fencing, expires_at, record, revision) VALUES (?, 'record', NULL, 0, 0, ?, 1)${onDuplicateNothing}`,
     updateRecord: `UPDATE ${TABLE} SET record = ?, revision = revision + 1 WHERE key_hash = ? AND kind = 'record' AND revision = ?`,
   };
-  return Object.fromEntries(Object.entries(all).map(([k, sql]) => [k, placeholders(dialect, sql)])) as unknown as Statements;
+  const statements = Object.fromEntries(Object.entries(all).map(([k, sql]) => [k, placeholders(dialect, sql)])) as unknown as Statements;
+  if (dialect !== 'postgres') return statements;
+  // The write's RETURNING feeds pg_notify: no row written, no notification.
+  const notify = (write: string) =>
+    placeholders(dialect, `WITH written AS (${write} RETURNING revision) SELECT pg_notify(?, CAST(revision AS text)) FROM written`);
+  return { ...statements, notifying: { insertRecord: notify(all.insertRecord), updateRecord: notify(all.updateRecord) } };
 }

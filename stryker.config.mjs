@@ -27,6 +27,7 @@ export default {
   mutate: [
     'src/core/lockRecord.ts',
     'src/core/record/*.ts',
+    'src/core/chain/*.ts',
     'src/core/guard/*.ts',
     'src/core/bounds.ts',
     'src/core/recordCodec.ts',

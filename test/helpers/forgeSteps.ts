@@ -9,6 +9,10 @@ import { REPO_ROOT } from './children';
  * forge would run, and nothing the files do not say.
  */
 export interface ForgeStep {
+  readonly forge: 'github' | 'gitlab';
+  /** The shipped file (relative to the repository) and the job in it. */
+  readonly file: string;
+  readonly job: string;
   readonly run: string;
   /** Variable → its value expression as written (`${{ github.event.before }}`, `$CI_COMMIT_SHA`). */
   readonly env: Readonly<Record<string, string>>;
@@ -49,7 +53,7 @@ export function githubVerifyStep(file: string, job: string): ForgeStep {
   let stepStart = runAt;
   while (stepStart > jobBlock.start && !/^\s*- /.test(lines[stepStart])) stepStart--;
   const env = mapping(lines, blockUnder(lines, 'env:', stepStart, runAt));
-  return { run: lines[runAt].trim().slice('run: '.length), env };
+  return { forge: 'github', file, job, run: lines[runAt].trim().slice('run: '.length), env };
 }
 
 /** The GitLab job's `lockstep verify` script line and the job's variables. */
@@ -63,7 +67,13 @@ export function gitlabVerifyStep(file: string, job: string): ForgeStep {
     .map(l => l.trim())
     .find(l => l.startsWith('- lockstep verify '));
   if (run === undefined) throw new Error(`no lockstep verify line in ${job}`);
-  return { run: run.slice(2), env: mapping(lines, blockUnder(lines, 'variables:', jobBlock.start, jobBlock.end)) };
+  return {
+    forge: 'gitlab',
+    file,
+    job,
+    run: run.slice(2),
+    env: mapping(lines, blockUnder(lines, 'variables:', jobBlock.start, jobBlock.end)),
+  };
 }
 
 /** Every command line of a forge file that runs lockstep (to check that the tests ran all of them). */
@@ -83,19 +93,80 @@ export function lockstepLines(file: string): string[] {
 /** The variables' values as the forge sets them: each expression looked up in `context` (a secret not set: empty). */
 export function resolveEnv(step: ForgeStep, context: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, expression] of Object.entries(step.env)) {
-    if (!expression.startsWith('$')) {
-      out[name] = expression;
-      continue;
-    } // a literal
-    const github = /^\$\{\{\s*(.+?)\s*\}\}$/.exec(expression);
-    const key = github ? github[1] : expression.slice(1);
-    if (key.startsWith('secrets.')) {
-      out[name] = context[key] ?? '';
-      continue;
-    }
+  for (const [name, expression] of Object.entries(step.env)) out[name] = resolveValue(expression, context);
+  return out;
+}
+
+/** One value as the forge expands it: `${{ a.b }}` (GitHub) and `$NAME` (GitLab) looked up in `context`; the rest literal. */
+export function resolveValue(expression: string, context: Readonly<Record<string, string>>): string {
+  const look = (key: string) => {
+    if (key.startsWith('secrets.')) return context[key] ?? '';
     if (!(key in context)) throw new Error(`the test gives no value for ${key}`);
-    out[name] = context[key];
+    return context[key];
+  };
+  return expression.replace(
+    /\$\{\{\s*(.+?)\s*\}\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_, github: string | undefined, name: string | undefined) => look(github ?? name!),
+  );
+}
+
+/** Where a job keeps what its cache restores and saves, as the file says it. */
+export interface ForgeCache {
+  /** The folder the cache holds, as written (GitHub: a path expression; GitLab: relative to the project folder). */
+  readonly path: string;
+  readonly key: string;
+  /** GitHub: the prefix the newest entry is restored by. */
+  readonly restoreKeys?: string;
+  /** When it is saved: GitHub's save step `if:`, GitLab's `when:`. */
+  readonly saved: string;
+}
+
+function withBlock(lines: readonly string[], at: number, end: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  const block = blockUnder(lines, 'with:', at, end);
+  if (!block) return out;
+  for (const line of lines.slice(block.start, block.end)) {
+    const m = /^\s*([a-z][a-z-]*):\s*(.*)$/.exec(line);
+    if (m) out[m[1]] = m[2];
   }
   return out;
+}
+
+/** The GitHub job's `actions/cache/restore` and `actions/cache/save` steps. */
+export function githubCache(file: string, job: string): { restore: ForgeCache; save: ForgeCache } {
+  const lines = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8').split('\n');
+  const jobBlock = blockUnder(lines, `${job}:`);
+  if (!jobBlock) throw new Error(`no job ${job} in ${file}`);
+  const step = (uses: string) => {
+    const at = lines.findIndex((l, i) => i >= jobBlock.start && i < jobBlock.end && l.trim() === `- uses: ${uses}`);
+    if (at < 0) throw new Error(`no ${uses} step in ${job}`);
+    let end = at + 1;
+    while (end < jobBlock.end && !/^\s*- /.test(lines[end])) end++;
+    const condition = lines.slice(at, end).find(l => /^\s*if:/.test(l));
+    const w = withBlock(lines, at, end);
+    return {
+      path: w.path ?? '',
+      key: w.key ?? '',
+      ...(w['restore-keys'] !== undefined ? { restoreKeys: w['restore-keys'] } : {}),
+      saved: condition?.trim().slice('if:'.length).trim() ?? 'success()',
+    };
+  };
+  return { restore: step('actions/cache/restore@v4'), save: step('actions/cache/save@v4') };
+}
+
+/** The GitLab job's `cache:` (its one path). */
+export function gitlabCache(file: string, job: string): ForgeCache & { paths: string[] } {
+  const lines = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8').split('\n');
+  const jobBlock = blockUnder(lines, `${job}:`);
+  if (!jobBlock) throw new Error(`no job ${job} in ${file}`);
+  const cache = blockUnder(lines, 'cache:', jobBlock.start, jobBlock.end);
+  if (!cache) throw new Error(`no cache in ${job}`);
+  const body = lines.slice(cache.start, cache.end).map(l => l.trim());
+  const value = (key: string) =>
+    body
+      .find(l => l.startsWith(`${key}:`))
+      ?.slice(key.length + 1)
+      .trim() ?? '';
+  const paths = body.filter(l => l.startsWith('- ')).map(l => l.slice(2));
+  return { path: paths[0] ?? '', paths, key: value('key'), saved: value('when') || 'on_success' };
 }

@@ -12,7 +12,7 @@
 // moment ago, or an acquire in a turn that began a moment ago, gets (almost) its full 60 s: two lapses in a
 // row are always a minute apart. `expiresAt` says when it runs out. The git driver's server guard accepts
 // such a grant: it is dated within the guard's skew (2 min) and legal by the server's clock too
-// (guard/recordUpdate.ts).
+// (chain/recordUpdate.ts).
 //
 // In-process: `grantLapsing({ cwd, env, lapseMs })`. As a child with the CLI's environment (tests that run
 // lockstep as a process, the VS Code UI tests):

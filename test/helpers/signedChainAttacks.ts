@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
-import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/guard/chainLayout';
-import { digestOf, stepMessage, type ChainStep } from '../../src/core/guard/signedChain';
+import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/chain/chainLayout';
+import { digestOf, stepMessage, type ChainStep } from '../../src/core/chain/signedChain';
 import * as protocol from '../../src/core/lockRecord';
 import { keyDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
@@ -14,6 +14,8 @@ import { recordRowKey } from '../../src/core/stores/sql/sqlDriver';
 import { frameRevision, unframeRevision } from '../../src/core/stores/revisionFraming';
 import { hashProof } from '../../src/core/tokens';
 import { createFencingTeam, type CliResult, type FencingTeam, type FencingTeamOptions, type TeamMember } from './fencingFixture';
+import { githubVerifyStep, gitlabVerifyStep } from './forgeSteps';
+import { runShippedCheck } from './shippedCheck';
 import { signWithSshKeys } from './teamSigning';
 
 /**
@@ -174,6 +176,42 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       return team.lockstep(dir, ['verify', '--push', range, '--branch', 'main', ...options]);
     }
 
+    /**
+     * The shipped push checks (docs/forges/: the GitHub workflow's job and the GitLab job) on the push OLD..NEW, each run in a
+     * fresh runner with its own cache kept between runs as the file configures it (`forge` names the cache: one per forge).
+     */
+    const shipped = [
+      githubVerifyStep('docs/forges/github/lockstep-verify.yml', 'verify-push'),
+      gitlabVerifyStep('docs/forges/gitlab/lockstep-verify.gitlab-ci.yml', 'lockstep-verify-push'),
+    ];
+    async function shippedChecks(old: string, now: string): Promise<{ forge: string; code: number | null; out: string }[]> {
+      const out = [];
+      for (const step of shipped) {
+        const run = await runShippedCheck({
+          step,
+          dir: path.join(team.root, `ci-${step.forge}-${randomBytes(3).toString('hex')}`),
+          remote: team.remoteUrl,
+          checkout: now,
+          context: {
+            'github.event.before': old,
+            'github.event.after': now,
+            'github.ref_name': 'main',
+            CI_COMMIT_BEFORE_SHA: old,
+            CI_COMMIT_SHA: now,
+            CI_COMMIT_BRANCH: 'main',
+            // The store's credentials as the CI's secrets (the file driver needs none).
+            'secrets.LOCKSTEP_DATABASE_URL': team.env.LOCKSTEP_DATABASE_URL ?? '',
+            'secrets.LOCKSTEP_REDIS_URL': team.env.LOCKSTEP_REDIS_URL ?? '',
+          },
+          cache: path.join(team.root, 'forge-cache', step.forge),
+          env: team.env,
+          cli: team.cli,
+        });
+        out.push({ forge: step.forge, ...run });
+      }
+      return out;
+    }
+
     before(async function () {
       attacked = await store(this);
       team = await createFencingTeam({
@@ -293,11 +331,11 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       grantSeen = ok(await team.lockstep(alice.dir, ['acquire']), 'alice acquires').grant;
       const from = team.remoteSha();
       ok(await lands(alice), 'alice lands (the guard proves the page and keeps its witness)');
-      // The forge's check on alice's push, keeping its witness between runs (as a CI cache would).
-      const witness = path.join(team.root, 'ci-cache', 'witness');
-      const seen = await verifyInCi(`${from}..${team.remoteSha()}`, ['--witness', witness]);
-      assert.equal(seen.json.identities, 'proven', `${seen.stdout}${seen.stderr}`);
-      assert.ok(fs.existsSync(witness), 'the check kept its witness');
+      // The forge's checks on alice's push, as shipped: each keeps its witness in the forge's cache between runs.
+      for (const seen of await shippedChecks(from, team.remoteSha())) {
+        assert.match(seen.out, /Identities on the lock page are proven/, `${seen.forge}: ${seen.out}`);
+        assert.ok(fs.existsSync(path.join(team.root, 'forge-cache', seen.forge, 'page')), `${seen.forge}: the cache kept the witness`);
+      }
       // bob sets the store back to before alice's acquire (a revision he kept), forgets what his own clone saw, and acquires.
       await writeTop(beforeAcquire);
       for (const name of fs.readdirSync(path.join(bob.dir, '.git', 'lockstep'))) {
@@ -317,7 +355,19 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       );
       assert.equal(team.remoteSha(), before, 'main did not move');
       await tampered(alice, step, /set back past it/, "alice's clone saw her acquire");
-      // The check that kept its witness saw alice's acquire too: it fails, naming bob's step.
+      // The shipped checks, whose cache kept the witness, saw alice's acquire too: each fails, naming bob's step.
+      for (const check of await shippedChecks(before, before)) {
+        assert.equal(check.code, 5, `${check.forge}: the check reads a tampered page: ${check.out}`);
+        assert.match(
+          check.out,
+          new RegExp(`tampered: its history step ${step.slice(0, 12)} is not proven — .*set back past it`),
+          check.forge,
+        );
+      }
+      // The same check by hand (--json), naming the whole step.
+      const witness = path.join(team.root, 'ci-cache', 'witness');
+      fs.mkdirSync(path.dirname(witness), { recursive: true });
+      fs.copyFileSync(path.join(team.root, 'forge-cache', 'github', 'page'), witness);
       const check = await verifyInCi(`${before}..${before}`, ['--witness', witness]);
       assert.equal(check.code, 5, `the check reads a tampered page: ${check.stdout}${check.stderr}`);
       assert.equal(check.json.error.revision, step);

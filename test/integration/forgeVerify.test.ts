@@ -1,11 +1,12 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { VERIFY_MERGE_LINE, VERIFY_PUSH_LINE } from '../../src/core/forge/forgeTemplates';
-import { childEnv, finished } from '../helpers/children';
+import { childEnv } from '../helpers/children';
 import { cliPath, createGitFixture, expectError, expectOk, type GitFixture, type TeamMember } from '../helpers/gitFixture';
-import { githubVerifyStep, gitlabVerifyStep, lockstepLines, resolveEnv, type ForgeStep } from '../helpers/forgeSteps';
+import { githubCache, githubVerifyStep, gitlabCache, gitlabVerifyStep, lockstepLines, type ForgeStep } from '../helpers/forgeSteps';
+import { runShippedCheck } from '../helpers/shippedCheck';
 
 /**
  * Issue #25: a forge with no server hook, simulated faithfully — a bare repository with no hooks that
@@ -32,7 +33,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     gitlabMerge: gitlabVerifyStep(GITLAB, 'lockstep-verify-merge'),
   };
 
-  /** A clean clone of the forge's repository at `checkout`, where the step's command runs as the forge runs it. */
+  /** A clean clone of the forge's repository at `checkout`, where the step's command runs as the forge runs it, with the job's cache. */
   async function runCheck(
     step: ForgeStep,
     context: Record<string, string>,
@@ -40,25 +41,18 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
   ): Promise<{ code: number | null; out: string; summary: string }> {
     const dir = path.join(team.root, `ci-${++ciCount}`);
     const home = path.join(dir, 'home');
-    const work = path.join(dir, 'work');
-    const bin = path.join(dir, 'bin');
     fs.mkdirSync(home, { recursive: true });
-    fs.mkdirSync(bin);
-    const gitEnv = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
-    execFileSync('git', ['clone', '--quiet', team.remote, work], { env: gitEnv, stdio: 'ignore' });
-    execFileSync('git', ['-C', work, 'checkout', '--quiet', '--detach', checkout], { env: gitEnv, stdio: 'ignore' });
-    // `lockstep` on the PATH, as `npm install --global` puts it there.
-    fs.writeFileSync(path.join(bin, 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, { mode: 0o755 });
-    const summary = path.join(dir, 'step-summary.md');
-    const env = {
-      ...gitEnv,
-      PATH: `${bin}${path.delimiter}${process.env.PATH}`,
-      GITHUB_STEP_SUMMARY: summary,
-      ...resolveEnv(step, context),
-    };
     ran.add(step.run);
-    const done = await finished(spawn('bash', ['-e', '-c', step.run], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
-    return { code: done.code, out: done.stdout + done.stderr, summary: fs.existsSync(summary) ? fs.readFileSync(summary, 'utf8') : '' };
+    return runShippedCheck({
+      step,
+      dir,
+      remote: team.remote,
+      checkout,
+      context,
+      cache: path.join(team.root, 'forge-cache', `${step.forge}-${step.job}`),
+      env: childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' }),
+      cli: await cliPath(),
+    });
   }
 
   const tip = () => execFileSync('git', ['--git-dir', team.remote, 'rev-parse', 'refs/heads/main'], { encoding: 'utf8' }).trim();
@@ -264,6 +258,45 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     assert.match(help.stdout, /\n {2}forge init\s+write the ready-made check/);
   });
 
+  it("the shipped files keep the check's witness in the forge's cache: restored before the check, saved after it, failed or not", () => {
+    for (const job of ['verify-push', 'verify-merge']) {
+      const { restore, save } = githubCache(GITHUB, job);
+      const witness = githubVerifyStep(GITHUB, job).env.LOCKSTEP_WITNESS;
+      // Outside the checkout: the commit under check can never hold it.
+      assert.equal(restore.path, `\${{ runner.temp }}/lockstep-witness`, job);
+      assert.equal(witness, `${restore.path}/page`, job);
+      assert.equal(save.path, restore.path, job);
+      // A new entry every run (a cache entry is never overwritten), the newest restored by its prefix.
+      assert.equal(restore.key, `lockstep-witness-\${{ github.run_id }}-\${{ github.run_attempt }}`, job);
+      assert.equal(save.key, restore.key, job);
+      assert.ok(restore.key.startsWith(restore.restoreKeys ?? '-') && restore.restoreKeys === 'lockstep-witness-', job);
+      assert.equal(save.saved, 'always()', `${job}: a failed check keeps its witness too`);
+    }
+    for (const job of ['lockstep-verify-push', 'lockstep-verify-merge']) {
+      const cache = gitlabCache(GITLAB, job);
+      assert.deepEqual(cache.paths, ['.lockstep-witness/'], job);
+      assert.equal(gitlabVerifyStep(GITLAB, job).env.LOCKSTEP_WITNESS, '$CI_PROJECT_DIR/.lockstep-witness/page', job);
+      assert.equal(cache.key, 'lockstep-witness', job);
+      assert.equal(cache.saved, 'always', job);
+    }
+  });
+
+  it('a witness the commit under check tracks is refused before anything is read (GitLab caches inside the checkout)', async () => {
+    team.git(bob, 'fetch', '--quiet', 'origin');
+    team.git(bob, 'checkout', '--quiet', '-B', 'planted', 'origin/main');
+    fs.mkdirSync(path.join(bob.dir, '.lockstep-witness'), { recursive: true });
+    const head = commit(bob, '.lockstep-witness/page', '{"digest":"0","text":"{}"}\n');
+    team.git(bob, 'push', '--quiet', '--no-verify', 'origin', 'planted');
+    for (const step of [steps.gitlabMerge, steps.gitlabPush]) {
+      const context = step === steps.gitlabMerge ? mergeContext(head, 'bob-gh') : { ...pushContext(tip(), head), CI_COMMIT_BRANCH: 'main' };
+      const check = await runCheck(step, context, head);
+      assert.equal(check.code, 2, check.out);
+      assert.match(check.out, /--witness file \.lockstep-witness\/page is tracked by the commit under check/);
+    }
+    team.git(bob, 'checkout', '--quiet', 'main');
+    team.git(bob, 'push', '--quiet', '--no-verify', 'origin', ':planted');
+  });
+
   it('every lockstep line of the shipped files was run by this test', () => {
     for (const file of [GITHUB, GITLAB]) {
       for (const line of lockstepLines(file)) assert.ok(ran.has(line), `${file}: ${line} was not run`);
@@ -295,25 +328,19 @@ describe("lockstep verify with the file driver: the page's own bounded audit tra
     const dir = path.join(team.root, 'ci');
     const home = path.join(dir, 'home');
     fs.mkdirSync(home, { recursive: true });
-    const gitEnv = childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' });
-    execFileSync('git', ['clone', '--quiet', team.remote, path.join(dir, 'work')], { env: gitEnv, stdio: 'ignore' });
-    fs.mkdirSync(path.join(dir, 'bin'));
-    fs.writeFileSync(path.join(dir, 'bin', 'lockstep'), `#!/bin/sh\nexec "${process.execPath}" "${await cliPath()}" "$@"\n`, {
-      mode: 0o755,
+    const done = await runShippedCheck({
+      step,
+      dir,
+      remote: team.remote,
+      checkout: after,
+      context: { 'github.event.before': before, 'github.event.after': after, 'github.ref_name': 'main' },
+      cache: path.join(team.root, 'forge-cache'),
+      env: childEnv({ HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' }),
+      cli: await cliPath(),
     });
-    const env = {
-      ...gitEnv,
-      PATH: `${path.join(dir, 'bin')}${path.delimiter}${process.env.PATH}`,
-      GITHUB_STEP_SUMMARY: path.join(dir, 'summary.md'),
-      ...resolveEnv(step, { 'github.event.before': before, 'github.event.after': after, 'github.ref_name': 'main' }),
-    };
-    const done = await finished(
-      spawn('bash', ['-e', '-c', step.run], { cwd: path.join(dir, 'work'), env, stdio: ['ignore', 'pipe', 'pipe'] }),
-      60_000,
-    );
-    assert.equal(done.code, 0, done.stdout + done.stderr);
+    assert.equal(done.code, 0, done.out);
     assert.match(
-      fs.readFileSync(path.join(dir, 'summary.md'), 'utf8'),
+      done.summary,
       /the page's own audit trail \(file driver\), which keeps the newest transitions only; run this check on every push/,
     );
   });

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,15 +34,26 @@ for (const transport of ['path', 'daemon'] as const) {
       return result.json;
     };
     const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
-    /** The page reads tampered in `who`'s clone, naming `commit`; no holder is shown. */
-    async function tampered(who: TeamMember, commit: string, why: RegExp, what: string): Promise<void> {
-      const read = await status(who);
-      assert.equal(read.code, 5, `${what}: exit 5 in ${who.name}'s clone\n${read.stdout}${read.stderr}`);
-      assert.equal(read.json.ok, false);
-      assert.equal(read.json.error.reason, 'tampered', `${what}: ${read.stdout}`);
-      assert.equal(read.json.error.revision, commit, `${what}: names the forged commit`);
-      assert.match(read.json.error.message, why, what);
-      assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
+    /**
+     * The page reads tampered in `who`'s clone, naming `commit`: status, audit and audit --history alike; no holder and
+     * no audit line is shown. `fromRemote`: also status --remote (no clone, no witness: it proves the page from its start).
+     */
+    async function tampered(who: TeamMember, commit: string, why: RegExp, what: string, fromRemote = false): Promise<void> {
+      const readers: [string, () => Promise<CliResult>][] = [
+        [`status in ${who.name}'s clone`, () => status(who)],
+        [`audit in ${who.name}'s clone`, () => team.lockstep(who.dir, ['audit'])],
+        [`audit --history in ${who.name}'s clone`, () => team.lockstep(who.dir, ['audit', '--history'])],
+      ];
+      if (fromRemote) readers.push(['status --remote', () => team.lockstep(team.root, ['status', '--remote', team.remoteUrl])]);
+      for (const [reader, reading] of readers) {
+        const read = await reading();
+        assert.equal(read.code, 5, `${what}: exit 5 from ${reader}\n${read.stdout}${read.stderr}`);
+        assert.equal(read.json.ok, false);
+        assert.equal(read.json.error.reason, 'tampered', `${what}, ${reader}: ${read.stdout}`);
+        assert.equal(read.json.error.revision, commit, `${what}, ${reader}: names the forged commit`);
+        assert.match(read.json.error.message, why, `${what}, ${reader}`);
+        assert.doesNotMatch(read.stdout, /"holder"|"audit"|"history"/, `${what}, ${reader}: no holder and no line is read`);
+      }
     }
     /** The clone's tip of the lock ref, and its record. */
     async function remoteRecord(who: TeamMember): Promise<{ tip: string; text: string; record: protocol.LockRecord }> {
@@ -109,13 +121,21 @@ for (const transport of ['path', 'daemon'] as const) {
 
     it("turning signing on: the unsigned history reads tampered until an operator's signed adopt restarts it", async () => {
       const { tip } = await remoteRecord(alice);
-      await tampered(alice, tip, /not signed/, 'the page made by an unsigned init');
+      await tampered(alice, tip, /not signed/, 'the page made by an unsigned init', true);
       await opsAdopts('signing turned on');
     });
 
     it("control: alice's signed acquire and release read fine, in her clone and in a fresh clone", async () => {
       await aliceAcquires();
       assert.equal(ok(await status(bob), 'bob reads').holder.identity, alice.identity);
+      // Without a clone (no witness): proven from the operator's adopt, as a fresh clone proves it.
+      const remote = ok(await team.lockstep(team.root, ['status', '--remote', team.remoteUrl]), 'status --remote proves the page');
+      assert.equal(remote.holder.identity, alice.identity);
+      const history = ok(await team.lockstep(bob.dir, ['audit', '--history']), 'audit --history on the proven page').history;
+      assert.deepEqual(
+        history.slice(-2).map((e: { author: string }) => e.author),
+        [ops.identity, alice.identity],
+      );
       const fresh: TeamMember = { name: 'carol', identity: 'carol@example.com', dir: path.join(team.root, 'carol') };
       await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
       await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
@@ -140,7 +160,7 @@ for (const transport of ['path', 'daemon'] as const) {
       };
       const commit = await forgeLike(bob, encodeRecord(forged), [tip], null);
       await forcePush(bob, commit);
-      await tampered(alice, commit, /not signed/, "unsigned forgery, alice's clone");
+      await tampered(alice, commit, /not signed/, "unsigned forgery, alice's clone", true);
       await tampered(bob, commit, /not signed/, "unsigned forgery, bob's own clone");
       grantSeen = record.grant + 1;
       await opsAdopts('bob forged an unsigned acquire');
@@ -159,6 +179,7 @@ for (const transport of ['path', 'daemon'] as const) {
         commit,
         new RegExp(`gives ${bob.identity.replace('.', '\\.')}, but its audit line acts as ${alice.identity.replace('.', '\\.')}`),
         'bob signs for alice',
+        true,
       );
       await opsAdopts('bob signed for alice');
       await aliceAcquires();
@@ -175,9 +196,60 @@ for (const transport of ['path', 'daemon'] as const) {
       const commit = (await team.git(bob.dir, ['hash-object', '-t', 'commit', '-w', '--stdin'], { input: replayed })).stdout.trim();
       assert.match(commit, /^[0-9a-f]{40}$/);
       await forcePush(bob, commit);
-      await tampered(alice, commit, /signature does not verify/, 'a replayed signature');
+      await tampered(alice, commit, /signature does not verify/, 'a replayed signature', true);
       await opsAdopts("bob replayed alice's step");
       await aliceAcquires();
+    });
+
+    it("a step signed with GPG is judged by the allowed signers list, never by the reader's own keyring", async () => {
+      // alice's own OpenPGP key, its user id her identity, ultimately trusted in her keyring (a throwaway GNUPGHOME).
+      // The allowed signers list holds SSH keys only: her GPG-signed (legal) release is not proven, in her clone too.
+      const gnupg = path.join(team.root, 'alice-gnupg');
+      fs.mkdirSync(gnupg, { mode: 0o700 });
+      const gpgEnv = { ...team.env, GNUPGHOME: gnupg } as NodeJS.ProcessEnv;
+      try {
+        execFileSync('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', alice.identity, 'ed25519', 'sign', 'never'], {
+          env: gpgEnv,
+          stdio: 'ignore',
+        });
+        const listed = execFileSync('gpg', ['--batch', '--with-colons', '--list-keys', alice.identity], { env: gpgEnv, encoding: 'utf8' });
+        const fingerprint = /^fpr:(?:[^:]*:){8}([0-9A-F]{40,64}):/m.exec(listed)?.[1];
+        assert.ok(fingerprint, listed);
+        const { tip, record } = await remoteRecord(bob);
+        const h = record.holder!;
+        const released = protocol.release(record, { identity: h.identity, tokenHash: h.tokenHash, grant: h.grant }, Date.now(), {});
+        assert.ok(released.ok && released.record);
+        const text = encodeRecord(released.record);
+        const line = JSON.parse(text).audit.at(-1);
+        const blob = (await team.git(alice.dir, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
+        const tree = (await team.git(alice.dir, ['mktree'], { input: `100644 blob ${blob}\trecord.json\n` })).stdout.trim();
+        const signed = await team.git(
+          alice.dir,
+          ['-c', 'gpg.format=openpgp', '-c', `user.signingkey=${fingerprint}`, 'commit-tree', '-S', tree, '-p', tip],
+          {
+            input: `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`,
+            env: { ...stampEnv(stampOf(line)), GNUPGHOME: gnupg },
+          },
+        );
+        assert.equal(signed.code, 0, signed.stderr);
+        const commit = signed.stdout.trim();
+        // git itself, with alice's keyring, calls it a good signature by alice@example.com.
+        const own = await team.git(alice.dir, ['log', '-1', '--format=%G?%x1f%GS', commit], { env: { GNUPGHOME: gnupg } });
+        assert.equal(own.stdout.trim(), `G\x1f${alice.identity}`, own.stderr);
+        await forcePush(alice, commit);
+        for (const who of [alice, bob]) {
+          const read = await team.lockstep(who.dir, ['status'], { env: { GNUPGHOME: gnupg } });
+          assert.equal(read.code, 5, `${who.name}'s clone: ${read.stdout}${read.stderr}`);
+          assert.equal(read.json.error.reason, 'tampered');
+          assert.equal(read.json.error.revision, commit);
+          assert.match(read.json.error.message, /does not verify against a key the allowed signers list holds/);
+        }
+        grantSeen = Math.max(grantSeen, record.grant);
+        await opsAdopts('alice signed with GPG');
+        await aliceAcquires();
+      } finally {
+        execFileSync('gpgconf', ['--kill', 'all'], { env: gpgEnv, stdio: 'ignore' });
+      }
     });
 
     it("a rewind to an older step, and a rewind rewritten with bob's own signed acquire, read tampered in clones that saw more", async () => {

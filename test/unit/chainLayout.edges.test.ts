@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { appendStep, type ChainEnvelope, MAX_CHAIN_BYTES, readChain, type StoredStep, storeChain } from '../../src/core/guard/chainLayout';
-import type { ChainStep } from '../../src/core/guard/signedChain';
+import { appendStep, type ChainEnvelope, MAX_CHAIN_BYTES, readChain, type StoredStep, storeChain } from '../../src/core/chain/chainLayout';
+import type { ChainStep } from '../../src/core/chain/signedChain';
 
 /**
  * The edges of the stored layout (chainLayout.ts): what a delta step stores (its kept runs, its

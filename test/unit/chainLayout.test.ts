@@ -7,8 +7,8 @@ import {
   storeChain,
   type ChainEnvelope,
   type DeltaStep,
-} from '../../src/core/guard/chainLayout';
-import { checkChain, digestOf, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
+} from '../../src/core/chain/chainLayout';
+import { checkChain, digestOf, type ChainStep, type JudgedStep } from '../../src/core/chain/signedChain';
 import * as protocol from '../../src/core/lockRecord';
 import type { LockRecord } from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';

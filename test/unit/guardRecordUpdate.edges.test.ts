@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { checkRecordUpdate, DEFAULT_SKEW_MS, provesHolder, type RecordUpdateContext } from '../../src/core/guard/recordUpdate';
+import { checkRecordUpdate, DEFAULT_SKEW_MS, provesHolder, type RecordUpdateContext } from '../../src/core/chain/recordUpdate';
 import * as protocol from '../../src/core/lockRecord';
 import type { AuditLine, LockRecord } from '../../src/core/lockRecord';
 import { hashProof, hashToken, pushProof } from '../../src/core/tokens';

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { HOUR, MINUTE, SECOND } from '../../src/core/clock';
-import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '../../src/core/guard/recordUpdate';
+import { checkRecordUpdate, DEFAULT_SKEW_MS, type RecordUpdateContext } from '../../src/core/chain/recordUpdate';
 import * as protocol from '../../src/core/lockRecord';
 import { MAX_HOLD_MS, type LockRecord } from '../../src/core/lockRecord';
 import { hashProof, hashToken, pushProof } from '../../src/core/tokens';

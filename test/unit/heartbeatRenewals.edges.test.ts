@@ -6,8 +6,8 @@ import {
   MAX_RENEWALS_PER_STEP,
   replayRenewals,
   witnessedInRun,
-} from '../../src/core/guard/heartbeatRenewals';
-import { type ChainStep, digestOf } from '../../src/core/guard/signedChain';
+} from '../../src/core/chain/heartbeatRenewals';
+import { type ChainStep, digestOf } from '../../src/core/chain/signedChain';
 import * as protocol from '../../src/core/lockRecord';
 import type { LockRecord } from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { coalescedStep, MAX_RENEWALS_PER_STEP } from '../../src/core/guard/heartbeatRenewals';
-import { checkChain, digestOf, provenThrough, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
-import type { StepSignature } from '../../src/core/guard/signedStep';
+import { coalescedStep, MAX_RENEWALS_PER_STEP } from '../../src/core/chain/heartbeatRenewals';
+import { checkChain, digestOf, provenThrough, type ChainStep, type JudgedStep } from '../../src/core/chain/signedChain';
+import type { StepSignature } from '../../src/core/chain/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { LockRecord } from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';

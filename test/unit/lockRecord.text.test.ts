@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { checkRecordUpdate, DEFAULT_SKEW_MS } from '../../src/core/guard/recordUpdate';
+import { checkRecordUpdate, DEFAULT_SKEW_MS } from '../../src/core/chain/recordUpdate';
 import {
   acquire,
   adoptPage,

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
-import type { StepSignature } from '../../src/core/guard/signedStep';
+import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type JudgedStep } from '../../src/core/chain/signedChain';
+import type { StepSignature } from '../../src/core/chain/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { AuditLine, LockRecord } from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';

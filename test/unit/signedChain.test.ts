@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { appendStep, MAX_CHAIN_STEPS } from '../../src/core/guard/chainLayout';
-import { checkChain, digestOf, type ChainStep, type JudgedStep } from '../../src/core/guard/signedChain';
-import type { StepSignature } from '../../src/core/guard/signedStep';
+import { appendStep, MAX_CHAIN_STEPS } from '../../src/core/chain/chainLayout';
+import { checkChain, digestOf, type ChainStep, type JudgedStep } from '../../src/core/chain/signedChain';
+import type { StepSignature } from '../../src/core/chain/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import type { LockRecord } from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { recordCommitShape } from '../../src/core/guard/recordHistory';
-import { DEFAULT_SKEW_MS } from '../../src/core/guard/recordUpdate';
-import { checkSignedRestart, checkSignedSnapshot, checkSignedStep, checkSigner } from '../../src/core/guard/signedStep';
+import { DEFAULT_SKEW_MS } from '../../src/core/chain/recordUpdate';
+import { checkSignedRestart, checkSignedSnapshot, checkSignedStep, checkSigner } from '../../src/core/chain/signedStep';
 import * as protocol from '../../src/core/lockRecord';
 import { encodeRecord } from '../../src/core/recordCodec';
 import { checkRecordCommit, stampOf, transitionSubject } from '../../src/core/stores/git/recordCommit';

@@ -21,7 +21,8 @@ A clone whose lease lapsed sees its queue position or its turn like anyone else,
 a second line; it is "stale" only when it is not in the queue.
 
 In the shared bare repository it reads the page the server guard reads (its pinned settings).
-  --remote URL   read a git-driver container from its remote, without a clone
+  --remote URL   read a git-driver container from its remote, without a clone (a signed page is
+                 proven first, with the allowed signers of its first protected branch)
 
 With --json, one object (schema in the README). A store without the container's page is an
 error (exit 5), never a free lock.`,

@@ -8,6 +8,7 @@ import { containerFileAt, readPageHistory } from '../../core/verify/pageHistory'
 import { verdictMarkdown, verdictText, type Verdict } from '../../core/verify/verdict';
 import { verifyMerge } from '../../core/verify/verifyMerge';
 import { verifyPush } from '../../core/verify/verifyPush';
+import { refuseTrackedWitness } from '../../core/verify/witnessFile';
 import { parseCommandArgs } from '../args';
 import type { Command, CommandContext } from '../command';
 
@@ -40,6 +41,7 @@ the change under check (OLD, or BASE's tip), never from the work tree.
   --witness FILE    a signed page: keep the last page this check proved in FILE between runs
                     (a CI cache); a page later set back past it fails as tampered. Without it
                     each run proves the page afresh and cannot see a step dropped before it ran.
+                    A FILE the checkout tracks is refused (it would be the change's own).
 
 Prints a short summary; with --json one object. When GITHUB_STEP_SUMMARY is set, the Markdown
 summary is appended to that file (the check's page). Credentials for a file, SQL or Redis page
@@ -72,6 +74,7 @@ Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 
       throw usage('--witness takes a file path.', 'witness');
     const witness = values.witness === undefined ? undefined : path.resolve(context.cwd, values.witness);
     const clone = await openClone(context.cwd);
+    if (witness !== undefined) await refuseTrackedWitness(clone.git, clone.root, witness);
     const verdict =
       values.push !== undefined
         ? await runPush(context, clone.git, clone.root, values.push, values.branch, remote, positionals, witness)

@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PageWithoutClone, type ServerProof } from '../../core/container/guardPageAccess';
-import { digestOf } from '../../core/guard/signedChain';
+import { digestOf } from '../../core/chain/signedChain';
 import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
 import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
 import { checkLeaseUpdate, type LeaseBefore } from '../../core/guard/leaseUpdate';
 import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
 import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
-import { checkRecordUpdate } from '../../core/guard/recordUpdate';
-import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/guard/signedStep';
+import { checkRecordUpdate } from '../../core/chain/recordUpdate';
+import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/chain/signedStep';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../../core/stores/git/signersFile';
 import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {

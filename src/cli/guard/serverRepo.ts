@@ -1,9 +1,9 @@
 import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
 import { GitError } from '../../core/git/gitError';
-import { GitRunner, type GitOutput } from '../../core/git/runner';
+import { GitRunner, type GitOutput, type GitRunOptions } from '../../core/git/runner';
 import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
 import type { PushedCommit } from '../../core/guard/recordHistory';
-import type { StepSignature } from '../../core/guard/signedStep';
+import type { StepSignature } from '../../core/chain/signedStep';
 import { withSignersFile } from '../../core/stores/git/signersFile';
 
 /**
@@ -98,8 +98,10 @@ export class ServerRepo {
 
   /** What git says of a pushed commit's signature, verified against the allowed signers text (signedStep.ts). */
   async signature(sha: string, allowedSigners: string): Promise<StepSignature> {
-    const out = await withSignersFile(allowedSigners, file =>
-      this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--']),
+    const out = await withSignersFile(allowedSigners, (file, env) =>
+      this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--'], {
+        env,
+      }),
     );
     const [status = 'N', signer = ''] = out.trim().split('\x1f');
     return { status, signer };
@@ -110,8 +112,8 @@ export class ServerRepo {
     return auditLogText(await historyEntries(this.refs, sha));
   }
 
-  private async ok(args: readonly string[]): Promise<string> {
-    const output: GitOutput = await this.runner.run(args);
+  private async ok(args: readonly string[], options: GitRunOptions = {}): Promise<string> {
+    const output: GitOutput = await this.runner.run(args, options);
     if (output.code !== 0) throw unreadable(args[0], output);
     return output.stdout.toString('utf8');
   }

@@ -2,13 +2,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
-import { gitIn } from '../git/runner';
+import { resolveConfig } from '../config';
+import { gitIn, type GitCommand } from '../git/runner';
 import { serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
 import { readContainerPage } from '../container/guardPageAccess';
 import { withoutCredentials } from '../container/pageLocation';
-import { CONTAINER_FILE, parseContainerFile, type ContainerFile } from '../container/containerFile';
+import { CONTAINER_FILE, driverOptions, parseContainerFile, type ContainerFile } from '../container/containerFile';
+import { readProvenPage } from '../verify/pageHistory';
 
 /**
  * The lock page read without a clone: in the shared bare repository (with the server guard's
@@ -64,10 +66,28 @@ export async function readPageFromRemote(url: string): Promise<PageRead> {
         { setting: '--remote' },
       );
     }
-    // No LOCKSTEP_* variable redirects it: the page is the one this remote holds.
-    const { record, page } = await readContainerPage(file, temp, { gitDir: temp, gitRemote: url });
+    // No LOCKSTEP_* variable redirects it: the page is the one this remote holds. A signed page is proven
+    // first, every step, as lockstep verify proves it: with the allowed signers of the first protected branch.
+    const config = resolveConfig({ ...driverOptions(file, temp), gitDir: temp, gitRemote: url }, {});
+    const signers = file.allowedSigners === undefined ? undefined : { git, revision: await protectedTip(git, url, file) };
+    const { record, page } = await readProvenPage(config, file, signers);
     return { file, record, page: { ...page, location: `remote ${url.includes('://') ? withoutCredentials(url) : url}` } };
   } finally {
     fs.rmSync(temp, { recursive: true, force: true });
   }
+}
+
+/** The first protected branch's tip on the remote, fetched into the temporary repository (where the allowed signers are read). */
+async function protectedTip(git: GitCommand, url: string, file: ContainerFile): Promise<string> {
+  const branch = file.protectedBranches[0];
+  try {
+    await git.raw(['fetch', '--quiet', '--depth', '1', '--end-of-options', url, `+refs/heads/${branch}:refs/lockstep-signers`]);
+  } catch (cause) {
+    throw new LockBackendError(
+      'git',
+      `The protected branch ${branch} could not be read from the remote, where the signed page's allowed signers are; check your access to it.`,
+      { cause },
+    );
+  }
+  return (await git.raw(['rev-parse', '--verify', '--end-of-options', 'refs/lockstep-signers^{commit}'])).trim();
 }

@@ -14,9 +14,25 @@ export const FORGE_FILES: Readonly<Record<Forge, string>> = {
   gitlab: '.gitlab/lockstep-verify.gitlab-ci.yml',
 };
 
-/** The command lines of the checks (the `run:` / `script:` lines); tests run exactly these. */
-export const VERIFY_PUSH_LINE = 'lockstep verify --push "$LOCKSTEP_OLD..$LOCKSTEP_NEW" --branch "$LOCKSTEP_BRANCH"';
-export const VERIFY_MERGE_LINE = 'lockstep verify --merge "$LOCKSTEP_BASE" "$LOCKSTEP_HEAD" --actor "$LOCKSTEP_ACTOR"';
+/**
+ * The command lines of the checks (the `run:` / `script:` lines); tests run exactly these. Each keeps
+ * the last page it proved (a signed page's witness) in `$LOCKSTEP_WITNESS`, which the forge's cache
+ * restores before the check and saves after it, also when it fails: a store set back past a page an
+ * earlier run proved then fails the check (README, "Forges without server hooks").
+ */
+export const VERIFY_PUSH_LINE =
+  'lockstep verify --push "$LOCKSTEP_OLD..$LOCKSTEP_NEW" --branch "$LOCKSTEP_BRANCH" --witness "$LOCKSTEP_WITNESS"';
+export const VERIFY_MERGE_LINE =
+  'lockstep verify --merge "$LOCKSTEP_BASE" "$LOCKSTEP_HEAD" --actor "$LOCKSTEP_ACTOR" --witness "$LOCKSTEP_WITNESS"';
+
+/**
+ * GitHub: the witness lives under the runner's temporary folder, outside the checkout (the commit
+ * under check can never hold it); the cache keeps one new entry per run and restores the newest.
+ */
+const GITHUB_WITNESS_DIR = `\${{ runner.temp }}/lockstep-witness`;
+const GITHUB_CACHE_KEY = `lockstep-witness-\${{ github.run_id }}-\${{ github.run_attempt }}`;
+/** GitLab caches only paths inside the project folder; verify refuses a witness the checkout tracks. */
+const GITLAB_WITNESS_DIR = '.lockstep-witness';
 
 function installLine(version: string): string {
   return `npm install --global --ignore-scripts lockstep@${version}`;
@@ -47,6 +63,13 @@ jobs:
         with:
           node-version: 20
       - run: ${installLine(version)}
+      # The last page the check proved (a signed page's witness): the newest entry restored, a new one saved
+      # after every run, failed ones included. README "Forges without server hooks": what it proves, whom it trusts.
+      - uses: actions/cache/restore@v4
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
+          restore-keys: lockstep-witness-
       - name: lockstep verify --push
         env:
           LOCKSTEP_OLD: \${{ github.event.before }}
@@ -55,7 +78,13 @@ jobs:
           # A file, SQL or Redis page: its credentials from the repository's secrets (unset for the git driver).
           LOCKSTEP_DATABASE_URL: \${{ secrets.LOCKSTEP_DATABASE_URL }}
           LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
+          LOCKSTEP_WITNESS: ${GITHUB_WITNESS_DIR}/page
         run: ${VERIFY_PUSH_LINE}
+      - uses: actions/cache/save@v4
+        if: always()
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
   verify-merge:
     if: github.event_name == 'pull_request_target'
     runs-on: ubuntu-latest
@@ -68,6 +97,13 @@ jobs:
         with:
           node-version: 20
       - run: ${installLine(version)}
+      # The last page the check proved (a signed page's witness): the newest entry restored, a new one saved
+      # after every run, failed ones included. README "Forges without server hooks": what it proves, whom it trusts.
+      - uses: actions/cache/restore@v4
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
+          restore-keys: lockstep-witness-
       - name: lockstep verify --merge
         env:
           LOCKSTEP_BASE: \${{ github.base_ref }}
@@ -75,7 +111,13 @@ jobs:
           LOCKSTEP_ACTOR: \${{ github.event.pull_request.user.login }}
           LOCKSTEP_DATABASE_URL: \${{ secrets.LOCKSTEP_DATABASE_URL }}
           LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
+          LOCKSTEP_WITNESS: ${GITHUB_WITNESS_DIR}/page
         run: ${VERIFY_MERGE_LINE}
+      - uses: actions/cache/save@v4
+        if: always()
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
 `;
 }
 
@@ -96,6 +138,14 @@ lockstep-verify-push:
     LOCKSTEP_OLD: $CI_COMMIT_BEFORE_SHA
     LOCKSTEP_NEW: $CI_COMMIT_SHA
     LOCKSTEP_BRANCH: $CI_COMMIT_BRANCH
+    LOCKSTEP_WITNESS: $CI_PROJECT_DIR/${GITLAB_WITNESS_DIR}/page
+  # The last page the check proved (a signed page's witness), kept between pipelines, also when the check
+  # fails. README "Forges without server hooks": what it proves, whom it trusts.
+  cache:
+    key: lockstep-witness
+    paths:
+      - ${GITLAB_WITNESS_DIR}/
+    when: always
   script:
     - ${installLine(version)}
     - ${VERIFY_PUSH_LINE}
@@ -109,6 +159,14 @@ lockstep-verify-merge:
     LOCKSTEP_HEAD: $CI_COMMIT_SHA
     # The user who started the pipeline (GitLab names no request author in its variables).
     LOCKSTEP_ACTOR: $GITLAB_USER_LOGIN
+    LOCKSTEP_WITNESS: $CI_PROJECT_DIR/${GITLAB_WITNESS_DIR}/page
+  # The last page the check proved (a signed page's witness), kept between pipelines, also when the check
+  # fails. README "Forges without server hooks": what it proves, whom it trusts.
+  cache:
+    key: lockstep-witness
+    paths:
+      - ${GITLAB_WITNESS_DIR}/
+    when: always
   script:
     - ${installLine(version)}
     - ${VERIFY_MERGE_LINE}

@@ -5,7 +5,7 @@ import { checkContainerFile, containerSettings, driverOptions, parseContainerFil
 import { LockConfigurationError } from '../errors';
 import { checkAgainstSchema, type SchemaNode } from '../jsonSchemaCheck';
 import type { ContainerSettings } from '../lockRecord';
-import { DEFAULT_SKEW_MS } from './recordUpdate';
+import { DEFAULT_SKEW_MS } from '../chain/recordUpdate';
 
 /**
  * What the server's guard decides with, pinned beside the hook by `lockstep hooks install --server`

@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError } from '../errors';
 import { gitIn } from '../git/runner';
-import { STEP_NAMESPACE } from '../guard/signedChain';
-import type { StepSignature } from '../guard/signedStep';
+import { STEP_NAMESPACE } from '../chain/signedChain';
+import type { StepSignature } from '../chain/signedStep';
 
 /**
  * The signatures of a signed chain's steps (signedChain.ts), made and checked by OpenSSH's own

@@ -13,7 +13,8 @@ import {
 import { openDriver } from '../drivers';
 import type { Driver } from '../stores/store';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../stores/git/signersFile';
-import { LockConfigurationError, LockNoPageError } from '../errors';
+import type { ResolvedConfig } from '../config';
+import { LockConfigurationError, LockNoPageError, type PageLocation } from '../errors';
 import type { GitCommand } from '../git/runner';
 import { keptForever, type AuditLine, type LockRecord } from '../lockRecord';
 import { parseRecord } from '../recordCodec';
@@ -73,20 +74,7 @@ export async function readPageHistory(
   env: Env,
   signers?: SignersAt,
 ): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
-  const config = containerConfig(file, root, env);
-  const driver = await openDriver(config);
-  try {
-    const key = containerKey(config.prefix, file.container);
-    const stored = await driver.read(key);
-    if (stored === null) throw new LockNoPageError(pageLocation(config, file.container, driver.name), undefined);
-    if (file.allowedSigners !== undefined) {
-      if (signers === undefined)
-        throw new LockConfigurationError('A signed page is read by the verifier only with the allowed signers of the protected branch.', {
-          setting: 'allowedSigners',
-        });
-      await proveFromCreation(driver, stored.revision, file as ContainerFile & { allowedSigners: string }, signers);
-    }
-    const record = parseRecord(stored.value, driver.name, file.container, containerSettings(file));
+  return withProvenPage(containerConfig(file, root, env), file, signers, async ({ driver, key, record }) => {
     if (driver.readHistory) {
       // Every write's own line, down through compaction snapshots: nothing is ever evicted from it.
       const entries = await driver.readHistory(key, Infinity);
@@ -100,6 +88,44 @@ export async function readPageHistory(
     const first = record.audit.find(l => l.outcome !== 'refused' && !keptForever(l));
     const trimmed = first !== undefined && first.action !== 'init' && first.action !== 'adopt';
     return { record, lines: [...record.audit], reach: { driver: driver.name, reach: 'page', trimmed } };
+  });
+}
+
+/**
+ * The page now, read with `config` (a reader without a clone: `status --remote`), a signed page
+ * proven first exactly as {@link readPageHistory} proves it, with where it was read. A step that is
+ * not proven is a tampered page (exit 5, the step named), never a record read from it.
+ */
+export async function readProvenPage(
+  config: ResolvedConfig,
+  file: ContainerFile,
+  signers: SignersAt | undefined,
+): Promise<{ record: LockRecord; page: PageLocation }> {
+  return withProvenPage(config, file, signers, async ({ record, page }) => ({ record, page }));
+}
+
+/** Opens the page's store, reads the page, proves a signed one (every step, with `signers`), and hands the record to `use`. */
+async function withProvenPage<T>(
+  config: ResolvedConfig,
+  file: ContainerFile,
+  signers: SignersAt | undefined,
+  use: (read: { driver: Driver; key: string; record: LockRecord; page: PageLocation }) => Promise<T>,
+): Promise<T> {
+  const driver = await openDriver(config);
+  try {
+    const key = containerKey(config.prefix, file.container);
+    const page = pageLocation(config, file.container, driver.name);
+    const stored = await driver.read(key);
+    if (stored === null) throw new LockNoPageError(page, undefined);
+    if (file.allowedSigners !== undefined) {
+      if (signers === undefined)
+        throw new LockConfigurationError('A signed page is read by the verifier only with the allowed signers of the protected branch.', {
+          setting: 'allowedSigners',
+        });
+      await proveFromCreation(driver, stored.revision, file as ContainerFile & { allowedSigners: string }, signers);
+    }
+    const record = parseRecord(stored.value, driver.name, file.container, containerSettings(file));
+    return await use({ driver, key, record, page });
   } finally {
     await driver.close();
   }

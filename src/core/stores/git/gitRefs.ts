@@ -336,20 +336,28 @@ export class GitRefs {
    * signers file at `allowedSignersFile` (an absolute path). One git process (git runs ssh-keygen
    * per commit); a `verified` commit the clone no longer has is treated as none.
    */
-  async signedLog(tip: string, verified: string | undefined, allowedSignersFile: string): Promise<SignedCommit[]> {
+  async signedLog(
+    tip: string,
+    verified: string | undefined,
+    allowedSignersFile: string,
+    env: Readonly<Record<string, string>> = {},
+  ): Promise<SignedCommit[]> {
     const format = `%H%x1f%P%x1f%G?%x1f%GS%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
     const stop = verified !== undefined && isObjectName(verified) && (await this.hasCommit(verified)) ? [`^${verified}`] : [];
-    const stdout = await this.git.raw([
-      '-c',
-      `gpg.ssh.allowedSignersFile=${allowedSignersFile}`,
-      'log',
-      '--first-parent',
-      `--format=${format}`,
-      '--end-of-options',
-      tip,
-      ...stop,
-      '--',
-    ]);
+    const stdout = await this.git.raw(
+      [
+        '-c',
+        `gpg.ssh.allowedSignersFile=${allowedSignersFile}`,
+        'log',
+        '--first-parent',
+        `--format=${format}`,
+        '--end-of-options',
+        tip,
+        ...stop,
+        '--',
+      ],
+      { env },
+    );
     const commits: SignedCommit[] = [];
     for (const chunk of stdout.split('\x1e')) {
       const fields = chunk.replace(/^\n/, '').split('\x1f');

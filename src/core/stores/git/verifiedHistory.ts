@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { replaceAtomically } from '../../atomicReplace';
 import { LockTamperedPageError } from '../../errors';
-import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../guard/signedStep';
+import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
 import type { ContainerSettings, LockRecord } from '../../lockRecord';
 import { parseRecord } from '../../recordCodec';
 import { withSignersFile } from './signersFile';
@@ -43,7 +43,7 @@ export interface SigningPolicy {
 export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningPolicy): Promise<void> {
   const checkpoint = readCheckpoint(policy.checkpointFile);
   if (checkpoint === tip) return;
-  const commits = await withSignersFile(await policy.allowedSigners(), file => refs.signedLog(tip, checkpoint, file));
+  const commits = await withSignersFile(await policy.allowedSigners(), (file, env) => refs.signedLog(tip, checkpoint, file, env));
   const tampered = (revision: string, why: string) => new LockTamperedPageError('git', revision, why);
   if (commits.length === 0) {
     // The tip is below what this clone verified: the ref was set back.

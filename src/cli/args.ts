@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { LockConfigurationError } from '../core/errors';
+import { LockConfigurationError } from '../core/application';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

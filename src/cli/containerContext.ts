@@ -1,4 +1,4 @@
-import { Container } from '../core/container/container';
+import { Container } from '../core/application';
 import type { CommandContext } from './command';
 
 /** Opens the container of the clone at `--cwd`, runs `work`, and closes the driver whatever happens. */

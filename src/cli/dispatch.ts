@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { LockConfigurationError } from '../core/errors';
+import { LockConfigurationError } from '../core/application';
 import type { Command } from './command';
 import { Output } from './output';
 

@@ -1,5 +1,4 @@
-import { LockError, LockErrorCode, LockNoPageError, LockTamperedPageError, exitCodeFor } from '../core/errors';
-import { escapeControls } from '../core/safeText';
+import { escapeControls, exitCodeFor, LockError, LockErrorCode, LockNoPageError, LockTamperedPageError } from '../core/application';
 
 /**
  * Everything the command line prints goes through here: short human lines on stdout by default,

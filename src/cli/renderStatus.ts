@@ -1,8 +1,15 @@
-import { describePage, type PageLocation } from '../core/errors';
-import { formatClock, formatDuration } from '../core/format';
-import { spansText } from '../core/lockRecord';
-import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStatus';
-import type { DeploymentInfo } from '../core/stores/store';
+import {
+  type DeploymentInfo,
+  describePage,
+  formatClock,
+  formatDuration,
+  hasTurn,
+  lapseLine,
+  LockState,
+  type LockStatus,
+  type PageLocation,
+  spansText,
+} from '../core/application';
 
 /** Short human lines for `lockstep status`: state, holder, grant, time left, queue position, the page read. */
 export function renderStatus(

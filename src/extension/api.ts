@@ -1,6 +1,5 @@
 import type * as vscode from 'vscode';
-import type { LockLeaseLostError } from '../core/errors';
-import type { LockStatus } from '../core/lockStatus';
+import type { LockLeaseLostError, LockStatus } from '../core/application';
 import { badgeFor, type Badge } from './badge';
 import type { ContainerModel } from './containerModel';
 import type { WorkspaceModel } from './workspaceModel';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LockState } from '../core/lockStatus';
+import { LockState } from '../core/application';
 import { CommandIds } from './commandIds';
 import type { ContainerModel } from './containerModel';
 import type { Log } from './log';

@@ -1,6 +1,4 @@
-import { formatClock, formatDuration } from '../core/format';
-import { escapeControls } from '../core/safeText';
-import { hasTurn, lapseLine, LockState, type LockStatus } from '../core/lockStatus';
+import { escapeControls, formatClock, formatDuration, hasTurn, lapseLine, LockState, type LockStatus } from '../core/application';
 import { CommandIds } from './commandIds';
 
 /**

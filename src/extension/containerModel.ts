@@ -1,13 +1,22 @@
 import * as vscode from 'vscode';
-import { Container } from '../core/container/container';
-import type { ContainerFile } from '../core/container/containerFile';
-import { LockConfigurationError, LockError, LockLeaseLostError, LockNoPageError, LockTamperedPageError } from '../core/errors';
-import { isNoContainerHere } from '../core/container/clone';
-import type { LockRecord } from '../core/lockRecord';
-import { hasTurn, LockState, type LockStatus } from '../core/lockStatus';
-import type { HistoryEntry, Watch } from '../core/stores/store';
-import type { WatchInterest } from '../core/stores/store';
-import { backoffDelay } from '../core/heartbeatLoop';
+import {
+  backoffDelay,
+  Container,
+  type ContainerFile,
+  hasTurn,
+  type HistoryEntry,
+  isNoContainerHere,
+  LockConfigurationError,
+  LockError,
+  LockLeaseLostError,
+  LockNoPageError,
+  type LockRecord,
+  LockState,
+  type LockStatus,
+  LockTamperedPageError,
+  type Watch,
+  type WatchInterest,
+} from '../core/application';
 import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LockState } from '../core/lockStatus';
+import { LockState } from '../core/application';
 import type { WorkspaceModel } from './workspaceModel';
 
 /** Context keys that decide where commands appear (package.json `when` clauses). */

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { repairClientHook } from '../core/hooks/install';
+import { repairClientHook } from '../core/application';
 import { AutoAcquire } from './autoAcquire';
 import { createExtensionApi, type LockstepExtension } from './api';
 import { turnNotice } from './badge';

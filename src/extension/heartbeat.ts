@@ -1,8 +1,13 @@
 import type * as vscode from 'vscode';
-import { systemClock, type Clock } from '../core/clock';
-import type { Disposable } from '../core/stores/store';
-import { HeartbeatLoop, type HeartbeatLoss } from '../core/heartbeatLoop';
-import { LockState, type LockStatus } from '../core/lockStatus';
+import {
+  type Clock,
+  type Disposable,
+  HeartbeatLoop,
+  type HeartbeatLoss,
+  LockState,
+  type LockStatus,
+  systemClock,
+} from '../core/application';
 
 export interface HeartbeatHooks {
   /** Extends the lease; resolves with the new expiry. */

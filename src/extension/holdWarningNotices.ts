@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
-import { systemClock, type Clock, type Timer } from '../core/clock';
-import { holdWarningMessage, planHoldWarnings, type HoldFacts } from '../core/holdWarnings';
-import { LockState } from '../core/lockStatus';
+import { type Clock, type HoldFacts, holdWarningMessage, LockState, planHoldWarnings, systemClock, type Timer } from '../core/application';
 import { CommandIds } from './commandIds';
 import type { ContainerModel } from './containerModel';
 import type { Log } from './log';

@@ -3,9 +3,15 @@ import * as vscode from 'vscode';
 import { badgeFor, badgeWords } from './badge';
 import { CommandIds } from './commandIds';
 import type { ContainerModel } from './containerModel';
-import { formatDuration } from '../core/format';
-import type { AuditLine } from '../core/lockRecord';
-import { auditFromHistory, buildTimeline, describeBar, describeWait, longerAudit } from '../core/timeline';
+import {
+  auditFromHistory,
+  type AuditLine,
+  buildTimeline,
+  describeBar,
+  describeWait,
+  formatDuration,
+  longerAudit,
+} from '../core/application';
 import type { FromWebview, LockPageView, TimelineView, ToWebview } from './lockPageProtocol';
 import type { WorkspaceModel } from './workspaceModel';
 

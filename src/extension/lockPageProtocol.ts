@@ -2,8 +2,7 @@
  * Typed messages between the lock page webview and the extension. No tokens ever cross: the view
  * gets identities, grants, times, the queue, ranges, blocks and the audit trail.
  */
-import type { AuditLine, Block, Caution, IdRange } from '../core/lockRecord';
-import type { GrantBar, QueueWait } from '../core/timeline';
+import type { AuditLine, Block, Caution, GrantBar, IdRange, QueueWait } from '../core/application';
 
 /** The timeline's bars and waits, each with its sentence (tooltip and text alternative). */
 export interface TimelineView {

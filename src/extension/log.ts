@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { LockError } from '../core/errors';
+import { LockError } from '../core/application';
 
 const ORDER = ['trace', 'debug', 'info', 'warn', 'error'] as const;
 type Level = (typeof ORDER)[number];

@@ -1,8 +1,5 @@
 import * as vscode from 'vscode';
-import type { Container } from '../core/container/container';
-import { prepareLanding, pushRefused, pushWithGit } from '../core/container/push';
-import { explainPushFailure } from '../core/git/pushFailure';
-import { hasClientHook } from '../core/hooks/install';
+import { type Container, explainPushFailure, hasClientHook, prepareLanding, pushRefused, pushWithGit } from '../core/application';
 import { gitExtensionRepository, gitExtensionStderr } from './gitExtension';
 import type { Log } from './log';
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { lockedByOthers, readOnlyReason } from '../core/readOnly';
+import { lockedByOthers, readOnlyReason } from '../core/application';
 import { CommandIds } from './commandIds';
 import type { ContainerModel } from './containerModel';
 import type { Log } from './log';

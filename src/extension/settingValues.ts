@@ -1,4 +1,4 @@
-import type { LockManagerOptions } from '../core/config';
+import type { LockManagerOptions } from '../core/application';
 
 /** `lockstep.*` settings, read at the edge and handed to core as plain options. */
 export interface ExtensionSettings {

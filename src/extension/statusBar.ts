@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { hasTurn, LockState } from '../core/lockStatus';
+import { hasTurn, LockState } from '../core/application';
 import { badgeFor, type Badge, type BadgeSource } from './badge';
 import { readSettings } from './settings';
 import type { WorkspaceModel } from './workspaceModel';

@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../core/atomicReplace';
+import { replaceAtomically, shellQuote } from '../core/application';
 import * as vscode from 'vscode';
-import { shellQuote } from '../core/hooks/hookScripts';
 import type { Log } from './log';
 
 /** The folder (in the extension's global storage) whose `lockstep` runs this version's bundled CLI. */

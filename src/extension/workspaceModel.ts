@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CONTAINER_FILE } from '../core/container/containerFile';
+import { CONTAINER_FILE } from '../core/application';
 import { ContainerModel } from './containerModel';
 import type { Log } from './log';
 import { readSettings } from './settings';

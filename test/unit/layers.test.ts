@@ -33,16 +33,6 @@ const DRIVER_INTERNALS_ALLOWED: readonly Exception[] = [
     to: `src/core/stores/${d}.ts`,
     why: 'drivers.ts is where a driver is opened by its name: it alone constructs each driver',
   })),
-  ...['auditHistory', 'gitRefs', 'signersFile'].map(f => ({
-    from: 'src/cli/guard/serverRepo.ts',
-    to: `src/core/stores/git/${f}.ts`,
-    why: "the server guard reads the git driver's lock refs in the bare repository itself, with no clone and no driver (#31: one application entry is still to come)",
-  })),
-  ...['signersFile', 'gitRefs', 'recordCommit'].map(f => ({
-    from: 'src/cli/guard/preReceive.ts',
-    to: `src/core/stores/git/${f}.ts`,
-    why: "the server guard checks pushed record commits against the git driver's ref layout and commit format (#31: one application entry is still to come)",
-  })),
   {
     from: 'src/core/guard/leaseUpdate.ts',
     to: 'src/core/stores/leaseState.ts',
@@ -116,7 +106,11 @@ function allImports(): { imports: Import[]; unresolved: string[] } {
 const show = (i: Import) => `${i.from} → ${i.to}`;
 const listed = (list: readonly Exception[], i: Import) => list.some(e => e.from === i.from && e.to === i.to);
 const inCore = (f: string) => f.startsWith('src/core/');
-const isDriverInternal = (f: string) => f.startsWith('src/core/stores/') && f !== 'src/core/stores/store.ts';
+/** The drivers' faces: what a driver is (store.ts), and the git driver's page as it lies in a repository, for readers with no driver. */
+const DRIVER_FACES = new Set(['src/core/stores/store.ts', 'src/core/stores/gitPageLayout.ts']);
+const isDriverInternal = (f: string) => f.startsWith('src/core/stores/') && !DRIVER_FACES.has(f);
+/** The one entry of src/core for the command line and the extension. */
+const APPLICATION_ENTRY = 'src/core/application.ts';
 
 /** The room of `src/core` a file is in: its folder (`stores/`), or the file itself on core's ground (`config.ts`). */
 function room(file: string): string {
@@ -176,6 +170,23 @@ describe('layers: the floors and rooms of src/', () => {
     const above = ['src/core/hooks/', 'src/core/guard/', 'src/core/diagnosis/'];
     const offenders = allImports().imports.filter(i => i.from.startsWith('src/core/container/') && above.some(a => i.to.startsWith(a)));
     assert.deepEqual(offenders.map(show), []);
+  });
+
+  it('src/cli and src/extension import src/core only through its application entry (src/core/application.ts)', () => {
+    const offenders = allImports().imports.filter(
+      i => (i.from.startsWith('src/cli/') || i.from.startsWith('src/extension/')) && inCore(i.to) && i.to !== APPLICATION_ENTRY,
+    );
+    assert.deepEqual(offenders.map(show), [], 'export what is needed from src/core/application.ts and import it from there');
+  });
+
+  it('the application entry only re-exports: it has no code of its own', () => {
+    const text = fs.readFileSync(APPLICATION_ENTRY, 'utf8').replace(/\/\*\*[\s\S]*?\*\//g, '');
+    const statements = text
+      .split(/;\s*\n/)
+      .map(t => t.trim())
+      .filter(Boolean);
+    assert.ok(statements.length > 10);
+    for (const statement of statements) assert.match(statement, /^export (type )?\{[\s\S]*\} from '\.\/[\w/]+'$/, statement);
   });
 
   it("nothing outside src/core/stores/ imports a driver's internals, except the listed few", () => {

@@ -1,7 +1,4 @@
-import { bareRepositoryFindings } from '../../core/diagnosis/bareDoctor';
-import { gatherDoctorFacts } from '../../core/diagnosis/doctorFacts';
-import { isBareRepository } from '../../core/hooks/install';
-import { diagnose } from '../../core/diagnosis/diagnosis';
+import { bareRepositoryFindings, diagnose, gatherDoctorFacts, isBareRepository } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 

@@ -1,7 +1,4 @@
-import { openClone } from '../../core/container/clone';
-import { LockConfigurationError } from '../../core/errors';
-import { writeForgeCheck } from '../../core/forge/forgeInit';
-import { FORGE_FILES, type Forge } from '../../core/forge/forgeTemplates';
+import { type Forge, FORGE_FILES, LockConfigurationError, openClone, writeForgeCheck } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 

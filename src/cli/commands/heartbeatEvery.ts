@@ -1,8 +1,4 @@
-import { systemClock } from '../../core/clock';
-import type { Container } from '../../core/container/container';
-import { HeartbeatLoop } from '../../core/heartbeatLoop';
-import { formatClock, formatDuration } from '../../core/format';
-import { LockState } from '../../core/lockStatus';
+import { type Container, formatClock, formatDuration, HeartbeatLoop, LockState, systemClock } from '../../core/application';
 import type { CommandContext } from '../command';
 
 type End = { readonly kind: 'released' | 'stopped' } | { readonly kind: 'lost'; readonly error: Error };

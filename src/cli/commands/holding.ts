@@ -1,12 +1,20 @@
-import { assertWait, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from '../../core/bounds';
-import { SECOND } from '../../core/clock';
-import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from '../../core/lockRecord';
-import { LockConfigurationError } from '../../core/errors';
-import { formatDuration } from '../../core/format';
+import {
+  assertWait,
+  formatDuration,
+  LockConfigurationError,
+  MAX_LEASE_TTL_MS,
+  MIN_LEASE_TTL_MS,
+  parseSeconds,
+  parseTtlSeconds,
+  pushProtectedBranch,
+  SECOND,
+  TTL_MAX_SECONDS,
+  TTL_MIN_SECONDS,
+  WAIT_MAX_SECONDS,
+} from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';
-import { pushProtectedBranch } from '../../core/container/push';
 import { beatUntilEnd } from './heartbeatEvery';
 import { waitForTurn } from './waitForTurn';
 

@@ -1,11 +1,18 @@
 import * as fs from 'node:fs';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
-import { LockConfigurationError } from '../../core/errors';
-import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
-import { describeServerSettings, PUSHER_VARIABLES, type PusherVariable } from '../../core/guard/serverSettings';
-import { gitIn } from '../../core/git/runner';
-import { installClientHooks, installServerHooks, isBareRepository, readServerSettings } from '../../core/hooks/install';
+import {
+  describeServerSettings,
+  gitIn,
+  installClientHooks,
+  installServerHooks,
+  isBareRepository,
+  LockConfigurationError,
+  pinnedDriftWarning,
+  PUSHER_VARIABLES,
+  type PusherVariable,
+  readServerSettings,
+} from '../../core/application';
 
 export const hooksInstallCommand: Command = {
   name: 'hooks install',

@@ -1,7 +1,4 @@
-import type { DriverSetting } from '../../core/config';
-import { CONTAINER_FILE } from '../../core/container/containerFile';
-import { initContainer } from '../../core/container/init';
-import { describePage } from '../../core/errors';
+import { CONTAINER_FILE, describePage, type DriverSetting, initContainer } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 

@@ -1,4 +1,4 @@
-import { formatClock } from '../../core/format';
+import { formatClock } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';

@@ -1,8 +1,12 @@
-import { openClone } from '../../core/container/clone';
-import { containerConfig } from '../../core/container/pageSettings';
-import { CONTAINER_FILE, driverOptions, readContainerFile } from '../../core/container/containerFile';
-import type { LockManagerOptions } from '../../core/config';
-import { createLockManager } from '../../core/leases';
+import {
+  CONTAINER_FILE,
+  containerConfig,
+  createLockManager,
+  driverOptions,
+  type LockManagerOptions,
+  openClone,
+  readContainerFile,
+} from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import * as fs from 'node:fs';

@@ -1,10 +1,14 @@
-import type { Container } from '../../core/container/container';
-import { isNoContainerHere } from '../../core/container/clone';
-import { readPageInBareRepository } from '../../core/diagnosis/pageFromAnywhere';
-import { LockConfigurationError } from '../../core/errors';
-import { isBareRepository } from '../../core/hooks/install';
-import { afterClear, type AuditLine } from '../../core/lockRecord';
-import { formatTime, localiseTimes } from '../../core/format';
+import {
+  afterClear,
+  type AuditLine,
+  type Container,
+  formatTime,
+  isBareRepository,
+  isNoContainerHere,
+  localiseTimes,
+  LockConfigurationError,
+  readPageInBareRepository,
+} from '../../core/application';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command, CommandContext } from '../command';
 import { withContainer } from '../containerContext';

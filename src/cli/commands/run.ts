@@ -1,8 +1,6 @@
 import { constants as osConstants } from 'node:os';
 import crossSpawn from 'cross-spawn';
-import { parseSeconds, parseTtlSeconds } from '../../core/bounds';
-import { LockBusyError, LockConfigurationError } from '../../core/errors';
-import { createLockManager } from '../../core/leases';
+import { createLockManager, LockBusyError, LockConfigurationError, parseSeconds, parseTtlSeconds } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command, CommandContext } from '../command';
 

@@ -1,10 +1,14 @@
-import { describe } from '../../core/lockStatus';
-import { containerSettings } from '../../core/container/containerFile';
-import { readPageFromRemote, readPageInBareRepository, type PageRead } from '../../core/diagnosis/pageFromAnywhere';
-import { isBareRepository } from '../../core/hooks/install';
+import {
+  Container,
+  containerSettings,
+  describe,
+  isBareRepository,
+  isNoContainerHere,
+  type PageRead,
+  readPageFromRemote,
+  readPageInBareRepository,
+} from '../../core/application';
 import { renderStatus, statusJson } from '../renderStatus';
-import { Container } from '../../core/container/container';
-import { isNoContainerHere } from '../../core/container/clone';
 import type { Command, CommandContext } from '../command';
 import { parseCommandArgs } from '../args';
 

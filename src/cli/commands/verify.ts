@@ -1,14 +1,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fetchBranch, openClone } from '../../core/container/clone';
-import type { ContainerFile } from '../../core/container/containerFile';
-import { LockBackendError, LockConfigurationError } from '../../core/errors';
-import type { GitCommand } from '../../core/git/runner';
-import { containerFileAt, readPageHistory } from '../../core/verify/pageHistory';
-import { verdictMarkdown, verdictText, type Verdict } from '../../core/verify/verdict';
-import { verifyMerge } from '../../core/verify/verifyMerge';
-import { verifyPush } from '../../core/verify/verifyPush';
-import { refuseTrackedWitness } from '../../core/verify/witnessFile';
+import {
+  type ContainerFile,
+  containerFileAt,
+  fetchBranch,
+  type GitCommand,
+  LockBackendError,
+  LockConfigurationError,
+  openClone,
+  readPageHistory,
+  refuseTrackedWitness,
+  type Verdict,
+  verdictMarkdown,
+  verdictText,
+  verifyMerge,
+  verifyPush,
+} from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command, CommandContext } from '../command';
 

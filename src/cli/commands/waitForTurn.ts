@@ -1,9 +1,15 @@
-import { systemClock, SECOND } from '../../core/clock';
-import type { Container } from '../../core/container/container';
-import { ChangeWaiter, WAITING } from '../../core/container/turnWait';
-import { LockBusyError } from '../../core/errors';
-import { formatDuration } from '../../core/format';
-import { hasTurn, LockState, type LockStatus } from '../../core/lockStatus';
+import {
+  ChangeWaiter,
+  type Container,
+  formatDuration,
+  hasTurn,
+  LockBusyError,
+  LockState,
+  type LockStatus,
+  SECOND,
+  systemClock,
+  WAITING,
+} from '../../core/application';
 import type { CommandContext } from '../command';
 
 /** How often `lockstep wait` re-reads the page when no announcement came (a driver without one, a lost one). */

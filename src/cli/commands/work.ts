@@ -1,5 +1,4 @@
-import { LockConfigurationError } from '../../core/errors';
-import { MAX_IDS_PER_LEASE, mergeSpans, spansText } from '../../core/lockRecord';
+import { LockConfigurationError, MAX_IDS_PER_LEASE, mergeSpans, spansText } from '../../core/application';
 import { parseCommandArgs, requireOption } from '../args';
 import type { Command } from '../command';
 import { withContainer } from '../containerContext';

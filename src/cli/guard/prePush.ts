@@ -1,13 +1,24 @@
-import { Container } from '../../core/container/container';
-import type { PageRead } from '../../core/container/swapService';
-import { CONTAINER_DEFAULTS, readContainerFile } from '../../core/container/containerFile';
-import { LockError, type LockFencedError, LockRefusedError } from '../../core/errors';
-import { fenceClientPush, refusalGist } from '../../core/fencing';
+import {
+  carriesProof,
+  checkProofLeak,
+  Container,
+  CONTAINER_DEFAULTS,
+  digestsEqual,
+  fenceClientPush,
+  type GitCommand,
+  gitIn,
+  hashProof,
+  LockError,
+  type LockFencedError,
+  LockRefusedError,
+  parsePushArguments,
+  proofsSent,
+  pushArgumentsOf,
+  readContainerFile,
+  type RecordAtRevision,
+  refusalGist,
+} from '../../core/application';
 import type { CommandContext } from '../command';
-import { carriesProof, checkProofLeak, proofsSent } from '../../core/guard/proofLeak';
-import { parsePushArguments, pushArgumentsOf } from '../../core/guard/pushCommandLine';
-import { gitIn, type GitCommand } from '../../core/git/runner';
-import { digestsEqual, hashProof } from '../../core/tokens';
 import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
 import { announcedArguments, gitProcessArguments, unseenCommandLine } from './pushArguments';
 
@@ -49,7 +60,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
     if (touching.length === 0 || !shared) return 0;
     // The page is read once; the audit of a refusal or the first landing announcement starts from this read.
-    let seen: PageRead;
+    let seen: RecordAtRevision;
     let verdict: LockFencedError | undefined;
     try {
       seen = await container.read();
@@ -74,7 +85,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     }
     // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks); after an
     // announcement is written the page read above is stale, and the next one reads it again.
-    let unchanged: PageRead | undefined = seen;
+    let unchanged: RecordAtRevision | undefined = seen;
     for (const p of container.announcesLandings ? touching : []) {
       if (ZERO_SHA.test(p.localSha)) continue; // a deletion lands no commit
       const { announced } = await container.announceLanding(

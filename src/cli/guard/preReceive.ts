@@ -1,29 +1,48 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PageWithoutClone, type ServerProof } from '../../core/container/guardPageAccess';
-import { digestOf } from '../../core/chain/signedChain';
-import { LockConfigurationError, LockError, LockFencedError } from '../../core/errors';
-import { fenceServerPush, pushOptionsFromEnv, refusalGist } from '../../core/fencing';
-import { checkLeaseUpdate, type LeaseBefore } from '../../core/guard/leaseUpdate';
-import { pinnedDriftWarning } from '../../core/guard/pinnedDrift';
-import { checkCompaction, recordCommitShape } from '../../core/guard/recordHistory';
-import { checkRecordUpdate } from '../../core/chain/recordUpdate';
-import { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from '../../core/chain/signedStep';
-import { MAX_ALLOWED_SIGNERS_BYTES } from '../../core/stores/git/signersFile';
-import { ruleFor, ZERO_SHA, type RefUpdate } from '../../core/guard/refRules';
 import {
+  AUDIT_FILE,
+  checkCompaction,
+  checkLeaseUpdate,
+  checkRecordCommit,
+  checkRecordUpdate,
+  checkSignedRestart,
+  checkSignedSnapshot,
+  checkSigner,
+  compactionSubject,
+  digestOf,
+  fenceServerPush,
+  lastAuditLine,
+  type LeaseBefore,
+  LockConfigurationError,
+  LockError,
+  LockFencedError,
+  type LockRecord,
+  MAX_ALLOWED_SIGNERS_BYTES,
+  MAX_RECORD_BYTES,
+  PageWithoutClone,
+  parseRecord,
   parseServerSettings,
+  pinnedDriftWarning,
   pusherIdentity,
+  pushOptionsFromEnv,
+  RECORD_FILE,
+  recordCommitShape,
+  type RefUpdate,
+  refusalGist,
+  ruleFor,
+  SECOND,
+  SERVER_SETTINGS_FILE,
   serverContainerSettings,
   serverDriverOptions,
-  SERVER_SETTINGS_FILE,
+  type ServerProof,
   type ServerSettings,
-} from '../../core/guard/serverSettings';
-import type { LockRecord } from '../../core/lockRecord';
-import { parseRecord } from '../../core/recordCodec';
-import { SECOND } from '../../core/clock';
-import { AUDIT_FILE, MAX_RECORD_BYTES, RECORD_FILE, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
-import { checkRecordCommit, compactionSubject, lastAuditLine, stampOf, transitionSubject } from '../../core/stores/git/recordCommit';
+  SNAPSHOT_TRAILER,
+  stampOf,
+  type StepSignature,
+  transitionSubject,
+  ZERO_SHA,
+} from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { CommandContext } from '../command';
 import { parsePreReceive, readStdin } from './hookInput';

@@ -1,10 +1,17 @@
-import { auditLogText, historyEntries } from '../../core/stores/git/auditHistory';
-import { GitError } from '../../core/git/gitError';
-import { GitRunner, type GitOutput, type GitRunOptions } from '../../core/git/runner';
-import { GitRefs, MAX_RECORD_BYTES, SNAPSHOT_TRAILER } from '../../core/stores/git/gitRefs';
-import type { PushedCommit } from '../../core/guard/recordHistory';
-import type { StepSignature } from '../../core/chain/signedStep';
-import { withSignersFile } from '../../core/stores/git/signersFile';
+import {
+  auditLogText,
+  GitError,
+  type GitOutput,
+  GitRefs,
+  GitRunner,
+  type GitRunOptions,
+  historyEntries,
+  MAX_RECORD_BYTES,
+  type PushedCommit,
+  SNAPSHOT_TRAILER,
+  type StepSignature,
+  withSignersFile,
+} from '../../core/application';
 
 /**
  * The shared bare repository as the server's guard reads it, during a push. git runs are given only

@@ -38,7 +38,7 @@ import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPag
 import { ChangeWaiter, WAITING } from './turnWait';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
-import { MAX_CAS_ATTEMPTS, swap, type PageRead, type SwapOptions } from './swapService';
+import { MAX_CAS_ATTEMPTS, swap, type RecordAtRevision, type SwapOptions } from './swapService';
 
 export interface OpenContainerOptions {
   readonly cwd: string;
@@ -135,7 +135,7 @@ export class Container {
   }
 
   /** The page as stored. Throws {@link LockNoPageError} when the store holds none: never read as free. */
-  async read(): Promise<PageRead> {
+  async read(): Promise<RecordAtRevision> {
     const driver = await this.driver();
     let stored = await driver.read(this.key);
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
@@ -410,7 +410,7 @@ export class Container {
 
   /** A guard refused a protected push from this clone: audit it on the page (best effort, folded when repeated). */
   /** `seen`: the page as this command just read it (the guard's), the swap's first attempt instead of a second read. */
-  async auditRefusedPush(detail: string, seen?: PageRead): Promise<void> {
+  async auditRefusedPush(detail: string, seen?: RecordAtRevision): Promise<void> {
     const grant = this.session()?.grant ?? 0;
     await this.apply(record => protocol.auditRefusedPush(record, { identity: this.identity, grant, detail }, this.clock.now()), {
       ...(seen ? { first: seen } : {}),
@@ -445,7 +445,7 @@ export class Container {
    * never lands is harmless (the verifier asks only that each landed commit was announced). `seen`: the
    * page as this command just read it (the guard's), judged and swapped against instead of read again.
    */
-  async announceLanding(landing: Landing, seen?: PageRead): Promise<{ announced: boolean }> {
+  async announceLanding(landing: Landing, seen?: RecordAtRevision): Promise<{ announced: boolean }> {
     const proof = await this.holderProof();
     const current = seen ?? (await this.read());
     const already = landingAnnounced(current.record, proof.grant, landing);

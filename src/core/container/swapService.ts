@@ -8,7 +8,7 @@ import type { Driver } from '../stores/store';
 export const MAX_CAS_ATTEMPTS = 25;
 
 /** The page as one read found it: the record and the revision a compare-and-swap expects. */
-export interface PageRead {
+export interface RecordAtRevision {
   readonly record: LockRecord;
   readonly revision: string;
 }
@@ -17,12 +17,12 @@ export interface PageRead {
 export interface SwapPage {
   readonly driver: Driver;
   readonly key: string;
-  read(): Promise<PageRead>;
+  read(): Promise<RecordAtRevision>;
 }
 
 export interface SwapOptions<T> {
   /** The page as the caller just read it: the first attempt's, instead of reading it again (a lost race reads afresh). */
-  readonly first?: PageRead;
+  readonly first?: RecordAtRevision;
   /**
    * Runs once before each write of an accepted transition, with what the transition granted, and the
    * write waits for it (an acquire keeps its token in `pending.json` first: sessionChoreography.ts).

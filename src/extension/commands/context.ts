@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import { LockError, LockErrorCode } from '../../core/errors';
-import { knownIdentities } from '../../core/lockRecord';
+import { knownIdentities, LockError, LockErrorCode } from '../../core/application';
 import { badgeFor, badgeWords } from '../badge';
 import type { ContainerModel } from '../containerModel';
 import type { Log } from '../log';

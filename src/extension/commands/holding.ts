@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import { LockRefusedError } from '../../core/errors';
-import { formatDuration } from '../../core/format';
+import { formatDuration, LockRefusedError } from '../../core/application';
 import { CommandIds } from '../commandIds';
 import { pushProtectedBranch } from '../push';
 import { activeModel, chooseModel, guarded, requireTrust, type CommandContext } from './context';

@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
-import { afterClear } from '../../core/lockRecord';
-import { LockState } from '../../core/lockStatus';
-import { escapeControls } from '../../core/safeText';
+import { afterClear, escapeControls, LockState } from '../../core/application';
 import { CommandIds } from '../commandIds';
 import { activeModel, guarded, requireTrust, type CommandContext } from './context';
 

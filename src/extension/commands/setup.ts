@@ -1,13 +1,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CONTAINER_FILE } from '../../core/container/containerFile';
-import { gitIn } from '../../core/git/runner';
-import { checkInitAllowed, initContainer } from '../../core/container/init';
-import { gatherDoctorFacts } from '../../core/diagnosis/doctorFacts';
-import type { DriverSetting } from '../../core/config';
-import { diagnose as findingsFrom, type Finding } from '../../core/diagnosis/diagnosis';
-import { installClientHooks } from '../../core/hooks/install';
+import {
+  checkInitAllowed,
+  CONTAINER_FILE,
+  type DriverSetting,
+  type Finding,
+  diagnose as findingsFrom,
+  gatherDoctorFacts,
+  gitIn,
+  initContainer,
+  installClientHooks,
+} from '../../core/application';
 import { CommandIds } from '../commandIds';
 import { readSettings } from '../settings';
 import { activeModel, guarded, requireTrust, type CommandContext } from './context';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { MAX_IDS_PER_LEASE, spansText } from '../../core/lockRecord';
+import { MAX_IDS_PER_LEASE, spansText } from '../../core/application';
 import { CommandIds } from '../commandIds';
 import { activeModel, confirmIdentity, guarded, pickCoworker, requireTrust, type CommandContext } from './context';
 

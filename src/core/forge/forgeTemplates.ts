@@ -34,6 +34,31 @@ const GITHUB_CACHE_KEY = `lockstep-witness-\${{ github.run_id }}-\${{ github.run
 /** GitLab caches only paths inside the project folder; verify refuses a witness the checkout tracks. */
 const GITLAB_WITNESS_DIR = '.lockstep-witness';
 
+/** The witness's cache steps around each GitHub job's verify step: the newest entry restored before, a new one saved after. */
+const GITHUB_RESTORE_WITNESS = `      # The last page the check proved (a signed page's witness): the newest entry restored, a new one saved
+      # after every run, failed ones included. README "Forges without server hooks": what it proves, whom it trusts.
+      - uses: actions/cache/restore@v4
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
+          restore-keys: lockstep-witness-
+`;
+const GITHUB_SAVE_WITNESS = `      - uses: actions/cache/save@v4
+        if: always()
+        with:
+          path: ${GITHUB_WITNESS_DIR}
+          key: ${GITHUB_CACHE_KEY}
+`;
+/** The witness's cache of each GitLab job. */
+const GITLAB_CACHE_WITNESS = `  # The last page the check proved (a signed page's witness), kept between pipelines, also when the check
+  # fails. README "Forges without server hooks": what it proves, whom it trusts.
+  cache:
+    key: lockstep-witness
+    paths:
+      - ${GITLAB_WITNESS_DIR}/
+    when: always
+`;
+
 function installLine(version: string): string {
   return `npm install --global --ignore-scripts lockstep@${version}`;
 }
@@ -63,14 +88,7 @@ jobs:
         with:
           node-version: 20
       - run: ${installLine(version)}
-      # The last page the check proved (a signed page's witness): the newest entry restored, a new one saved
-      # after every run, failed ones included. README "Forges without server hooks": what it proves, whom it trusts.
-      - uses: actions/cache/restore@v4
-        with:
-          path: ${GITHUB_WITNESS_DIR}
-          key: ${GITHUB_CACHE_KEY}
-          restore-keys: lockstep-witness-
-      - name: lockstep verify --push
+${GITHUB_RESTORE_WITNESS}      - name: lockstep verify --push
         env:
           LOCKSTEP_OLD: \${{ github.event.before }}
           LOCKSTEP_NEW: \${{ github.event.after }}
@@ -80,12 +98,7 @@ jobs:
           LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
           LOCKSTEP_WITNESS: ${GITHUB_WITNESS_DIR}/page
         run: ${VERIFY_PUSH_LINE}
-      - uses: actions/cache/save@v4
-        if: always()
-        with:
-          path: ${GITHUB_WITNESS_DIR}
-          key: ${GITHUB_CACHE_KEY}
-  verify-merge:
+${GITHUB_SAVE_WITNESS}  verify-merge:
     if: github.event_name == 'pull_request_target'
     runs-on: ubuntu-latest
     steps:
@@ -97,14 +110,7 @@ jobs:
         with:
           node-version: 20
       - run: ${installLine(version)}
-      # The last page the check proved (a signed page's witness): the newest entry restored, a new one saved
-      # after every run, failed ones included. README "Forges without server hooks": what it proves, whom it trusts.
-      - uses: actions/cache/restore@v4
-        with:
-          path: ${GITHUB_WITNESS_DIR}
-          key: ${GITHUB_CACHE_KEY}
-          restore-keys: lockstep-witness-
-      - name: lockstep verify --merge
+${GITHUB_RESTORE_WITNESS}      - name: lockstep verify --merge
         env:
           LOCKSTEP_BASE: \${{ github.base_ref }}
           LOCKSTEP_HEAD: \${{ github.event.pull_request.head.sha }}
@@ -113,12 +119,7 @@ jobs:
           LOCKSTEP_REDIS_URL: \${{ secrets.LOCKSTEP_REDIS_URL }}
           LOCKSTEP_WITNESS: ${GITHUB_WITNESS_DIR}/page
         run: ${VERIFY_MERGE_LINE}
-      - uses: actions/cache/save@v4
-        if: always()
-        with:
-          path: ${GITHUB_WITNESS_DIR}
-          key: ${GITHUB_CACHE_KEY}
-`;
+${GITHUB_SAVE_WITNESS}`;
 }
 
 export function gitlabInclude(version: string): string {
@@ -139,14 +140,7 @@ lockstep-verify-push:
     LOCKSTEP_NEW: $CI_COMMIT_SHA
     LOCKSTEP_BRANCH: $CI_COMMIT_BRANCH
     LOCKSTEP_WITNESS: $CI_PROJECT_DIR/${GITLAB_WITNESS_DIR}/page
-  # The last page the check proved (a signed page's witness), kept between pipelines, also when the check
-  # fails. README "Forges without server hooks": what it proves, whom it trusts.
-  cache:
-    key: lockstep-witness
-    paths:
-      - ${GITLAB_WITNESS_DIR}/
-    when: always
-  script:
+${GITLAB_CACHE_WITNESS}  script:
     - ${installLine(version)}
     - ${VERIFY_PUSH_LINE}
 lockstep-verify-merge:
@@ -160,14 +154,7 @@ lockstep-verify-merge:
     # The user who started the pipeline (GitLab names no request author in its variables).
     LOCKSTEP_ACTOR: $GITLAB_USER_LOGIN
     LOCKSTEP_WITNESS: $CI_PROJECT_DIR/${GITLAB_WITNESS_DIR}/page
-  # The last page the check proved (a signed page's witness), kept between pipelines, also when the check
-  # fails. README "Forges without server hooks": what it proves, whom it trusts.
-  cache:
-    key: lockstep-witness
-    paths:
-      - ${GITLAB_WITNESS_DIR}/
-    when: always
-  script:
+${GITLAB_CACHE_WITNESS}  script:
     - ${installLine(version)}
     - ${VERIFY_MERGE_LINE}
 `;

@@ -19,6 +19,15 @@ export interface WatchInterest {
 /** Nobody in this window holds or waits: the slow pace. A watch whose owner says nothing is idle. */
 export const IDLE_INTEREST: WatchInterest = { holds: false, waits: false };
 
+/** What a watch's owner says it is doing; idle when it says nothing or its answer throws (a watch never fails for it). */
+export function interestOf(interest: (() => WatchInterest) | undefined): WatchInterest {
+  try {
+    return interest?.() ?? IDLE_INTEREST;
+  } catch {
+    return IDLE_INTEREST;
+  }
+}
+
 /** A range of delays between two polls: each delay is drawn in [minMs, maxMs] (the jitter). */
 export interface PaceRange {
   readonly minMs: number;

@@ -6,6 +6,7 @@ import {
   freshnessOf,
   GIT_POLL_PACE,
   IDLE_INTEREST,
+  interestOf,
   pollDelay,
   type PollPace,
   type WatchInterest,
@@ -68,7 +69,7 @@ export class RemotePoller {
     }
     entry.listeners.add(onChange);
     const watched = entry;
-    const asked = interest ? () => safeInterest(interest) : undefined;
+    const asked = interest ? () => interestOf(interest) : undefined;
     if (asked) this.interests.add(asked);
     if (!this.polling) this.schedule(0);
     return {
@@ -162,14 +163,6 @@ export class RemotePoller {
     const moved = entry.last !== sha && (wrote || entry.last !== undefined);
     entry.last = sha;
     if (moved) for (const listener of [...entry.listeners]) notify(listener);
-  }
-}
-
-function safeInterest(interest: () => WatchInterest): WatchInterest {
-  try {
-    return interest();
-  } catch {
-    return IDLE_INTEREST;
   }
 }
 

@@ -1,5 +1,5 @@
 import { systemClock, type Clock, type Timer } from '../../clock';
-import { freshnessOf, IDLE_INTEREST, pollDelay, pollMode, type PollPace, type WatchInterest } from '../pollPace';
+import { freshnessOf, interestOf, pollDelay, pollMode, type PollPace } from '../pollPace';
 import type { Watch, WatchOptions } from '../store';
 import { recordChannel, type ChangeFeed } from './changeFeed';
 
@@ -90,7 +90,7 @@ export class RecordWatches {
       if (payload !== '') watched.last = payload;
       call(onChange);
     });
-    const nextDelay = () => pollDelay(pollMode(safeInterest(interest), this.clock.now(), this.pace), failures, this.pace, this.random());
+    const nextDelay = () => pollDelay(pollMode(interestOf(interest), this.clock.now(), this.pace), failures, this.pace, this.random());
     const schedule = (delayMs: number) => {
       timer?.cancel();
       if (disposed) return;
@@ -159,14 +159,6 @@ export class RecordWatches {
   close(): void {
     for (const dispose of [...this.disposers]) dispose();
     this.watches.clear();
-  }
-}
-
-function safeInterest(interest: (() => WatchInterest) | undefined): WatchInterest {
-  try {
-    return interest?.() ?? IDLE_INTEREST;
-  } catch {
-    return IDLE_INTEREST;
   }
 }
 

@@ -12,7 +12,9 @@
 #                                  (epoch seconds; scripts/test-all.sh sets it so the whole run ends within its budget)
 #   run_suites DIR                 runs every DIR/*.sh as a suite, through run_reported, in name order; a suite
 #                                  whose script has the line `# lockstep-suite: beside-next` runs beside the one
-#                                  after it (its own tally file, joined when it ends; its output printed then)
+#                                  after it (its own tally file, joined when it ends; its output printed then);
+#                                  a suite with the line `# lockstep-suite: beside-others` starts before all the
+#                                  others and runs beside them (its own tally file, joined and printed at the end)
 #   tally_summary                  the table, the behaviours line and last `N passed, N failed, N skipped`;
 #                                  returns 1 exactly when N failed > 0
 ACCOUNTING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,8 +91,20 @@ run_reported() {
 
 run_suites() {
   local extra name beside='' beside_name='' beside_tally='' beside_log='' beside_pid=''
+  local others=() other_names=() other_tallies=() other_logs=() other_pids=() i
+  # Suites marked beside-others start first, in the background, each with a tally file and a log of its own.
+  for extra in "$1"/*.sh; do
+    [ -e "$extra" ] && grep -qx '# lockstep-suite: beside-others' "$extra" || continue
+    name=$(basename "$extra" .sh)
+    others+=("$extra"); other_names+=("$name")
+    other_tallies+=("$(mktemp "${TMPDIR:-/tmp}/lockstep-tally.XXXXXX")"); other_logs+=("$(mktemp "${TMPDIR:-/tmp}/lockstep-suite.XXXXXX")")
+    echo; echo "=== suite: $name, beside all the others ($(date +%T)); its output follows when it ends"
+    (LOCKSTEP_TALLY=${other_tallies[-1]} run_reported "$name" bash "$extra") < /dev/null > "${other_logs[-1]}" 2>&1 &
+    other_pids+=($!)
+  done
   for extra in "$1"/*.sh; do
     [ -e "$extra" ] || continue
+    grep -qx '# lockstep-suite: beside-others' "$extra" && continue
     name=$(basename "$extra" .sh)
     if [ -z "$beside" ] && grep -qx '# lockstep-suite: beside-next' "$extra"; then
       # Started in the background with a tally file of its own, so that run_reported attributes exactly its
@@ -109,6 +123,13 @@ run_suites() {
     fi
   done
   if [ -n "$beside" ]; then join_beside ''; fi # the last suite was marked: nothing ran beside it
+  for i in "${!others[@]}"; do
+    wait "${other_pids[$i]}"
+    echo; echo "=== suite: ${other_names[$i]} (ran beside the others; ended $(date +%T))"
+    cat "${other_logs[$i]}"
+    if [ -n "${LOCKSTEP_TALLY:-}" ]; then cat "${other_tallies[$i]}" >> "$LOCKSTEP_TALLY"; fi
+    rm -f "${other_tallies[$i]}" "${other_logs[$i]}"
+  done
   return 0
 }
 

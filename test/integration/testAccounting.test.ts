@@ -159,6 +159,32 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     assert.match(run.output, /=== suite: a, beside the next[\s\S]*=== suite: b [\s\S]*=== suite: a \(ran beside b/);
   });
 
+  it('starts a suite marked beside-others before all the others and runs it beside each of them, credited with its own lines only', async () => {
+    // z comes last by name but must already run when a starts, and still run when b (after a) starts: each waits,
+    // with a deadline, for the other to have started, so one after the other they would fail.
+    const waitsFor = (me: string, others: readonly string[]) =>
+      [
+        `touch "$MEET/${me}"`,
+        `for _ in $(seq 1 200); do ${others.map(o => `[ -e "$MEET/${o}" ]`).join(' && ')} && break; sleep 0.1; done`,
+        `if ${others.map(o => `[ -e "$MEET/${o}" ]`).join(' && ')}; then ${reports(me, 1, 0, 0)}; else ${reports(me, 0, 1, 0)}; fi`,
+      ].join('\n');
+    const meet = path.join(tmp.path, 'meet-others');
+    fs.mkdirSync(meet);
+    const run = await runSuites(
+      {
+        a: waitsFor('a', ['z']),
+        b: waitsFor('b', ['a', 'z']),
+        // Marked too, but it crashes before reporting while the others report: none of their lines is its.
+        y: '# lockstep-suite: beside-others\necho "SyntaxError: boom" >&2; exit 3',
+        z: `# lockstep-suite: beside-others\n${waitsFor('z', ['a', 'b'])}`,
+      },
+      { MEET: meet },
+    );
+    assert.deepEqual([run.code, run.passed, run.failed], [1, 3, 1], run.output);
+    assert.match(run.tally.find(l => l.suite === 'y')?.note ?? '', /exited 3 before reporting/, run.output);
+    assert.match(run.output, /=== suite: z, beside all the others[\s\S]*=== suite: a [\s\S]*=== suite: b [\s\S]*=== suite: z \(ran beside the others/);
+  });
+
   it('stops a suite that hangs at its time limit and fails it by name, beside a suite that passed', async () => {
     const started = performance.now();
     // The subject: a suite that never ends (a child that sleeps for ten minutes, as a hung mocha run would).

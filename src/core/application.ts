@@ -20,6 +20,7 @@ export {
   readContainerFile,
 } from './container/containerFile';
 export { PageWithoutClone, type ServerProof } from './container/guardPageAccess';
+export { clearHeartbeatStop, heartbeatStopRequested, requestHeartbeatStop, watchLockstepFolder } from './container/heartbeatStop';
 export { checkInitAllowed, initContainer } from './container/init';
 export { containerConfig } from './container/pageSettings';
 export { prepareLanding, pushProtectedBranch, pushRefused, pushWithGit } from './container/push';

@@ -50,6 +50,7 @@ export { writeForgeCheck } from './forge/forgeInit';
 export { type Forge, FORGE_FILES } from './forge/forgeTemplates';
 export { formatClock, formatDuration, formatTime, localiseTimes } from './format';
 export { GitError } from './git/gitError';
+export { chooseGitProgram, type GitProgram, gitProgram, useGitProgram } from './git/gitProgram';
 export { explainPushFailure } from './git/pushFailure';
 export { type GitCommand, gitIn, type GitOutput, GitRunner, type GitRunOptions } from './git/runner';
 export { checkLeaseUpdate, type LeaseBefore } from './guard/leaseUpdate';

@@ -61,6 +61,7 @@ export { checkCompaction, type PushedCommit, recordCommitShape } from './guard/r
 export { type RefUpdate, ruleFor, ZERO_SHA } from './guard/refRules';
 export {
   describeServerSettings,
+  guardWitnessFile,
   parseServerSettings,
   PUSHER_VARIABLES,
   pusherIdentity,

@@ -282,6 +282,19 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       assert.notEqual(read.json?.error?.reason, 'tampered', read.stdout);
       assert.match(read.json?.error?.message ?? '', /newer version of Lockstep: .*layout 3.* Upgrade Lockstep/, read.stdout);
       assert.doesNotMatch(read.stdout, /"holder"/, 'no holder, and not free');
+      // An operator of this version does not adopt over it (it is newer, not tampered): refused, the page left as it is.
+      const adopt = await team.lockstep(ops.dir, [
+        'adopt',
+        '--reason',
+        'an older operator',
+        '--grant',
+        String(grantSeen + 1),
+        '--next-id',
+        '1000',
+      ]);
+      assert.equal(adopt.code, 5, `the adopt is refused: ${adopt.stdout}${adopt.stderr}`);
+      assert.match(adopt.json?.error?.message ?? '', /newer version of Lockstep: .*layout 3.* do not adopt over it/, adopt.stdout);
+      assert.deepEqual(await top(), { lockstepChain: 3, steps: [{ future: true }] }, 'the newer page is not overwritten');
       await undo();
       assert.equal(ok(await status(alice), 'the layout 2 page reads again').holder.identity, alice.identity);
     });

@@ -20,6 +20,7 @@ export {
   readContainerFile,
 } from './container/containerFile';
 export { PageWithoutClone, type ServerProof } from './container/guardPageAccess';
+export { clearHeartbeatStop, heartbeatStopRequested, requestHeartbeatStop, watchLockstepFolder } from './container/heartbeatStop';
 export { checkInitAllowed, initContainer } from './container/init';
 export { containerConfig } from './container/pageSettings';
 export { prepareLanding, pushProtectedBranch, pushRefused, pushWithGit } from './container/push';
@@ -49,6 +50,7 @@ export { writeForgeCheck } from './forge/forgeInit';
 export { type Forge, FORGE_FILES } from './forge/forgeTemplates';
 export { formatClock, formatDuration, formatTime, localiseTimes } from './format';
 export { GitError } from './git/gitError';
+export { chooseGitProgram, type GitProgram, gitProgram, useGitProgram } from './git/gitProgram';
 export { explainPushFailure } from './git/pushFailure';
 export { type GitCommand, gitIn, type GitOutput, GitRunner, type GitRunOptions } from './git/runner';
 export { checkLeaseUpdate, type LeaseBefore } from './guard/leaseUpdate';
@@ -59,6 +61,7 @@ export { checkCompaction, type PushedCommit, recordCommitShape } from './guard/r
 export { type RefUpdate, ruleFor, ZERO_SHA } from './guard/refRules';
 export {
   describeServerSettings,
+  guardWitnessFile,
   parseServerSettings,
   PUSHER_VARIABLES,
   pusherIdentity,

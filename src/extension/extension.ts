@@ -4,6 +4,7 @@ import { AutoAcquire } from './autoAcquire';
 import { createExtensionApi, type LockstepExtension } from './api';
 import { turnNotice } from './badge';
 import { CommandIds } from './commandIds';
+import { followVsCodeGit } from './gitExtension';
 import { registerCommands } from './commands/index';
 import { registerContextKeys } from './contextKeys';
 import type { ContainerModel } from './containerModel';
@@ -26,12 +27,16 @@ export function activate(context: vscode.ExtensionContext): LockstepExtension {
   const started = performance.now();
   const log = new Log();
   log.setLevel(readSettings().logLevel);
+  const git = followVsCodeGit(program =>
+    log.info(`git: ${program.source === 'path' ? 'git on PATH' : program.program} (${program.source})`),
+  );
   const workspace = new WorkspaceModel(log);
   const statusBar = new StatusBar(workspace);
   const lockPage = new LockPagePanel(context.extensionUri, workspace);
 
   context.subscriptions.push(
     log,
+    git,
     workspace,
     statusBar,
     lockPage,

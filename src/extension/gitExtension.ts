@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { chooseGitProgram, type GitProgram, useGitProgram } from '../core/application';
 
 /**
  * The part of VS Code's built-in git extension API (version 1, `vscode.git`) that Lockstep uses: a
@@ -11,6 +13,8 @@ export interface GitExtensionRepository {
 }
 
 interface GitExtensionApi {
+  /** The git program the extension found (its git.path setting, else its search of the usual install folders). */
+  readonly git?: { readonly path?: string };
   getRepository(uri: vscode.Uri): GitExtensionRepository | null;
   openRepository?(root: vscode.Uri): Promise<GitExtensionRepository | null>;
 }
@@ -35,4 +39,34 @@ export async function gitExtensionRepository(root: string): Promise<GitExtension
 export function gitExtensionStderr(error: unknown): string {
   const e = error as { stderr?: unknown; message?: unknown };
   return typeof e?.stderr === 'string' && e.stderr !== '' ? e.stderr : typeof e?.message === 'string' ? e.message : '';
+}
+
+/**
+ * Every git that Lockstep runs in this extension host is the one VS Code uses (core's gitProgram.ts):
+ * the git extension's resolved path once it is active, before that the user's `git.path` setting
+ * (user settings only: a workspace cannot name a program to run), else git on PATH. Read again when
+ * `git.path` changes.
+ */
+export function followVsCodeGit(onChange: (program: GitProgram) => void): vscode.Disposable {
+  const apply = (extensionPath: string | undefined) => {
+    const setting = vscode.workspace.getConfiguration('git').inspect<unknown>('path')?.globalValue;
+    const program = chooseGitProgram({ extensionPath, setting }, file => fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true);
+    useGitProgram(program);
+    onChange(program);
+  };
+  apply(undefined);
+  const fromExtension = async () => apply(await gitExtensionPath().catch(() => undefined));
+  void fromExtension();
+  return vscode.workspace.onDidChangeConfiguration(e => {
+    if (e.affectsConfiguration('git.path')) void fromExtension();
+  });
+}
+
+/** The git program VS Code's git extension runs; undefined when the extension is absent or disabled. */
+async function gitExtensionPath(): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension<GitExtensionExports>('vscode.git');
+  if (!extension) return undefined;
+  const exports = extension.isActive ? extension.exports : await extension.activate();
+  if (!exports?.enabled) return undefined;
+  return exports.getAPI(1).git?.path;
 }

@@ -133,6 +133,18 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       assert.doesNotMatch(read.stdout, /"holder"/, `${what}: no holder is read`);
     }
 
+    /** In the shared bare repository, `status` and `audit` prove the page as the server guard does: tampered, naming `step`. */
+    async function tamperedInBare(step: string, why: RegExp, what: string): Promise<void> {
+      for (const command of ['status', 'audit']) {
+        const read = await team.lockstep(team.remote, [command]);
+        assert.equal(read.code, 5, `${what}: ${command} exits 5 in the bare repository\n${read.stdout}${read.stderr}`);
+        assert.equal(read.json.error.reason, 'tampered', `${what}: ${command}: ${read.stdout}`);
+        assert.equal(read.json.error.revision, step, `${what}: ${command} names the step`);
+        assert.match(read.json.error.message, why, `${what}: ${command}`);
+        assert.doesNotMatch(read.stdout, /"holder"|"audit"/, `${what}: ${command} reads nothing from it`);
+      }
+    }
+
     const top = () => hand.top();
     const writeTop = (value: unknown) => hand.writeTop(value);
     /** The chain the store holds, its steps whole. */
@@ -251,6 +263,10 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       await team.gitOk(team.root, 'clone', '--quiet', team.remoteUrl, fresh.dir);
       await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
       assert.equal(ok(await status(fresh), 'a fresh clone proves the window').holder.identity, alice.identity);
+      assert.equal(
+        ok(await team.lockstep(team.remote, ['status']), 'the shared bare repository proves it as the guard does').holder.identity,
+        alice.identity,
+      );
       assert.equal((await chain()).steps.length, 2);
       assert.equal((await chain()).layout, 2, 'written in layout 2 (the acquire a delta over the adopt)');
       const from = team.remoteSha();
@@ -266,6 +282,19 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       assert.notEqual(read.json?.error?.reason, 'tampered', read.stdout);
       assert.match(read.json?.error?.message ?? '', /newer version of Lockstep: .*layout 3.* Upgrade Lockstep/, read.stdout);
       assert.doesNotMatch(read.stdout, /"holder"/, 'no holder, and not free');
+      // An operator of this version does not adopt over it (it is newer, not tampered): refused, the page left as it is.
+      const adopt = await team.lockstep(ops.dir, [
+        'adopt',
+        '--reason',
+        'an older operator',
+        '--grant',
+        String(grantSeen + 1),
+        '--next-id',
+        '1000',
+      ]);
+      assert.equal(adopt.code, 5, `the adopt is refused: ${adopt.stdout}${adopt.stderr}`);
+      assert.match(adopt.json?.error?.message ?? '', /newer version of Lockstep: .*layout 3.* do not adopt over it/, adopt.stdout);
+      assert.deepEqual(await top(), { lockstepChain: 3, steps: [{ future: true }] }, 'the newer page is not overwritten');
       await undo();
       assert.equal(ok(await status(alice), 'the layout 2 page reads again').holder.identity, alice.identity);
     });
@@ -311,6 +340,7 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       await writeTop(attack.envelope);
       await tampered(alice, attack.step, /not what acquire by bob@example\.com/, "bob's signed acquire over alice's grant");
       await tampered(bob, attack.step, /not what acquire by bob@example\.com/, "in bob's own clone");
+      await tamperedInBare(attack.step, /not what acquire by bob@example\.com/, "bob's signed acquire, read where the guard runs");
       const before = team.remoteSha();
       refusedAtDoor(
         await lands(bob, ['-o', `lockstep-grant=${grant}`, '-o', `lockstep-proof=${proof}`]),
@@ -355,6 +385,7 @@ export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (
       );
       assert.equal(team.remoteSha(), before, 'main did not move');
       await tampered(alice, step, /set back past it/, "alice's clone saw her acquire");
+      await tamperedInBare(step, /set back past it/, 'the bare repository starts from what the guard proved');
       // The shipped checks, whose cache kept the witness, saw alice's acquire too: each fails, naming bob's step.
       for (const check of await shippedChecks(before, before)) {
         assert.equal(check.code, 5, `${check.forge}: the check reads a tampered page: ${check.out}`);

@@ -133,6 +133,28 @@ describe('git driver', function () {
       assert.deepEqual(await a.readHistory(randomKey()), []);
     });
 
+    it('reads the history from a revision read before: a step pushed since is not listed (the proven page of audit --history and verify)', async () => {
+      const [a, b] = [driverIn(0), driverIn(1)];
+      const key = randomKey();
+      const first = await a.compareAndSwap(key, null, { step: 0 }, meta('step 0'));
+      assert.ok(first.ok);
+      const second = await a.compareAndSwap(key, first.revision, { step: 1 }, meta('step 1'));
+      assert.ok(second.ok);
+      const read = (await a.read(key))!;
+      assert.equal(read.revision, second.revision);
+      // Between the read (which a signed page proves) and the listing, another clone pushes a step.
+      assert.ok((await b.compareAndSwap(key, (await b.read(key))!.revision, { step: 2 }, meta('step 2'))).ok);
+      assert.deepEqual(
+        (await a.readHistory(key, Infinity, read.revision)).map(e => e.summary),
+        ['step 1', 'step 0'],
+      );
+      assert.deepEqual(
+        (await a.readHistory(key, Infinity)).map(e => e.summary),
+        ['step 2', 'step 1', 'step 0'],
+        'without a revision: the current one',
+      );
+    });
+
     it('keeps audit lines on one line: a summary with newlines cannot forge history entries', async () => {
       const a = driverIn(0);
       const key = randomKey();

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { childEnv, finished, type Finished } from '../helpers/children';
 import { cliPath, createGitFixture, type GitFixture, type TeamMember } from '../helpers/gitFixture';
@@ -75,6 +76,30 @@ describe('lockstep heartbeat --every (real processes, file driver)', function ()
     assert.match(done.stdout, /Stopped — grant #2 is no longer renewed/);
     assert.equal((await state(ana)).state, 'held-by-me');
     assert.equal((await team.cli(ana, ['release'])).json.ok, true);
+  });
+
+  it('Windows: `heartbeat --stop` ends the loop through its stop file (SIGTERM never arrives there), releasing nothing', async () => {
+    assert.equal((await team.cli(ana, ['acquire'])).json.ok, true);
+    const beat = await startHeartbeat(ana, '30');
+    await waitFor(() => /Heartbeat every/.test(beat.stderr()), { timeoutMs: 20_000, description: 'the loop to start' });
+    const stop = await team.cli(ana, ['heartbeat', '--stop']);
+    assert.equal(stop.json.ok, true);
+    assert.equal(stop.json.stopRequested, true);
+    const done = await beat.done;
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /Stopped — grant #\d+ is no longer renewed/);
+    assert.doesNotMatch(done.stderr, /Extended/, 'noticed by the folder watch, before its first renewal');
+    assert.equal((await state(ana)).state, 'held-by-me', 'the stop releases nothing');
+    assert.ok(!fs.existsSync(path.join(ana.dir, '.git', 'lockstep', 'heartbeat.stop')), 'the loop removed the stop file it obeyed');
+    // A stop file left from before (a --stop with no loop running) does not end the next loop.
+    assert.equal((await team.cli(ana, ['heartbeat', '--stop'])).json.ok, true);
+    const next = await startHeartbeat(ana, '30');
+    await waitFor(() => /Heartbeat every/.test(next.stderr()), { timeoutMs: 20_000, description: 'the next loop to start' });
+    // Released from another process: the removed session is noticed by the watch, long before a 30 s tick.
+    assert.equal((await team.cli(ana, ['release'])).json.ok, true);
+    const released = await next.done;
+    assert.equal(released.code, 0, released.stderr);
+    assert.match(released.stdout, /Released elsewhere — heartbeat for grant #\d+ ended after 0 renewals/);
   });
 
   it('exits 1 (lease-lost) when its lease expired while it could not renew, and the lease is not revived', async () => {

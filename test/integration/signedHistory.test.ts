@@ -3,6 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Container } from '../../src/core/container/container';
+import { openDriver } from '../../src/core/drivers';
 import * as protocol from '../../src/core/lockRecord';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
@@ -144,6 +146,46 @@ for (const transport of ['path', 'daemon'] as const) {
       assert.equal(ok(await status(fresh), 'the fresh clone reads the release').holder, null);
       assert.ok(fs.existsSync(path.join(fresh.dir, '.git', 'lockstep')), 'the fresh clone keeps its verified checkpoint');
       await aliceAcquires();
+    });
+
+    it('audit --history lists exactly the proven history: a step pushed between the proof and the listing is not listed unproven', async () => {
+      // bob's container in this process, its driver the real git driver with one seam: right after the page is proven,
+      // ops pushes a signed petition (a real interleaving, made deterministic by the seam, no timing involved).
+      const plain = await Container.open({ cwd: bob.dir, env: team.env });
+      const inner = await openDriver(plain.config);
+      let interleave: (() => Promise<void>) | undefined = async () => {
+        ok(await team.lockstep(ops.dir, ['petition', '--note', 'between the reads']), 'ops petitions meanwhile');
+      };
+      const proven: string[] = [];
+      const seamed = new Proxy(inner, {
+        get(target, property) {
+          if (property === 'verifyHistory') {
+            return async (revision: string, policy: unknown) => {
+              await (target as any).verifyHistory(revision, policy);
+              proven.push(revision);
+              const step = interleave;
+              interleave = undefined;
+              await step?.();
+            };
+          }
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const container = await Container.open({ cwd: bob.dir, env: team.env, driverInstance: seamed });
+      try {
+        const listed = (await container.history(10_000))!;
+        assert.equal(proven.length, 1);
+        assert.equal(listed[0].revision, proven[0], 'the newest step listed is the one proven');
+        assert.ok(!listed.some(e => e.line?.action === 'petition'), 'the petition pushed after the proof is not listed');
+      } finally {
+        await container.close();
+        await inner.close();
+      }
+      // Read again (proven anew), it is listed.
+      const again = ok(await team.lockstep(bob.dir, ['audit', '--history']), 'audit --history after the petition').history;
+      assert.equal(again.at(-1).line.action, 'petition');
+      ok(await team.lockstep(ops.dir, ['withdraw']), 'ops withdraws');
     });
 
     it('an unsigned commit naming bob holder reads tampered, and the operator repairs it', async () => {

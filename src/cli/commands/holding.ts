@@ -7,6 +7,7 @@ import {
   parseSeconds,
   parseTtlSeconds,
   pushProtectedBranch,
+  requestHeartbeatStop,
   SECOND,
   TTL_MAX_SECONDS,
   TTL_MIN_SECONDS,
@@ -62,7 +63,7 @@ Exit codes: 0 acquired · 3 busy (held, or another waiter's turn) · 1 refused �
 export const heartbeatCommand: Command = {
   name: 'heartbeat',
   summary: 'extend your lease (never past 24 h from the grant); --every S keeps extending it',
-  help: `usage: lockstep heartbeat [--every S]
+  help: `usage: lockstep heartbeat [--every S | --stop]
 
 Extends the live lease of this clone to min(now + TTL, grant time + 24 h), where TTL is the
 grant's own (acquire --ttl, else leaseTtlSeconds of .lockstep.json when it was acquired). Fails with exit 1
@@ -71,15 +72,29 @@ when the lease was lost (expired or superseded); a lost lease is never revived.
   --every S  keep running and extend every S seconds (${TTL_MIN_SECONDS}–${TTL_MAX_SECONDS}), for leads who work without
              VS Code: failures are retried with back-off; once the lease's expiry passes without a
              successful extension (the store unreachable that long) it is lost: exit 1. Ends with
-             exit 0 when the lock is released (lockstep release) or on Ctrl-C / SIGTERM.`,
+             exit 0 when the lock is released (lockstep release), on Ctrl-C / SIGTERM, or at --stop.
+  --stop     end this clone's running heartbeat --every loop (exit 0 there) without releasing: the
+             lease runs to its expiry. It leaves a stop file, .git/lockstep/heartbeat.stop, that the
+             loop watches: the way to end it where SIGTERM does not exist (Windows).`,
 
   async run(context) {
-    const { values } = parseCommandArgs(context.args, { every: { type: 'string' } });
+    const { values } = parseCommandArgs(context.args, { every: { type: 'string' }, stop: { type: 'boolean' } });
+    if (values.stop && values.every !== undefined) {
+      throw new LockConfigurationError('Give either --every or --stop, not both.', { setting: 'stop' });
+    }
     const every = values.every === undefined ? undefined : parseSeconds(values.every, 'every');
     if (every !== undefined && (every < TTL_MIN_SECONDS || every > TTL_MAX_SECONDS)) {
       throw new LockConfigurationError(`--every must be from ${TTL_MIN_SECONDS} to ${TTL_MAX_SECONDS} seconds.`, { setting: 'every' });
     }
     return withContainer(context, async container => {
+      if (values.stop) {
+        requestHeartbeatStop(container.clone.gitDir);
+        context.out.result(
+          'Asked the heartbeat --every loop of this clone to stop; nothing was released (the lease runs to its expiry unless you heartbeat or release).',
+          { stopRequested: true },
+        );
+        return 0;
+      }
       if (every !== undefined) return beatUntilEnd(context, container, every * SECOND);
       const { grant, expiresAt } = await container.heartbeat();
       context.out.result(`Extended — grant #${grant}, ${formatDuration(expiresAt - Date.now())} until expiry.`, { grant, expiresAt });

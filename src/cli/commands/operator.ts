@@ -126,9 +126,8 @@ In the shared bare repository it prints the record the server guard reads (its p
 
 async function printAudit(context: CommandContext, container: Container, history: boolean, limit: number): Promise<number> {
   if (history) {
-    // A signed page is read first as every command reads it: proven, every step since the last one this
-    // clone proved, so a tampered history is an error naming the step (exit 5), never listed.
-    if (container.file.allowedSigners !== undefined) await container.read();
+    // A signed page is proven as every command proves it (every step since the last one this clone proved) and the
+    // history listed is the proven revision's: a tampered history is an error naming the step (exit 5), never listed.
     const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);
     if (entries === undefined) {
       throw new LockConfigurationError(

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import {
   AUDIT_FILE,
   checkCompaction,
@@ -10,7 +9,7 @@ import {
   checkSignedSnapshot,
   checkSigner,
   compactionSubject,
-  digestOf,
+  guardWitnessFile,
   fenceServerPush,
   lastAuditLine,
   type LeaseBefore,
@@ -305,7 +304,7 @@ function signedChainProof(settings: ServerSettings, repo: string, server: Server
       }
       return signers.text;
     },
-    witnessFile: path.join(repo, 'lockstep', `witness-${digestOf(settings.file.container).slice(0, 32)}`),
+    witnessFile: guardWitnessFile(repo, settings.file.container),
   };
 }
 

@@ -493,10 +493,16 @@ export class Container {
     return this.apply(record => protocol.clear(record, this.settings, { identity: this.identity, reason }, this.clock.now()));
   }
 
-  /** The store's own history of the record (git driver), newest first; undefined when it keeps none. */
+  /**
+   * The store's own history of the record (git driver), newest first; undefined when it keeps none. A
+   * signed page is read once and proven as every command proves it, and the history listed is that
+   * proven revision's: a step written after the proof is not listed (it is proven at the next read).
+   */
   async history(limit: number): Promise<HistoryEntry[] | undefined> {
     const driver = await this.driver();
-    return driver.readHistory ? driver.readHistory(this.key, limit) : undefined;
+    if (!driver.readHistory) return undefined;
+    const proven = this.file.allowedSigners !== undefined ? (await this.read()).revision : undefined;
+    return driver.readHistory(this.key, limit, proven);
   }
 
   /** Bounds the store's history of the record (git driver); retried when the record moved meanwhile. */

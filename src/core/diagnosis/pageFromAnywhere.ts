@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { LockBackendError, LockConfigurationError, type PageLocation } from '../errors';
 import { resolveConfig } from '../config';
 import { gitIn, type GitCommand } from '../git/runner';
-import { serverDriverOptions } from '../guard/serverSettings';
+import { guardWitnessFile, serverDriverOptions } from '../guard/serverSettings';
 import { readServerSettings } from '../hooks/install';
 import type { LockRecord } from '../lockRecord';
 import { readContainerPage } from '../container/guardPageAccess';
@@ -32,9 +32,41 @@ export async function readPageInBareRepository(repo: string): Promise<PageRead> 
       { setting: 'hooks/lockstep-server.json' },
     );
   }
+  const { file } = settings;
   // No environment, like the guard: the pinned store is the one the fence reads.
-  const { record, page } = await readContainerPage(settings.file, repo, serverDriverOptions(settings, repo));
-  return { file: settings.file, record, page };
+  if (file.allowedSigners === undefined || file.driver === 'git') {
+    // The git driver's page here is the lock ref, each of whose commits the server guard checked as it was pushed.
+    const { record, page } = await readContainerPage(file, repo, serverDriverOptions(settings, repo));
+    return { file, record, page };
+  }
+  // A signed page on a store every participant can write (file, SQL, Redis) is proven as the guard proves it: every step,
+  // with the allowed signers of the pinned protected branch, from the guard's witness (a page set back past what the guard
+  // proved reads tampered). A copy of it: a reader here never moves the guard's own witness.
+  const git = gitIn(repo);
+  const branch = file.protectedBranches[0];
+  const revision = (
+    await git.raw(['rev-parse', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}^{commit}`]).catch(() => '')
+  ).trim();
+  if (revision === '') {
+    throw new LockConfigurationError(
+      `This container's lock page is signed, and this repository has no protected branch ${branch} to read its allowed signers from; an operator lands it first.`,
+      { setting: 'allowedSigners' },
+    );
+  }
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bare-'));
+  try {
+    const witnessFile = path.join(scratch, 'witness');
+    try {
+      fs.copyFileSync(guardWitnessFile(repo, file.container), witnessFile);
+    } catch {
+      // None yet (no push proved the page), or not readable by this user: the page is proven from its creation.
+    }
+    const config = resolveConfig(serverDriverOptions(settings, repo), {});
+    const { record, page } = await readProvenPage(config, file, { git, revision, witnessFile });
+    return { file, record, page };
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { LockBackendError, LockConfigurationError } from '../errors';
 import { failure, GitError } from './gitError';
+import { type GitProgram, gitProgram } from './gitProgram';
 
 /**
  * The one way Lockstep runs git — the git driver, the clone's queries, both guards, init, hooks
@@ -97,8 +98,9 @@ export class GitRunner implements GitCommand {
   run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
     const subcommand = subcommandOf(args);
     this.options.onSpawn?.(subcommand);
+    const program = gitProgram();
     return new Promise((resolve, reject) => {
-      const child = spawn('git', ['-C', this.options.gitDir, ...args], {
+      const child = spawn(program.program, ['-C', this.options.gitDir, ...args], {
         env: options.env ? { ...this.env, ...options.env, GIT_ALLOW_PROTOCOL: this.env.GIT_ALLOW_PROTOCOL } : this.env,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
@@ -121,7 +123,7 @@ export class GitRunner implements GitCommand {
       child.stdin.on('error', () => undefined); // git may exit before reading its input
       child.on('error', error => {
         clearTimeout(timer);
-        reject(spawnError(error));
+        reject(spawnError(error, program));
       });
       let settled = false;
       const finish = (code: number | null) => {
@@ -195,10 +197,14 @@ function formatLimit(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
-function spawnError(error: Error): Error {
+function spawnError(error: Error, program: GitProgram): Error {
   if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-    return new LockConfigurationError('Lockstep needs the `git` program, which was not found on PATH; install git.', {
-      setting: 'driver',
+    const message =
+      program.source === 'path'
+        ? 'Lockstep needs the `git` program, which was not found on PATH; install git.'
+        : `Lockstep runs the git that VS Code uses (${program.source === 'vscode' ? "its git extension's" : 'the git.path setting'}), which was not found; check VS Code's git.path setting, or install git.`;
+    return new LockConfigurationError(message, {
+      setting: program.source === 'path' ? 'driver' : 'git.path',
       cause: error,
     });
   }

@@ -1,3 +1,5 @@
+import * as path from 'node:path';
+import { digestOf } from '../chain/signedChain';
 import { SECOND } from '../clock';
 import type { LockManagerOptions } from '../config';
 import containerSchema from '../../../schemas/lockstep.schema.json';
@@ -168,6 +170,15 @@ export function serverDriverOptions(settings: ServerSettings, repo: string): Loc
     gitDir: repo,
     gitRemote: '.',
   };
+}
+
+/**
+ * Where the server guard keeps its witness of a signed page on a participants' store (file, SQL,
+ * Redis): the last page it proved, in the guarded repository, so that a step dropped from the store
+ * since it last looked reads tampered. Readers in the repository (`status`, `audit`) start from it too.
+ */
+export function guardWitnessFile(repo: string, container: string): string {
+  return path.join(repo, 'lockstep', `witness-${digestOf(container).slice(0, 32)}`);
 }
 
 /**

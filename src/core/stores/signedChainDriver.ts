@@ -95,8 +95,19 @@ export class SignedChainDriver implements Driver {
     return this.write(key, expectedRevision, steps, next as LockRecord, meta);
   }
 
-  /** An operator's signed adopt over a tampered page: a new chain that starts with it. */
-  replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<{ ok: true; revision: string } | { ok: false }> {
+  /**
+   * An operator's signed adopt over a tampered page: a new chain that starts with it. Never over a page
+   * in a later layout than this version reads (checked here too, whatever the caller read): that page is
+   * not tampered, only newer, and replacing it would drop its history.
+   */
+  async replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<{ ok: true; revision: string } | { ok: false }> {
+    let chain = this.#read.get(expectedRevision)?.chain;
+    if (chain === undefined) {
+      const stored = await this.#inner.read(key);
+      if (stored === null || stored.revision !== expectedRevision) return { ok: false };
+      chain = this.remember(stored.revision, key, stored.value);
+    }
+    if (!chain.ok && chain.newer) throw newerLayout(this.name, chain.why);
     return this.write(key, expectedRevision, [], next as LockRecord, { summary: 'adopt' }, true);
   }
 

@@ -102,8 +102,12 @@ export interface Driver extends LeaseStore, RecordStore {
   readonly name: DriverName;
   /** True when processes on different machines coordinate through it. */
   readonly distributed: boolean;
-  /** The record's full write history, newest first (drivers that keep one). */
-  readHistory?(key: string, limit?: number): Promise<HistoryEntry[]>;
+  /**
+   * The record's full write history, newest first (drivers that keep one): from the current revision,
+   * or from `revision` (one the caller read and proved: the history listed is then exactly the proven
+   * one, whatever was written since).
+   */
+  readHistory?(key: string, limit?: number, revision?: string): Promise<HistoryEntry[]>;
   /** Squashes old history into a snapshot that keeps the record and every audit line. */
   compact?(key: string): Promise<{ readonly ok: true; readonly squashed: number } | { readonly ok: false }>;
   /** The backend's deployment as it answers now (drivers with replicas); one round trip. */

@@ -74,10 +74,11 @@ export async function readPageHistory(
   env: Env,
   signers?: SignersAt,
 ): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
-  return withProvenPage(containerConfig(file, root, env), file, signers, async ({ driver, key, record }) => {
+  return withProvenPage(containerConfig(file, root, env), file, signers, async ({ driver, key, record, revision }) => {
     if (driver.readHistory) {
-      // Every write's own line, down through compaction snapshots: nothing is ever evicted from it.
-      const entries = await driver.readHistory(key, Infinity);
+      // Every write's own line, down through compaction snapshots: nothing is ever evicted from it. Read from the revision
+      // just proven (the page read once): a step written since is not listed unproven.
+      const entries = await driver.readHistory(key, Infinity, revision);
       const lines = entries
         .map(e => e.line)
         .filter((l): l is AuditLine => l !== undefined)
@@ -109,7 +110,7 @@ async function withProvenPage<T>(
   config: ResolvedConfig,
   file: ContainerFile,
   signers: SignersAt | undefined,
-  use: (read: { driver: Driver; key: string; record: LockRecord; page: PageLocation }) => Promise<T>,
+  use: (read: { driver: Driver; key: string; record: LockRecord; page: PageLocation; revision: string }) => Promise<T>,
 ): Promise<T> {
   const driver = await openDriver(config);
   try {
@@ -125,7 +126,7 @@ async function withProvenPage<T>(
       await proveFromCreation(driver, stored.revision, file as ContainerFile & { allowedSigners: string }, signers);
     }
     const record = parseRecord(stored.value, driver.name, file.container, containerSettings(file));
-    return await use({ driver, key, record, page });
+    return await use({ driver, key, record, page, revision: stored.revision });
   } finally {
     await driver.close();
   }

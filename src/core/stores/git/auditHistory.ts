@@ -45,8 +45,12 @@ export class AuditHistory {
     private readonly refs: GitRefs,
   ) {}
 
-  /** The newest `limit` audit entries of a record ref, newest first; empty when there is no record. */
-  async read(ref: string, limit: number): Promise<AuditEntry[]> {
+  /**
+   * The newest `limit` audit entries of a record ref, newest first; empty when there is no record. From
+   * `revision` when given (a commit of the ref that was read before, and proven): nothing written since is listed.
+   */
+  async read(ref: string, limit: number, revision?: string): Promise<AuditEntry[]> {
+    if (revision !== undefined) return this.entriesFrom(revision, limit);
     const current = await this.cells.readStored(ref);
     return current === null ? [] : this.entriesFrom(current.revision, limit);
   }

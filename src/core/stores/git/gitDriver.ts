@@ -91,9 +91,9 @@ export class GitDriver implements Driver {
     return this.cells.replace(recordCell(key), expectedRevision, next);
   }
 
-  /** The record's audit trail (for `lockstep audit`): the newest `limit` writes, newest first. */
-  readHistory(key: string, limit = 100): Promise<AuditEntry[]> {
-    return this.history.read(this.cells.refOf(recordCell(key)), limit);
+  /** The record's audit trail (for `lockstep audit`): the newest `limit` writes, newest first, from the current revision or `revision`. */
+  readHistory(key: string, limit = 100, revision?: string): Promise<AuditEntry[]> {
+    return this.history.read(this.cells.refOf(recordCell(key)), limit, revision);
   }
 
   /**

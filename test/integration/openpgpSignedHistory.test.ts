@@ -254,4 +254,18 @@ describe('OpenPGP (GPG) signatures: a key that has expired proves no step', func
     await relandKeys();
     assert.equal(ok(await remoteStatus(), 'proven again').holder.identity, alice.identity);
   });
+
+  it('an openpgpKeys file larger than 1 MiB is a configuration error (exit 2) in every reader, never read', async () => {
+    fs.appendFileSync(path.join(ops.dir, OPENPGP_KEYS_PATH), `${'#'.repeat(1024 * 1024)}\n`);
+    await team.gitOk(ops.dir, 'commit', '--quiet', '-am', 'an oversized key file');
+    await team.gitOk(ops.dir, 'push', '--quiet', '--no-verify', 'origin', 'HEAD:main');
+    for (const [reader, read] of [
+      ["ops's clone (alice's acquire is a step it has not proven yet)", () => team.lockstep(ops.dir, ['status'])],
+      ['status --remote', remoteStatus],
+    ] as const) {
+      const result = await read();
+      assert.equal(result.code, 2, `${reader}: exit 2\n${result.stdout}${result.stderr}`);
+      assert.match(result.json.error.message, /openpgpKeys|larger than 1024 KiB/, `${reader}: ${result.json.error.message}`);
+    }
+  });
 });

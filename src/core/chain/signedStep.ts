@@ -27,7 +27,7 @@ export function checkSigner(signature: StepSignature, identity: string): string 
   if (signature.status === 'N') return 'its commit is not signed.';
   if (signature.kind === 'openpgp') return checkOpenpgpSigner(signature, identity);
   if (signature.status !== 'G') {
-    return "its commit's signature does not verify against a key the allowed signers list (or openpgpSigners) holds (a key not listed, a bad signature, or a signature copied from another commit).";
+    return "its commit's signature does not verify against a key the allowed signers list holds (a key not listed, a bad signature, or a signature copied from another commit).";
   }
   if (signature.signer !== identity) {
     return `its commit is signed with the key the allowed signers list gives ${signature.signer}, but its audit line acts as ${identity}.`;

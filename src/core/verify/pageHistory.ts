@@ -156,9 +156,15 @@ async function proveFromCreation(
             openpgpSigners,
             MAX_OPENPGP_FILE_BYTES,
             'openpgpSigners',
-            "the lock page's OpenPGP signers are listed in",
+            "the lock page's OpenPGP signers (openpgpSigners) are listed in",
           ),
-          keys: await committedText(signers, openpgpKeys, MAX_OPENPGP_FILE_BYTES, 'openpgpKeys', "the lock page's OpenPGP keys are in"),
+          keys: await committedText(
+            signers,
+            openpgpKeys,
+            MAX_OPENPGP_FILE_BYTES,
+            'openpgpKeys',
+            "the lock page's OpenPGP keys (openpgpKeys) are in",
+          ),
         }
       : undefined;
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-verify-'));

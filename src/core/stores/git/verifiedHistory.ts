@@ -98,7 +98,7 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
 }
 
 /** The policy's OpenPGP listing, parsed, and what the reader's keyring imports from it. */
-export async function openpgpListing(
+async function openpgpListing(
   policy: Pick<SigningPolicy, 'openpgp'>,
 ): Promise<{ signers: OpenpgpSigners; keyring: { keys: string; fingerprints: string[] } } | undefined> {
   if (policy.openpgp === undefined) return undefined;

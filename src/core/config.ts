@@ -39,6 +39,8 @@ export interface LockManagerOptions {
    * signs when git has a signing key configured (user.signingkey).
    */
   gitSigning?: 'required' | 'auto';
+  /** Git driver, with `required`: an OpenPGP signing key signs too (the container lists openpgpSigners); otherwise SSH only. */
+  gitOpenpgp?: boolean;
 }
 
 export interface ResolvedConfig {
@@ -60,6 +62,8 @@ export interface ResolvedConfig {
   readonly gitTimeoutMs: number;
   /** Git driver: sign record commits always (`required`) or when a signing key is configured (`auto`). */
   readonly gitSigning: 'required' | 'auto';
+  /** Git driver: whether a required signature may be OpenPGP (openpgpSigners in `.lockstep.json`). */
+  readonly gitOpenpgp: boolean;
 }
 
 export const DEFAULT_PREFIX = 'lockstep';
@@ -122,6 +126,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     gitRemote: pick(env.LOCKSTEP_GIT_REMOTE, options.gitRemote, 'origin'),
     gitTimeoutMs: gitTimeout(env.LOCKSTEP_GIT_TIMEOUT_SECONDS, options.gitTimeoutMs, options.commandTimeoutMs),
     gitSigning: options.gitSigning === 'required' ? 'required' : 'auto',
+    gitOpenpgp: options.gitOpenpgp === true,
   });
 }
 
@@ -145,6 +150,7 @@ class Settings implements ResolvedConfig {
   readonly gitRemote: string;
   readonly gitTimeoutMs: number;
   readonly gitSigning: 'required' | 'auto';
+  readonly gitOpenpgp: boolean;
 
   constructor(fields: ResolvedConfig) {
     this.driver = fields.driver;
@@ -161,6 +167,7 @@ class Settings implements ResolvedConfig {
     this.gitRemote = fields.gitRemote;
     this.gitTimeoutMs = fields.gitTimeoutMs;
     this.gitSigning = fields.gitSigning;
+    this.gitOpenpgp = fields.gitOpenpgp;
   }
 
   get redisUrl(): string | undefined {

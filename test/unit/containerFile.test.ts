@@ -54,3 +54,33 @@ describe('.lockstep.json: duration bounds', () => {
     it(`rejects windowSeconds ${label}`, () => rejects({ windowSeconds: value }, 'windowSeconds'));
   }
 });
+
+/** The OpenPGP listing (docs/protocol.md "OpenPGP (GPG) signatures"): both paths together, on a signed git page only. */
+describe('.lockstep.json: openpgpSigners and openpgpKeys', () => {
+  const CONTAINER = '0b7c9c3e-5d4f-4a8b-9c1d-2e3f4a5b6c7d';
+  const signed = { driver: 'git', allowedSigners: '.lockstep/allowed_signers' };
+  const both = { openpgpSigners: '.lockstep/openpgp_signers', openpgpKeys: '.lockstep/openpgp_keys.asc' };
+  const text = (settings: Record<string, unknown>) =>
+    JSON.stringify({ container: CONTAINER, protectedBranches: ['main'], operators: [], ...settings });
+  const rejects = (settings: Record<string, unknown>, setting: string, what: RegExp) =>
+    assert.throws(
+      () => parseContainerFile(text(settings)),
+      (e: unknown) => e instanceof LockConfigurationError && e.setting === setting && what.test(e.message),
+      `${JSON.stringify(settings)}: rejected, naming ${setting}`,
+    );
+
+  it('accepts both on a signed git page (control)', () => {
+    assert.equal(parseContainerFile(text({ ...signed, ...both })).openpgpKeys, both.openpgpKeys);
+  });
+  it('refuses one without the other', () => {
+    rejects({ ...signed, openpgpSigners: both.openpgpSigners }, 'openpgpSigners', /together/);
+    rejects({ ...signed, openpgpKeys: both.openpgpKeys }, 'openpgpKeys', /together/);
+  });
+  it('refuses them without allowedSigners, and on a driver other than git', () => {
+    rejects({ driver: 'git', ...both }, 'openpgpSigners', /allowedSigners/);
+    rejects({ ...signed, driver: 'redis', redisUrl: 'redis://localhost:6379', ...both }, 'openpgpSigners', /git driver only/);
+  });
+  it('refuses a path that leaves the repository', () => {
+    assert.throws(() => parseContainerFile(text({ ...signed, ...both, openpgpKeys: '../keys.asc' })), LockConfigurationError);
+  });
+});

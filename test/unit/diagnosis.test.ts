@@ -90,6 +90,25 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     assert.match(tampered.get('page')?.fix ?? '', /signed lockstep adopt/);
   });
 
+  it('signing: both set-ups are named — GPG as an alternative where the container lists openpgpSigners, as SSH-only otherwise', () => {
+    const git = { ...container, driver: 'git' };
+    const finding = (signing: Parameters<typeof diagnose>[0]['signing']) =>
+      diagnose({ container: git, signing }).find(f => f.check === 'signing');
+    assert.match(finding({ required: false, key: false })?.fix ?? '', /gpg\.format openpgp.*openpgpSigners.*openpgpKeys/);
+    const listed = finding({
+      required: true,
+      allowedSigners: '.lockstep/allowed_signers',
+      openpgpSigners: '.lockstep/openpgp_signers',
+      key: false,
+    });
+    assert.equal(listed?.level, 'error');
+    assert.match(listed?.found ?? '', /no SSH or GPG signing key/);
+    assert.match(listed?.fix ?? '', /gpg\.format ssh.*Or GPG: git config --global gpg\.format openpgp.*\.lockstep\/openpgp_signers/);
+    const sshOnly = finding({ required: true, allowedSigners: '.lockstep/allowed_signers', key: false });
+    assert.match(sshOnly?.found ?? '', /no SSH signing key/);
+    assert.match(sshOnly?.fix ?? '', /GPG keys sign only where the container lists openpgpSigners/);
+  });
+
   it('a folder that is no container: one finding, with how to make one', () => {
     const findings = diagnose({ container: { ok: false, why: 'No .lockstep.json here.' } });
     assert.equal(findings.length, 1);

@@ -18,7 +18,9 @@ import {
   LockFencedError,
   type LockRecord,
   MAX_ALLOWED_SIGNERS_BYTES,
+  MAX_OPENPGP_FILE_BYTES,
   MAX_RECORD_BYTES,
+  type OpenpgpListingText,
   PageWithoutClone,
   parseRecord,
   parseServerSettings,
@@ -279,8 +281,23 @@ async function signedBy(
   if (typeof signers !== 'object') {
     return `this container requires signed lock records, and the protected branch ${branch} has no allowed signers file of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB at ${where}; an operator lands it first.`;
   }
-  const why = judge(await repo.signature(sha, signers.text));
+  const openpgp = await openpgpListing(repo, settings);
+  if (typeof openpgp === 'string') return openpgp;
+  const why = judge(await repo.signature(sha, signers.text, openpgp));
   return why === undefined ? undefined : `this container requires signed lock records: ${why}`;
+}
+
+/** The pinned settings' OpenPGP listing on the pinned protected branch; undefined when they name none, a sentence when it is not there. */
+async function openpgpListing(repo: ServerRepo, settings: ServerSettings): Promise<OpenpgpListingText | undefined | string> {
+  const { openpgpSigners, openpgpKeys } = settings.file;
+  if (openpgpSigners === undefined || openpgpKeys === undefined) return undefined;
+  const branch = settings.file.protectedBranches[0];
+  const signers = await repo.file(`refs/heads/${branch}`, openpgpSigners, MAX_OPENPGP_FILE_BYTES);
+  const keys = await repo.file(`refs/heads/${branch}`, openpgpKeys, MAX_OPENPGP_FILE_BYTES);
+  if (typeof signers !== 'object' || typeof keys !== 'object') {
+    return `this container lists OpenPGP signers, and the protected branch ${branch} has no openpgpSigners file at ${openpgpSigners} and openpgpKeys file at ${openpgpKeys} of at most ${MAX_OPENPGP_FILE_BYTES / 1024} KiB each; an operator lands them first.`;
+  }
+  return { signers: signers.text, keys: keys.text };
 }
 
 /**

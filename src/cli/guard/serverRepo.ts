@@ -7,9 +7,12 @@ import {
   type GitRunOptions,
   historyEntries,
   MAX_RECORD_BYTES,
+  type OpenpgpListingText,
+  parseOpenpgpSigners,
   type PushedCommit,
   SNAPSHOT_TRAILER,
   type StepSignature,
+  stepSignature,
   withSignersFile,
 } from '../../core/application';
 
@@ -103,15 +106,24 @@ export class ServerRepo {
     return { text: await this.ok(['cat-file', 'blob', '--end-of-options', match[1]]) };
   }
 
-  /** What git says of a pushed commit's signature, verified against the allowed signers text (signedStep.ts). */
-  async signature(sha: string, allowedSigners: string): Promise<StepSignature> {
-    const out = await withSignersFile(allowedSigners, (file, env) =>
-      this.ok(['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS', '--end-of-options', sha, '--'], {
-        env,
-      }),
+  /**
+   * What git says of a pushed commit's signature, verified against the allowed signers text and, where
+   * the pinned settings list OpenPGP signers, a keyring holding only the listed keys (signedStep.ts,
+   * openpgpSigners.ts).
+   */
+  async signature(sha: string, allowedSigners: string, openpgp?: OpenpgpListingText): Promise<StepSignature> {
+    const listing = openpgp === undefined ? undefined : parseOpenpgpSigners(openpgp.signers, 'The openpgpSigners file');
+    const out = await withSignersFile(
+      allowedSigners,
+      (file, env) =>
+        this.ok(
+          ['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS%x1f%GP', '--end-of-options', sha, '--'],
+          { env },
+        ),
+      openpgp === undefined || listing === undefined ? undefined : { keys: openpgp.keys, fingerprints: [...listing.keys()] },
     );
-    const [status = 'N', signer = ''] = out.trim().split('\x1f');
-    return { status, signer };
+    const [status = 'N', signer = '', primaryKey = ''] = out.trim().split('\x1f');
+    return stepSignature({ status, signer, primaryKey }, listing);
   }
 
   /** What a compaction of the history ending at `sha` must write as its audit.log. */

@@ -10,20 +10,49 @@ import { checkRecordUpdate, type RecordUpdateContext } from './recordUpdate';
  * Pure: what git said about the signature in, a verdict out (one sentence naming no secret).
  */
 
-/** What git says of a commit's signature: `%G?` (G good and trusted, N none, B bad, …) and `%GS` (the principal). */
+/**
+ * What git says of a commit's signature: `%G?` (G good and trusted, N none, B bad, …) and the identity
+ * it signs for — for SSH the principal the allowed signers list gives the key (`%GS`); for OpenPGP
+ * (`kind`) the identity `openpgpSigners` gives its primary key, empty when it lists none
+ * (openpgpSigners.ts `stepSignature`).
+ */
 export interface StepSignature {
   readonly status: string;
   readonly signer: string;
+  readonly kind?: 'openpgp';
 }
 
 /** Why the signature does not prove `identity` acted (undefined when it does). */
 export function checkSigner(signature: StepSignature, identity: string): string | undefined {
   if (signature.status === 'N') return 'its commit is not signed.';
+  if (signature.kind === 'openpgp') return checkOpenpgpSigner(signature, identity);
   if (signature.status !== 'G') {
     return "its commit's signature does not verify against a key the allowed signers list holds (a key not listed, a bad signature, or a signature copied from another commit).";
   }
   if (signature.signer !== identity) {
     return `its commit is signed with the key the allowed signers list gives ${signature.signer}, but its audit line acts as ${identity}.`;
+  }
+  return undefined;
+}
+
+/**
+ * An OpenPGP signature proves a step only when gpg calls it good by a key the reader's own keyring
+ * trusts (`G`: the keyring holds only the listed keys, trusted by their listed fingerprints) and the
+ * listing gives that key to the step's identity. `Y` (a key expired since) never proves one: gpg
+ * judges expiry by the reader's clock, and the chain does not refuse a step dated before the one it
+ * follows, so a stolen expired key could sign a back-dated step (docs/protocol.md). Nor do `X`, `R`,
+ * `E`, `B` or `U`.
+ */
+function checkOpenpgpSigner(signature: StepSignature, identity: string): string | undefined {
+  if (signature.status === 'Y') {
+    return "its commit's OpenPGP signature is by a key that has expired: an expired key proves no step, whenever it signed (extend the key's expiry and land its export in openpgpKeys).";
+  }
+  if (signature.status !== 'G') {
+    return "its commit's OpenPGP signature does not verify against a key openpgpSigners lists (a key not listed, revoked or expired, a bad signature, or a signature copied from another commit).";
+  }
+  if (signature.signer === '') return 'its commit is signed with an OpenPGP key openpgpSigners does not list.';
+  if (signature.signer !== identity) {
+    return `its commit is signed with the OpenPGP key openpgpSigners gives ${signature.signer}, but its audit line acts as ${identity}.`;
   }
   return undefined;
 }

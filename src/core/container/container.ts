@@ -34,7 +34,7 @@ import { checkLanded, hasUnpushedWork, landingAnnounced } from './landingChecks'
 import { pageLocation } from './pageLocation';
 import { committedPage, containerConfig, containerKey, type Env } from './pageSettings';
 import { SessionChoreography } from './sessionChoreography';
-import { allowedSignersText, signedPageDriver, signingPolicy } from './signedPage';
+import { allowedSignersText, openpgpListingReader, signedPageDriver, signingPolicy } from './signedPage';
 import { ChangeWaiter, WAITING } from './turnWait';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
@@ -162,9 +162,11 @@ export class Container {
       const again = await driver.read(this.key);
       if (again === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
       const policy = signingPolicy(this.clone, file, this.settings, this.key);
+      const openpgp = openpgpListingReader(this.clone, file, { fetch: true });
       await signed.verifyHistory(again.revision, {
         ...policy,
         allowedSigners: () => allowedSignersText(this.clone, file, { fetch: true }),
+        ...(openpgp !== undefined ? { openpgp } : {}),
       });
       return again;
     }

@@ -33,6 +33,14 @@ export interface ContainerFile {
    * step of the page's history must be signed by a key it lists for that step's identity (README "Threat model").
    */
   allowedSigners?: string;
+  /**
+   * Git driver, with allowedSigners and openpgpKeys: the repository path of a file on the first protected branch
+   * listing `<identity> <primary key fingerprint>` a line; a step signed with git's OpenPGP signing is proven by a
+   * listed key of its identity (docs/protocol.md "OpenPGP (GPG) signatures").
+   */
+  openpgpSigners?: string;
+  /** Git driver, with openpgpSigners: the repository path of the listed keys, armored (`gpg --armor --export`). */
+  openpgpKeys?: string;
   /** Branches whose landing is fenced (at least one; init writes the remote's default branch). */
   protectedBranches: string[];
   /** The name of the clone's remote that is the register (default origin). */
@@ -187,6 +195,20 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   ) {
     bad('allowedSigners', `is read by the git, file, SQL and Redis drivers, and this container uses the ${value.driver} driver`);
   }
+  if ((value.openpgpSigners === undefined) !== (value.openpgpKeys === undefined)) {
+    bad(value.openpgpSigners === undefined ? 'openpgpKeys' : 'openpgpSigners', 'is set with openpgpSigners and openpgpKeys together');
+  }
+  if (value.openpgpSigners !== undefined) {
+    if (value.allowedSigners === undefined) {
+      bad('openpgpSigners', 'lists OpenPGP keys of a signed lock page, and allowedSigners (which makes the page signed) is not set');
+    }
+    if (value.driver !== 'git') {
+      bad(
+        'openpgpSigners',
+        `is read by the git driver only (the file, SQL and Redis drivers' steps are SSH-signed), and this container uses the ${value.driver} driver`,
+      );
+    }
+  }
   return value;
 }
 
@@ -269,5 +291,6 @@ export function driverOptions(file: ContainerFile, root: string): LockManagerOpt
     gitRemote: file.gitRemote ?? file.remote,
     ...(file.gitTimeoutSeconds !== undefined ? { gitTimeoutMs: file.gitTimeoutSeconds * SECOND } : {}),
     ...(file.allowedSigners !== undefined ? { gitSigning: 'required' as const } : {}),
+    ...(file.openpgpSigners !== undefined ? { gitOpenpgp: true } : {}),
   };
 }

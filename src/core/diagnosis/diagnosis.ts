@@ -35,9 +35,15 @@ export interface DoctorFacts {
     | { readonly held: false; readonly kind: 'no-page' | 'backend' | 'storage' | 'tampered' | 'other'; readonly why: string };
   /**
    * Whether the page's steps must be signed (allowedSigners in .lockstep.json; the git driver, and any driver that sets it), and whether
-   * git has an SSH signing key in this clone (gpg.format=ssh with user.signingkey or gpg.ssh.defaultKeyCommand).
+   * git has a signing key of a kind the page checks in this clone: SSH (gpg.format=ssh with user.signingkey or
+   * gpg.ssh.defaultKeyCommand), or OpenPGP (user.signingkey) where the container lists openpgpSigners.
    */
-  readonly signing?: { readonly required: boolean; readonly allowedSigners?: string; readonly key: boolean };
+  readonly signing?: {
+    readonly required: boolean;
+    readonly allowedSigners?: string;
+    readonly openpgpSigners?: string;
+    readonly key: boolean;
+  };
   readonly identity?: string;
   /** This clone's session: its grant and the state it sees (with the lapse line, when lapsed). */
   readonly session?: { readonly grant: number; readonly state: string; readonly lapse?: string } | null;
@@ -103,7 +109,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
       level: 'info',
       found:
         "the lock page's steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)",
-      fix: 'To prove them: everyone sets a signing key (git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed.',
+      fix: 'To prove them: everyone sets a signing key (SSH: git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed. On the git driver people may sign with GPG instead (git config --global gpg.format openpgp; git config --global user.signingkey FINGERPRINT): the operator also lands "openpgpSigners" (identity, then primary key fingerprint, one per line) and "openpgpKeys" (gpg --armor --export FPR …).',
     });
   } else if (g?.key) {
     out.push({
@@ -115,8 +121,12 @@ export function diagnose(facts: DoctorFacts): Finding[] {
     out.push({
       check: 'signing',
       level: 'error',
-      found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}), and git has no SSH signing key in this clone: every write is refused`,
-      fix: `git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.`,
+      found: `the lock page's steps must be signed (allowedSigners: ${g.allowedSigners}${g.openpgpSigners !== undefined ? `; openpgpSigners: ${g.openpgpSigners}` : ''}), and git has no ${g.openpgpSigners !== undefined ? 'SSH or GPG' : 'SSH'} signing key in this clone: every write is refused`,
+      fix:
+        `SSH: git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.` +
+        (g.openpgpSigners !== undefined
+          ? ` Or GPG: git config --global gpg.format openpgp; git config --global user.signingkey FINGERPRINT — and an operator lists its fingerprint for your identity in ${g.openpgpSigners} and lands its public key (gpg --armor --export FINGERPRINT) in openpgpKeys.`
+          : ' (GPG keys sign only where the container lists openpgpSigners and openpgpKeys, git driver.)'),
     });
   }
 

@@ -79,9 +79,16 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
 
 async function signing(container: Container): Promise<DoctorFacts['signing']> {
   const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, ssh: false }));
-  const key = setup.key && setup.ssh;
   const where = container.file.allowedSigners;
-  return { required: where !== undefined, ...(where !== undefined ? { allowedSigners: where } : {}), key };
+  const openpgp = container.file.openpgpSigners;
+  // An OpenPGP key signs a checked step only where the container lists openpgpSigners (the git driver).
+  const key = setup.key && (setup.ssh || openpgp !== undefined);
+  return {
+    required: where !== undefined,
+    ...(where !== undefined ? { allowedSigners: where } : {}),
+    ...(openpgp !== undefined ? { openpgpSigners: openpgp } : {}),
+    key,
+  };
 }
 
 async function clientHook(container: Container): Promise<'installed' | 'missing' | 'foreign'> {

@@ -13,6 +13,7 @@ import {
 import { openDriver } from '../drivers';
 import type { Driver } from '../stores/store';
 import { MAX_ALLOWED_SIGNERS_BYTES } from '../stores/git/signersFile';
+import { MAX_OPENPGP_FILE_BYTES } from '../chain/openpgpSigners';
 import type { ResolvedConfig } from '../config';
 import { LockConfigurationError, LockNoPageError, type PageLocation } from '../errors';
 import type { GitCommand } from '../git/runner';
@@ -140,24 +141,56 @@ async function proveFromCreation(
   signers: SignersAt,
 ): Promise<void> {
   const signed = signedPageDriver(driver);
-  const spec = `${signers.revision}:${file.allowedSigners}`;
-  const size = Number((await signers.git.raw(['cat-file', '-s', '--end-of-options', spec]).catch(() => '')).trim());
-  if (!Number.isSafeInteger(size) || size <= 0 || size > MAX_ALLOWED_SIGNERS_BYTES) {
-    throw new LockConfigurationError(
-      `.lockstep.json says the lock page is signed by the keys in ${file.allowedSigners}, and the protected branch has no such file (of at most ${MAX_ALLOWED_SIGNERS_BYTES / 1024} KiB) at ${signers.revision.slice(0, 12)}.`,
-      { setting: 'allowedSigners' },
-    );
-  }
-  const text = await signers.git.raw(['cat-file', 'blob', '--end-of-options', spec]);
+  const text = await committedText(
+    signers,
+    file.allowedSigners,
+    MAX_ALLOWED_SIGNERS_BYTES,
+    'allowedSigners',
+    'the lock page is signed by the keys in',
+  );
+  const { openpgpSigners, openpgpKeys } = file;
+  const openpgp =
+    openpgpSigners !== undefined && openpgpKeys !== undefined
+      ? {
+          signers: await committedText(
+            signers,
+            openpgpSigners,
+            MAX_OPENPGP_FILE_BYTES,
+            'openpgpSigners',
+            "the lock page's OpenPGP signers (openpgpSigners) are listed in",
+          ),
+          keys: await committedText(
+            signers,
+            openpgpKeys,
+            MAX_OPENPGP_FILE_BYTES,
+            'openpgpKeys',
+            "the lock page's OpenPGP keys (openpgpKeys) are in",
+          ),
+        }
+      : undefined;
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-verify-'));
   try {
     await signed.verifyHistory(revision, {
       container: file.container,
       settings: containerSettings(file),
       allowedSigners: async () => text,
+      ...(openpgp !== undefined ? { openpgp: async () => openpgp } : {}),
       checkpointFile: signers.witnessFile ?? path.join(scratch, 'verified'),
     });
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** A file of the protected branch at the checked revision, of at most `maxBytes`; a configuration error when it has none. */
+async function committedText(signers: SignersAt, where: string, maxBytes: number, setting: string, says: string): Promise<string> {
+  const spec = `${signers.revision}:${where}`;
+  const size = Number((await signers.git.raw(['cat-file', '-s', '--end-of-options', spec]).catch(() => '')).trim());
+  if (!Number.isSafeInteger(size) || size <= 0 || size > maxBytes) {
+    throw new LockConfigurationError(
+      `.lockstep.json says ${says} ${where}, and the protected branch has no such file (of at most ${maxBytes / 1024} KiB) at ${signers.revision.slice(0, 12)}.`,
+      { setting },
+    );
+  }
+  return signers.git.raw(['cat-file', 'blob', '--end-of-options', spec]);
 }

@@ -117,7 +117,10 @@ function recordCell(key: string): string {
 
 /** Opens the `git` driver. Runs nothing until the first operation. */
 export function createGitDriver(
-  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'gitTimeoutMs'> & { readonly gitSigning?: ResolvedConfig['gitSigning'] },
+  config: Pick<ResolvedConfig, 'gitDir' | 'gitRemote' | 'prefix' | 'gitTimeoutMs'> & {
+    readonly gitSigning?: ResolvedConfig['gitSigning'];
+    readonly gitOpenpgp?: boolean;
+  },
   options: GitDriverOptions = {},
 ): GitDriver {
   if (config.gitDir === undefined || config.gitDir === '' || !path.isAbsolute(config.gitDir)) {
@@ -135,7 +138,7 @@ export function createGitDriver(
     }
   }
   const runner = new GitRunner({ gitDir: config.gitDir, timeoutMs: config.gitTimeoutMs, onSpawn: options.onGitSpawn });
-  const refs = new GitRefs(runner, config.gitRemote, config.gitSigning ?? 'auto');
+  const refs = new GitRefs(runner, config.gitRemote, config.gitSigning ?? 'auto', config.gitOpenpgp === true);
   const poller = new RemotePoller(heads => refs.lsRemote(heads), pace, options.pollClock, options.pollRandom);
   const cells = new GitRefCells(refs, config.prefix, poller);
   return new GitDriver(cells, new AuditHistory(cells, refs));

@@ -76,6 +76,8 @@ export interface SignedCommit {
   readonly status: string;
   /** git's `%GS`: the principal the allowed signers list gives the key ('' when none). */
   readonly signer: string;
+  /** git's `%GP`: an OpenPGP signature's primary key fingerprint ('' for SSH, and when gpg found no key). */
+  readonly primaryKey: string;
   readonly snapshot: boolean;
 }
 
@@ -107,12 +109,15 @@ export class GitRefs {
   /**
    * `signing`: `required` signs every commit with the user's git signing key and refuses to write
    * without one (the container's history must be signed); `auto` signs when a key is configured and
-   * writes unsigned when git cannot sign. The key stays git's business: nothing of it reaches argv.
+   * writes unsigned when git cannot sign. `openpgp`: a required signature may be git's OpenPGP
+   * signing too (the container lists openpgpSigners); otherwise it is SSH. The key stays git's
+   * business: nothing of it reaches argv.
    */
   constructor(
     private readonly git: GitRunner,
     readonly remote: string,
     private readonly signing: 'required' | 'auto' = 'auto',
+    private readonly openpgp = false,
   ) {
     this.local = remote === '.';
     this.trackingRoot = `refs/lockstep-remotes/${createHash('sha256').update(remote).digest('hex').slice(0, 16)}/`;
@@ -235,7 +240,8 @@ export class GitRefs {
       if (this.signing === 'required') {
         throw new LockConfigurationError(
           "git could not sign the lock record's commit with your signing key, and this container requires signed steps" +
-            ' (allowedSigners in .lockstep.json). Check that user.signingkey names a key you have (an SSH key: gpg.format=ssh) and that its agent runs;' +
+            ' (allowedSigners in .lockstep.json). Check that user.signingkey names a key you have (an SSH key: gpg.format=ssh;' +
+            ' an OpenPGP key, where the container lists openpgpSigners: gpg.format=openpgp and its fingerprint) and that its agent runs;' +
             ' lockstep doctor shows the set-up.',
           { setting: 'user.signingkey', cause: failure(output, 'commit-tree') },
         );
@@ -258,18 +264,24 @@ export class GitRefs {
   }
 
   /**
-   * Whether to sign: `required` always, refusing without an SSH signing key (the one kind a signed
-   * page checks); `auto` when git has an SSH signing key (a GPG key may wait on a passphrase prompt).
+   * Whether to sign: `required` always, refusing without a signing key of a kind the page checks
+   * (SSH, or OpenPGP where the container lists openpgpSigners); `auto` when git has an SSH signing
+   * key (a GPG key may wait on a passphrase prompt).
    */
   private shouldSign(): Promise<boolean> {
-    this.signingKey ??= signingSetup(this.git).then(setup => setup.key && setup.ssh);
+    const openpgp = this.openpgp && this.signing === 'required';
+    this.signingKey ??= signingSetup(this.git).then(setup => setup.key && (setup.ssh || openpgp));
     return this.signingKey.then(usable => {
       if (!usable && this.signing === 'required') {
         this.signingKey = undefined;
         throw new LockConfigurationError(
           'This container requires every step of its lock page to be signed (allowedSigners in .lockstep.json), and git has no' +
-            ' SSH signing key here. Set one — `git config --global gpg.format ssh` and `git config --global user.signingkey ~/.ssh/id_ed25519.pub` —' +
-            ' and ask an operator to list its public key for your identity in the allowed signers file; lockstep doctor shows the set-up.',
+            ` ${openpgp ? 'SSH or OpenPGP' : 'SSH'} signing key here. Set one — an SSH key: \`git config --global gpg.format ssh\` and` +
+            ' `git config --global user.signingkey ~/.ssh/id_ed25519.pub`, its public key listed for your identity in the allowed signers file' +
+            (openpgp
+              ? '; or a GPG key: `git config --global gpg.format openpgp` and `git config --global user.signingkey FINGERPRINT`, its fingerprint listed for your identity in openpgpSigners and its public key in openpgpKeys'
+              : ' (a GPG key signs only where the container lists openpgpSigners)') +
+            ' by an operator; lockstep doctor shows the set-up.',
           { setting: 'user.signingkey' },
         );
       }
@@ -333,8 +345,9 @@ export class GitRefs {
   /**
    * The first-parent history from `tip` down, newest first, stopping at (and leaving out) what
    * `verified` reaches, each commit with its signature as git verifies it against the allowed
-   * signers file at `allowedSignersFile` (an absolute path). One git process (git runs ssh-keygen
-   * per commit); a `verified` commit the clone no longer has is treated as none.
+   * signers file at `allowedSignersFile` (an absolute path) and, for OpenPGP, the keyring `env`'s
+   * GNUPGHOME names. One git process (git runs ssh-keygen or gpg per commit); a `verified` commit the
+   * clone no longer has is treated as none.
    */
   async signedLog(
     tip: string,
@@ -342,7 +355,8 @@ export class GitRefs {
     allowedSignersFile: string,
     env: Readonly<Record<string, string>> = {},
   ): Promise<SignedCommit[]> {
-    const format = `%H%x1f%P%x1f%G?%x1f%GS%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
+    // %GP (never %GT: git 2.39 aborts on it for a signature gpg cannot check) tells OpenPGP from SSH.
+    const format = `%H%x1f%P%x1f%G?%x1f%GS%x1f%GP%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;
     const stop = verified !== undefined && isObjectName(verified) && (await this.hasCommit(verified)) ? [`^${verified}`] : [];
     const stdout = await this.git.raw(
       [
@@ -361,9 +375,16 @@ export class GitRefs {
     const commits: SignedCommit[] = [];
     for (const chunk of stdout.split('\x1e')) {
       const fields = chunk.replace(/^\n/, '').split('\x1f');
-      if (fields.length < 5) continue;
-      const [revision, parents, status, signer, snapshot] = fields;
-      commits.push({ revision, parents: parents.split(' ').filter(p => p !== ''), status, signer, snapshot: snapshot.trim() !== '' });
+      if (fields.length < 6) continue;
+      const [revision, parents, status, signer, primaryKey, snapshot] = fields;
+      commits.push({
+        revision,
+        parents: parents.split(' ').filter(p => p !== ''),
+        status,
+        signer,
+        primaryKey,
+        snapshot: snapshot.trim() !== '',
+      });
     }
     return commits;
   }

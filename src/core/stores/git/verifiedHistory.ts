@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { replaceAtomically } from '../../atomicReplace';
 import { LockTamperedPageError } from '../../errors';
+import { type OpenpgpListingText, type OpenpgpSigners, parseOpenpgpSigners, stepSignature } from '../../chain/openpgpSigners';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
 import type { ContainerSettings, LockRecord } from '../../lockRecord';
 import { parseRecord } from '../../recordCodec';
@@ -36,6 +37,11 @@ export interface SigningPolicy {
   readonly settings: ContainerSettings;
   /** The allowed signers file's text, as the protected branch has it. */
   readonly allowedSigners: () => Promise<string>;
+  /**
+   * The OpenPGP listing (`openpgpSigners`, `openpgpKeys`) as the protected branch has it, when the
+   * container names one (git driver only; docs/protocol.md "OpenPGP (GPG) signatures").
+   */
+  readonly openpgp?: () => Promise<OpenpgpListingText>;
   /** Where this clone keeps the last step it verified (a file it may write). */
   readonly checkpointFile: string;
 }
@@ -43,7 +49,12 @@ export interface SigningPolicy {
 export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningPolicy): Promise<void> {
   const checkpoint = readCheckpoint(policy.checkpointFile);
   if (checkpoint === tip) return;
-  const commits = await withSignersFile(await policy.allowedSigners(), (file, env) => refs.signedLog(tip, checkpoint, file, env));
+  const listed = await openpgpListing(policy);
+  const commits = await withSignersFile(
+    await policy.allowedSigners(),
+    (file, env) => refs.signedLog(tip, checkpoint, file, env),
+    listed?.keyring,
+  );
   const tampered = (revision: string, why: string) => new LockTamperedPageError('git', revision, why);
   if (commits.length === 0) {
     // The tip is below what this clone verified: the ref was set back.
@@ -76,7 +87,7 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
   const offset = continues ? 1 : 0;
   for (const [i, commit] of chain.entries()) {
     const after = record(commit.revision, texts[i + offset]);
-    const signature: StepSignature = { status: commit.status, signer: commit.signer };
+    const signature: StepSignature = stepSignature(commit, listed?.signers);
     let why: string | undefined;
     if (i === 0 && !continues) why = await checkStart(refs, commit, after, signature, policy, checkpoint);
     else why = checkSignedStep(before, after.value, after.text, signature, policy.settings);
@@ -84,6 +95,16 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
     before = after.value;
   }
   writeCheckpoint(policy.checkpointFile, tip);
+}
+
+/** The policy's OpenPGP listing, parsed, and what the reader's keyring imports from it. */
+async function openpgpListing(
+  policy: Pick<SigningPolicy, 'openpgp'>,
+): Promise<{ signers: OpenpgpSigners; keyring: { keys: string; fingerprints: string[] } } | undefined> {
+  if (policy.openpgp === undefined) return undefined;
+  const text = await policy.openpgp();
+  const signers = parseOpenpgpSigners(text.signers, 'The openpgpSigners file');
+  return { signers, keyring: { keys: text.keys, fingerprints: [...signers.keys()] } };
 }
 
 /** A history's first commit: the page's creation, an operator's adopt over a damaged page, or a compaction's snapshot. */

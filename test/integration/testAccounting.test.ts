@@ -182,7 +182,10 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     );
     assert.deepEqual([run.code, run.passed, run.failed], [1, 3, 1], run.output);
     assert.match(run.tally.find(l => l.suite === 'y')?.note ?? '', /exited 3 before reporting/, run.output);
-    assert.match(run.output, /=== suite: z, beside all the others[\s\S]*=== suite: a [\s\S]*=== suite: b [\s\S]*=== suite: z \(ran beside the others/);
+    assert.match(
+      run.output,
+      /=== suite: z, beside all the others[\s\S]*=== suite: a [\s\S]*=== suite: b [\s\S]*=== suite: z \(ran beside the others/,
+    );
   });
 
   it('stops a suite that hangs at its time limit and fails it by name, beside a suite that passed', async () => {

@@ -77,12 +77,8 @@ export class SignedChainDriver implements Driver {
   async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, meta: CasMeta): Promise<CasResult> {
     let steps: readonly ChainStep[] = [];
     if (expectedRevision !== null) {
-      let chain = this.#read.get(expectedRevision)?.chain;
-      if (chain === undefined) {
-        const stored = await this.#inner.read(key);
-        if (stored === null || stored.revision !== expectedRevision) return { ok: false };
-        chain = this.remember(stored.revision, key, stored.value);
-      }
+      const chain = await this.chainAt(key, expectedRevision);
+      if (chain === null) return { ok: false };
       if (!chain.ok && chain.newer) throw newerLayout(this.name, chain.why);
       if (!chain.ok) {
         throw new LockStorageError(
@@ -101,14 +97,19 @@ export class SignedChainDriver implements Driver {
    * not tampered, only newer, and replacing it would drop its history.
    */
   async replaceRecord(key: string, expectedRevision: string, next: unknown): Promise<{ ok: true; revision: string } | { ok: false }> {
-    let chain = this.#read.get(expectedRevision)?.chain;
-    if (chain === undefined) {
-      const stored = await this.#inner.read(key);
-      if (stored === null || stored.revision !== expectedRevision) return { ok: false };
-      chain = this.remember(stored.revision, key, stored.value);
-    }
+    const chain = await this.chainAt(key, expectedRevision);
+    if (chain === null) return { ok: false };
     if (!chain.ok && chain.newer) throw newerLayout(this.name, chain.why);
     return this.write(key, expectedRevision, [], next as LockRecord, { summary: 'adopt' }, true);
+  }
+
+  /** The chain at `expectedRevision`, as last read or read now; null when the page is no longer at that revision. */
+  private async chainAt(key: string, expectedRevision: string): Promise<ReadChain | null> {
+    const known = this.#read.get(expectedRevision)?.chain;
+    if (known !== undefined) return known;
+    const stored = await this.#inner.read(key);
+    if (stored === null || stored.revision !== expectedRevision) return null;
+    return this.remember(stored.revision, key, stored.value);
   }
 
   /**

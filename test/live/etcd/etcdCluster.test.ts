@@ -31,8 +31,7 @@ describe('etcd cluster harness (live etcd)', function () {
     assert.equal(old.running, false);
     const next = await c.leader();
     assert.notEqual(next.name, old.name);
-    c.restart(old);
-    await c.waitHealthy();
+    await c.restart(old);
     assert.equal(await old.healthy(), true, old.output);
   });
 

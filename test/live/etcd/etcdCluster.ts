@@ -79,10 +79,15 @@ export class EtcdCluster {
     );
   }
 
-  /** Starts a stopped or killed member again on its ports and data (it rejoins as an existing member). */
-  restart(member: EtcdMember): void {
+  /** Starts a stopped or killed member again on its ports and data, and waits until it rejoined and answers /health. */
+  async restart(member: EtcdMember, timeoutMs = 30_000): Promise<void> {
     const initial = this.members.map(m => `${m.name}=${m.peerUrl}`).join(',');
     member.spawn(this.binary, initial, `lockstep-${path.basename(this.dir)}`);
+    await waitFor(() => member.healthy(), {
+      timeoutMs,
+      intervalMs: 50,
+      description: `etcd member ${member.name} rejoined and answered /health`,
+    });
   }
 
   /** Stops every member (SIGCONT first, so a paused one can end) and removes the folder. */
@@ -155,7 +160,7 @@ export class EtcdMember {
         '--log-level',
         'warn',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } },
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const keep = (chunk: Buffer): void => {
       this.log = (this.log + chunk.toString()).slice(-8_000);

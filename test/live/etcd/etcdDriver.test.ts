@@ -170,7 +170,7 @@ describe('etcd driver (live three-member etcd cluster)', function () {
         assert.equal(second.fencingToken, first.fencingToken + 1);
         assert.deepEqual(await driver.read(record), { value: { grant: 7 }, revision: written.revision });
       } finally {
-        cluster.restart(leader);
+        await cluster.restart(leader);
         await cluster.waitHealthy();
       }
     });
@@ -193,7 +193,7 @@ describe('etcd driver (live three-member etcd cluster)', function () {
         assert.equal(exitCodeFor(error), 4);
         assert.match(error.message, /leader|quorum|timeout/i);
       } finally {
-        for (const member of gone) cluster.restart(member);
+        for (const member of gone) await cluster.restart(member);
         await cluster.waitHealthy();
       }
       const after = await waitFor(

@@ -5,6 +5,7 @@ import {
   EtcdError,
   EtcdPermissionDeniedError,
   GRPCDeadlineExceededError,
+  GRPCFailedPreconditionError,
   GRPCUnavailableError,
 } from 'etcd3';
 import { LockConfigurationError } from '../../src/core/errors';
@@ -60,6 +61,7 @@ describe('etcd endpoints and errors', () => {
         'unreachable',
       ],
       [new ClientClosedError('get'), 'closed'],
+      [new GRPCFailedPreconditionError('9 FAILED_PRECONDITION: etcdserver: authentication is not enabled'), 'authentication'],
     ];
     for (const [error, kind] of cases) assert.equal(classifyEtcdError(error).kind, kind, error.message);
     const translated = translateEtcdError(cases[5]![0], { connectTimeoutMs: 500, commandTimeoutMs: 900 });

@@ -47,6 +47,12 @@ export function translateEtcdError(error: unknown, timeouts: { connectTimeoutMs:
         { cause },
       );
     case 'authentication':
+      if (code === 'AUTH-NOT-ENABLED')
+        return new LockBackendError(
+          'etcd',
+          'LOCKSTEP_ETCD_ENDPOINTS carries a user and password, and this etcd cluster has authentication turned off, so it refuses them (AUTH-NOT-ENABLED). Remove them from LOCKSTEP_ETCD_ENDPOINTS, or turn authentication on (etcdctl auth enable).',
+          { cause, retryable: false },
+        );
       return new LockBackendError(
         'etcd',
         `etcd refused Lockstep's user or password (${code}). Check the user and password written into LOCKSTEP_ETCD_ENDPOINTS (http://USER:PASSWORD@host:2379).`,
@@ -96,6 +102,7 @@ export function classifyEtcdError(error: unknown): { kind: EtcdFailureKind; code
   )
     return { kind: 'authentication', code: 'AUTH-FAILED' };
   if (error instanceof GRPCUnauthenticatedError) return { kind: 'authentication', code: 'UNAUTHENTICATED' };
+  if (/authentication is not enabled/i.test(message)) return { kind: 'authentication', code: 'AUTH-NOT-ENABLED' };
   if (error instanceof EtcdPermissionDeniedError || /permission denied/i.test(message))
     return { kind: 'permission', code: 'PERMISSION-DENIED' };
   if (error instanceof GRPCDeadlineExceededError || /deadline exceeded/i.test(message)) return { kind: 'timeout', code: 'DEADLINE' };

@@ -113,8 +113,9 @@ const PACE: Record<ContainerDriver, { killMs: readonly [number, number] }> = {
   file: { killMs: [200, 1000] },
   sqlite: { killMs: [200, 1000] },
   git: { killMs: [500, 3000] },
-  // Redis, MariaDB and PostgreSQL answer as fast as file and SQLite: their pace.
+  // Redis, etcd, MariaDB and PostgreSQL answer as fast as file and SQLite: their pace.
   redis: { killMs: [200, 1000] },
+  etcd: { killMs: [200, 1000] },
   mariadb: { killMs: [200, 1000] },
   postgres: { killMs: [200, 1000] },
 };
@@ -122,7 +123,7 @@ const PACE: Record<ContainerDriver, { killMs: readonly [number, number] }> = {
 const ACQUIRE_TTL_SECONDS = MIN_LEASE_TTL_MS / SECOND;
 
 /** The store a container runs on (`init --driver`: the three SQL ones are `sql`). */
-export type ContainerDriver = 'file' | 'sqlite' | 'git' | 'redis' | 'mariadb' | 'postgres';
+export type ContainerDriver = 'file' | 'sqlite' | 'git' | 'redis' | 'etcd' | 'mariadb' | 'postgres';
 
 export async function runContainerChaos(options: {
   driver: ContainerDriver;

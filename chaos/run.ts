@@ -1,12 +1,13 @@
 /**
- * `npm run chaos [-- --minutes M] [--sections S] [--workers N] [--names K] [--drivers file,sqlite,redis,git] [--parallel]` (issue 15).
+ * `npm run chaos [-- --minutes M] [--sections S] [--workers N] [--names K] [--drivers file,sqlite,redis,etcd,git] [--parallel]` (issue 15).
  * With `--parallel`, the container slots run side by side after the plain-lease slots (see main()).
  * With `--sections S`, a plain-lease driver's run ends as soon as its log holds S critical sections, or at its share
  * of the minutes, whichever comes first (a long run sized by its proof rather than by the clock).
  *
  * Plain leases under chaos: N worker processes (chaos/leaseWorker.ts) race for K names on each driver while a
  * killer SIGKILLs a random worker every 50–500 ms (and restarts it); on Redis the server is also restarted
- * (appendonly yes) and paused (SIGSTOP) mid-run. Then chaos/checkLeaseLog.ts checks the log. Prints one row per
+ * (appendonly yes) and paused (SIGSTOP) mid-run; on etcd (a three-member cluster) the leader is SIGKILLed and restarted
+ * and members are paused (issue 28). Then chaos/checkLeaseLog.ts checks the log. Prints one row per
  * driver and exits non-zero on any violation.
  *
  * The harness creates every store it uses (a fresh temporary folder, SQLite file, redis-server and bare
@@ -22,6 +23,7 @@ import { buildSync } from 'esbuild';
 import { MAX_RETRY_SLEEP_MS } from '../src/core/bounds';
 import { createLockManager } from '../src/core/leases';
 import { slowdown } from '../test/helpers/calibration';
+import { EtcdCluster } from '../test/live/etcd/etcdCluster';
 import { checkLeaseLog, type LogLine } from './checkLeaseLog';
 import { runContainerChaos, type ContainerDriver } from './containerRun';
 import { claimFolder, claimRedis, claimSqlDatabase, ForeignStoreError, removeMade, sqlAdmin, type Owned } from './ownedStores';
@@ -228,6 +230,35 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
         close: stop,
       };
     }
+    case 'etcd': {
+      // A three-member cluster the harness starts (test/live/etcd/etcdCluster.ts): the leader SIGKILLed and started
+      // again, or a member paused (SIGSTOP/SIGCONT); a majority always runs, so typed errors only while a leader is elected.
+      const cluster = await EtcdCluster.start();
+      return {
+        env: { ...base, LOCKSTEP_DRIVER: 'etcd', LOCKSTEP_ETCD_ENDPOINTS: cluster.endpoints },
+        cwdOf: () => dir,
+        async faults(until, note) {
+          while (now() < until() - 2500) {
+            await sleep(rand(800, 1500));
+            const from = now();
+            if (Math.random() < 0.5) {
+              const leader = await cluster.leader();
+              await leader.kill();
+              await cluster.leader(); // another member leads
+              note('leader kills', { from, to: now() });
+              await cluster.restart(leader);
+            } else {
+              const member = cluster.members[Math.floor(Math.random() * cluster.members.length)]!;
+              member.pause();
+              await sleep(rand(100, 400));
+              member.unpause();
+              note('pauses', { from, to: now() });
+            }
+          }
+        },
+        close: () => cluster.dispose(),
+      };
+    }
     case 'git': {
       const remote = path.join(dir, 'remote.git');
       git(dir, 'init', '-q', '--bare', remote);
@@ -251,7 +282,7 @@ async function openStore(driver: string, dir: string, prefix: string, owned: Own
       return { env: { ...base, LOCKSTEP_DRIVER: 'git' }, cwdOf: i => clones[i], close: async () => {} };
     }
     default:
-      throw new Error(`unknown driver ${driver}: choose from file, sqlite, redis, git`);
+      throw new Error(`unknown driver ${driver}: choose from file, sqlite, redis, etcd, git`);
   }
 }
 
@@ -297,7 +328,7 @@ interface Row {
 }
 
 /**
- * `container-file`, `container-sqlite`, `container-git`, `container-redis`, `container-mariadb`, `container-postgres`:
+ * `container-file`, `container-sqlite`, `container-git`, `container-redis`, `container-etcd`, `container-mariadb`, `container-postgres`:
  * the container protocol (chaos/containerRun.ts). Redis runs on a redis-server the harness starts (or `--redis-url`),
  * MariaDB and PostgreSQL on `--database-url`; the clones get only the store's address, the driver comes from the
  * container's .lockstep.json.
@@ -313,18 +344,31 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       const f = storeFolder(dir, owned);
       fs.mkdirSync(f, { recursive: true });
       env.LOCKSTEP_DATABASE_URL = `sqlite://${path.join(f, 'locks.db')}`;
-    } else if (kind === 'redis' || kind === 'mariadb' || kind === 'postgres') {
+    } else if (kind === 'redis' || kind === 'etcd' || kind === 'mariadb' || kind === 'postgres') {
       store = await openStore(kind, dir, prefix, owned);
-      for (const name of ['LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL']) if (store.env[name] !== undefined) env[name] = store.env[name];
+      for (const name of ['LOCKSTEP_REDIS_URL', 'LOCKSTEP_DATABASE_URL', 'LOCKSTEP_ETCD_ENDPOINTS'])
+        if (store.env[name] !== undefined) env[name] = store.env[name];
     } else if (kind === 'git') env.LOCKSTEP_GIT_TIMEOUT_SECONDS = String(GIT_TIMEOUT_SECONDS);
     else
       throw new Error(
-        `unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-mariadb or container-postgres`,
+        `unknown driver ${driver}: container-file, container-sqlite, container-git, container-redis, container-etcd, container-mariadb or container-postgres`,
       );
     const slowed = {
       install: (bare: string, chained: string) => slowPreReceive(bare, chained, GIT_TIMEOUT_SECONDS),
       describe: `pre-receive slowed (1 push in 8 past the ${GIT_TIMEOUT_SECONDS} s git timeout)`,
     };
+    // etcd: the cluster's own faults (leader kills, pauses) run beside the clones' kills for the whole run.
+    let running = true;
+    const storeFaults: Record<string, number> = {};
+    const faulting =
+      kind === 'etcd'
+        ? store?.faults?.(
+            () => (running ? Number.MAX_SAFE_INTEGER : 0),
+            what => {
+              storeFaults[what] = (storeFaults[what] ?? 0) + 1;
+            },
+          )
+        : undefined;
     const row = await runContainerChaos({
       driver: kind,
       dir,
@@ -333,7 +377,11 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       ms: perDriverMs,
       extend: EXTEND,
       ...(kind === 'git' ? { slowPreReceive: slowed } : {}),
+    }).finally(() => {
+      running = false;
     });
+    await faulting;
+    const clusterFaults = Object.entries(storeFaults).map(([what, n]) => `${n} ${what}`);
     return {
       summary: row.summary,
       driver,
@@ -343,7 +391,7 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       killedHolders: 0,
       overran: 0,
       longestBlockMs: 0,
-      faults: row.faults,
+      faults: clusterFaults.length > 0 ? clusterFaults.join(', ') : row.faults,
       errors: row.errors,
       violations: row.violations,
       settling: row.settling,
@@ -367,7 +415,8 @@ function bundleWorker(dir: string): string {
     format: 'cjs',
     target: 'node20',
     logLevel: 'warning',
-    external: ['better-sqlite3', 'pg-native', 'cpu-features', 'ioredis', 'pg', 'mysql2', 'mysql2/promise', 'simple-git'],
+    // etcd3 reads its .proto files beside its own code: left outside, it loads from node_modules.
+    external: ['better-sqlite3', 'pg-native', 'cpu-features', 'ioredis', 'etcd3', 'pg', 'mysql2', 'mysql2/promise', 'simple-git'],
   });
   return outfile;
 }

@@ -36,7 +36,7 @@ suite_default_limit() {
     unit) echo 600 ;;
     integration) echo 3000 ;;
     model | redis | redis-ha) echo 600 ;;
-    chaos | sql) echo 900 ;;
+    chaos | sql | etcd) echo 900 ;;
     vscode) echo 1500 ;;
     *) echo 900 ;;
   esac

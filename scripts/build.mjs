@@ -16,14 +16,17 @@ const common = {
   // Native or optional backends stay outside the bundle and load only when their driver is chosen.
   external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
 };
-// The database and Redis clients are most of the bundle's weight, and only their driver needs them:
+// The database, Redis and etcd clients are most of the bundle's weight, and only their driver needs them:
 // each is bundled once on its own (dist/vendor/*.js) and required from there when its driver opens,
 // so that the command line, the guards and the extension start without parsing them.
-const VENDORED = { 'mysql2/promise': 'mysql2-promise', pg: 'pg', ioredis: 'ioredis' };
+const VENDORED = { 'mysql2/promise': 'mysql2-promise', pg: 'pg', ioredis: 'ioredis', etcd3: 'etcd3' };
 const vendorPlugin = {
   name: 'vendor',
   setup(build) {
-    build.onResolve({ filter: /^(mysql2\/promise|pg|ioredis)$/ }, args => ({ path: `./vendor/${VENDORED[args.path]}.js`, external: true }));
+    build.onResolve({ filter: /^(mysql2\/promise|pg|ioredis|etcd3)$/ }, args => ({
+      path: `./vendor/${VENDORED[args.path]}.js`,
+      external: true,
+    }));
   },
 };
 const vendorEntries = Object.entries(VENDORED).map(([specifier, file]) => ({
@@ -63,6 +66,10 @@ const landWhole = (file, contents, mode) => {
 };
 fs.mkdirSync('dist', { recursive: true });
 landWhole('dist/cli.js', fs.readFileSync('src/cli/launcher.cjs'), 0o755);
+// The etcd client reads its gRPC service definitions at run time from `${__dirname}/../proto/`: beside its
+// bundle (dist/vendor/etcd3.js) that is dist/proto/.
+for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto'])
+  landWhole(`dist/proto/${proto}`, fs.readFileSync(`node_modules/etcd3/proto/${proto}`));
 
 if (process.argv.includes('--watch')) {
   // Rebuilds on change; the "[watch] build finished" lines feed the esbuild problem matcher in .vscode/tasks.json.

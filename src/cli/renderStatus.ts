@@ -74,7 +74,11 @@ export function renderStatus(
   for (const b of status.blocks) lines.push(`Block ${b.id} for ${b.to}: ${b.text}`);
   if (status.pool.length > 0) lines.push(`Identifiers back in the pool: ${spansText(status.pool)}`);
   lines.push(`Page: ${describePage(page)}, container ${page.container}`);
-  if (deployment) {
+  if (deployment?.members !== undefined) {
+    lines.push(
+      `Deployment: ${deployment.kind}, ${deployment.members} member(s), ${deployment.leaderSeen ? 'a leader answers' : 'NO LEADER (no quorum)'}; each write is committed on a majority of ${deployment.quorum}`,
+    );
+  } else if (deployment) {
     lines.push(
       `Deployment: ${deployment.kind}, ${deployment.masters} master(s), ${deployment.replicas} replica(s) seen; each grant waits for ${deployment.minReplicas}`,
     );

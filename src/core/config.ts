@@ -5,9 +5,9 @@ import { assertValidPrefix } from './names';
 import { inspectAs, inspectCustom, redactUrl } from './redact';
 
 /** The stores a container can keep its page and leases in; each is a driver in `stores/` (drivers.ts opens them). */
-export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql';
+export type DriverName = 'memory' | 'file' | 'redis' | 'git' | 'sql' | 'etcd';
 export type DriverSetting = DriverName | 'auto';
-export const DRIVER_SETTINGS: readonly DriverSetting[] = ['memory', 'file', 'sql', 'redis', 'git', 'auto'];
+export const DRIVER_SETTINGS: readonly DriverSetting[] = ['memory', 'file', 'sql', 'redis', 'etcd', 'git', 'auto'];
 
 /** Options a program passes to `createLockManager`; every field is optional. */
 export interface LockManagerOptions {
@@ -23,6 +23,8 @@ export interface LockManagerOptions {
    */
   redisMinReplicas?: number;
   databaseUrl?: string;
+  /** etcd driver: the members' client URLs, comma-separated (a user and password may be written into them). */
+  etcdEndpoints?: string;
   /** Reject drivers that cannot coordinate across machines (memory, file, auto, SQLite). */
   requireDistributed?: boolean;
   /** Connect and per-command timeouts of network backends, separate from the contention wait. */
@@ -53,6 +55,8 @@ export interface ResolvedConfig {
   /** Undefined: the deployment's default (1 for Sentinel and Cluster, 0 for one server). */
   readonly redisMinReplicas: number | undefined;
   readonly databaseUrl: string | undefined;
+  /** etcd driver: LOCKSTEP_ETCD_ENDPOINTS or the etcdEndpoints option (may hold a password: never printed). */
+  readonly etcdEndpoints: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
   readonly commandTimeoutMs: number;
@@ -106,7 +110,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
       : (options.requireDistributed ?? false);
   if (requireDistributed && (driver === 'memory' || driver === 'file' || driver === 'auto')) {
     throw new LockConfigurationError(
-      `requireDistributed is set, but the ${driver} driver coordinates only one machine; choose redis, sql (MySQL or PostgreSQL) or git.`,
+      `requireDistributed is set, but the ${driver} driver coordinates only one machine; choose redis, etcd, sql (MySQL or PostgreSQL) or git.`,
       { setting: 'requireDistributed' },
     );
   }
@@ -119,6 +123,7 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     redisUrl: env.LOCKSTEP_REDIS_URL ?? options.redisUrl,
     redisMinReplicas: minReplicas(env.LOCKSTEP_REDIS_MIN_REPLICAS, options.redisMinReplicas),
     databaseUrl: env.LOCKSTEP_DATABASE_URL ?? options.databaseUrl,
+    etcdEndpoints: pick(env.LOCKSTEP_ETCD_ENDPOINTS, options.etcdEndpoints, '') || undefined,
     requireDistributed,
     connectTimeoutMs: positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
     commandTimeoutMs: positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'),
@@ -143,6 +148,7 @@ class Settings implements ResolvedConfig {
   readonly #redisUrl: string | undefined;
   readonly redisMinReplicas: number | undefined;
   readonly #databaseUrl: string | undefined;
+  readonly #etcdEndpoints: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
   readonly commandTimeoutMs: number;
@@ -160,6 +166,7 @@ class Settings implements ResolvedConfig {
     this.#redisUrl = fields.redisUrl;
     this.redisMinReplicas = fields.redisMinReplicas;
     this.#databaseUrl = fields.databaseUrl;
+    this.#etcdEndpoints = fields.etcdEndpoints;
     this.requireDistributed = fields.requireDistributed;
     this.connectTimeoutMs = fields.connectTimeoutMs;
     this.commandTimeoutMs = fields.commandTimeoutMs;
@@ -176,9 +183,20 @@ class Settings implements ResolvedConfig {
   get databaseUrl(): string | undefined {
     return this.#databaseUrl;
   }
+  get etcdEndpoints(): string | undefined {
+    return this.#etcdEndpoints;
+  }
 
   toJSON(): object {
-    return { ...this, redisUrl: redactUrl(this.#redisUrl), databaseUrl: redactUrl(this.#databaseUrl) };
+    return {
+      ...this,
+      redisUrl: redactUrl(this.#redisUrl),
+      databaseUrl: redactUrl(this.#databaseUrl),
+      etcdEndpoints: this.#etcdEndpoints
+        ?.split(',')
+        .map(url => redactUrl(url.trim()))
+        .join(','),
+    };
   }
 
   [inspectCustom](depth: number, options: object): string {

@@ -34,6 +34,10 @@ async function openPlainDriver(config: ResolvedConfig): Promise<Driver> {
       const { createRedisDriver } = await import('./stores/redis/redisDriver');
       return createRedisDriver(config);
     }
+    case 'etcd': {
+      const { createEtcdDriver } = await import('./stores/etcd/etcdDriver');
+      return createEtcdDriver(config);
+    }
     case 'sql': {
       const { openSqlDriver } = await import('./stores/sql/sqlDriver');
       return openSqlDriver(config);

@@ -87,7 +87,7 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
 
     describe('identity', () => {
       it('has a known name and says whether it is distributed', () => {
-        assert.ok(['memory', 'file', 'redis', 'git', 'sql'].includes(driver.name));
+        assert.ok(['memory', 'file', 'redis', 'etcd', 'git', 'sql'].includes(driver.name));
         assert.equal(typeof driver.distributed, 'boolean');
       });
 

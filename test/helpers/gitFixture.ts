@@ -132,6 +132,15 @@ export function cliPath(): Promise<string> {
     ]);
     const launcher = path.join(dir, 'cli.js');
     fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/launcher.cjs'), launcher);
+    // The etcd client, bundled in, reads its gRPC definitions from `${__dirname}/../proto/` (scripts/build.mjs puts
+    // them in dist/proto/): one folder shared by every run's bundles, each file landed whole by a rename.
+    const protos = path.join(dir, '..', 'proto');
+    fs.mkdirSync(protos, { recursive: true });
+    for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto']) {
+      const temporary = path.join(protos, `${proto}.tmp-${process.pid}`);
+      fs.copyFileSync(path.join(REPO_ROOT, 'node_modules/etcd3/proto', proto), temporary);
+      fs.renameSync(temporary, path.join(protos, proto));
+    }
     process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     return launcher;
   })();

@@ -19,7 +19,7 @@ import { runShippedCheck } from './shippedCheck';
 import { signWithSshKeys } from './teamSigning';
 
 /**
- * A signed lock page on the file and SQL (SQLite) drivers (`allowedSigners` in .lockstep.json): every
+ * A signed lock page on the file, SQL (SQLite), Redis and etcd drivers (`allowedSigners` in .lockstep.json): every
  * participant holds the store's credentials (write access to its folder, to the database), and bob
  * uses them with the store's own tools: revision files framed as the driver frames them, an SQL UPDATE. The shared remote is
  * reached through `git daemon` with the server guard installed; keys are real ed25519 keys made by
@@ -105,7 +105,10 @@ export function sqliteHand(database: string, key: string): StoreHand {
 }
 
 /** The attacks, against the store `store` gives (called in a mocha `before`). */
-export function signedChainAttacks(driver: 'file' | 'sqlite' | 'redis', store: (context: Mocha.Context) => Promise<AttackedStore>): void {
+export function signedChainAttacks(
+  driver: 'file' | 'sqlite' | 'redis' | 'etcd',
+  store: (context: Mocha.Context) => Promise<AttackedStore>,
+): void {
   describe(`signed lock history on the ${driver} driver (the store writable by every participant; remote by git daemon)`, function () {
     this.timeout(300_000);
     let team: FencingTeam;

@@ -52,6 +52,25 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     assert.match(byCheck.get('clock')?.found ?? '', new RegExp(`${formatDuration(90_000)} ahead of the store`));
   });
 
+  it('an etcd cluster: ok with a leader (the majority named), an error with a fix without one or unanswered', () => {
+    const etcd = { ...container, driver: 'etcd', location: 'http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379' };
+    const finding = (cluster: DoctorFacts['cluster']) => diagnose({ container: etcd, cluster }).find(f => f.check === 'cluster');
+    const led = finding({ members: 3, quorum: 2, leaderSeen: true });
+    assert.equal(led?.level, 'ok');
+    assert.match(led?.found ?? '', /3 member\(s\) with a leader.*majority of 2/);
+    const leaderless = finding({ members: 3, quorum: 2, leaderSeen: false });
+    assert.equal(leaderless?.level, 'error');
+    assert.match(leaderless?.fix ?? '', /until 2 of 3 run/);
+    const unanswered = finding({ unanswered: 'No etcd member answered (UNAVAILABLE)' });
+    assert.equal(unanswered?.level, 'error');
+    assert.match(unanswered?.fix ?? '', /LOCKSTEP_ETCD_ENDPOINTS/);
+    assert.equal(
+      diagnose({ container }).find(f => f.check === 'cluster'),
+      undefined,
+      'no cluster finding for a driver without one',
+    );
+  });
+
   it('stale pinned settings of the server guard: a warning that names them, with the install as the fix', () => {
     const stale = "The server guard's pinned settings are stale: .lockstep.json on main differs from them in protectedBranches";
     const byCheck = new Map(

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
 import { assertTtl, assertWait, parseSeconds, parseTtlSeconds } from '../../src/core/bounds';
 import { ManualClock, SECOND } from '../../src/core/clock';
 import { resolveConfig, type LockManagerOptions } from '../../src/core/config';
@@ -210,12 +211,13 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
       choices: true,
       parse: v => env({ LOCKSTEP_DRIVER: v }).driver,
       setting: 'LOCKSTEP_DRIVER',
-      gist: /driver must be one of memory, file, sql, redis, git, auto/,
+      gist: /driver must be one of memory, file, sql, redis, etcd, git, auto/,
       accepted: [
         ['memory', 'memory'],
         ['file', 'file'],
         ['sql', 'sql'],
         ['redis', 'redis'],
+        ['etcd', 'etcd'],
         ['git', 'git'],
         ['auto', 'auto'],
         ['', 'file'],
@@ -269,9 +271,10 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
       choices: true,
       parse: v => env({ LOCKSTEP_DRIVER: v, LOCKSTEP_REQUIRE_DISTRIBUTED: 'true' }).driver,
       setting: 'requireDistributed',
-      gist: /coordinates only one machine; choose redis, sql/,
+      gist: /coordinates only one machine; choose redis, etcd, sql/,
       accepted: [
         ['redis', 'redis'],
+        ['etcd', 'etcd'],
         ['sql', 'sql'],
         ['git', 'git'],
       ],
@@ -305,11 +308,17 @@ describe('input surface: LOCKSTEP_* environment variables (resolveConfig with an
     },
   ]);
 
-  it('LOCKSTEP_REDIS_URL and LOCKSTEP_DATABASE_URL: any URL, a password included (the environment carries credentials); never printed', () => {
-    const config = env({ LOCKSTEP_REDIS_URL: 'redis://:s3cret@h:6379', LOCKSTEP_DATABASE_URL: 'postgres://u:s3cret@h/db' });
+  it('LOCKSTEP_REDIS_URL, LOCKSTEP_DATABASE_URL and LOCKSTEP_ETCD_ENDPOINTS: any URL, a password included (the environment carries credentials); never printed', () => {
+    const config = env({
+      LOCKSTEP_REDIS_URL: 'redis://:s3cret@h:6379',
+      LOCKSTEP_DATABASE_URL: 'postgres://u:s3cret@h/db',
+      LOCKSTEP_ETCD_ENDPOINTS: 'http://u:s3cret@h:2379,http://u:s3cret@g:2379',
+    });
     assert.equal(config.redisUrl, 'redis://:s3cret@h:6379');
     assert.equal(config.databaseUrl, 'postgres://u:s3cret@h/db');
+    assert.equal(config.etcdEndpoints, 'http://u:s3cret@h:2379,http://u:s3cret@g:2379');
     assert.ok(!JSON.stringify(config).includes('s3cret'));
+    assert.ok(!inspect(config).includes('s3cret'));
   });
 
   it('LOCKSTEP_GIT_REMOTE: any name, path or URL here; empty falls back to the option (the git driver refuses one starting with -)', () => {
@@ -563,6 +572,14 @@ describe('input surface: .lockstep.json keys (checkContainerFile, the published 
       refused: ['postgres://u:pw@h/db', 'mysql://:pw@h/db', 'http://h/db', 'oracle://h'],
     },
     {
+      input: 'etcdEndpoints',
+      parse: withKey('etcdEndpoints', { driver: 'etcd' }),
+      setting: 'etcdEndpoints',
+      gist: /without a user or password/,
+      accepted: same('http://h:2379', 'https://a:2379,https://b:2379', 'http://10.0.0.1:2379,http://10.0.0.2:2379'),
+      refused: ['http://u:pw@h:2379', 'http://u@h:2379', 'redis://h', `http://${'h'.repeat(2042)}`, 'http://h /x'],
+    },
+    {
       input: 'gitRemote',
       parse: withKey('gitRemote', { driver: 'git' }),
       setting: 'gitRemote',
@@ -591,8 +608,8 @@ describe('input surface: .lockstep.json keys (checkContainerFile, the published 
       choices: true,
       parse: withKey('driver', { allowedSigners: '.lockstep/allowed_signers' }),
       setting: 'allowedSigners',
-      gist: /read by the git, file, SQL and Redis drivers/,
-      accepted: same('git', 'file', 'redis', 'sql'),
+      gist: /read by the git, file, SQL, Redis and etcd drivers/,
+      accepted: same('git', 'file', 'redis', 'etcd', 'sql'),
       refused: ['memory'],
     },
     {

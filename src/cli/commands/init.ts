@@ -10,11 +10,11 @@ export const initCommand: Command = {
 Writes .lockstep.json at the repository root with a new container UUID and its settings, and
 creates the container's lock page in the store. Commit the file: it fixes which page every clone
 reads — the driver, the prefix and the store's location (path for the file driver, the URL without
-credentials for redis and sql, the remote for git), taken from LOCKSTEP_* where set. From then on
-LOCKSTEP_* may add only credentials; pointing elsewhere is exit 5. Credentials stay in each
-machine's environment.
+credentials for redis and sql, the endpoints for etcd, the remote for git), taken from LOCKSTEP_*
+where set. From then on LOCKSTEP_* may add only credentials; pointing elsewhere is exit 5.
+Credentials stay in each machine's environment.
 
-  --driver D        file (default, or LOCKSTEP_DRIVER), redis, sql, git; auto is decided now and
+  --driver D        file (default, or LOCKSTEP_DRIVER), redis, etcd, sql, git; auto is decided now and
                     the driver it picks is written
   --operator WHO    an identity allowed to clear a silent lock (repeatable; default: you)
   --protect BRANCH  a branch whose landing is fenced (repeatable; default: the remote's default branch)

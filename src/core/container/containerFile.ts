@@ -24,6 +24,8 @@ export interface ContainerFile {
   /** Never a URL with credentials: those belong in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL. */
   redisUrl?: string;
   databaseUrl?: string;
+  /** etcd driver: the members' client URLs without credentials, comma-separated (init writes them sorted). */
+  etcdEndpoints?: string;
   /** Git driver: the name of the clone's remote that holds the lock ref (default: remote). A name, never a path or URL. */
   gitRemote?: string;
   /** Git driver: how long one git command may run, in whole seconds (default 5; LOCKSTEP_GIT_TIMEOUT_SECONDS wins). */
@@ -191,9 +193,10 @@ export function checkContainerFile(raw: unknown): ContainerFile {
     value.driver !== 'git' &&
     value.driver !== 'file' &&
     value.driver !== 'sql' &&
-    value.driver !== 'redis'
+    value.driver !== 'redis' &&
+    value.driver !== 'etcd'
   ) {
-    bad('allowedSigners', `is read by the git, file, SQL and Redis drivers, and this container uses the ${value.driver} driver`);
+    bad('allowedSigners', `is read by the git, file, SQL, Redis and etcd drivers, and this container uses the ${value.driver} driver`);
   }
   if ((value.openpgpSigners === undefined) !== (value.openpgpKeys === undefined)) {
     bad(value.openpgpSigners === undefined ? 'openpgpKeys' : 'openpgpSigners', 'is set with openpgpSigners and openpgpKeys together');
@@ -287,6 +290,7 @@ export function driverOptions(file: ContainerFile, root: string): LockManagerOpt
     ...(file.path !== undefined ? { path: file.path } : {}),
     ...(file.redisUrl !== undefined ? { redisUrl: file.redisUrl } : {}),
     ...(file.databaseUrl !== undefined ? { databaseUrl: file.databaseUrl } : {}),
+    ...(file.etcdEndpoints !== undefined ? { etcdEndpoints: file.etcdEndpoints } : {}),
     gitDir: root,
     gitRemote: file.gitRemote ?? file.remote,
     ...(file.gitTimeoutSeconds !== undefined ? { gitTimeoutMs: file.gitTimeoutSeconds * SECOND } : {}),

@@ -189,6 +189,8 @@ function committedLocation(config: ResolvedConfig, driver: DriverName): Partial<
         ...where,
         databaseUrl: config.databaseUrl ? withoutCredentials(config.databaseUrl) : pageLocation(config, '', 'sql').location,
       };
+    case 'etcd':
+      return { ...where, etcdEndpoints: pageLocation(config, '', 'etcd').location };
     case 'git':
       return { ...where, gitRemote: config.gitRemote };
     case 'memory':

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { DEFAULT_REDIS_URL, type ResolvedConfig } from '../config';
 import type { PageLocation } from '../errors';
+import { DEFAULT_ETCD_ENDPOINTS, etcdEndpointsWithoutCredentials } from '../stores/etcd/etcdEndpoints';
 import { redisUrlWithoutCredentials } from '../stores/redis/redisTarget';
 import { DEFAULT_SQLITE_FILE } from '../stores/sql/databaseUrl';
 
@@ -21,6 +22,8 @@ function storeLocation(config: ResolvedConfig, driver: string): string {
       return withoutCredentials(config.redisUrl ?? DEFAULT_REDIS_URL);
     case 'sql':
       return config.databaseUrl ? withoutCredentials(config.databaseUrl) : `sqlite://${path.join(config.path, DEFAULT_SQLITE_FILE)}`;
+    case 'etcd':
+      return etcdEndpointsWithoutCredentials(config.etcdEndpoints ?? DEFAULT_ETCD_ENDPOINTS);
     case 'git':
       return `remote ${config.gitRemote}`;
     case 'memory':

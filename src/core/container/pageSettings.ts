@@ -20,8 +20,8 @@ export function committedPage(file: ContainerFile, root: string, overrides: Lock
 
 /**
  * The store settings a clone opens its container's page with. `.lockstep.json` says which page it
- * is — driver, prefix, store location (file folder, Redis or database URL without credentials, git
- * remote); the environment and editor settings (`overrides`) supply credentials and machine-local
+ * is — driver, prefix, store location (file folder, Redis or database URL without credentials, etcd
+ * endpoints, git remote); the environment and editor settings (`overrides`) supply credentials and machine-local
  * details only. One that points elsewhere is refused with {@link LockNoPageError} (exit 5) before
  * any store is opened: followed, it would read — or, with `adopt`, create — a second page.
  */
@@ -56,6 +56,9 @@ function pointingAway(committed: Omit<PageLocation, 'container'>, page: PageLoca
             ? 'LOCKSTEP_PATH'
             : named('LOCKSTEP_DATABASE_URL', 'databaseUrl'),
         );
+        break;
+      case 'etcd':
+        away.push(named('LOCKSTEP_ETCD_ENDPOINTS', 'etcdEndpoints'));
         break;
       case 'git':
         away.push(named('LOCKSTEP_GIT_REMOTE', 'gitRemote'));

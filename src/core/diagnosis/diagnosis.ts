@@ -9,7 +9,7 @@ import { formatClock, formatDuration } from '../format';
 export type FindingLevel = 'ok' | 'info' | 'warning' | 'error';
 
 export interface Finding {
-  /** A short stable name: driver, page, session, client-hook, server-hook, server-settings, push-options, clock. */
+  /** A short stable name: driver, cluster, page, session, client-hook, server-hook, server-settings, push-options, clock. */
   readonly check: string;
   readonly level: FindingLevel;
   readonly found: string;
@@ -64,6 +64,8 @@ export interface DoctorFacts {
   readonly pushOptions?: boolean;
   /** Clock difference against the store (store minus this machine), where it could be measured. */
   readonly skew?: { readonly ms: number; readonly how: string } | { readonly unmeasured: string };
+  /** etcd: the cluster as its members answer — how many, the majority a write needs, whether a leader answers; or why it could not be asked. */
+  readonly cluster?: { readonly members: number; readonly quorum: number; readonly leaderSeen: boolean } | { readonly unanswered: string };
 }
 
 /** Beyond this the leases' expiry (file, SQL) and the server's ±120 s check start to disagree. */
@@ -85,6 +87,28 @@ export function diagnose(facts: DoctorFacts): Finding[] {
   out.push({ check: 'container', level: 'ok', found: `container ${c.id}` });
   out.push({ check: 'driver', level: 'ok', found: `${c.driver} driver at ${c.location}, prefix ${c.prefix}` });
   if (facts.identity !== undefined) out.push({ check: 'identity', level: 'ok', found: `you are ${facts.identity}` });
+  const cluster = facts.cluster;
+  if (cluster && 'unanswered' in cluster) {
+    out.push({
+      check: 'cluster',
+      level: 'error',
+      found: `the etcd cluster did not say who leads it: ${cluster.unanswered}`,
+      fix: 'Reach the members listed in LOCKSTEP_ETCD_ENDPOINTS (etcdctl endpoint status --cluster shows each one), then run lockstep doctor again.',
+    });
+  } else if (cluster?.leaderSeen) {
+    out.push({
+      check: 'cluster',
+      level: 'ok',
+      found: `etcd cluster of ${cluster.members} member(s) with a leader; every write is committed on a majority of ${cluster.quorum}, so a failover keeps every grant`,
+    });
+  } else if (cluster) {
+    out.push({
+      check: 'cluster',
+      level: 'error',
+      found: `the etcd cluster of ${cluster.members} member(s) has no leader: fewer than ${cluster.quorum} members reach each other, so it takes no write`,
+      fix: `Start members until ${cluster.quorum} of ${cluster.members} run and reach each other (etcdctl endpoint status --cluster shows the leader).`,
+    });
+  }
 
   const p = facts.page;
   if (p?.held) out.push({ check: 'page', level: 'ok', found: `the store holds the container's lock page (last grant #${p.grant})` });
@@ -93,7 +117,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
       p.kind === 'no-page'
         ? 'Point LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (or the lockstep.store settings) at the store .lockstep.json names; a lost page is recreated by an operator with lockstep adopt.'
         : p.kind === 'backend'
-          ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL), then run lockstep doctor again.'
+          ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL / LOCKSTEP_ETCD_ENDPOINTS), then run lockstep doctor again.'
           : p.kind === 'tampered'
             ? "Find who pushed the named commit (the remote's logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen)."
             : p.kind === 'storage'

@@ -65,6 +65,7 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
                 : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
     }
+    if (page?.driver === 'etcd') facts.cluster = await clusterOf(container);
     if (container.config.driver === 'git' || container.file.allowedSigners !== undefined) facts.signing = await signing(container);
     facts.clientHook = await clientHook(container);
     const remotePath = await localRemotePath(container);
@@ -74,6 +75,18 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
     return facts;
   } finally {
     await container.close();
+  }
+}
+
+/** etcd: members, majority and leader as the cluster answers now (one round trip each of member list and status). */
+async function clusterOf(container: Container): Promise<DoctorFacts['cluster']> {
+  try {
+    const deployment = await container.deployment();
+    if (deployment?.members === undefined || deployment.quorum === undefined)
+      return { unanswered: 'the driver does not describe its cluster' };
+    return { members: deployment.members, quorum: deployment.quorum, leaderSeen: deployment.leaderSeen === true };
+  } catch (error) {
+    return { unanswered: error instanceof LockError ? error.message : 'the cluster could not be asked' };
   }
 }
 

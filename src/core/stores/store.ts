@@ -88,7 +88,7 @@ export interface HistoryEntry {
 
 /** What a driver's backend is made of, as far as it can see (`lockstep status`, `doctor`). */
 export interface DeploymentInfo {
-  /** `redis-standalone`, `redis-sentinel`, `redis-cluster`. */
+  /** `redis-standalone`, `redis-sentinel`, `redis-cluster`, `etcd`. */
   readonly kind: string;
   /** Masters holding data (a cluster's shards; 1 otherwise). */
   readonly masters: number;
@@ -96,6 +96,10 @@ export interface DeploymentInfo {
   readonly replicas: number;
   /** Replicas each grant, fencing-counter increment and record write waits for (`WAIT`). */
   readonly minReplicas: number;
+  /** etcd: the cluster's members, the majority every write is committed on, and whether a leader answers now. */
+  readonly members?: number;
+  readonly quorum?: number;
+  readonly leaderSeen?: boolean;
 }
 
 export interface Driver extends LeaseStore, RecordStore {

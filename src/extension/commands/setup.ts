@@ -118,6 +118,7 @@ async function askInitQuestions(
     { label: 'git', description: 'the lock page on the shared git remote itself (no server to run)', driver: 'git' },
     { label: 'redis', description: 'a Redis server (LOCKSTEP_REDIS_URL)', driver: 'redis' },
     { label: 'sql', description: 'SQLite, PostgreSQL or MariaDB (LOCKSTEP_DATABASE_URL)', driver: 'sql' },
+    { label: 'etcd', description: 'an etcd cluster: fencing kept across failover (LOCKSTEP_ETCD_ENDPOINTS)', driver: 'etcd' },
   ];
   const driver = await vscode.window.showQuickPick(drivers, {
     title: 'Lockstep: Initialise Container (1/3)',

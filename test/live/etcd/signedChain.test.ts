@@ -1,0 +1,46 @@
+import { Etcd3 } from 'etcd3';
+import { signedChainAttacks } from '../../helpers/signedChainAttacks';
+import { EtcdCluster, requireEtcd } from './etcdCluster';
+
+/**
+ * The signed chain of a lock page on etcd (signedChainAttacks.ts), against a real three-member cluster: bob,
+ * with the store's credentials, puts the record's key with etcdctl's power (a plain put, moving its
+ * revision as the driver's transaction does) to name himself holder, and separately to set the page back
+ * past alice's acquire.
+ */
+signedChainAttacks('etcd', async context => {
+  requireEtcd(context);
+  const cluster = await EtcdCluster.start();
+  const prefix = `lockstep-test-${randomSuffix()}`;
+  return {
+    dispose: () => cluster.dispose(),
+    teamOptions: { initArgs: ['--driver', 'etcd'], env: { LOCKSTEP_ETCD_ENDPOINTS: cluster.endpoints, LOCKSTEP_PREFIX: prefix } },
+    hand: (_team, key) => {
+      const recordKey = `${prefix}/r${key}`;
+      const withClient = async <T>(use: (client: Etcd3) => Promise<T>): Promise<T> => {
+        const client = new Etcd3({ hosts: cluster.endpoints.split(',') });
+        try {
+          return await use(client);
+        } finally {
+          client.close();
+        }
+      };
+      const write = (text: string) =>
+        withClient(async client => {
+          await client.put(recordKey).value(text);
+        });
+      return {
+        top: () => withClient(async client => JSON.parse((await client.get(recordKey).string()) as string)),
+        async writeTop(value) {
+          const before = await withClient(async client => (await client.get(recordKey).string()) as string);
+          await write(JSON.stringify(value));
+          return () => write(before);
+        },
+      };
+    },
+  };
+});
+
+function randomSuffix(): string {
+  return Math.random().toString(36).slice(2, 10);
+}

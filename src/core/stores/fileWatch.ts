@@ -1,8 +1,14 @@
 import * as fs from 'node:fs';
 import type { Watch } from './store';
 
+/** What this file uses of a folder's watch (an fs.FSWatcher). */
+export interface DirWatch {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  close(): void;
+}
+
 /** Opens a folder's file-system watch (fs.watch; tests pass one that fails on demand). */
-export type OpenDirWatch = (dir: string, onEvent: () => void) => Pick<fs.FSWatcher, 'on' | 'close'>;
+export type OpenDirWatch = (dir: string, onEvent: () => void) => DirWatch;
 
 const openFsWatch: OpenDirWatch = (dir, onEvent) => fs.watch(dir, { persistent: false }, onEvent);
 

@@ -35,6 +35,7 @@ const BIG = Number(process.env.BENCH_HISTORY_N ?? 10_000);
 const SMALL = 100;
 const OPS = Number(process.env.BENCH_HISTORY_OPS ?? 7);
 const HISTORY_LIMIT = 2000;
+const FRESH = Number(process.env.BENCH_HISTORY_FRESH ?? 3);
 
 interface Figures {
   transition: number;
@@ -47,7 +48,9 @@ interface Figures {
   refCommits: number;
 }
 
-const median = (xs: number[]): number => {
+const median = (all: number[]): number => {
+  const xs = all.filter(x => !Number.isNaN(x));
+  if (xs.length === 0) return Number.NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor((s.length - 1) / 2)];
 };
@@ -57,9 +60,20 @@ function ok<T>(outcome: Outcome<T>): LockRecord {
   return outcome.record;
 }
 
-async function timed(run: () => Promise<unknown>): Promise<number> {
+/** Failures by operation (a git timeout at a large N is a finding, not a crash of the bench). */
+const failures = new Map<string, string>();
+
+async function timed(run: () => Promise<unknown>, what = 'operation'): Promise<number> {
   const start = performance.now();
-  await run();
+  try {
+    await run();
+  } catch (error) {
+    failures.set(
+      what,
+      `${error instanceof Error ? error.message.split('\n')[0].slice(0, 300) : String(error)} (after ${((performance.now() - start) / 1000).toFixed(1)} s)`,
+    );
+    return Number.NaN;
+  }
   return performance.now() - start;
 }
 
@@ -109,8 +123,10 @@ async function measureAt(total: number): Promise<Figures> {
   const team: FencingTeam = await createFencingTeam({ members: ['lead', 'ana'], operators: ['lead'], driver: 'git' });
   try {
     const [lead, ana] = team.members;
+    // Git commands may take longer than the default 36 s here: a clone's first fetch of a long history
+    // does (the fresh-clone row says by how much); the timeout would hide the figure.
     const must = async (dir: string, args: string[]) => {
-      const r = await team.lockstep(dir, args);
+      const r = await team.lockstep(dir, args, { env: { LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' }, timeoutMs: 900_000 });
       if (r.code !== 0) throw new Error(`lockstep ${args.join(' ')}: exit ${r.code} ${r.stdout} ${r.stderr}`);
       return r;
     };
@@ -130,7 +146,8 @@ async function measureAt(total: number): Promise<Figures> {
     const log = path.join(team.root, 'guard-times');
     timeTheGuard(team.remote, log);
     // Each clone fetches the old history once (untimed): the figures are those of a clone that keeps up.
-    await must(lead.dir, ['status']);
+    const caughtUp = await timed(() => must(lead.dir, ['status']), `first status after the history was appended, at ${total}`);
+    console.log(`  a clone's first read after the history was appended: ${(caughtUp / 1000).toFixed(1)} s`);
     await must(ana.dir, ['status']);
 
     const transitions: number[] = [];
@@ -139,7 +156,7 @@ async function measureAt(total: number): Promise<Figures> {
     for (let i = 0; i < OPS + 1; i++) {
       const t1 = await timed(() => must(ana.dir, ['petition']));
       const s = await timed(() => must(lead.dir, ['status']));
-      const r = await timed(() => must(lead.dir, ['status', '--remote', team.remoteUrl]));
+      const r = await timed(() => must(lead.dir, ['status', '--remote', team.remoteUrl]), `status --remote URL at ${total}`);
       const t2 = await timed(() => must(ana.dir, ['withdraw']));
       if (i === 0) continue; // warm-up
       transitions.push(t1, t2);
@@ -149,17 +166,17 @@ async function measureAt(total: number): Promise<Figures> {
     const guardNs = fs.readFileSync(log, 'utf8').trim().split('\n').map(Number).slice(2);
 
     const fresh: number[] = [];
-    for (let i = 0; i < Math.max(3, Math.ceil(OPS / 2)); i++) {
+    for (let i = 0; i < FRESH; i++) {
       const dir = path.join(team.root, `fresh-${i}`);
       execFileSync('git', ['clone', '--quiet', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
       execFileSync('git', ['-C', dir, 'config', 'user.email', 'fresh@example.com'], { env: team.env });
-      fresh.push(await timed(() => must(dir, ['status'])));
+      fresh.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
     }
 
     // The lock page's timeline: its history read (newest HISTORY_LIMIT entries) and drawn.
     const timeline: number[] = [];
     const draws: number[] = [];
-    const container = await Container.open({ cwd: lead.dir, env: team.env });
+    const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
     try {
       for (let i = 0; i < OPS; i++) {
         timeline.push(
@@ -243,6 +260,7 @@ async function main(): Promise<void> {
       `| ${label} | ${small[k].toFixed(1)} ms | ${big[k].toFixed(1)} ms | ${ratio.toFixed(2)}× ${ratio <= 1.3 ? 'met' : 'MISSED'} |`,
     );
   }
+  for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);
   const page = crowdedPage();
   console.log(
     `\npage with 100 petitioners, 1,000 leased ranges, 100 blocks: ${page.bytes} bytes (${(page.bytes / 1024).toFixed(1)} KiB; target ≤ 64 KiB: ${page.bytes <= 64 * 1024 ? 'met' : 'MISSED'}); parts: ${JSON.stringify(page.parts)}`,

@@ -25,7 +25,8 @@ export interface WatchKeeperOptions {
  * - a push watch with a live path (Redis pub/sub, file watch): no periodic read while it is healthy;
  *   one read when it goes down, every `pollMs` while it is down (a file watch is started again at
  *   each of those reads, Redis subscribes again by itself) and one when it is back;
- * - a push watch that states no health: a safety re-read every 30 s; no watch at all: every `pollMs`.
+ * - a push watch that states no health: a safety re-read every 30 s; no watch at all: every `pollMs`,
+ *   each read after trying to start one again.
  *
  * `freshness()` is the bound the badge's tooltip states for the same cases. Time is the injected clock.
  */
@@ -94,8 +95,9 @@ export class WatchKeeper {
 
   private async tick(): Promise<void> {
     const live = this.watch?.live;
-    // A file watch that failed is gone: start a new one, then read (what changed meanwhile is read, not missed).
-    if (live && !live.healthy && !live.recovers) {
+    // A file watch that failed is gone, and a watch that could not start may start now: try again, then read
+    // (what changed meanwhile is read, not missed).
+    if (!this.watch || (live && !live.healthy && !live.recovers)) {
       this.watch?.dispose();
       this.watch = undefined;
       await this.openWatch();

@@ -151,6 +151,37 @@ describe('push watches (Redis, file): no periodic read while healthy, over a sim
     }
   });
 
+  it('a file watch that cannot start again is retried at each read until it starts, then reads stop', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-keeper-'));
+    const opened: EventEmitter[] = [];
+    let refuse = 0;
+    const open: OpenDirWatch = () => {
+      const emitter = Object.assign(new EventEmitter(), { close: () => undefined });
+      opened.push(emitter);
+      return emitter;
+    };
+    try {
+      const w = keep(async (onChange, options) => {
+        if (refuse > 0) {
+          refuse--;
+          throw new Error('ENOSPC');
+        }
+        return watchDir(root, onChange, options.onHealth, open);
+      });
+      await w.keeper.start();
+      refuse = 2;
+      opened[0]?.emit('error', new Error('gone'));
+      await runUntil(w.clock, 3 * POLL_MS);
+      assert.equal(opened.length, 2, 'started again at the third read, after two refusals');
+      assert.equal(w.reads.length, 1 + 3, 'the failure, then one read per poll interval until it started');
+      await runUntil(w.clock, HOUR);
+      assert.equal(w.reads.length, 4, 'then no read');
+      w.keeper.dispose();
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('no watch at all: the poll setting; a polling watch (git, SQL) is its own safety net', async () => {
     const none = keep(async () => undefined);
     await none.keeper.start();

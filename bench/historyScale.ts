@@ -167,8 +167,9 @@ async function measureAt(total: number): Promise<Figures> {
 
     const fresh: number[] = [];
     for (let i = 0; i < FRESH; i++) {
+      // --no-local: a clone by path would hard-link every object of the remote, the lock ref's history too.
       const dir = path.join(team.root, `fresh-${i}`);
-      execFileSync('git', ['clone', '--quiet', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
+      execFileSync('git', ['clone', '--quiet', '--no-local', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
       execFileSync('git', ['-C', dir, 'config', 'user.email', 'fresh@example.com'], { env: team.env });
       fresh.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
     }

@@ -119,7 +119,7 @@ export {
   transitionSubject,
   withSignersFile,
 } from './stores/gitPageLayout';
-export type { DeploymentInfo, Disposable, HistoryEntry, Watch, WatchInterest } from './stores/store';
+export type { DeploymentInfo, Disposable, HistoryEntry, LiveChannel, LiveWatch, Watch, WatchInterest, WatchOptions } from './stores/store';
 export { auditFromHistory, buildTimeline, describeBar, describeWait, type GrantBar, longerAudit, type QueueWait } from './timeline';
 export { digestsEqual, hashProof } from './tokens';
 export { containerFileAt, readPageHistory } from './verify/pageHistory';

@@ -1,4 +1,13 @@
-import { escapeControls, formatClock, formatDuration, hasTurn, lapseLine, LockState, type LockStatus } from '../core/application';
+import {
+  escapeControls,
+  formatClock,
+  formatDuration,
+  hasTurn,
+  lapseLine,
+  type LiveChannel,
+  LockState,
+  type LockStatus,
+} from '../core/application';
 import { CommandIds } from './commandIds';
 
 /**
@@ -23,12 +32,15 @@ export type BadgeSource =
 /**
  * How stale the badge can be on this driver, stated in its tooltip. `withinMs`: the bound while the
  * window is idle; `activeWithinMs`: while it holds, waits or the user just acted (a polling watch:
- * git); `announced`: the store announces changes (file, Redis, SQL) and `withinMs` is the safety re-read.
+ * git); `announced`: the store announces changes (PostgreSQL) and `withinMs` is the backup re-read;
+ * `live`: a healthy push watch (Redis pub/sub, file watch) brings every change at once, with no re-read
+ * (`withinMs` is then unused; while that watch is down the freshness is the poll setting's bound).
  */
 export interface BadgeFreshness {
   readonly withinMs: number;
   readonly activeWithinMs?: number;
   readonly announced?: boolean;
+  readonly live?: LiveChannel;
 }
 
 /** `mine`: the lock is yours (the theme's prominent status-bar colour), so it never looks like someone else's. */
@@ -198,6 +210,7 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
 
 /** One line: how fresh the badge is on this driver (the watch's stated bound). */
 export function freshnessLine(f: BadgeFreshness): string {
+  if (f.live) return `Updates: live: ${f.live}, as they happen`;
   if (f.announced) return `Updates: as they happen; re-read at least every ${formatDuration(f.withinMs)}`;
   if (f.activeWithinMs !== undefined && f.activeWithinMs < f.withinMs) {
     return `Updates: within ${formatDuration(f.withinMs)}; within ${formatDuration(f.activeWithinMs)} while you hold, wait or just acted`;

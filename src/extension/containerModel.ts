@@ -14,16 +14,14 @@ import {
   LockState,
   type LockStatus,
   LockTamperedPageError,
-  type Watch,
+  systemClock,
   type WatchInterest,
 } from '../core/application';
 import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';
 import type { ExtensionSettings } from './settings';
-
-/** A safety-net poll even for drivers that push changes (a missed file event, a dropped subscription). */
-const SAFETY_POLL_MS = 30_000;
+import { WatchKeeper } from './watchKeeper';
 
 /**
  * One container (one workspace folder's repository) as the extension sees it: the last record
@@ -44,10 +42,10 @@ export class ContainerModel implements vscode.Disposable {
   private _record: LockRecord | undefined;
   private container: Container | undefined;
   private opening: Promise<Container> | undefined;
-  private watcher: Watch | undefined;
+  /** The page's watch and the reads it needs besides its events (watchKeeper.ts). */
+  private watcher: WatchKeeper | undefined;
   /** When the user last asked for news (Refresh, an action): a polling watch runs fast for a while. */
   private askedAt: number | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private transitionTimer: NodeJS.Timeout | undefined;
   private failures = 0;
@@ -168,7 +166,6 @@ export class ContainerModel implements vscode.Disposable {
   dispose(): void {
     this.disposed = true;
     this.heartbeat.dispose();
-    if (this.pollTimer) clearTimeout(this.pollTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.transitionTimer) clearTimeout(this.transitionTimer);
     void this.closeContainer();
@@ -200,7 +197,7 @@ export class ContainerModel implements vscode.Disposable {
       this.heartbeat.update(status);
       this.scheduleTransition(status);
       // Holding or waiting now (or no longer): a polling watch re-decides its pace (interest()).
-      this.watcher?.nudge?.();
+      this.watcher?.nudge();
       // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
       // expiry): confirm it with one heartbeat, which reports the loss as core words it and drops the push proof.
       const held = (previous.kind === 'status' && previous.status.state === LockState.HeldByMe) || wasLostOffline;
@@ -285,21 +282,21 @@ export class ContainerModel implements vscode.Disposable {
           overrides: { ...(this.settings.identity ? { identity: this.settings.identity } : {}), driver: this.settings.store },
         });
         this.container = container;
-        this.watcher = await container
-          .watch(
-            () => {
-              void this.refresh();
-            },
-            { interest: () => this.interest() },
-          )
-          .catch(error => {
-            this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error);
-            return undefined;
-          });
+        const watcher = new WatchKeeper({
+          open: (onChange, options) => container.watch(onChange, options),
+          read: () => {
+            void this.refresh();
+          },
+          pollMs: () => this.settings.pollSeconds * 1000,
+          interest: () => this.interest(),
+          clock: systemClock,
+          onOpenFailed: error => this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error),
+        });
+        this.watcher = watcher;
+        await watcher.start();
         this.log.info(
-          `${this.folder.name}: container ${container.file.container} on the ${container.config.driver} driver, as ${container.identity}${this.watcher ? ' (live updates)' : ''}`,
+          `${this.folder.name}: container ${container.file.container} on the ${container.config.driver} driver, as ${container.identity}${watcher.watching ? ' (live updates)' : ''}`,
         );
-        this.schedulePoll();
         return container;
       } finally {
         this.opening = undefined;
@@ -323,40 +320,17 @@ export class ContainerModel implements vscode.Disposable {
 
   private markAsked(): void {
     this.askedAt = Date.now();
-    this.watcher?.nudge?.();
+    this.watcher?.nudge();
   }
 
-  /**
-   * The bound the tooltip states: the watch's own (git and SQL poll; PostgreSQL's NOTIFY with its backup
-   * poll), the safety re-read (announced), or the poll setting.
-   */
+  /** The bound the tooltip states: the watch's own (watchKeeper.ts), or the poll setting before the container opened. */
   private freshness(): BadgeFreshness {
-    const stated = this.watcher?.freshness;
-    if (stated && this.watcher?.announced) return { withinMs: stated.idleMs, announced: true };
-    if (stated) return { withinMs: stated.idleMs, activeWithinMs: stated.activeMs };
-    if (this.watcher) return { withinMs: SAFETY_POLL_MS, announced: true };
-    return { withinMs: this.settings.pollSeconds * 1000 };
-  }
-
-  private schedulePoll(): void {
-    if (this.pollTimer) clearTimeout(this.pollTimer);
-    if (this.disposed) return;
-    // A polling watch (git, SQL) is its own safety net: each poll compares the revision, so no change is lost,
-    // and a re-read on top would double an idle window's requests.
-    if (this.watcher?.freshness) return;
-    const every = this.watcher ? SAFETY_POLL_MS : this.settings.pollSeconds * 1000;
-    this.pollTimer = setTimeout(() => {
-      void this.refresh().finally(() => this.schedulePoll());
-    }, every);
+    return this.watcher?.freshness() ?? { withinMs: this.settings.pollSeconds * 1000 };
   }
 
   private async closeContainer(): Promise<void> {
     this.watcher?.dispose();
     this.watcher = undefined;
-    if (this.pollTimer) {
-      clearTimeout(this.pollTimer);
-      this.pollTimer = undefined;
-    }
     const container = this.container;
     this.container = undefined;
     await container?.close().catch(() => undefined);

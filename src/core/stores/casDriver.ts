@@ -3,7 +3,7 @@ import { claimTransition, extendTransition, isLeaseState, releaseTransition, typ
 import { nextTurn, RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { DriverName } from '../config';
-import type { CasMeta, CasResult, ClaimResult, Disposable, Driver, ReleaseResult, VersionedRecord } from './store';
+import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
  * The one primitive a simple backend has to offer: versioned cells written only against the
@@ -19,7 +19,7 @@ export interface CasCells {
    * validates; never to answer without writing.
    */
   peek?(cell: string): VersionedRecord | undefined;
-  watch?(cell: string, onChange: () => void): Disposable;
+  watch?(cell: string, onChange: () => void, options?: WatchOptions): Watch;
   close(): Promise<void>;
 }
 
@@ -43,7 +43,7 @@ export interface CasDriverOptions {
 }
 
 export class CasDriver implements Driver {
-  readonly watch?: (key: string, onChange: () => void) => Disposable;
+  readonly watch?: (key: string, onChange: () => void, options?: WatchOptions) => Watch;
   /** Private, so that printing a driver shows no stored state (owner hashes, paths of leases). */
   readonly #cells: CasCells;
   /** Set for cells with synchronous I/O (options.yieldToIo). */
@@ -59,7 +59,7 @@ export class CasDriver implements Driver {
     this.#pacing = options.yieldToIo ? new RefusalPacing(options.pacing) : undefined;
     if (cells.watch) {
       const watchCell = cells.watch.bind(cells);
-      this.watch = (key, onChange) => watchCell(recordCell(key), onChange);
+      this.watch = (key, onChange, options) => watchCell(recordCell(key), onChange, options);
     }
   }
 

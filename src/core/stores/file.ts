@@ -8,7 +8,8 @@ import { frameRevision, unframeRevision } from './revisionFraming';
 import { decodeLinkTarget, encodeLinkTarget } from './linkTarget';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
-import type { CasResult, Disposable, VersionedRecord } from './store';
+import type { CasResult, VersionedRecord, Watch, WatchOptions } from './store';
+import { watchDir } from './fileWatch';
 
 /**
  * The file driver: correct across processes on one local filesystem, with nothing a dead process
@@ -247,25 +248,10 @@ class FileCells implements CasCells {
     this.known.set(dir, { revision, text, json, lineage, published });
   }
 
-  watch(cell: string, onChange: () => void): Disposable {
+  watch(cell: string, onChange: () => void, options?: WatchOptions): Watch {
     const dir = this.cellDir(cell);
     fileIo(() => this.ensureDir(dir));
-    let pending: NodeJS.Timeout | undefined;
-    const fire = () => {
-      if (pending) return;
-      pending = setTimeout(() => {
-        pending = undefined;
-        onChange();
-      }, 20);
-    };
-    const watcher = fs.watch(dir, { persistent: false }, fire);
-    watcher.on('error', () => undefined);
-    return {
-      dispose: () => {
-        watcher.close();
-        if (pending) clearTimeout(pending);
-      },
-    };
+    return watchDir(dir, onChange, options?.onHealth);
   }
 
   async close(): Promise<void> {

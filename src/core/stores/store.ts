@@ -48,10 +48,27 @@ export interface Disposable {
   dispose(): void;
 }
 
-/** What the watcher tells a polling watch (the git driver): whether this window needs news fast. */
+/** How a push watch hears of changes, as the badge's tooltip names it ("live: pub/sub"). */
+export type LiveChannel = 'pub/sub' | 'file watch';
+
+/** What the watcher tells a watch: whether this window needs news fast (a polling watch), and who hears of a push watch's health. */
 export interface WatchOptions {
   /** Asked before each poll; a watch without it polls at its idle pace. */
   readonly interest?: () => WatchInterest;
+  /**
+   * A push watch's path went down (`false`: events may be lost until it is back) or is up again
+   * (`true`: subscribed or watching again). Each call is followed by one `onChange`, so the owner
+   * reads once on every loss and every (re)subscription, and needs no periodic read while it is up.
+   */
+  readonly onHealth?: (healthy: boolean) => void;
+}
+
+/** A push watch's path (Redis pub/sub, the file driver's file-system watch) and whether it is up now. */
+export interface LiveWatch {
+  readonly via: LiveChannel;
+  readonly healthy: boolean;
+  /** Down, it comes back by itself (Redis reconnects and subscribes again); else its owner starts a new watch. */
+  readonly recovers: boolean;
 }
 
 /** A watch's handle. The optional members are a polling watch's (git); push watches have none. */
@@ -65,6 +82,8 @@ export interface Watch extends Disposable {
    * them up: a change is heard at once, or within that bound when its event was lost.
    */
   readonly announced?: boolean;
+  /** A push watch (Redis, file): its path and health; while healthy every change arrives as an event. */
+  readonly live?: LiveWatch;
 }
 
 /** The container record's primitive: read with a revision, write only against that revision. */

@@ -1,6 +1,16 @@
 import type { ResolvedConfig } from '../../config';
 import { LockConfigurationError, LockReplicationError } from '../../errors';
-import type { CasMeta, CasResult, ClaimResult, DeploymentInfo, Disposable, Driver, ReleaseResult, VersionedRecord } from '../store';
+import type {
+  CasMeta,
+  CasResult,
+  ClaimResult,
+  DeploymentInfo,
+  Driver,
+  ReleaseResult,
+  VersionedRecord,
+  Watch,
+  WatchOptions,
+} from '../store';
 import { DEFAULT_REDIS_URL, RedisConnection } from './connection';
 import { defaultMinReplicas, deploymentInfo, nodesFromClusterNodes, replicasFromInfo } from './deployment';
 import { redisKeys, type RedisKeys } from './keys';
@@ -83,11 +93,11 @@ export class RedisDriver implements Driver {
     });
   }
 
-  watch(key: string, onChange: () => void): Disposable {
+  watch(key: string, onChange: () => void, options?: WatchOptions): Watch {
     const channel = this.keys.recordChannel(key);
     if (this.closed) return { dispose: () => undefined };
     this.#watcher ??= new RecordWatcher(this.#connection.createSubscriber());
-    return this.#watcher.watch(channel, onChange);
+    return this.#watcher.watch(channel, onChange, options?.onHealth);
   }
 
   /** One server, Sentinel or Cluster, the masters and replicas Redis reports now, and the `WAIT` bound. */

@@ -1,0 +1,274 @@
+/**
+ * Cost as the git driver's lock page grows old (issue 30): the same operations on a lock ref with
+ * 100 transitions and with BENCH_HISTORY_N (default 10,000; the issue's figure is 100,000, a run of
+ * some minutes) in ONE run, each printed as a ratio to its cost at 100 (target ≤ 1.3×):
+ *
+ *  - one transition           `lockstep petition` then `withdraw` (each a CLI process: read, commit, push)
+ *  - the server guard's check the pre-receive guard's own run for that push (a wrapper times the hook)
+ *  - `status`                 in a clone after another clone's transition (one new commit to fetch)
+ *  - `status --remote URL`    the page read from the remote without a clone
+ *  - a fresh clone's first read `status` in a new clone: the lock ref's history is fetched
+ *  - the timeline             the lock page's history read (its 2,000 newest entries) and buildTimeline
+ *
+ * and the page size (bytes of record.json) with 100 petitioners, 1,000 leased ranges and 100 blocks,
+ * built with the pure transition functions (target ≤ 64 KB).
+ *
+ * The old history is built quickly: a real team (createFencingTeam: a bare remote with the server
+ * guard, the git driver, real CLI processes) makes the first transitions; then `git fast-import`
+ * appends a chain of petition/withdraw transitions, each record made by the pure transition functions
+ * from the one before (its audit line, commit subject, author and date as the driver writes them).
+ * The page is unsigned (no allowedSigners): a signed chain would need one signature per step.
+ *
+ *   npm run bench -- historyScale      (BENCH_HISTORY_N=100000 for the issue's size; BENCH_HISTORY_OPS=N)
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Container } from '../src/core/container/container';
+import { acquire, assign, emptyRecord, leaseIds, type LockRecord, type Outcome, petition, withdraw } from '../src/core/lockRecord';
+import { transitionSubject, stampOf } from '../src/core/stores/git/recordCommit';
+import { auditFromHistory, buildTimeline, longerAudit } from '../src/core/timeline';
+import { createFencingTeam, type FencingTeam } from '../test/helpers/fencingFixture';
+
+const BIG = Number(process.env.BENCH_HISTORY_N ?? 10_000);
+const SMALL = 100;
+const OPS = Number(process.env.BENCH_HISTORY_OPS ?? 7);
+const HISTORY_LIMIT = 2000;
+const FRESH = Number(process.env.BENCH_HISTORY_FRESH ?? 3);
+
+interface Figures {
+  transition: number;
+  guard: number;
+  status: number;
+  statusRemote: number;
+  freshClone: number;
+  timeline: number;
+  draw: number;
+  refCommits: number;
+}
+
+const median = (all: number[]): number => {
+  const xs = all.filter(x => !Number.isNaN(x));
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+};
+
+function ok<T>(outcome: Outcome<T>): LockRecord {
+  if (!outcome.ok) throw new Error(`a transition was refused: ${outcome.error.message}`);
+  return outcome.record;
+}
+
+/** Failures by operation (a git timeout at a large N is a finding, not a crash of the bench). */
+const failures = new Map<string, string>();
+
+async function timed(run: () => Promise<unknown>, what = 'operation'): Promise<number> {
+  const start = performance.now();
+  try {
+    await run();
+  } catch (error) {
+    failures.set(
+      what,
+      `${error instanceof Error ? error.message.split('\n')[0].slice(0, 300) : String(error)} (after ${((performance.now() - start) / 1000).toFixed(1)} s)`,
+    );
+    return Number.NaN;
+  }
+  return performance.now() - start;
+}
+
+/** Appends `count` transitions (petition, withdraw, …) to `ref` in the bare `remote`, from its tip. */
+async function appendHistory(remote: string, ref: string, count: number): Promise<void> {
+  const tip = execFileSync('git', ['-C', remote, 'rev-parse', ref], { encoding: 'utf8' }).trim();
+  let record = JSON.parse(execFileSync('git', ['-C', remote, 'show', `${tip}:record.json`], { encoding: 'utf8' })) as LockRecord;
+  let now = Math.max(Date.now() - 30 * 24 * 3600_000, record.audit.at(-1)?.at ?? 0);
+  const child = spawn('git', ['-C', remote, 'fast-import', '--quiet', '--done'], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const exited = new Promise<number | null>(resolve => child.on('close', resolve));
+  const write = (text: string) =>
+    child.stdin.write(text) ? Promise.resolve() : new Promise<void>(r => child.stdin.once('drain', () => r()));
+  for (let i = 0; i < count; i++) {
+    now += 1000;
+    const who = `member-${i % 40}@example.com`;
+    const outcome =
+      i % 2 === 0 ? petition(record, { identity: who }, now) : withdraw(record, { identity: `member-${(i - 1) % 40}@example.com` }, now);
+    record = ok(outcome);
+    const line = record.audit[record.audit.length - 1];
+    const stamp = stampOf(line);
+    const person = `${stamp.ident} <${stamp.ident}> ${stamp.seconds} +0000`;
+    const message = `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`;
+    const json = JSON.stringify(record);
+    await write(
+      `commit ${ref}\nauthor ${person}\ncommitter ${person}\ndata ${Buffer.byteLength(message)}\n${message}${i === 0 ? `from ${tip}\n` : ''}M 100644 inline record.json\ndata ${Buffer.byteLength(json)}\n${json}\n`,
+    );
+  }
+  await write('done\n');
+  child.stdin.end();
+  if ((await exited) !== 0) throw new Error('git fast-import failed');
+}
+
+/** Replaces the remote's pre-receive hook by one that runs it and appends its own duration (ns) to `log`. */
+function timeTheGuard(remote: string, log: string): void {
+  const hooks = execFileSync('git', ['-C', remote, 'rev-parse', '--git-path', 'hooks'], { encoding: 'utf8' }).trim();
+  const dir = path.isAbsolute(hooks) ? hooks : path.join(remote, hooks);
+  const hook = path.join(dir, 'pre-receive');
+  fs.renameSync(hook, `${hook}.timed`);
+  fs.writeFileSync(
+    hook,
+    `#!/bin/sh\ninput=$(cat)\nstart=$(date +%s%N)\nprintf '%s\\n' "$input" | "${hook}.timed" "$@"\ncode=$?\nend=$(date +%s%N)\necho $((end - start)) >> "${log}"\nexit $code\n`,
+    { mode: 0o755 },
+  );
+}
+
+async function measureAt(total: number): Promise<Figures> {
+  const team: FencingTeam = await createFencingTeam({ members: ['lead', 'ana'], operators: ['lead'], driver: 'git' });
+  try {
+    const [lead, ana] = team.members;
+    // Git commands may take longer than the default 36 s here: a clone's first fetch of a long history
+    // does (the fresh-clone row says by how much); the timeout would hide the figure.
+    const must = async (dir: string, args: string[]) => {
+      const r = await team.lockstep(dir, args, { env: { LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' }, timeoutMs: 900_000 });
+      if (r.code !== 0) throw new Error(`lockstep ${args.join(' ')}: exit ${r.code} ${r.stdout} ${r.stderr}`);
+      return r;
+    };
+    await must(lead.dir, ['acquire']);
+    await must(lead.dir, ['release']);
+    const ref = execFileSync('git', ['-C', team.remote, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' })
+      .split('\n')
+      .find(r => r.includes('record'));
+    if (!ref) throw new Error('no record ref on the remote');
+    const count = () => Number(execFileSync('git', ['-C', team.remote, 'rev-list', '--count', ref], { encoding: 'utf8' }).trim());
+    const built = performance.now();
+    await appendHistory(team.remote, ref, Math.max(0, total - count()));
+    execFileSync('git', ['-C', team.remote, 'gc', '--quiet'], { stdio: 'ignore' });
+    const buildMs = performance.now() - built;
+    const refCommits = count();
+    console.log(`  history of ${refCommits} commits built in ${(buildMs / 1000).toFixed(1)} s (fast-import + gc)`);
+    const log = path.join(team.root, 'guard-times');
+    timeTheGuard(team.remote, log);
+    // Each clone fetches the old history once (untimed): the figures are those of a clone that keeps up.
+    const caughtUp = await timed(() => must(lead.dir, ['status']), `first status after the history was appended, at ${total}`);
+    console.log(`  a clone's first read after the history was appended: ${(caughtUp / 1000).toFixed(1)} s`);
+    await must(ana.dir, ['status']);
+
+    const transitions: number[] = [];
+    const statuses: number[] = [];
+    const remoteReads: number[] = [];
+    for (let i = 0; i < OPS + 1; i++) {
+      const t1 = await timed(() => must(ana.dir, ['petition']));
+      const s = await timed(() => must(lead.dir, ['status']));
+      const r = await timed(() => must(lead.dir, ['status', '--remote', team.remoteUrl]), `status --remote URL at ${total}`);
+      const t2 = await timed(() => must(ana.dir, ['withdraw']));
+      if (i === 0) continue; // warm-up
+      transitions.push(t1, t2);
+      statuses.push(s);
+      remoteReads.push(r);
+    }
+    const guardNs = fs.readFileSync(log, 'utf8').trim().split('\n').map(Number).slice(2);
+
+    const fresh: number[] = [];
+    for (let i = 0; i < FRESH; i++) {
+      // --no-local: a clone by path would hard-link every object of the remote, the lock ref's history too.
+      const dir = path.join(team.root, `fresh-${i}`);
+      execFileSync('git', ['clone', '--quiet', '--no-local', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
+      execFileSync('git', ['-C', dir, 'config', 'user.email', 'fresh@example.com'], { env: team.env });
+      fresh.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
+    }
+
+    // The lock page's timeline: its history read (newest HISTORY_LIMIT entries) and drawn.
+    const timeline: number[] = [];
+    const draws: number[] = [];
+    const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
+    try {
+      for (let i = 0; i < OPS; i++) {
+        timeline.push(
+          await timed(async () => {
+            const { record } = await container.read();
+            const entries = await container.history(HISTORY_LIMIT);
+            const drawn = performance.now();
+            const audit = longerAudit(record.audit, entries ? auditFromHistory(entries) : undefined);
+            buildTimeline({ audit, holder: record.holder, leaseTtlMs: container.settings.leaseTtlMs, now: Date.now() });
+            draws.push(performance.now() - drawn);
+          }),
+        );
+      }
+    } finally {
+      await container.close();
+    }
+    return {
+      transition: median(transitions),
+      guard: median(guardNs) / 1e6,
+      status: median(statuses),
+      statusRemote: median(remoteReads),
+      freshClone: median(fresh),
+      timeline: median(timeline),
+      draw: median(draws),
+      refCommits,
+    };
+  } finally {
+    team.dispose();
+  }
+}
+
+/** The page with 100 petitioners, 1,000 leased ranges and 100 blocks, made by the pure transition functions. */
+function crowdedPage(): { bytes: number; parts: Record<string, number> } {
+  const hex = (s: string) => createHash('sha256').update(s).digest('hex');
+  const settings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] as string[] };
+  let now = Date.UTC(2026, 0, 1);
+  let r = emptyRecord('0b7e2c1a-5d4f-4c3b-9a2e-1f0d3c4b5a69');
+  const lead = 'lead@example.com';
+  r = ok(acquire(r, settings, { identity: lead, tokenHash: hex('t'), proofHash: hex('p') }, now));
+  const proof = { identity: lead, grant: r.grant, tokenHash: hex('t') };
+  for (let i = 0; i < 100; i++)
+    r = ok(petition(r, { identity: `petitioner-${i}@example.com`, note: 'after the schema change' }, ++now, settings));
+  for (let i = 0; i < 1000; i++)
+    r = ok(leaseIds(r, proof, { to: `dev-${i % 50}@example.com`, count: 10, newIdentity: true }, ++now, settings));
+  for (let i = 0; i < 100; i++) {
+    r = ok(
+      assign(
+        r,
+        proof,
+        { to: `dev-${i % 50}@example.com`, text: `block ${i}: the parser's error paths`, newIdentity: true },
+        ++now,
+        settings,
+      ),
+    );
+  }
+  const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+  return {
+    bytes: size(r),
+    parts: { queue: size(r.queue), ranges: size(r.ranges), blocks: size(r.blocks), audit: size(r.audit), auditLines: r.audit.length },
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(`history at ${SMALL} and ${BIG} transitions (git driver, local bare remote, server guard installed), medians of ${OPS}`);
+  const small = await measureAt(SMALL);
+  const big = await measureAt(BIG);
+  const rows: [string, keyof Figures][] = [
+    ['one transition (petition or withdraw, CLI)', 'transition'],
+    ["the server guard's check of one update", 'guard'],
+    ['`status` in a clone (one new commit to fetch)', 'status'],
+    ['`status --remote URL` (no clone)', 'statusRemote'],
+    ["a fresh clone's first read (`status`)", 'freshClone'],
+    ['lock page timeline: history read (newest 2,000) and draw', 'timeline'],
+    ['lock page timeline: the draw alone (buildTimeline; target ≤ 50 ms)', 'draw'],
+  ];
+  console.log(`\n| operation | at ${small.refCommits} | at ${big.refCommits} | ratio (target ≤ 1.3×) |`);
+  console.log('| --- | --- | --- | --- |');
+  for (const [label, k] of rows) {
+    const ratio = big[k] / small[k];
+    console.log(
+      `| ${label} | ${small[k].toFixed(1)} ms | ${big[k].toFixed(1)} ms | ${ratio.toFixed(2)}× ${ratio <= 1.3 ? 'met' : 'MISSED'} |`,
+    );
+  }
+  for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);
+  const page = crowdedPage();
+  console.log(
+    `\npage with 100 petitioners, 1,000 leased ranges, 100 blocks: ${page.bytes} bytes (${(page.bytes / 1024).toFixed(1)} KiB; target ≤ 64 KiB: ${page.bytes <= 64 * 1024 ? 'met' : 'MISSED'}); parts: ${JSON.stringify(page.parts)}`,
+  );
+}
+
+main().catch(error => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,125 @@
+import type { Clock, Timer, Watch, WatchInterest, WatchOptions } from '../core/application';
+import type { BadgeFreshness } from './badge';
+
+/** The re-read of a push watch that states no health of its own (the memory driver): a safety net. */
+export const SAFETY_POLL_MS = 30_000;
+
+export interface WatchKeeperOptions {
+  /** Starts the driver's watch (Container.watch); undefined or a failure: there is none, the keeper polls. */
+  readonly open: (onChange: () => void, options: WatchOptions) => Promise<Watch | undefined>;
+  /** One read of the page (the model's refresh, which coalesces). */
+  readonly read: () => void;
+  /** The poll setting (`lockstep.pollSeconds`) in ms: the pace while there is no live path. */
+  readonly pollMs: () => number;
+  /** What the window does with the lock, for a polling watch's pace. */
+  readonly interest: () => WatchInterest;
+  readonly clock: Clock;
+  /** The watch could not be started (logged by the owner); the keeper polls instead. */
+  readonly onOpenFailed?: (error: unknown) => void;
+}
+
+/**
+ * Keeps one window's watch of its page and decides the reads it needs besides the watch's events:
+ *
+ * - a polling watch (git, SQL) is its own safety net (each poll compares the revision): no re-read;
+ * - a push watch with a live path (Redis pub/sub, file watch): no periodic read while it is healthy;
+ *   one read when it goes down, every `pollMs` while it is down (a file watch is started again at
+ *   each of those reads, Redis subscribes again by itself) and one when it is back;
+ * - a push watch that states no health: a safety re-read every 30 s; no watch at all: every `pollMs`,
+ *   each read after trying to start one again.
+ *
+ * `freshness()` is the bound the badge's tooltip states for the same cases. Time is the injected clock.
+ */
+export class WatchKeeper {
+  private watch: Watch | undefined;
+  private timer: Timer | undefined;
+  private disposed = false;
+
+  constructor(private readonly options: WatchKeeperOptions) {}
+
+  /** Starts the watch and the reads it needs. The caller reads once itself (the first read). */
+  async start(): Promise<void> {
+    await this.openWatch();
+    this.schedule();
+  }
+
+  /** There is a watch (for the log line). */
+  get watching(): boolean {
+    return this.watch !== undefined;
+  }
+
+  /** The window's interest changed: a polling watch decides its next poll again. */
+  nudge(): void {
+    this.watch?.nudge?.();
+  }
+
+  freshness(): BadgeFreshness {
+    const watch = this.watch;
+    const pollMs = this.options.pollMs();
+    if (!watch) return { withinMs: pollMs };
+    const stated = watch.freshness;
+    if (stated && watch.announced) return { withinMs: stated.idleMs, announced: true };
+    if (stated) return { withinMs: stated.idleMs, activeWithinMs: stated.activeMs };
+    if (watch.live) return watch.live.healthy ? { withinMs: 0, live: watch.live.via } : { withinMs: pollMs };
+    return { withinMs: SAFETY_POLL_MS, announced: true };
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    this.watch?.dispose();
+    this.watch = undefined;
+  }
+
+  /** The delay to the next read of our own, or undefined for none. */
+  private nextReadIn(): number | undefined {
+    const watch = this.watch;
+    if (!watch) return this.options.pollMs();
+    if (watch.freshness) return undefined;
+    if (watch.live) return watch.live.healthy ? undefined : this.options.pollMs();
+    return SAFETY_POLL_MS;
+  }
+
+  private schedule(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (this.disposed) return;
+    const delay = this.nextReadIn();
+    if (delay === undefined) return;
+    this.timer = this.options.clock.setTimer(delay, () => {
+      this.timer = undefined;
+      void this.tick();
+    });
+  }
+
+  private async tick(): Promise<void> {
+    const live = this.watch?.live;
+    // A file watch that failed is gone, and a watch that could not start may start now: try again, then read
+    // (what changed meanwhile is read, not missed).
+    if (!this.watch || (live && !live.healthy && !live.recovers)) {
+      this.watch?.dispose();
+      this.watch = undefined;
+      await this.openWatch();
+      if (this.disposed) return;
+    }
+    this.options.read();
+    this.schedule();
+  }
+
+  private async openWatch(): Promise<void> {
+    let watch: Watch | undefined;
+    try {
+      watch = await this.options.open(
+        () => {
+          if (!this.disposed) this.options.read();
+        },
+        { interest: this.options.interest, onHealth: () => this.schedule() },
+      );
+    } catch (error) {
+      this.options.onOpenFailed?.(error);
+    }
+    if (this.disposed) watch?.dispose();
+    else this.watch = watch;
+  }
+}

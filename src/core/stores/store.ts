@@ -49,7 +49,7 @@ export interface Disposable {
 }
 
 /** How a push watch hears of changes, as the badge's tooltip names it ("live: pub/sub"). */
-export type LiveChannel = 'pub/sub' | 'file watch';
+export type LiveChannel = 'pub/sub' | 'file watch' | 'etcd watch';
 
 /** What the watcher tells a watch: whether this window needs news fast (a polling watch), and who hears of a push watch's health. */
 export interface WatchOptions {
@@ -63,7 +63,7 @@ export interface WatchOptions {
   readonly onHealth?: (healthy: boolean) => void;
 }
 
-/** A push watch's path (Redis pub/sub, the file driver's file-system watch) and whether it is up now. */
+/** A push watch's path (Redis pub/sub, the file driver's file-system watch, an etcd watch) and whether it is up now. */
 export interface LiveWatch {
   readonly via: LiveChannel;
   readonly healthy: boolean;

@@ -117,6 +117,39 @@ describe('etcd driver (live three-member etcd cluster)', function () {
       }
     });
 
+    it('states its health: up once in place, down when its member is gone, up again with one read when it is back', async () => {
+      // Connected to one member only, so that killing it takes the watch down (the other two keep the quorum).
+      const member = cluster.members[0]!;
+      const watching = await open({ etcdEndpoints: member.clientUrl });
+      // The writer speaks to the two members that stay (a write is never re-sent to another member).
+      const writing = await open({
+        etcdEndpoints: cluster.members
+          .filter(m => m !== member)
+          .map(m => m.clientUrl)
+          .join(','),
+      });
+      const key = freshKey();
+      const events: string[] = [];
+      const subscription = watching.watch!(key, () => events.push('change'), { onHealth: healthy => events.push(healthy ? 'up' : 'down') });
+      try {
+        await waitFor(() => subscription.live?.healthy === true, { description: 'the watch in place and healthy' });
+        assert.deepEqual(events.slice(0, 2), ['up', 'change'], 'up, then the read that follows it');
+        assert.equal(subscription.live?.via, 'etcd watch');
+        await member.kill();
+        await waitFor(() => subscription.live?.healthy === false, { timeoutMs: 30_000, description: 'the watch down with its member' });
+        await cluster.leader(); // another is elected if it was the leader
+        assert.ok((await writing.compareAndSwap(key, null, { v: 1 }, { summary: 'while it was down' })).ok);
+        const before = events.length;
+        await cluster.restart(member);
+        await waitFor(() => subscription.live?.healthy === true, { timeoutMs: 45_000, description: 'the watch up again' });
+        await waitFor(() => events.slice(before).includes('change'), { description: 'a read after it came back' });
+        assert.equal(events.slice(before).filter(e => e === 'up').length, 1, events.join(' '));
+      } finally {
+        subscription.dispose();
+        if (!member.running) await cluster.restart(member);
+      }
+    });
+
     it('stores only <prefix>/l<digest> and <prefix>/r<digest> keys: no lock name reaches etcd', async () => {
       const lockstep = manager();
       const held = await lockstep.acquire('a-secret-lock-name');

@@ -1,7 +1,7 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { LockStorageError } from '../../errors';
 import type { CasCells } from '../casDriver';
-import type { CasResult, Disposable, VersionedRecord } from '../store';
+import type { CasResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import type { EtcdFailures } from './etcdErrors';
 
 /** Records are small; anything larger than this is refused rather than stored (etcd's own request limit is 1.5 MiB). */
@@ -72,9 +72,15 @@ export class EtcdCells implements CasCells {
   /**
    * Calls `onChange` once the watch is in place, after every put or delete of the cell's key, and after the
    * watch reconnects (changes made while it was away are not replayed one by one: the listener re-reads).
+   * Its health (`live`, and `onHealth` before the `onChange` that follows each change of it): up once etcd
+   * created the watch and after each reconnection, down while the client has lost it (it reconnects by
+   * itself); a watch etcd never created stays down for good, and its owner starts another.
    */
-  watch(cell: string, onChange: () => void): Disposable {
-    if (this.closed) return { dispose: () => undefined };
+  watch(cell: string, onChange: () => void, options?: WatchOptions): Watch {
+    let healthy = false;
+    let recovers = true;
+    const live = { via: 'etcd watch' as const };
+    if (this.closed) return { dispose: () => undefined, live: { ...live, healthy, recovers: false } };
     let active = true;
     let watcher: Watcher | undefined;
     const call = (): void => {
@@ -83,6 +89,15 @@ export class EtcdCells implements CasCells {
         onChange();
       } catch {
         // A listener's failure is its own; it never breaks the watch.
+      }
+    };
+    const health = (now: boolean): void => {
+      if (!active || healthy === now) return;
+      healthy = now;
+      try {
+        options?.onHealth?.(now);
+      } catch {
+        // As a listener's failure above.
       }
     };
     this.client
@@ -99,12 +114,27 @@ export class EtcdCells implements CasCells {
           this.watches.add(created);
           created.on('put', call);
           created.on('delete', call);
-          created.on('connected', call);
-          // A watch that fails keeps retrying inside the client; its error is not the listener's.
-          created.on('error', () => undefined);
+          created.on('connected', () => {
+            health(true);
+            call();
+          });
+          // The client keeps trying to watch again; until it has, a change may go unheard.
+          created.on('disconnected', () => {
+            health(false);
+            call();
+          });
+          created.on('error', () => {
+            health(false);
+            call();
+          });
+          health(true);
           call();
         },
-        () => call(),
+        () => {
+          recovers = false;
+          health(false);
+          call();
+        },
       );
     return {
       dispose: () => {
@@ -114,6 +144,9 @@ export class EtcdCells implements CasCells {
           this.watches.delete(watcher);
           watcher.cancel().catch(() => undefined);
         }
+      },
+      get live() {
+        return { ...live, healthy, recovers };
       },
     };
   }

@@ -135,6 +135,26 @@ start_redis() {
     || { say "redis-server did not start; its log:"; tail -n 20 "$REDIS_DIR/redis.log" >&2; return 1; }
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 }
+# A three-member etcd cluster on free loopback ports (test/live/etcd/serveCluster.ts, which starts and stops its
+# members by PID): sets ETCD_ENDPOINTS once it has a leader and answers.
+start_etcd() {
+  ETCD_DIR=$STATE/etcd
+  mkdir -p "$ETCD_DIR"
+  node --import tsx test/live/etcd/serveCluster.ts "$ETCD_DIR/endpoints" > "$ETCD_DIR/serve.log" 2>&1 &
+  ETCD_PID=$!
+  wait_until 60 bash -c "[ -s '$ETCD_DIR/endpoints' ] || ! kill -0 $ETCD_PID 2>/dev/null" >/dev/null 2>&1
+  if [ ! -s "$ETCD_DIR/endpoints" ]; then
+    say "the etcd cluster did not start; its log:"; tail -n 20 "$ETCD_DIR/serve.log" >&2
+    stop_etcd; return 1
+  fi
+  ETCD_ENDPOINTS=$(cat "$ETCD_DIR/endpoints")
+}
+stop_etcd() {
+  [ -n "${ETCD_PID:-}" ] || return 0
+  kill "$ETCD_PID" 2>/dev/null || return 0
+  wait_until 30 bash -c "! kill -0 $ETCD_PID 2>/dev/null" || kill -9 "$ETCD_PID" 2>/dev/null
+  ETCD_PID=
+}
 stop_redis() {
   local pid; pid=$(cat "$REDIS_DIR/redis.pid" 2>/dev/null) || return 0
   kill "$pid" 2>/dev/null || return 0

@@ -8,19 +8,22 @@
 #
 # In the newest host it also runs test/vscode/extension/multiRoot.test.ts in a two-container workspace
 # (vscode-ext@HOST:multi-root), and in each host test/vscode/extension/drivers.test.ts once per container driver on a fresh
-# container, with the extension as the .vsix ships it (vscode-ext@HOST:sqlite, :git, :mariadb, :postgres, :redis).
-# MariaDB, PostgreSQL and redis-server start once for all hosts (scripts/live-servers.sh, as the sql and redis suites
-# start them); a server that cannot start fails those runs in CI and is SKIPPED loudly outside it.
-# LOCKSTEP_VSCODE_DRIVERS (default "sqlite git mariadb postgres redis") narrows the drivers. On the older host only
-# LOCKSTEP_VSCODE_OLDER_HOST_DRIVERS (default "sqlite git") run: SQLite and git are where the hosts differ (its Node
+# container, with the extension as the .vsix ships it (vscode-ext@HOST:sqlite, :git, :mariadb, :postgres, :redis,
+# :etcd). MariaDB, PostgreSQL, redis-server and a three-member etcd cluster start once for all hosts
+# (scripts/live-servers.sh, as the sql, redis and etcd suites start them); a server that cannot start fails those runs in CI and is SKIPPED loudly outside it.
+# LOCKSTEP_VSCODE_DRIVERS (default "sqlite git mariadb postgres redis etcd") narrows the drivers. On the older host only
+# LOCKSTEP_VSCODE_OLDER_HOST_DRIVERS (default "sqlite git etcd") run: SQLite and git are where the hosts differ (its Node
 # has no node:sqlite; git runs as a child of its Electron), while the MariaDB, PostgreSQL and Redis clients are the
-# same plain-JavaScript bundle on both, and their three runs cost 75 s of CI's 40 minutes.
+# same plain-JavaScript bundle on both, and their three runs cost 75 s of CI's 40 minutes; etcd runs on both because
+# its gRPC client (HTTP/2, protocol files read from dist/proto at run time) is the one whose loading in an Electron
+# host is new.
 #
 # It is the longest suite after integration (about 14 minutes) and drives one workbench at a time, so it starts
-# first and runs beside every other suite of this folder (chaos, model, redis-ha, redis, sql: about 10 minutes one
-# after another, each with servers of its own on free ports) instead of after them. Measured in a whole run before
-# this change: chaos, model, redis-ha, redis and sql used 305, 88, 157, 158 and 273 processor-seconds, and the
-# whole run 61 processor-minutes in its 46 minutes on two processors (one after another, a third of them idle).
+# first and runs beside every other suite of this folder (chaos, etcd, model, redis-ha, redis, sql, each with servers
+# of its own on free ports) instead of after them. Measured in a whole run before this change: chaos, model,
+# redis-ha, redis and sql used 305, 88, 157, 158 and 273 processor-seconds, and the whole run 61 processor-minutes
+# in its 46 minutes on two processors (one after another, a third of them idle). Side by side (a whole run on
+# 2026-12-02, etcd added): the suites after integration took 23.9 minutes, VS Code's 20.5 of them.
 # lockstep-suite: beside-others
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,13 +59,14 @@ STATE=$(mktemp -d /tmp/lockstep-vscode.XXXXXX)
 chmod 755 "$STATE" # the mysql and postgres users must reach their folders below it
 MDB_DIR=$STATE/mariadb
 PG_DIR=$STATE/postgres
-have_mariadb=0; have_postgres=0; have_redis_server=0
+have_mariadb=0; have_postgres=0; have_redis_server=0; ETCD_PID=
 finish() {
   local rc=$?
   trap - EXIT INT TERM
   if [ "$have_mariadb" = 1 ]; then [ -n "${MDB_URL:-}" ] && verify_mariadb_clean; stop_mariadb; fi
   if [ "$have_postgres" = 1 ]; then [ -n "${PG_URL:-}" ] && verify_postgres_clean; stop_postgres; fi
   [ "$have_redis_server" = 1 ] && stop_redis
+  stop_etcd
   if [ "${#notes[@]}" -gt 0 ]; then local joined; joined=$(printf '%s; ' "${notes[@]}"); tally_line vscode-servers 0 "${#notes[@]}" 0 "${joined%; }"; fi
   rm -rf "$STATE"
   [ "$failed" -ne 0 ] && [ "$rc" -eq 0 ] && rc=1
@@ -76,7 +80,7 @@ command -v unzip >/dev/null || apt_install vscode-suite unzip || broken unzip "u
 unzip -q "$vsix" 'extension/*' -d "$STATE/vsix" || broken unzip "could not unpack $vsix"
 shipped=$STATE/vsix/extension
 
-drivers=${LOCKSTEP_VSCODE_DRIVERS-sqlite git mariadb postgres redis}
+drivers=${LOCKSTEP_VSCODE_DRIVERS-sqlite git mariadb postgres redis etcd}
 missing=() # "driver:why" for each server that could not start
 wants() { [[ " $drivers " == *" $1 "* ]]; }
 if wants mariadb || wants postgres; then ensure_packages || say "could not install mariadb-server/postgresql (no root or sudo, or no network)"; fi
@@ -89,6 +93,10 @@ fi
 if wants redis; then
   have_redis || [ -n "${LOCKSTEP_REDIS_SERVER:-}" ] || apt_install vscode-suite redis-server || say "installing redis-server failed"
   if start_redis; then have_redis_server=1; else missing+=("redis:redis-server not installed or did not start"); fi
+fi
+if wants etcd; then
+  command -v etcd >/dev/null 2>&1 || apt_install vscode-suite etcd-server etcd-client || say "installing etcd-server failed"
+  start_etcd || missing+=("etcd:etcd not installed or its cluster did not start")
 fi
 [ "${#missing[@]}" -eq 0 ] || say "servers missing: ${missing[*]}"
 
@@ -117,7 +125,7 @@ run_driver() {
   local url=''
   case $2 in mariadb) url=${MDB_URL:-} ;; postgres) url=${PG_URL:-} ;; esac
   say "$2 driver tests in VS Code $1"
-  LOCKSTEP_TEST_DATABASE_URL=$url LOCKSTEP_TEST_REDIS_URL=${REDIS_URL:-} run_reported "vscode-ext@$1:$2" \
+  LOCKSTEP_TEST_DATABASE_URL=$url LOCKSTEP_TEST_REDIS_URL=${REDIS_URL:-} LOCKSTEP_TEST_ETCD_ENDPOINTS=${ETCD_ENDPOINTS:-} run_reported "vscode-ext@$1:$2" \
     node test/vscode/harness/runExtensionTests.mjs --host "$1" --suite "vscode-ext@$1:$2" --driver "$2" --tests drivers --extension "$shipped"
 }
 
@@ -135,7 +143,7 @@ for host in $LOCKSTEP_VSCODE_HOSTS; do
     say "multi-root workspace tests: on VS Code $newest only"
   fi
   for driver in $drivers; do
-    if [ "$host" != "$newest" ] && [[ " ${LOCKSTEP_VSCODE_OLDER_HOST_DRIVERS-sqlite git} " != *" $driver "* ]]; then
+    if [ "$host" != "$newest" ] && [[ " ${LOCKSTEP_VSCODE_OLDER_HOST_DRIVERS-sqlite git etcd} " != *" $driver "* ]]; then
       say "$driver driver tests: on VS Code $newest only (LOCKSTEP_VSCODE_OLDER_HOST_DRIVERS)"
       continue
     fi

@@ -27,7 +27,15 @@ import { until } from './until';
 // coworker's petition from the command line, push and release, and then a page the store does not hold.
 const driver = process.env.LOCKSTEP_TEST_DRIVER ?? 'file';
 /** What `.lockstep.json` says for each label the runner knows. */
-const WRITTEN: Record<string, string> = { file: 'file', sqlite: 'sql', mariadb: 'sql', postgres: 'sql', redis: 'redis', git: 'git' };
+const WRITTEN: Record<string, string> = {
+  file: 'file',
+  sqlite: 'sql',
+  mariadb: 'sql',
+  postgres: 'sql',
+  redis: 'redis',
+  etcd: 'etcd',
+  git: 'git',
+};
 
 /**
  * Whether the extension as loaded can open SQLite: the host's Node has node:sqlite (22.5+), or better-sqlite3

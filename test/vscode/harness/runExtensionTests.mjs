@@ -3,11 +3,12 @@
 // extensionTestsPath, and the page reports the end through window.codeAutomationExit(code).
 // The counts come from inside the host (a JSON file named by LOCKSTEP_VSCODE_RESULT); one tally line is appended.
 // usage: node test/vscode/harness/runExtensionTests.mjs [--host 1.100|1.139|oldest|newest] [--suite NAME] [--untrusted 1]
-//          [--driver file|sqlite|mariadb|postgres|redis|git] [--tests NAME,…] [--extension DIR] [--workspace folder|multi-root]
+//          [--driver file|sqlite|mariadb|postgres|redis|etcd|git] [--tests NAME,…] [--extension DIR] [--workspace folder|multi-root]
 // --untrusted 1: workspace trust on and the folder untrusted (restricted mode); runs only *.untrusted.test.ts, which
 //   every other run leaves out.
 // --driver: the container is initialised on that driver (MariaDB and PostgreSQL from LOCKSTEP_TEST_DATABASE_URL, Redis
-//   from LOCKSTEP_TEST_REDIS_URL, as scripts/suites/vscode.sh starts them; SQLite is a file in the run folder).
+//   from LOCKSTEP_TEST_REDIS_URL, etcd from LOCKSTEP_TEST_ETCD_ENDPOINTS, as scripts/suites/vscode.sh starts them;
+//   SQLite is a file in the run folder).
 // --tests: only these test files (test/vscode/extension/NAME.test.ts); by default every one but those run per driver.
 // --extension: the extension folder to load (default the project; e.g. an unpacked .vsix, to test what ships).
 // --workspace multi-root: a .code-workspace with two containers' folders instead of one folder.
@@ -164,8 +165,10 @@ function driverStore(driver, dir) {
       return { init: 'sql', env: { LOCKSTEP_DATABASE_URL: required('LOCKSTEP_TEST_DATABASE_URL') } };
     case 'redis':
       return { init: 'redis', env: { LOCKSTEP_REDIS_URL: required('LOCKSTEP_TEST_REDIS_URL') } };
+    case 'etcd':
+      return { init: 'etcd', env: { LOCKSTEP_ETCD_ENDPOINTS: required('LOCKSTEP_TEST_ETCD_ENDPOINTS') } };
     default:
-      throw new Error(`--driver ${driver}: expected file, sqlite, mariadb, postgres, redis or git`);
+      throw new Error(`--driver ${driver}: expected file, sqlite, mariadb, postgres, redis, etcd or git`);
   }
 }
 

@@ -6,7 +6,7 @@ export { replaceAtomically } from './atomicReplace';
 export { assertWait, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from './bounds';
 export { checkRecordUpdate } from './chain/recordUpdate';
 export { digestOf } from './chain/signedChain';
-export { MAX_OPENPGP_FILE_BYTES, type OpenpgpListingText, parseOpenpgpSigners, stepSignature } from './chain/openpgpSigners';
+export { MAX_OPENPGP_FILE_BYTES, type OpenpgpListingText, readOpenpgpListing, stepSignature } from './chain/openpgpSigners';
 export { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignature } from './chain/signedStep';
 export { type Clock, SECOND, systemClock, type Timer } from './clock';
 export type { DriverSetting, LockManagerOptions } from './config';

@@ -8,8 +8,8 @@ import {
   historyEntries,
   MAX_RECORD_BYTES,
   type OpenpgpListingText,
-  parseOpenpgpSigners,
   type PushedCommit,
+  readOpenpgpListing,
   SNAPSHOT_TRAILER,
   type StepSignature,
   stepSignature,
@@ -112,7 +112,7 @@ export class ServerRepo {
    * openpgpSigners.ts).
    */
   async signature(sha: string, allowedSigners: string, openpgp?: OpenpgpListingText): Promise<StepSignature> {
-    const listing = openpgp === undefined ? undefined : parseOpenpgpSigners(openpgp.signers, 'The openpgpSigners file');
+    const listing = openpgp === undefined ? undefined : readOpenpgpListing(openpgp);
     const out = await withSignersFile(
       allowedSigners,
       (file, env) =>
@@ -120,10 +120,10 @@ export class ServerRepo {
           ['-c', `gpg.ssh.allowedSignersFile=${file}`, 'log', '--max-count=1', '--format=%G?%x1f%GS%x1f%GP', '--end-of-options', sha, '--'],
           { env },
         ),
-      openpgp === undefined || listing === undefined ? undefined : { keys: openpgp.keys, fingerprints: [...listing.keys()] },
+      listing?.keyring,
     );
     const [status = 'N', signer = '', primaryKey = ''] = out.trim().split('\x1f');
-    return stepSignature({ status, signer, primaryKey }, listing);
+    return stepSignature({ status, signer, primaryKey }, listing?.signers);
   }
 
   /** What a compaction of the history ending at `sha` must write as its audit.log. */

@@ -64,6 +64,18 @@ export function parseOpenpgpSigners(text: string, where: string): OpenpgpSigners
   return signers;
 }
 
+/** A listing read: who signs with which key, and what a reader's own keyring is filled with (openpgpKeyring.ts). */
+export interface OpenpgpListing {
+  readonly signers: OpenpgpSigners;
+  readonly keyring: { readonly keys: string; readonly fingerprints: readonly string[] };
+}
+
+/** The listing's two texts parsed once: the signers map, and the keys and fingerprints a reader's keyring holds. */
+export function readOpenpgpListing(text: OpenpgpListingText): OpenpgpListing {
+  const signers = parseOpenpgpSigners(text.signers, 'The openpgpSigners file');
+  return { signers, keyring: { keys: text.keys, fingerprints: [...signers.keys()] } };
+}
+
 /**
  * The step's signature as the chain judges it (signedStep.ts `checkSigner`). An SSH signature
  * (`%GP` empty: git prints a primary key fingerprint for OpenPGP only) keeps the principal the

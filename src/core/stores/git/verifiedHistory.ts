@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { replaceAtomically } from '../../atomicReplace';
 import { LockTamperedPageError } from '../../errors';
-import { type OpenpgpListingText, type OpenpgpSigners, parseOpenpgpSigners, stepSignature } from '../../chain/openpgpSigners';
+import { type OpenpgpListing, type OpenpgpListingText, readOpenpgpListing, stepSignature } from '../../chain/openpgpSigners';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
 import type { ContainerSettings, LockRecord } from '../../lockRecord';
 import { parseRecord } from '../../recordCodec';
@@ -98,13 +98,8 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
 }
 
 /** The policy's OpenPGP listing, parsed, and what the reader's keyring imports from it. */
-async function openpgpListing(
-  policy: Pick<SigningPolicy, 'openpgp'>,
-): Promise<{ signers: OpenpgpSigners; keyring: { keys: string; fingerprints: string[] } } | undefined> {
-  if (policy.openpgp === undefined) return undefined;
-  const text = await policy.openpgp();
-  const signers = parseOpenpgpSigners(text.signers, 'The openpgpSigners file');
-  return { signers, keyring: { keys: text.keys, fingerprints: [...signers.keys()] } };
+async function openpgpListing(policy: Pick<SigningPolicy, 'openpgp'>): Promise<OpenpgpListing | undefined> {
+  return policy.openpgp === undefined ? undefined : readOpenpgpListing(await policy.openpgp());
 }
 
 /** A history's first commit: the page's creation, an operator's adopt over a damaged page, or a compaction's snapshot. */

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { callSafely } from './callSafely';
 import type { Watch } from './store';
 
 /** What this file uses of a folder's watch (an fs.FSWatcher). */
@@ -55,13 +56,4 @@ export function watchDir(
       if (pending) clearTimeout(pending);
     },
   };
-}
-
-/** An owner's failure is its own; it never escapes into the watch's event emitter. */
-function callSafely(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Intentionally ignored: watchers must handle their own errors.
-  }
 }

@@ -1,6 +1,7 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { LockStorageError } from '../../errors';
 import type { CasCells } from '../casDriver';
+import { callSafely } from '../callSafely';
 import type { CasResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import type { EtcdFailures } from './etcdErrors';
 
@@ -84,21 +85,12 @@ export class EtcdCells implements CasCells {
     let active = true;
     let watcher: Watcher | undefined;
     const call = (): void => {
-      if (!active) return;
-      try {
-        onChange();
-      } catch {
-        // A listener's failure is its own; it never breaks the watch.
-      }
+      if (active) callSafely(onChange);
     };
     const health = (now: boolean): void => {
       if (!active || healthy === now) return;
       healthy = now;
-      try {
-        options?.onHealth?.(now);
-      } catch {
-        // As a listener's failure above.
-      }
+      callSafely(() => options?.onHealth?.(now));
     };
     this.client
       .watch()

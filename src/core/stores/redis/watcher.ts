@@ -1,4 +1,5 @@
 import type { Watch } from '../store';
+import { callSafely } from '../callSafely';
 import type { RedisClient } from './clients';
 
 /**
@@ -93,13 +94,4 @@ export class RecordWatcher {
 interface Listener {
   readonly change: () => void;
   readonly health: (healthy: boolean) => void;
-}
-
-/** A listener's failure is its own; it never breaks delivery to others or throws into ioredis. */
-function callSafely(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // Intentionally ignored: watchers must handle their own errors.
-  }
 }

@@ -26,13 +26,18 @@ interface GitExtensionExports {
 
 /** The git extension's repository for the clone at `root`; undefined when the extension is absent, disabled or does not know it. */
 export async function gitExtensionRepository(root: string): Promise<GitExtensionRepository | undefined> {
+  const api = await gitExtensionApi();
+  if (!api) return undefined;
+  const uri = vscode.Uri.file(root);
+  return api.getRepository(uri) ?? (await api.openRepository?.(uri)) ?? undefined;
+}
+
+/** The git extension's API (version 1), activating it if needed; undefined when it is absent or disabled. */
+async function gitExtensionApi(): Promise<GitExtensionApi | undefined> {
   const extension = vscode.extensions.getExtension<GitExtensionExports>('vscode.git');
   if (!extension) return undefined;
   const exports = extension.isActive ? extension.exports : await extension.activate();
-  if (!exports?.enabled) return undefined;
-  const api = exports.getAPI(1);
-  const uri = vscode.Uri.file(root);
-  return api.getRepository(uri) ?? (await api.openRepository?.(uri)) ?? undefined;
+  return exports?.enabled ? exports.getAPI(1) : undefined;
 }
 
 /** What the git extension's error says git printed (its `stderr`), else its message. */
@@ -64,9 +69,5 @@ export function followVsCodeGit(onChange: (program: GitProgram) => void): vscode
 
 /** The git program VS Code's git extension runs; undefined when the extension is absent or disabled. */
 async function gitExtensionPath(): Promise<string | undefined> {
-  const extension = vscode.extensions.getExtension<GitExtensionExports>('vscode.git');
-  if (!extension) return undefined;
-  const exports = extension.isActive ? extension.exports : await extension.activate();
-  if (!exports?.enabled) return undefined;
-  return exports.getAPI(1).git?.path;
+  return (await gitExtensionApi())?.git?.path;
 }

@@ -26,14 +26,14 @@ export function parseEtcdEndpoints(text: string, setting = 'LOCKSTEP_ETCD_ENDPOI
   if (parts.length === 0) throw bad(setting, 'names no endpoint');
   const hosts: string[] = [];
   let credentials: { username: string; password: string } | undefined;
-  let schemes = new Set<string>();
+  const schemes = new Set<string>();
   for (const part of parts) {
     const match = ENDPOINT.exec(part);
     if (!match) throw bad(setting, 'has an entry that is not an http:// or https:// URL of the form scheme://host:port');
     const [, scheme, user, password, host, port] = match;
     const portNumber = port === undefined ? 2379 : Number(port);
     if (portNumber < 1 || portNumber > 65535) throw bad(setting, 'has a port outside 1–65535');
-    schemes = schemes.add(scheme!);
+    schemes.add(scheme!);
     hosts.push(`${scheme}://${host!.toLowerCase()}:${portNumber}`);
     if (user !== undefined) {
       const next = { username: decodeURIComponent(user), password: decodeURIComponent(password ?? '') };

@@ -23,6 +23,17 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 step "set-up"
 bash scripts/setup.sh tests || { tally_line set-up 0 1 0 "scripts/setup.sh tests failed"; tally_summary; exit 1; }
 
+# The VS Code hosts (code-server builds native addons: 4-5 minutes a host on two loaded processors) install in the
+# background while the build, lint, unit and integration suites run, instead of inside the vscode suite's own time
+# limit after them. scripts/vscode-host/setup.sh holds a lock on its cache, so the vscode suite's own call waits for
+# this one and then finds the hosts installed (or, if this one failed, tries again and fails by name). Niced: the
+# compilers take the processors the tests leave idle (they wait out real leases much of the time).
+host_setup_pid=''
+if [ -e "${LOCKSTEP_SUITES_DIR:-scripts/suites}/vscode.sh" ]; then
+  step "VS Code hosts: installing in the background (log: test-artifacts/vscode-host-setup.log)"
+  nice -n 10 bash scripts/vscode-host/setup.sh all < /dev/null > test-artifacts/vscode-host-setup.log 2>&1 &
+  host_setup_pid=$!
+fi
 step "build and type check"
 if ! { npm run -s build && npm run -s typecheck; }; then
   tally_line build+typecheck 0 1 0 "npm run build or typecheck failed"
@@ -40,5 +51,6 @@ run_reported unit npx mocha --config .mocharc.unit.json
 step "suite: integration"
 run_reported integration node scripts/mocha-files.mjs --config .mocharc.integration.json --durations test/integration/durations.json
 run_suites "${LOCKSTEP_SUITES_DIR:-scripts/suites}"
+[ -n "$host_setup_pid" ] && wait "$host_setup_pid" # already ended unless the vscode suite did not run
 
 tally_summary

@@ -41,8 +41,12 @@ broken() { # broken STEP WHY: counts a step that stopped the suite before its ru
   exit 1
 }
 
+# scripts/test-all.sh starts this install in the background at the start of the run; here it waits for that one
+# (the installer's lock) and finds the hosts there, or installs what is missing.
 say "installing the VS Code hosts (cached)"
+t=$SECONDS
 bash scripts/vscode-host/setup.sh all || broken setup "scripts/vscode-host/setup.sh failed"
+say "VS Code hosts ready after $((SECONDS - t)) s"
 # shellcheck source=/dev/null
 source "${LOCKSTEP_CACHE:-$HOME/.cache/lockstep}/vscode-host/env.sh"
 

@@ -31,7 +31,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { readTally, sum } from './tally.mjs';
+
+const { MAX_NAMED_FAILURES } = createRequire(import.meta.url)('./test-counts.cjs');
 
 function usage(message) {
   console.error(
@@ -222,6 +225,8 @@ const line = {
   behaviours: [...new Set(lines.flatMap(l => l.behaviours ?? []))].sort(),
 };
 if (broken.length > 0) line.note = broken.join('; ');
+const failures = lines.flatMap(l => l.failures ?? []).slice(0, MAX_NAMED_FAILURES);
+if (failures.length > 0) line.failures = failures;
 if (writeDurations) {
   const measured = Object.fromEntries(results.map(r => [r.file, r.seconds]).sort((a, b) => b[1] - a[1]));
   fs.writeFileSync(writeDurations, `${JSON.stringify(measured, null, 2)}\n`);

@@ -10,15 +10,17 @@
 // note: how a suite whose server is missing says how many tests it did not run.
 const fs = require('node:fs');
 const Mocha = require('mocha');
-const { countRun, countAsSkipped } = require('./test-counts.cjs');
+const { countRun, countAsSkipped, noteFailure } = require('./test-counts.cjs');
 const { EVENT_RUN_END, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 
 class TallyReporter extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
     const failedHooks = [];
+    const failures = [];
     let otherFailures = 0;
-    runner.on(EVENT_TEST_FAIL, runnable => {
+    runner.on(EVENT_TEST_FAIL, (runnable, err) => {
+      noteFailure(failures, runnable.titlePath(), err);
       if (runnable.type === 'hook') failedHooks.push(runnable);
       else if (runnable.type !== 'test') otherFailures++;
     });
@@ -33,7 +35,14 @@ class TallyReporter extends Mocha.reporters.Spec {
       if (!file) return;
       const line = asSkipped
         ? { suite, passed: 0, failed: 0, skipped: countAsSkipped(runner.suite), note: asSkipped }
-        : { suite, passed: counts.passed, failed: counts.failed, skipped: counts.skipped, behaviours: counts.behaviours };
+        : {
+            suite,
+            passed: counts.passed,
+            failed: counts.failed,
+            skipped: counts.skipped,
+            behaviours: counts.behaviours,
+            ...(failures.length > 0 ? { failures } : {}),
+          };
       fs.appendFileSync(file, `${JSON.stringify(line)}\n`);
     });
   }

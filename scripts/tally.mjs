@@ -88,6 +88,11 @@ function main(argv) {
       `  ${l.suite.padEnd(28)} ${String(l.passed).padStart(5)} passed ${String(l.failed).padStart(4)} failed ${String(l.skipped).padStart(4)} skipped${note}`,
     );
   }
+  const named = lines.filter(l => Array.isArray(l.failures) && l.failures.length > 0);
+  if (named.length > 0) {
+    console.log('\nFailed tests (the first few of each runner, with the first line of the error):');
+    for (const l of named) for (const f of l.failures) console.log(`  ${l.suite}: ${f}`);
+  }
   const s = sum(lines);
   if (lines.length === 0) s.failed += 1; // nothing reported at all is not a pass
   console.log(`${s.behaviours} distinct behaviours ran (a test title counts once, however many backends or hosts ran it)`);

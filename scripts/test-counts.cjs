@@ -67,9 +67,29 @@ function countRun(root, failedHooks = [], otherFailures = 0) {
   };
 }
 
+/** How many failures a tally line names: enough to tell a run's failures apart, few enough for the summary. */
+const MAX_NAMED_FAILURES = 5;
+
+/**
+ * One failure as a tally line names it: the title path and the first line of the error, bounded, so that the
+ * run's last lines (all a CI page may keep) say which tests failed and why, not only how many.
+ */
+function failureLine(titlePath, err) {
+  const first = String(err?.message ?? err ?? '')
+    .split('\n')[0]
+    .trim();
+  const line = `${titlePath.filter(Boolean).join(' › ')}${first ? ` — ${first}` : ''}`;
+  return line.length > 240 ? `${line.slice(0, 239)}…` : line;
+}
+
+/** Adds a failure to a list that keeps the first MAX_NAMED_FAILURES. */
+function noteFailure(list, titlePath, err) {
+  if (list.length < MAX_NAMED_FAILURES) list.push(failureLine(titlePath, err));
+}
+
 /** Every test in the tree counted as skipped (mocha --dry-run: what a run that could not happen would have run). */
 function countAsSkipped(root) {
   return allTests(root).length;
 }
 
-module.exports = { behaviourTitles, behaviourKey, countRun, countAsSkipped };
+module.exports = { behaviourTitles, behaviourKey, countRun, countAsSkipped, failureLine, noteFailure, MAX_NAMED_FAILURES };

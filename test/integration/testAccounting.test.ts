@@ -337,6 +337,8 @@ describe('test accounting (scripts/accounting.sh + scripts/tally.mjs)', function
     const lines = run.tally.filter(l => l.suite === 'files');
     assert.equal(lines.length, 1, 'one line for the whole suite');
     assert.match(lines[0].note, /c\.test\.js: exited 3 before reporting/);
+    assert.deepEqual(lines[0].failures, ['b › breaks — no'], 'the failed test named with its error, for the summary');
+    assert.match(run.output, /Failed tests .*\n {2}files: b › breaks — no\n/, 'the summary names it under the table');
     assert.equal(run.behaviours, 4, 'a › one, a › two, b › holds, b › breaks');
     assert.notEqual(run.code, 0);
   });

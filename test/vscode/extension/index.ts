@@ -19,8 +19,9 @@ interface RunCounts {
   notRun: number;
   behaviours: string[];
 }
-const { countRun } = require('../../../scripts/test-counts.cjs') as {
+const { countRun, noteFailure } = require('../../../scripts/test-counts.cjs') as {
   countRun(root: Mocha.Suite, failedHooks: Mocha.Runnable[], other: number): RunCounts;
+  noteFailure(list: string[], titlePath: string[], err: unknown): void;
 };
 
 export async function run(): Promise<void> {
@@ -41,12 +42,14 @@ export async function run(): Promise<void> {
     throw new Error(`LOCKSTEP_VSCODE_TESTS names ${named.join(', ')}; found ${files.join(', ') || 'none of them'}`);
   for (const file of files) mocha.addFile(path.join(__dirname, file));
 
+  const failures: string[] = [];
   const run = await new Promise<RunCounts>((resolve, reject) => {
     try {
       const failedHooks: Mocha.Runnable[] = [];
       let other = 0;
       const runner = mocha.run(() => resolve(countRun(runner.suite, failedHooks, other)));
-      runner.on('fail', (runnable: Mocha.Runnable & { type?: string }) => {
+      runner.on('fail', (runnable: Mocha.Runnable & { type?: string }, err: unknown) => {
+        noteFailure(failures, runnable.titlePath(), err);
         if (runnable.type === 'hook') failedHooks.push(runnable);
         else if (runnable.type !== 'test') other++;
       });
@@ -59,6 +62,7 @@ export async function run(): Promise<void> {
     failed: run.failed,
     skipped: run.skipped,
     behaviours: run.behaviours,
+    ...(failures.length > 0 ? { failures } : {}),
     vscode: vscode.version,
     node: process.version,
   };

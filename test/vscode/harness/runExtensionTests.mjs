@@ -126,6 +126,7 @@ try {
     failed: result.failed,
     skipped: result.skipped,
     ...(Array.isArray(result.behaviours) ? { behaviours: result.behaviours } : {}),
+    ...(Array.isArray(result.failures) ? { failures: result.failures } : {}),
   };
   if (code !== 0 && counts.failed === 0) {
     counts.failed = 1;

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT, createRun, installExtension, launchChromium, log, startCodeServer } from './codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
-import { appendTally, keyOf } from './tally.mjs';
+import { appendTally, keyOf, noteFailure } from './tally.mjs';
 
 export const SCREENSHOTS = path.join(PROJECT_ROOT, 'test-artifacts', 'screenshots');
 const STATUS_BAR = '#workbench\\.parts\\.statusbar';
@@ -169,6 +169,7 @@ export async function runUiTests(suite, tests) {
   let passed = 0,
     failed = 0;
   const behaviours = new Set();
+  const failures = [];
   for (const test of tests) {
     const started = Date.now();
     behaviours.add(keyOf('VS Code UI', test.name));
@@ -178,6 +179,7 @@ export async function runUiTests(suite, tests) {
       console.log(`  ✔ ${test.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     } catch (err) {
       failed++;
+      noteFailure(failures, [suite, test.name], err);
       console.log(
         `  ✘ ${test.name}\n    ${String(err?.stack ?? err)
           .split('\n')
@@ -186,6 +188,6 @@ export async function runUiTests(suite, tests) {
       );
     }
   }
-  appendTally({ suite, passed, failed, skipped: 0, behaviours: [...behaviours].sort() });
+  appendTally({ suite, passed, failed, skipped: 0, behaviours: [...behaviours].sort(), failures });
   return failed === 0;
 }

@@ -21,6 +21,12 @@ export const REFERENCE_SPAWN_MS = 10;
 /** A factor above this means the machine is not fit to judge timing; deadlines stop growing here. */
 export const MAX_SLOWDOWN = 20;
 export const SLOWDOWN_ENV = 'LOCKSTEP_TEST_SLOWDOWN';
+/**
+ * The same factor inside a VS Code host, whose environment keeps only the runner's LOCKSTEP_VSCODE_* variables
+ * (test/vscode/harness/codeServer.mjs): the runner passes the run's factor under this name, and the host's test
+ * index replaces it with the larger of it and the host's own measurement before the tests load.
+ */
+export const HOST_SLOWDOWN_ENV = 'LOCKSTEP_VSCODE_TEST_SLOWDOWN';
 
 export interface Calibration {
   readonly cpuMs: number;
@@ -58,9 +64,9 @@ export function calibrate(): Calibration {
   return { cpuMs, spawnMs, factor: factorFor(cpuMs, spawnMs) };
 }
 
-/** The factor exported by the run (LOCKSTEP_TEST_SLOWDOWN), if it is a number of at least 1. */
+/** The factor exported by the run (LOCKSTEP_TEST_SLOWDOWN, or HOST_SLOWDOWN_ENV in a VS Code host), if it is a number of at least 1. */
 export function exportedSlowdown(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = Number(env[SLOWDOWN_ENV]);
+  const value = Number(env[SLOWDOWN_ENV] ?? env[HOST_SLOWDOWN_ENV]);
   return Number.isFinite(value) && value >= 1 ? Math.min(MAX_SLOWDOWN, value) : undefined;
 }
 

@@ -9,6 +9,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
 import * as vscode from 'vscode';
+import { HOST_SLOWDOWN_ENV, slowdown } from '../../helpers/calibration';
+import { mochaHooks } from '../../helpers/loadScaling';
 
 const ON_REQUEST = ['drivers', 'multiRoot'];
 
@@ -25,7 +27,10 @@ const { countRun, noteFailure } = require('../../../scripts/test-counts.cjs') as
 };
 
 export async function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true });
+  // Deadlines hold on a loaded machine as in every other suite: mocha's timeouts scaled by the root hook, and
+  // until()'s deadlines (each test file is a bundle of its own) by the factor left here for them.
+  process.env[HOST_SLOWDOWN_ENV] = String(slowdown());
+  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 20_000, reporter: 'spec', forbidOnly: true, rootHooks: mochaHooks });
   if (process.env.LOCKSTEP_VSCODE_GREP) mocha.grep(process.env.LOCKSTEP_VSCODE_GREP);
   const untrusted = process.env.LOCKSTEP_VSCODE_UNTRUSTED === '1';
   const named = process.env.LOCKSTEP_VSCODE_TESTS?.split(',')

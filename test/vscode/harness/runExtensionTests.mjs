@@ -76,6 +76,8 @@ try {
       ...store.env,
       LOCKSTEP_TEST_DRIVER: options.driver,
       LOCKSTEP_VSCODE_RESULT: resultFile,
+      // The run's slowdown factor (test/helpers/calibration.ts) under the one name the host's environment keeps.
+      ...(process.env.LOCKSTEP_TEST_SLOWDOWN ? { LOCKSTEP_VSCODE_TEST_SLOWDOWN: process.env.LOCKSTEP_TEST_SLOWDOWN } : {}),
       ...(options.tests ? { LOCKSTEP_VSCODE_TESTS: options.tests } : {}),
       ...(untrusted ? { LOCKSTEP_VSCODE_UNTRUSTED: '1' } : {}),
     },

@@ -7,6 +7,15 @@ import { createContainerFixture, fixtureEnvironment } from './fixture.mjs';
 import { appendTally, keyOf, noteFailure } from './tally.mjs';
 
 export const SCREENSHOTS = path.join(PROJECT_ROOT, 'test-artifacts', 'screenshots');
+
+/**
+ * A deadline written for an idle machine, scaled by the run's slowdown factor (LOCKSTEP_TEST_SLOWDOWN, measured by
+ * test/helpers/calibration.ts at the start of the run; 1 to 20): the UI tests run beside the other live suites.
+ */
+export function scaledMs(ms) {
+  const factor = Number(process.env.LOCKSTEP_TEST_SLOWDOWN);
+  return Math.ceil(ms * (Number.isFinite(factor) ? Math.min(20, Math.max(1, factor)) : 1));
+}
 const STATUS_BAR = '#workbench\\.parts\\.statusbar';
 export const EXTENSION_ID = 'lockstep.lockstep';
 
@@ -48,9 +57,9 @@ export async function openWorkbench({ host, vsix, label, folder, env, settings, 
 
 /** Opens `folder` in the workbench and waits for the status bar. */
 export async function openFolder(page, server, folder) {
-  await page.goto(`${server.origin}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-  await page.locator(STATUS_BAR).waitFor({ timeout: 60_000 });
+  await page.goto(`${server.origin}/?folder=${encodeURIComponent(folder)}`, { waitUntil: 'domcontentloaded', timeout: scaledMs(60_000) });
+  await page.locator('.monaco-workbench').waitFor({ timeout: scaledMs(60_000) });
+  await page.locator(STATUS_BAR).waitFor({ timeout: scaledMs(60_000) });
 }
 
 /**
@@ -95,7 +104,8 @@ export async function readBadge(page) {
 }
 
 /** Waits until the badge's text matches `pattern`; returns readBadge(). The error says what it showed. */
-export async function badgeShows(page, pattern, timeoutMs = 20_000) {
+export async function badgeShows(page, pattern, idleTimeoutMs = 20_000) {
+  const timeoutMs = scaledMs(idleTimeoutMs);
   const deadline = Date.now() + timeoutMs;
   let last;
   for (;;) {
@@ -132,16 +142,19 @@ export async function runCommand(page, title, { input } = {}) {
   await page.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
   await page.keyboard.press('F1');
   const box = page.locator('.quick-input-widget input');
-  await box.waitFor({ timeout: 20_000 });
+  await box.waitFor({ timeout: scaledMs(20_000) });
   await box.pressSequentially(title, { delay: 10 });
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 20_000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: title })
+    .first()
+    .waitFor({ timeout: scaledMs(20_000) });
   await page.keyboard.press('Enter');
   if (input) {
-    await page.locator('.quick-input-widget', { hasText: input.prompt }).waitFor({ timeout: 20_000 });
+    await page.locator('.quick-input-widget', { hasText: input.prompt }).waitFor({ timeout: scaledMs(20_000) });
     await box.fill(input.answer);
     await page.keyboard.press('Enter');
   }
-  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 20_000 });
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: scaledMs(20_000) });
 }
 
 /** Saves a screenshot (or of one locator) as test-artifacts/screenshots/NAME.png and returns its path. */

@@ -18,6 +18,7 @@ import {
   readStatusBar,
   runCommand,
   runUiTests,
+  scaledMs,
   screenshot,
 } from '../harness/ui.mjs';
 
@@ -49,7 +50,7 @@ const ok = await runUiTests(suite, [
     async run() {
       const p = await page();
       try {
-        await lockstepBadge(p).waitFor({ timeout: 60_000 });
+        await lockstepBadge(p).waitFor({ timeout: scaledMs(60_000) });
       } catch (err) {
         throw new Error(`no Lockstep item in the status bar; it shows ${JSON.stringify(await readStatusBar(p))}`, { cause: err });
       }
@@ -66,7 +67,10 @@ const ok = await runUiTests(suite, [
     async run() {
       const p = await page();
       await runCommand(p, 'Lockstep: Show Log');
-      await p.locator('.part.panel .monaco-editor .view-lines').filter({ hasText: 'Lockstep activated' }).waitFor({ timeout: 20_000 });
+      await p
+        .locator('.part.panel .monaco-editor .view-lines')
+        .filter({ hasText: 'Lockstep activated' })
+        .waitFor({ timeout: scaledMs(20_000) });
       await screenshot(p, `show-log${newest ? '' : `@${host.name}`}`);
       await p.keyboard.press('Control+J'); // close the panel again
     },
@@ -159,22 +163,22 @@ const ok = await runUiTests(suite, [
     name: 'lockstep.showBadge off (its box in the Settings editor) takes the badge out of the status bar; back on, it returns',
     async run() {
       const p = await page();
-      await lockstepBadge(p).waitFor({ state: 'visible', timeout: 20_000 });
+      await lockstepBadge(p).waitFor({ state: 'visible', timeout: scaledMs(20_000) });
       await runCommand(p, 'Preferences: Open User Settings');
       const editor = p.locator('.settings-editor');
-      await editor.waitFor({ timeout: 20_000 });
+      await editor.waitFor({ timeout: scaledMs(20_000) });
       await p.keyboard.type('lockstep.showBadge', { delay: 10 });
       // The search filters after a moment: wait for Lockstep's own box, not whichever box comes first.
       const box = editor.locator('.setting-item-bool', { hasText: 'Show Badge' }).locator('.setting-value-checkbox');
-      await box.waitFor({ timeout: 20_000 });
+      await box.waitFor({ timeout: scaledMs(20_000) });
       await box.click();
-      await lockstepBadge(p).waitFor({ state: 'hidden', timeout: 20_000 });
+      await lockstepBadge(p).waitFor({ state: 'hidden', timeout: scaledMs(20_000) });
       await box.click();
-      await lockstepBadge(p).waitFor({ state: 'visible', timeout: 20_000 });
+      await lockstepBadge(p).waitFor({ state: 'visible', timeout: scaledMs(20_000) });
       await badgeShows(p, /^Stale grant/);
       await p.keyboard.press('Escape');
       if (await editor.isVisible()) await runCommand(p, 'View: Close Editor');
-      await editor.waitFor({ state: 'hidden', timeout: 20_000 });
+      await editor.waitFor({ state: 'hidden', timeout: scaledMs(20_000) });
     },
   },
   {
@@ -184,9 +188,9 @@ const ok = await runUiTests(suite, [
       await runCommand(p, 'Lockstep: Show Lock Page');
       // A webview is an iframe inside an iframe; the page's own script renders into #app.
       const view = p.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
-      await view.locator('h2', { hasText: 'Audit trail' }).waitFor({ timeout: 30_000 });
-      await view.getByText('Holder: bob@example.com').waitFor({ timeout: 10_000 });
-      await view.locator('h1', { hasText: 'Stale grant' }).waitFor({ timeout: 10_000 });
+      await view.locator('h2', { hasText: 'Audit trail' }).waitFor({ timeout: scaledMs(30_000) });
+      await view.getByText('Holder: bob@example.com').waitFor({ timeout: scaledMs(10_000) });
+      await view.locator('h1', { hasText: 'Stale grant' }).waitFor({ timeout: scaledMs(10_000) });
       const audit = await view.locator('table.audit tr').count();
       assert.ok(audit >= 3, `the audit trail lists the transitions so far (${audit} rows)`);
       await screenshot(p, `lock-page${newest ? '' : `@${host.name}`}`);

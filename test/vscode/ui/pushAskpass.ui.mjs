@@ -14,7 +14,7 @@ import path from 'node:path';
 import { tsImport } from 'tsx/esm/api';
 import { log, parseOptions, resolveHost } from '../harness/codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment } from '../harness/fixture.mjs';
-import { badgeShows, openWorkbench, runCommand, runUiTests, screenshot } from '../harness/ui.mjs';
+import { badgeShows, openWorkbench, runCommand, runUiTests, scaledMs, screenshot } from '../harness/ui.mjs';
 
 const { startGitHttpServer } = await tsImport('../../helpers/gitHttpServer.ts', import.meta.url);
 
@@ -47,11 +47,11 @@ opened.catch(() => undefined);
 /** Answers VS Code's askpass box whose placeholder (git's own question) matches `question`. */
 async function answerAskpass(page, question, answer, shot) {
   const box = page.locator('.quick-input-widget input').and(page.locator(`[placeholder*="${question}"]`));
-  await box.waitFor({ timeout: 60_000 });
+  await box.waitFor({ timeout: scaledMs(60_000) });
   if (shot) await screenshot(page, shot);
   await box.fill(answer);
   await page.keyboard.press('Enter');
-  await box.waitFor({ state: 'hidden', timeout: 20_000 });
+  await box.waitFor({ state: 'hidden', timeout: scaledMs(20_000) });
 }
 
 const ok = await runUiTests(suite, [
@@ -76,7 +76,7 @@ const ok = await runUiTests(suite, [
       await answerAskpass(a, 'Username', 'alice', `push-askpass-username${suffix}`);
       await answerAskpass(a, 'Password', 'wrong password');
       const toast = a.locator('.notification-toast', { hasText: /did not accept your credentials/ });
-      await toast.waitFor({ timeout: 60_000 });
+      await toast.waitFor({ timeout: scaledMs(60_000) });
       await screenshot(a, `push-askpass-refused${suffix}`);
       assert.match((await toast.textContent()) ?? '', /stays yours/, "the refusal says the lock stays alice's");
       assert.equal(server.counts.authenticated, before, 'nothing got through with the wrong password');
@@ -96,7 +96,7 @@ const ok = await runUiTests(suite, [
       await badgeShows(a, /^Free$/, 60_000);
       const remoteHead = execFileSync('git', ['rev-parse', 'main'], { cwd: fixture.remote, encoding: 'utf8' }).trim();
       assert.equal(remoteHead, git('rev-parse', 'HEAD'), 'the push landed on the remote');
-      await a.locator('.notification-toast', { hasText: 'pushed and released grant #1' }).waitFor({ timeout: 20_000 });
+      await a.locator('.notification-toast', { hasText: 'pushed and released grant #1' }).waitFor({ timeout: scaledMs(20_000) });
       await screenshot(a, `push-askpass-released${suffix}`);
     },
   },

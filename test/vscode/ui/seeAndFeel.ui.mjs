@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT, parseOptions, resolveHost } from '../harness/codeServer.mjs';
 import { fixtureEnvironment, lockstep } from '../harness/fixture.mjs';
-import { openWorkbench, runCommand, runUiTests, screenshot } from '../harness/ui.mjs';
+import { openWorkbench, runCommand, runUiTests, scaledMs, screenshot } from '../harness/ui.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', vsix: '', suite: '' });
 if (!options.vsix) throw new Error('--vsix FILE is required (npm run package builds one)');
@@ -47,9 +47,12 @@ const page = async () => (await opened).page;
 async function quickPick(p, key, text, row = text) {
   const box = p.locator('.quick-input-widget input');
   if (key) await p.keyboard.press(key);
-  await box.waitFor({ timeout: 20_000 });
+  await box.waitFor({ timeout: scaledMs(20_000) });
   await box.pressSequentially(text, { delay: 10 });
-  await p.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 20_000 });
+  await p
+    .locator('.quick-input-list .monaco-list-row', { hasText: row })
+    .first()
+    .waitFor({ timeout: scaledMs(20_000) });
   await p.keyboard.press('Enter');
 }
 
@@ -63,15 +66,15 @@ const ok = await runUiTests(suite, [
       const p = await page();
       await quickPick(p, 'Control+P', 'greeting.ts');
       const toast = p.locator('.notification-toast', { hasText: 'Read-only: bob@example.com holds the lock' });
-      await toast.waitFor({ timeout: 20_000 });
-      await toast.getByRole('button', { name: 'Petition' }).waitFor({ timeout: 5_000 });
+      await toast.waitFor({ timeout: scaledMs(20_000) });
+      await toast.getByRole('button', { name: 'Petition' }).waitFor({ timeout: scaledMs(5_000) });
       const lines = p.locator('.editor-instance .view-lines').first();
       // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText(), the text as shown, not the DOM property
       const before = await lines.innerText();
       await lines.click();
       await p.keyboard.type('typed while bob holds it');
       // VS Code's own refusal appears at the cursor.
-      await p.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor({ timeout: 10_000 });
+      await p.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor({ timeout: scaledMs(10_000) });
       // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText(), as above
       assert.equal(await lines.innerText(), before, 'the text did not change');
       assert.equal(await p.locator('.tab.active.dirty').count(), 0, 'the editor is not dirty');
@@ -90,9 +93,12 @@ const ok = await runUiTests(suite, [
       await runCommand(p, 'Lockstep: Show Lock Page');
       const doc = lockPage(p);
       const chart = doc.locator('svg.timeline-chart');
-      await chart.waitFor({ timeout: 30_000 });
+      await chart.waitFor({ timeout: scaledMs(30_000) });
       // Nine seeded grants and bob's, now: ten bars; dana's cleared grant and bob's taken-over one were silent.
-      await doc.locator('rect.bar').nth(9).waitFor({ timeout: 10_000 });
+      await doc
+        .locator('rect.bar')
+        .nth(9)
+        .waitFor({ timeout: scaledMs(10_000) });
       assert.equal(await doc.locator('rect.bar').count(), 10);
       assert.equal(await doc.locator('rect.bar-cleared').count(), 1);
       assert.equal(await doc.locator('rect.bar-expired').count(), 1);
@@ -109,7 +115,7 @@ const ok = await runUiTests(suite, [
       // The week's activity spans the week: 7 days is pressed. 24 h zooms to what the last day holds, hour by hour.
       assert.equal(await doc.locator('.span-switch button[data-span="week"]').getAttribute('aria-pressed'), 'true');
       await doc.locator('.span-switch button[data-span="day"]').click();
-      await doc.locator('.span-switch button[data-span="day"][aria-pressed="true"]').waitFor({ timeout: 10_000 });
+      await doc.locator('.span-switch button[data-span="day"][aria-pressed="true"]').waitFor({ timeout: scaledMs(10_000) });
       const dayBars = await doc.locator('rect.bar').count();
       assert.ok(dayBars >= 1 && dayBars < 10, `the last 24 hours show fewer grants than the week (${dayBars})`);
       assert.equal(await doc.locator('rect.bar-holding').count(), 1, "bob's grant, now");
@@ -124,17 +130,20 @@ const ok = await runUiTests(suite, [
       // The palette's "Welcome: Open Walkthrough..." asks which walkthrough in a second quick pick.
       await p.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
       await quickPick(p, 'F1', 'Welcome: Open Walkthrough', 'Open Walkthrough');
-      await p.locator('.quick-input-list .monaco-list-row', { hasText: 'Lockstep: your first day' }).first().waitFor({ timeout: 20_000 });
+      await p
+        .locator('.quick-input-list .monaco-list-row', { hasText: 'Lockstep: your first day' })
+        .first()
+        .waitFor({ timeout: scaledMs(20_000) });
       await quickPick(p, undefined, 'Lockstep', 'Lockstep: your first day');
       const steps = p.locator('.getting-started-step');
-      await p.locator('.gettingStartedContainer', { hasText: 'Lockstep: your first day' }).waitFor({ timeout: 20_000 });
-      await steps.first().waitFor({ timeout: 20_000 });
+      await p.locator('.gettingStartedContainer', { hasText: 'Lockstep: your first day' }).waitFor({ timeout: scaledMs(20_000) });
+      await steps.first().waitFor({ timeout: scaledMs(20_000) });
       // The shared remote gets its server guard while the walkthrough is open: that step ticks by itself.
       const step = id => p.locator(`.getting-started-step[data-step-id$="#${id}"]`);
       assert.equal(await step('serverGuard').getAttribute('aria-checked'), 'false');
       const installed = lockstep(session.fixture.remote, ['hooks', 'install', '--server'], { store: session.fixture.store });
       assert.equal(installed.ok, true);
-      await p.locator('.getting-started-step[data-step-id$="#serverGuard"][aria-checked="true"]').waitFor({ timeout: 20_000 });
+      await p.locator('.getting-started-step[data-step-id$="#serverGuard"][aria-checked="true"]').waitFor({ timeout: scaledMs(20_000) });
       await screenshot(p, `walkthrough${suffix}`);
     },
   },

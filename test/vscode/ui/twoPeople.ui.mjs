@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { log, parseOptions, resolveHost } from '../harness/codeServer.mjs';
 import { createContainerFixture, fixtureEnvironment, lockstep } from '../harness/fixture.mjs';
-import { badgeScreenshot, badgeShows, openWorkbench, runCommand, runUiTests, screenshot } from '../harness/ui.mjs';
+import { badgeScreenshot, badgeShows, openWorkbench, runCommand, runUiTests, scaledMs, screenshot } from '../harness/ui.mjs';
 
 const options = parseOptions(process.argv.slice(2), { host: 'newest', vsix: '', suite: '' });
 if (!options.vsix) throw new Error('--vsix FILE is required (npm run package builds one)');
@@ -83,9 +83,9 @@ const ok = await runUiTests(suite, [
       await badgeShows(a, /^Held by me #1 · .+ · 1 waiting$/);
       await badgeScreenshot(a, `badge-held-one-waiting${suffix}`);
       const toast = a.locator('.notification-toast', { hasText: 'bob@example.com petitioned for the lock: "the parser"' });
-      await toast.getByRole('button', { name: 'Push and Release' }).waitFor({ timeout: 15_000 });
-      await toast.getByRole('button', { name: 'Open Lock Page' }).waitFor({ timeout: 5_000 });
-      await a.locator('.notification-toast:not(.notification-fade-in-done)').waitFor({ state: 'detached', timeout: 10_000 });
+      await toast.getByRole('button', { name: 'Push and Release' }).waitFor({ timeout: scaledMs(15_000) });
+      await toast.getByRole('button', { name: 'Open Lock Page' }).waitFor({ timeout: scaledMs(5_000) });
+      await a.locator('.notification-toast:not(.notification-fade-in-done)').waitFor({ state: 'detached', timeout: scaledMs(10_000) });
       await screenshot(a, `two-people-alice-petition-notice${suffix}`);
     },
   },
@@ -107,8 +107,8 @@ const ok = await runUiTests(suite, [
       await badgeScreenshot(b, `badge-your-turn${suffix}`);
       // The "Your turn" notification, with its Acquire button, is on bob's screen.
       const toast = b.locator('.notification-toast', { hasText: 'Lockstep: your turn' });
-      await toast.getByRole('button', { name: 'Acquire' }).waitFor({ timeout: 10_000 });
-      await b.locator('.notification-toast:not(.notification-fade-in-done)').waitFor({ state: 'detached', timeout: 10_000 });
+      await toast.getByRole('button', { name: 'Acquire' }).waitFor({ timeout: scaledMs(10_000) });
+      await b.locator('.notification-toast:not(.notification-fade-in-done)').waitFor({ state: 'detached', timeout: scaledMs(10_000) });
       await screenshot(b, `two-people-bob-your-turn${suffix}`);
     },
   },

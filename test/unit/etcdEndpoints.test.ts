@@ -78,14 +78,23 @@ describe('etcd endpoints and errors', () => {
       [new GRPCFailedPreconditionError('9 FAILED_PRECONDITION: etcdserver: authentication is not enabled'), 'authentication'],
     ];
     for (const [error, kind] of cases) assert.equal(classifyEtcdError(error).kind, kind, error.message);
-    const handshake = (last: string) => new GRPCUnavailableError(`14 UNAVAILABLE: No connection established. Last error: ${last}. Resolution note: `);
+    const handshake = (last: string) =>
+      new GRPCUnavailableError(`14 UNAVAILABLE: No connection established. Last error: ${last}. Resolution note: `);
     for (const [last, kind, code] of [
       ['Error: unable to verify the first certificate', 'untrusted', 'UNTRUSTED-CERTIFICATE'],
       ['Error: self-signed certificate in certificate chain', 'untrusted', 'UNTRUSTED-CERTIFICATE'],
       ['Error: unable to get local issuer certificate', 'untrusted', 'UNTRUSTED-CERTIFICATE'],
       ['Error: certificate has expired', 'untrusted', 'CERTIFICATE-EXPIRED'],
-      ["Error: Hostname/IP does not match certificate's altnames: IP: 127.0.0.2 is not in the cert's list: 127.0.0.1", 'untrusted', 'CERTIFICATE-NAME-MISMATCH'],
-      ['80:error:0A000412:SSL routines:ssl3_read_bytes:sslv3 alert bad certificate:rec_layer_s3.c:1601:SSL alert number 42', 'client-certificate', 'CLIENT-CERTIFICATE-REFUSED'],
+      [
+        "Error: Hostname/IP does not match certificate's altnames: IP: 127.0.0.2 is not in the cert's list: 127.0.0.1",
+        'untrusted',
+        'CERTIFICATE-NAME-MISMATCH',
+      ],
+      [
+        '80:error:0A000412:SSL routines:ssl3_read_bytes:sslv3 alert bad certificate:rec_layer_s3.c:1601:SSL alert number 42',
+        'client-certificate',
+        'CLIENT-CERTIFICATE-REFUSED',
+      ],
       ['Error: connect ECONNREFUSED 127.0.0.1:2379', 'unreachable', 'UNAVAILABLE'],
     ] as const)
       assert.deepEqual(classifyEtcdError(handshake(last)), { kind, code }, last);

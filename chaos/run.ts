@@ -357,18 +357,9 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       install: (bare: string, chained: string) => slowPreReceive(bare, chained, GIT_TIMEOUT_SECONDS),
       describe: `pre-receive slowed (1 push in 8 past the ${GIT_TIMEOUT_SECONDS} s git timeout)`,
     };
-    // etcd: the cluster's own faults (leader kills, pauses) run beside the clones' kills for the whole run.
-    let running = true;
+    // etcd: the cluster's own faults (leader kills, pauses) run beside the clones' kills for the whole run (not its set-up).
     const storeFaults: Record<string, number> = {};
-    const faulting =
-      kind === 'etcd'
-        ? store?.faults?.(
-            () => (running ? Number.MAX_SAFE_INTEGER : 0),
-            what => {
-              storeFaults[what] = (storeFaults[what] ?? 0) + 1;
-            },
-          )
-        : undefined;
+    const faults = kind === 'etcd' ? store?.faults : undefined;
     const row = await runContainerChaos({
       driver: kind,
       dir,
@@ -377,10 +368,15 @@ async function runContainer(driver: string, dir: string, prefix: string): Promis
       ms: perDriverMs,
       extend: EXTEND,
       ...(kind === 'git' ? { slowPreReceive: slowed } : {}),
-    }).finally(() => {
-      running = false;
+      ...(faults
+        ? {
+            storeFaults: until =>
+              faults(until, what => {
+                storeFaults[what] = (storeFaults[what] ?? 0) + 1;
+              }),
+          }
+        : {}),
     });
-    await faulting;
     const clusterFaults = Object.entries(storeFaults).map(([what, n]) => `${n} ${what}`);
     return {
       summary: row.summary,

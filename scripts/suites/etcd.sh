@@ -3,7 +3,9 @@
 # themselves from Debian's etcd-server (test/live/etcd/etcdCluster.ts: free loopback client and peer ports, one
 # throwaway data folder, every member started, killed, paused and restarted by PID, health waited for with a
 # deadline): the driver contract, the container contract (CLI transitions, both guards with real git), the signed
-# chain, a leader kill that loses no acknowledged write and no fencing token, and typed errors without a quorum.
+# chain, a leader kill that loses no acknowledged write and no fencing token, and typed errors without a quorum; and
+# TLS with a team's own certificate authority on single members started with certificates openssl makes in the test
+# (a CA named, none, another; client-certificate auth).
 # Installs Debian's etcd-server and etcd-client when etcd is missing (apt-get update first; only as root or with
 # password-less sudo). Runs mocha with the tally reporter, which appends exactly one tally line (suite "etcd").
 #

@@ -25,6 +25,14 @@ export interface LockManagerOptions {
   databaseUrl?: string;
   /** etcd driver: the members' client URLs, comma-separated (a user and password may be written into them). */
   etcdEndpoints?: string;
+  /**
+   * etcd driver over `https://`: a PEM file of the certificate authority (or authorities) that signed the members'
+   * certificates, trusted instead of the system's; and, for etcd's client-certificate authentication, this client's
+   * certificate and private key (PEM files, both or neither). Paths; the files' contents are never printed.
+   */
+  etcdCaFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
   /** Reject drivers that cannot coordinate across machines (memory, file, auto, SQLite). */
   requireDistributed?: boolean;
   /** Connect and per-command timeouts of network backends, separate from the contention wait. */
@@ -57,6 +65,10 @@ export interface ResolvedConfig {
   readonly databaseUrl: string | undefined;
   /** etcd driver: LOCKSTEP_ETCD_ENDPOINTS or the etcdEndpoints option (may hold a password: never printed). */
   readonly etcdEndpoints: string | undefined;
+  /** etcd driver: LOCKSTEP_ETCD_CA_FILE / LOCKSTEP_ETCD_CERT_FILE / LOCKSTEP_ETCD_KEY_FILE or the matching options (paths). */
+  readonly etcdCaFile: string | undefined;
+  readonly etcdCertFile: string | undefined;
+  readonly etcdKeyFile: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
   readonly commandTimeoutMs: number;
@@ -124,6 +136,9 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     redisMinReplicas: minReplicas(env.LOCKSTEP_REDIS_MIN_REPLICAS, options.redisMinReplicas),
     databaseUrl: env.LOCKSTEP_DATABASE_URL ?? options.databaseUrl,
     etcdEndpoints: pick(env.LOCKSTEP_ETCD_ENDPOINTS, options.etcdEndpoints, '') || undefined,
+    etcdCaFile: pick(env.LOCKSTEP_ETCD_CA_FILE, options.etcdCaFile, '') || undefined,
+    etcdCertFile: pick(env.LOCKSTEP_ETCD_CERT_FILE, options.etcdCertFile, '') || undefined,
+    etcdKeyFile: pick(env.LOCKSTEP_ETCD_KEY_FILE, options.etcdKeyFile, '') || undefined,
     requireDistributed,
     connectTimeoutMs: positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs'),
     commandTimeoutMs: positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs'),
@@ -149,6 +164,9 @@ class Settings implements ResolvedConfig {
   readonly redisMinReplicas: number | undefined;
   readonly #databaseUrl: string | undefined;
   readonly #etcdEndpoints: string | undefined;
+  readonly etcdCaFile: string | undefined;
+  readonly etcdCertFile: string | undefined;
+  readonly etcdKeyFile: string | undefined;
   readonly requireDistributed: boolean;
   readonly connectTimeoutMs: number;
   readonly commandTimeoutMs: number;
@@ -167,6 +185,9 @@ class Settings implements ResolvedConfig {
     this.redisMinReplicas = fields.redisMinReplicas;
     this.#databaseUrl = fields.databaseUrl;
     this.#etcdEndpoints = fields.etcdEndpoints;
+    this.etcdCaFile = fields.etcdCaFile;
+    this.etcdCertFile = fields.etcdCertFile;
+    this.etcdKeyFile = fields.etcdKeyFile;
     this.requireDistributed = fields.requireDistributed;
     this.connectTimeoutMs = fields.connectTimeoutMs;
     this.commandTimeoutMs = fields.commandTimeoutMs;

@@ -88,6 +88,26 @@ export class LockReplicationError extends LockBackendError {
   }
 }
 
+/**
+ * A TLS handshake with the store failed on trust: the server's certificate is not signed by an authority this
+ * client trusts (or names another host, or has expired), or the server refused this client's certificate.
+ * Not retryable: the same settings fail the same way. Exit code 4; JSON `reason: "tls"`, `side` says whose
+ * certificate was refused. The message names the setting to change, never a file's contents or an address.
+ */
+export class LockTlsError extends LockBackendError {
+  readonly reason = 'tls' as const;
+  constructor(
+    driver: string,
+    /** `server`: this client did not trust the server's certificate; `client`: the server refused this client's. */
+    readonly side: 'server' | 'client',
+    message: string,
+    options: LockErrorOptions = {},
+  ) {
+    super(driver, message, { ...options, retryable: false });
+    this.name = 'LockTlsError';
+  }
+}
+
 export class LockStorageError extends LockError {
   readonly driver: string;
   constructor(driver: string, message: string, options: LockErrorOptions = {}) {

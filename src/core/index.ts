@@ -7,6 +7,7 @@ export {
   LockConfigurationError,
   LockBackendError,
   LockReplicationError,
+  LockTlsError,
   LockStorageError,
   LockOwnershipError,
   LockBusyError,

@@ -71,6 +71,22 @@ describe('doctor: findings from facts, each problem with its fix', () => {
     );
   });
 
+  it('etcd TLS: the CA and client certificate by file name, the system authorities when none is named, plain http as info', () => {
+    const etcd = { ...container, driver: 'etcd', location: 'https://10.0.0.1:2379' };
+    const finding = (etcdTls: DoctorFacts['etcdTls']) => diagnose({ container: etcd, etcdTls }).find(f => f.check === 'tls');
+    const named = finding({ scheme: 'https', caFile: 'team-ca.pem', certFile: 'ana.pem' });
+    assert.equal(named?.level, 'ok');
+    assert.match(
+      named?.found ?? '',
+      /against the certificate authority in team-ca\.pem \(LOCKSTEP_ETCD_CA_FILE\); this client shows the certificate in ana\.pem/,
+    );
+    assert.match(finding({ scheme: 'https' })?.found ?? '', /the system's certificate authorities \(LOCKSTEP_ETCD_CA_FILE names none\)/);
+    const plain = finding({ scheme: 'http' });
+    assert.equal(plain?.level, 'info');
+    assert.match(plain?.fix ?? '', /LOCKSTEP_ETCD_CA_FILE/);
+    assert.equal(finding(undefined), undefined, 'no TLS finding for a driver without one');
+  });
+
   it('stale pinned settings of the server guard: a warning that names them, with the install as the fix', () => {
     const stale = "The server guard's pinned settings are stale: .lockstep.json on main differs from them in protectedBranches";
     const byCheck = new Map(

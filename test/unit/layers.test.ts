@@ -64,6 +64,11 @@ const DRIVER_INTERNALS_ALLOWED: readonly Exception[] = [
     why: "where the page lives, told without credentials: the etcd driver's own endpoint list, sorted and redacted",
   },
   {
+    from: 'src/core/diagnosis/doctorFacts.ts',
+    to: 'src/core/stores/etcd/etcdTls.ts',
+    why: "doctor's TLS finding: which CA file (by name) the etcd driver trusts, read from the settings even when no member answers",
+  },
+  {
     from: 'src/core/container/pageLocation.ts',
     to: 'src/core/stores/sql/databaseUrl.ts',
     why: "where the page lives: the SQL driver's default SQLite file name",

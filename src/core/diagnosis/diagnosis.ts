@@ -66,6 +66,11 @@ export interface DoctorFacts {
   readonly skew?: { readonly ms: number; readonly how: string } | { readonly unmeasured: string };
   /** etcd: the cluster as its members answer — how many, the majority a write needs, whether a leader answers; or why it could not be asked. */
   readonly cluster?: { readonly members: number; readonly quorum: number; readonly leaderSeen: boolean } | { readonly unanswered: string };
+  /**
+   * etcd: how the members are reached — `http` (no TLS), or `https` with the base names of the CA bundle
+   * (LOCKSTEP_ETCD_CA_FILE; none: the system's authorities) and of the client certificate, if any. Names only.
+   */
+  readonly etcdTls?: { readonly scheme: 'http' } | { readonly scheme: 'https'; readonly caFile?: string; readonly certFile?: string };
 }
 
 /** Beyond this the leases' expiry (file, SQL) and the server's ±120 s check start to disagree. */
@@ -107,6 +112,23 @@ export function diagnose(facts: DoctorFacts): Finding[] {
       level: 'error',
       found: `the etcd cluster of ${cluster.members} member(s) has no leader: fewer than ${cluster.quorum} members reach each other, so it takes no write`,
       fix: `Start members until ${cluster.quorum} of ${cluster.members} run and reach each other (etcdctl endpoint status --cluster shows the leader).`,
+    });
+  }
+
+  const tls = facts.etcdTls;
+  if (tls?.scheme === 'https') {
+    const ca =
+      tls.caFile === undefined
+        ? "the system's certificate authorities (LOCKSTEP_ETCD_CA_FILE names none)"
+        : `the certificate authority in ${tls.caFile} (LOCKSTEP_ETCD_CA_FILE)`;
+    const client = tls.certFile === undefined ? '' : `; this client shows the certificate in ${tls.certFile} (LOCKSTEP_ETCD_CERT_FILE)`;
+    out.push({ check: 'tls', level: 'ok', found: `https:// endpoints; the members' certificates are checked against ${ca}${client}` });
+  } else if (tls) {
+    out.push({
+      check: 'tls',
+      level: 'info',
+      found: 'http:// endpoints: no TLS, so the lock traffic (and a password in LOCKSTEP_ETCD_ENDPOINTS) crosses the network readable',
+      fix: "Across machines, start the members with --cert-file and --key-file, write https:// endpoints, and name your team's certificate authority in LOCKSTEP_ETCD_CA_FILE.",
     });
   }
 

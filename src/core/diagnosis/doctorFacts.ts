@@ -11,6 +11,7 @@ import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
 import { lapseLine } from '../lockStatus';
 import { Container, type OpenContainerOptions } from '../container/container';
+import { etcdTransport } from '../stores/etcd/etcdTls';
 
 /**
  * Gathers what `lockstep doctor` (and VS Code's Diagnose) reports, read-only: it writes nothing to
@@ -65,7 +66,10 @@ export async function gatherDoctorFacts(options: OpenContainerOptions): Promise<
                 : 'other';
       facts.page = { held: false, kind, why: error instanceof LockError ? error.message : 'The page could not be read.' };
     }
-    if (page?.driver === 'etcd') facts.cluster = await clusterOf(container);
+    if (page?.driver === 'etcd') {
+      facts.cluster = await clusterOf(container);
+      facts.etcdTls = etcdTransport(container.config);
+    }
     if (container.config.driver === 'git' || container.file.allowedSigners !== undefined) facts.signing = await signing(container);
     facts.clientHook = await clientHook(container);
     const remotePath = await localRemotePath(container);

@@ -8,6 +8,17 @@ import { freePort } from '../../helpers/freePort';
 import { waitFor } from '../../helpers/waitFor';
 
 /**
+ * A member's TLS on its client URL (`https://`): its certificate and key (PEM files), and with `clientCaFile`
+ * etcd's client-certificate authentication (`--client-cert-auth`: a client must show a certificate that CA signed).
+ * Such a member answers /health on a plain loopback metrics URL, so the helper needs no certificate to wait for it.
+ */
+export interface EtcdServerTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly clientCaFile?: string;
+}
+
+/**
  * A real, throwaway three-member etcd cluster for live tests (Debian's etcd-server): loopback only,
  * free client and peer ports, each member's data in one temporary folder, every member started and
  * stopped by its PID. `start` resolves once the cluster answers /health with a leader, waiting for
@@ -31,13 +42,16 @@ export class EtcdCluster {
     return undefined;
   }
 
-  /** Starts `size` members (three by default) and waits until the cluster has a leader and answers. */
-  static async start(size = 3): Promise<EtcdCluster> {
+  /** Starts `size` members (three by default; with `tls`, https:// client URLs) and waits until the cluster has a leader and answers. */
+  static async start(size = 3, tls?: EtcdServerTls): Promise<EtcdCluster> {
     const binary = EtcdCluster.binary();
     if (!binary) throw new Error('etcd is not installed (Debian: apt-get install etcd-server).');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-etcd-'));
     const members: EtcdMember[] = [];
-    for (let i = 0; i < size; i++) members.push(new EtcdMember(`m${i}`, await freePort(), await freePort(), path.join(dir, `m${i}`)));
+    for (let i = 0; i < size; i++) {
+      const ports = { client: await freePort(), peer: await freePort(), ...(tls ? { metrics: await freePort() } : {}) };
+      members.push(new EtcdMember(`m${i}`, ports, path.join(dir, `m${i}`), tls));
+    }
     const cluster = new EtcdCluster(binary, dir, members);
     const initial = members.map(m => `${m.name}=${m.peerUrl}`).join(',');
     const token = `lockstep-${path.basename(dir)}`;
@@ -104,13 +118,23 @@ export class EtcdMember {
 
   constructor(
     readonly name: string,
-    readonly clientPort: number,
-    readonly peerPort: number,
+    private readonly ports: { readonly client: number; readonly peer: number; readonly metrics?: number },
     private readonly dataDir: string,
+    private readonly tls?: EtcdServerTls,
   ) {}
 
+  get clientPort(): number {
+    return this.ports.client;
+  }
+  get peerPort(): number {
+    return this.ports.peer;
+  }
   get clientUrl(): string {
-    return `http://127.0.0.1:${this.clientPort}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.clientPort}`;
+  }
+  /** Where /health is asked: the client URL, or a TLS member's plain metrics URL. */
+  private get healthUrl(): string {
+    return this.ports.metrics === undefined ? `${this.clientUrl}/health` : `http://127.0.0.1:${this.ports.metrics}/health`;
   }
   get peerUrl(): string {
     return `http://127.0.0.1:${this.peerPort}`;
@@ -150,6 +174,17 @@ export class EtcdMember {
         token,
         '--initial-cluster-state',
         'new',
+        ...(this.tls
+          ? [
+              '--cert-file',
+              this.tls.certFile,
+              '--key-file',
+              this.tls.keyFile,
+              '--listen-metrics-urls',
+              `http://127.0.0.1:${this.ports.metrics}`,
+            ]
+          : []),
+        ...(this.tls?.clientCaFile ? ['--client-cert-auth', '--trusted-ca-file', this.tls.clientCaFile] : []),
         // Quick elections on loopback: a killed leader is replaced within a second or two.
         '--heartbeat-interval',
         '50',
@@ -182,13 +217,13 @@ export class EtcdMember {
   /** GET /health answers `"health":"true"` (this member sees a leader and a quorum). */
   async healthy(): Promise<boolean> {
     if (!this.child) return false;
-    const body = await getJson(`${this.clientUrl}/health`);
+    const body = await getJson(this.healthUrl);
     return (body as { health?: unknown } | undefined)?.health === 'true';
   }
 
-  /** This member's view: its id and the leader's id (decimal strings), or undefined when it does not answer. */
+  /** This member's view: its id and the leader's id (decimal strings), or undefined when it does not answer (or uses TLS). */
   async status(): Promise<{ memberId: string; leader: string } | undefined> {
-    if (!this.child) return undefined;
+    if (!this.child || this.tls) return undefined;
     const body = (await postJson(`${this.clientUrl}/v3/maintenance/status`, {})) as
       | { header?: { member_id?: string }; leader?: string }
       | undefined;

@@ -6,6 +6,7 @@ import type { DeploymentInfo } from '../store';
 import { EtcdCells } from './etcdCells';
 import { DEFAULT_ETCD_ENDPOINTS, parseEtcdEndpoints } from './etcdEndpoints';
 import { EtcdFailures } from './etcdErrors';
+import { readEtcdTls, tlsFileName } from './etcdTls';
 import { unsentRetryPolicy } from './unsentRetry';
 
 /**
@@ -67,7 +68,13 @@ export function createEtcdDriver(config: ResolvedConfig): EtcdDriver {
     );
   }
   const { hosts, credentials } = parseEtcdEndpoints(config.etcdEndpoints ?? DEFAULT_ETCD_ENDPOINTS);
-  const timeouts = { connectTimeoutMs: config.connectTimeoutMs, commandTimeoutMs: config.commandTimeoutMs };
+  // https:// endpoints: the CA bundle (and client certificate) named, else the system's authorities (etcd3's default).
+  const tls = readEtcdTls(config, hosts[0]!.startsWith('https://'));
+  const settings = {
+    connectTimeoutMs: config.connectTimeoutMs,
+    commandTimeoutMs: config.commandTimeoutMs,
+    ...(config.etcdCaFile !== undefined ? { caFileName: tlsFileName(config.etcdCaFile) } : {}),
+  };
   const options: IOptions = {
     hosts: [...hosts],
     dialTimeout: config.connectTimeoutMs,
@@ -76,6 +83,7 @@ export function createEtcdDriver(config: ResolvedConfig): EtcdDriver {
     // A call is tried on another member only when it was never sent (unsentRetry.ts): a write is never sent twice.
     faultHandling: { global: unsentRetryPolicy(hosts.length + 1) },
     ...(credentials ? { auth: { username: credentials.username, password: credentials.password } } : {}),
+    ...(tls ? { credentials: { ...tls } } : {}),
   };
-  return new EtcdDriver(new Etcd3(options), config.prefix, new EtcdFailures(timeouts));
+  return new EtcdDriver(new Etcd3(options), config.prefix, new EtcdFailures(settings));
 }

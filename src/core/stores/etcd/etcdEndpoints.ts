@@ -36,7 +36,7 @@ export function parseEtcdEndpoints(text: string, setting = 'LOCKSTEP_ETCD_ENDPOI
     schemes.add(scheme!);
     hosts.push(`${scheme}://${host!.toLowerCase()}:${portNumber}`);
     if (user !== undefined) {
-      const next = { username: decodeURIComponent(user), password: decodeURIComponent(password ?? '') };
+      const next = { username: decoded(user, setting), password: decoded(password ?? '', setting) };
       if (credentials !== undefined && (credentials.username !== next.username || credentials.password !== next.password))
         throw bad(setting, 'gives different users or passwords for different endpoints; give one (on any or every entry)');
       credentials = next;
@@ -56,6 +56,18 @@ export function etcdEndpointsWithoutCredentials(text: string): string {
     return [...new Set(parseEtcdEndpoints(text).hosts)].sort().join(',');
   } catch {
     return '(unparsable etcd endpoints)';
+  }
+}
+
+/** A percent-encoded user or password, decoded; a malformed `%` is a typed error that does not repeat the text. */
+function decoded(text: string, setting: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw bad(
+      setting,
+      'has a user or password with a "%" that does not start a percent-encoded byte (write a literal "%" as %25, and other reserved characters percent-encoded)',
+    );
   }
 }
 

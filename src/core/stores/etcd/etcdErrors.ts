@@ -8,7 +8,7 @@ import {
   GRPCUnauthenticatedError,
   GRPCUnavailableError,
 } from 'etcd3';
-import { LockBackendError, LockError, LockStorageError } from '../../errors';
+import { LockBackendError, LockError, LockStorageError, LockTlsError } from '../../errors';
 
 /**
  * Translates whatever the etcd client throws into Lockstep's typed errors, once, at the driver's edge.
@@ -16,20 +16,36 @@ import { LockBackendError, LockError, LockStorageError } from '../../errors';
  * (`NO-LEADER`, `DEADLINE`, `UNAVAILABLE`, …) as its cause; nothing here ever sees the password.
  */
 export class EtcdFailures {
-  constructor(private readonly timeouts: { readonly connectTimeoutMs: number; readonly commandTimeoutMs: number }) {}
+  constructor(private readonly settings: EtcdErrorSettings) {}
 
   async run<T>(operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
     } catch (error) {
-      throw translateEtcdError(error, this.timeouts);
+      throw translateEtcdError(error, this.settings);
     }
   }
 }
 
-export type EtcdFailureKind = 'no-quorum' | 'timeout' | 'authentication' | 'permission' | 'unreachable' | 'closed' | 'refused';
+/** What the messages may say of the driver's settings: the timeouts, and the CA bundle's base name when one is named. */
+export interface EtcdErrorSettings {
+  readonly connectTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  readonly caFileName?: string;
+}
 
-export function translateEtcdError(error: unknown, timeouts: { connectTimeoutMs: number; commandTimeoutMs: number }): LockError {
+export type EtcdFailureKind =
+  | 'no-quorum'
+  | 'timeout'
+  | 'authentication'
+  | 'permission'
+  | 'untrusted'
+  | 'client-certificate'
+  | 'unreachable'
+  | 'closed'
+  | 'refused';
+
+export function translateEtcdError(error: unknown, timeouts: EtcdErrorSettings): LockError {
   if (error instanceof LockError) return error;
   const { kind, code } = classifyEtcdError(error);
   const cause = new Error(`etcd: ${code}`);
@@ -63,6 +79,22 @@ export function translateEtcdError(error: unknown, timeouts: { connectTimeoutMs:
         'etcd',
         "etcd refused the operation: the user's roles do not allow reading and writing keys under this prefix. Grant the user a role with readwrite permission on the prefix (etcdctl role grant-permission ROLE --prefix=true readwrite PREFIX/).",
         { cause, retryable: false },
+      );
+    case 'untrusted':
+      return new LockTlsError(
+        'etcd',
+        'server',
+        timeouts.caFileName === undefined
+          ? `The etcd members' TLS certificate is not trusted (${code}): it is not signed by a certificate authority this system trusts, so the connection was refused before anything was sent. If your team runs its own authority, name its certificate (a PEM file) in LOCKSTEP_ETCD_CA_FILE; otherwise check that the endpoints in LOCKSTEP_ETCD_ENDPOINTS are the members' own addresses (the certificate's subjectAltName must list them).`
+          : `The etcd members' TLS certificate is not trusted (${code}): the certificate authority in ${timeouts.caFileName} (LOCKSTEP_ETCD_CA_FILE) did not sign it, so the connection was refused before anything was sent. Name the authority that signed the members' certificates in LOCKSTEP_ETCD_CA_FILE, and check that the certificate's subjectAltName lists the addresses in LOCKSTEP_ETCD_ENDPOINTS and that it has not expired.`,
+        { cause },
+      );
+    case 'client-certificate':
+      return new LockTlsError(
+        'etcd',
+        'client',
+        `The etcd members refused this client's TLS certificate (${code}): they require a client certificate (etcd's --client-cert-auth) signed by the authority they trust. Name this client's certificate and private key (PEM files) in LOCKSTEP_ETCD_CERT_FILE and LOCKSTEP_ETCD_KEY_FILE, signed by the authority in the members' --trusted-ca-file.`,
+        { cause },
       );
     case 'unreachable':
       return new LockBackendError(
@@ -108,6 +140,18 @@ export function classifyEtcdError(error: unknown): { kind: EtcdFailureKind; code
   if (error instanceof GRPCDeadlineExceededError || /deadline exceeded/i.test(message)) return { kind: 'timeout', code: 'DEADLINE' };
   if (error instanceof ClientClosedError) return { kind: 'closed', code: 'CLOSED' };
   if (/request is too large|message larger than max/i.test(message)) return { kind: 'refused', code: 'TOO-LARGE' };
+  // A failed TLS handshake reaches here as UNAVAILABLE with Node's own words in the message (OpenSSL's verify errors).
+  if (/certificate has expired|certificate is not yet valid/i.test(message)) return { kind: 'untrusted', code: 'CERTIFICATE-EXPIRED' };
+  if (/does not match certificate's altnames|IP: \S+ is not in the cert's list/i.test(message))
+    return { kind: 'untrusted', code: 'CERTIFICATE-NAME-MISMATCH' };
+  if (
+    /unable to verify the first certificate|self[- ]signed certificate|unable to get (local )?issuer certificate|certificate signature failure/i.test(
+      message,
+    )
+  )
+    return { kind: 'untrusted', code: 'UNTRUSTED-CERTIFICATE' };
+  if (/alert bad certificate|alert certificate required|alert unknown ca|alert certificate unknown/i.test(message))
+    return { kind: 'client-certificate', code: 'CLIENT-CERTIFICATE-REFUSED' };
   if (error instanceof GRPCUnavailableError || /unavailable|no connection established|breaker is open/i.test(message))
     return { kind: 'unreachable', code: 'UNAVAILABLE' };
   if (error instanceof EtcdError) return { kind: 'refused', code: 'SERVER-ERROR' };

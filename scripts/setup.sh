@@ -31,7 +31,7 @@ case "$what" in
     # Every suite's Debian packages in one apt-get (one update, not one per suite; and suites that run side by side,
     # scripts/accounting.sh run_suites, never wait on each other's dpkg lock). Only git is required here: anything
     # else that cannot be installed is installed, skipped loudly or failed (in CI) by the suite that needs it.
-    apt_need git redis-server redis-sentinel redis-tools etcd-server etcd-client spin gcc libc6-dev unzip mariadb-server mariadb-client postgresql \
+    apt_need git openssl redis-server redis-sentinel redis-tools etcd-server etcd-client spin gcc libc6-dev unzip mariadb-server mariadb-client postgresql \
       chromium libkrb5-dev || say "some of the suites' Debian packages could not be installed: the suites that need them will say so"
     command -v git >/dev/null || { say "git is required and could not be installed"; exit 1; }
     ;;

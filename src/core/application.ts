@@ -71,6 +71,7 @@ export {
   serverContainerSettings,
   serverDriverOptions,
   type ServerSettings,
+  type ServerStore,
 } from './guard/serverSettings';
 export { backoffDelay, HeartbeatLoop, type HeartbeatLoss } from './heartbeatLoop';
 export { type HoldFacts, holdWarningMessage, planHoldWarnings } from './holdWarnings';

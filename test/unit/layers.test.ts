@@ -64,6 +64,11 @@ const DRIVER_INTERNALS_ALLOWED: readonly Exception[] = [
     why: "where the page lives, told without credentials: the etcd driver's own endpoint list, sorted and redacted",
   },
   {
+    from: 'src/core/guard/serverSettings.ts',
+    to: 'src/core/stores/etcd/etcdEndpoints.ts',
+    why: '`hooks status --server` shows the pinned etcd members as the driver prints them: sorted, without credentials',
+  },
+  {
     from: 'src/core/diagnosis/doctorFacts.ts',
     to: 'src/core/stores/etcd/etcdTls.ts',
     why: "doctor's TLS finding: which CA file (by name) the etcd driver trusts, read from the settings even when no member answers",

@@ -109,6 +109,37 @@ describe('server guard: pinned settings file', () => {
     });
   });
 
+  it("etcd: the guard keeps the server's members with their credentials and its TLS files, and shows neither password nor folder", () => {
+    const own = pinned(
+      { driver: 'etcd', etcdEndpoints: 'https://10.0.0.1:2379,https://10.0.0.2:2379' },
+      {
+        store: {
+          etcdEndpoints: 'https://lockstep:s3cret@10.0.0.2:2379,https://lockstep:s3cret@10.0.0.1:2379',
+          etcdCaFile: '/srv/etcd/team-ca.pem',
+          etcdCertFile: '/srv/etcd/guard.pem',
+          etcdKeyFile: '/srv/etcd/guard-key.pem',
+        },
+      },
+    );
+    assert.deepEqual(serverDriverOptions(own, '/srv/repo.git'), {
+      driver: 'etcd',
+      etcdEndpoints: 'https://lockstep:s3cret@10.0.0.2:2379,https://lockstep:s3cret@10.0.0.1:2379',
+      etcdCaFile: '/srv/etcd/team-ca.pem',
+      etcdCertFile: '/srv/etcd/guard.pem',
+      etcdKeyFile: '/srv/etcd/guard-key.pem',
+      gitDir: '/srv/repo.git',
+      gitRemote: '.',
+    });
+    const store = describeServerSettings(own)[4];
+    assert.equal(
+      store,
+      'store: driver etcd, etcd https://10.0.0.1:2379,https://10.0.0.2:2379, etcdCaFile team-ca.pem, etcdCertFile guard.pem, etcdKeyFile guard-key.pem',
+    );
+    assert.ok(!store.includes('s3cret') && !store.includes('/srv/etcd'), store);
+    // A file the pinned settings do not know is still refused: only these keys may be pinned.
+    assert.throws(() => pinned({ driver: 'etcd' }, { store: { etcdToken: 'x' } as never }), LockConfigurationError);
+  });
+
   it("the container settings the guard judges transitions with are the pinned file's", () => {
     assert.deepEqual(
       serverContainerSettings(pinned({ leaseTtlSeconds: 600, heartbeatSeconds: 60, windowSeconds: 120, operators: ['ops@example.com'] })),

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
 import {
@@ -12,6 +13,7 @@ import {
   PUSHER_VARIABLES,
   type PusherVariable,
   readServerSettings,
+  type ServerStore,
 } from '../../core/application';
 
 export const hooksInstallCommand: Command = {
@@ -69,7 +71,7 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
     const installed = await installServerHooks(context.cwd, paths, {
       ...(values.branch !== undefined ? { branch: values.branch } : {}),
       ...(values['require-proof'] ? { requireProof: true } : values['no-require-proof'] ? { requireProof: false } : {}),
-      store: storeFromEnv(context.env),
+      store: storeFromEnv(context.env, context.cwd),
       ...(values.skew !== undefined ? { skewSeconds: parseSkewSeconds(values.skew) } : {}),
       ...parsePushers(values['pusher-variable'], values.pusher ?? []),
       path: context.env.PATH ?? '/usr/bin:/bin',
@@ -129,12 +131,19 @@ password or a token), or says that no server guard is installed. Warns when the 
   },
 };
 
-function storeFromEnv(env: NodeJS.ProcessEnv): { path?: string; redisUrl?: string; databaseUrl?: string } {
-  return {
-    ...(env.LOCKSTEP_PATH ? { path: env.LOCKSTEP_PATH } : {}),
-    ...(env.LOCKSTEP_REDIS_URL ? { redisUrl: env.LOCKSTEP_REDIS_URL } : {}),
-    ...(env.LOCKSTEP_DATABASE_URL ? { databaseUrl: env.LOCKSTEP_DATABASE_URL } : {}),
+/** The store details of the installer's environment the guard keeps (files made absolute: the guard runs elsewhere). */
+function storeFromEnv(env: NodeJS.ProcessEnv, cwd: string): ServerStore {
+  const file = (value: string | undefined) => (value ? path.resolve(cwd, value) : undefined);
+  const store: Record<string, string | undefined> = {
+    path: env.LOCKSTEP_PATH || undefined,
+    redisUrl: env.LOCKSTEP_REDIS_URL || undefined,
+    databaseUrl: env.LOCKSTEP_DATABASE_URL || undefined,
+    etcdEndpoints: env.LOCKSTEP_ETCD_ENDPOINTS || undefined,
+    etcdCaFile: file(env.LOCKSTEP_ETCD_CA_FILE),
+    etcdCertFile: file(env.LOCKSTEP_ETCD_CERT_FILE),
+    etcdKeyFile: file(env.LOCKSTEP_ETCD_KEY_FILE),
   };
+  return Object.fromEntries(Object.entries(store).filter(([, value]) => value !== undefined));
 }
 
 /** `hooks install --server --skew S`: whole seconds, 0–3600. */

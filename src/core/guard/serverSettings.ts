@@ -8,6 +8,7 @@ import { LockConfigurationError } from '../errors';
 import { checkAgainstSchema, type SchemaNode } from '../jsonSchemaCheck';
 import type { ContainerSettings } from '../lockRecord';
 import { DEFAULT_SKEW_MS } from '../chain/recordUpdate';
+import { etcdEndpointsWithoutCredentials } from '../stores/etcd/etcdEndpoints';
 
 /**
  * What the server's guard decides with, pinned beside the hook by `lockstep hooks install --server`
@@ -29,12 +30,28 @@ export interface ServerSettings {
   readonly pinnedFrom: { readonly branch: string; readonly commit: string };
   /** Protected pushes must prove the live grant (the committed `serverGuard`, unless overridden). */
   readonly requireProof: boolean;
-  /** Details only the server has: the file driver's folder, URLs with credentials. */
-  readonly store: { readonly path?: string; readonly redisUrl?: string; readonly databaseUrl?: string };
+  /**
+   * Details only the server has: the file driver's folder, URLs with credentials, etcd's members with
+   * theirs and its TLS files (absolute paths: the guard runs in the repository, not where it was installed).
+   */
+  readonly store: ServerStore;
   readonly skewSeconds: number;
   /** When the server authenticates pushers: which variable names them, and who they are in Lockstep. */
   readonly pushers?: { readonly variable: PusherVariable; readonly identities: Readonly<Record<string, string>> };
 }
+
+export interface ServerStore {
+  readonly path?: string;
+  readonly redisUrl?: string;
+  readonly databaseUrl?: string;
+  readonly etcdEndpoints?: string;
+  readonly etcdCaFile?: string;
+  readonly etcdCertFile?: string;
+  readonly etcdKeyFile?: string;
+}
+
+/** The keys of {@link ServerStore}, each pinned as the option of the same name. */
+const SERVER_STORE_KEYS = ['path', 'redisUrl', 'databaseUrl', 'etcdEndpoints', 'etcdCaFile', 'etcdCertFile', 'etcdKeyFile'] as const;
 
 export function newServerSettings(
   fileText: string,
@@ -123,7 +140,11 @@ const SERVER_SETTINGS_SCHEMA: SchemaNode = {
       },
     },
     requireProof: { type: 'boolean' },
-    store: { type: 'object', additionalProperties: false, properties: { path: STORE_TEXT, redisUrl: STORE_TEXT, databaseUrl: STORE_TEXT } },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(SERVER_STORE_KEYS.map(key => [key, STORE_TEXT])),
+    },
     skewSeconds: { type: 'number', minimum: 0, maximum: 3600, errorMessage: 'must be 0 to 3600' },
     pushers: {
       type: 'object',
@@ -164,9 +185,7 @@ export function serverContainerSettings(settings: ServerSettings): ContainerSett
 export function serverDriverOptions(settings: ServerSettings, repo: string): LockManagerOptions {
   return {
     ...driverOptions(settings.file, repo),
-    ...(settings.store.path !== undefined ? { path: settings.store.path } : {}),
-    ...(settings.store.redisUrl !== undefined ? { redisUrl: settings.store.redisUrl } : {}),
-    ...(settings.store.databaseUrl !== undefined ? { databaseUrl: settings.store.databaseUrl } : {}),
+    ...Object.fromEntries(SERVER_STORE_KEYS.flatMap(key => (settings.store[key] !== undefined ? [[key, settings.store[key]]] : []))),
     gitDir: repo,
     gitRemote: '.',
   };
@@ -213,6 +232,13 @@ export function describeServerSettings(settings: ServerSettings): string[] {
     ...((settings.store.databaseUrl ?? f.databaseUrl)
       ? [`database ${withoutCredentials(settings.store.databaseUrl ?? f.databaseUrl ?? '')}`]
       : []),
+    ...((settings.store.etcdEndpoints ?? f.etcdEndpoints)
+      ? [`etcd ${etcdEndpointsWithoutCredentials(settings.store.etcdEndpoints ?? f.etcdEndpoints ?? '')}`]
+      : []),
+    // The TLS files by name only, as doctor names them: a folder of the server says nothing a reader needs.
+    ...(['etcdCaFile', 'etcdCertFile', 'etcdKeyFile'] as const).flatMap(key =>
+      settings.store[key] !== undefined ? [`${key} ${path.basename(settings.store[key])}`] : [],
+    ),
   ];
   return [
     `container ${f.container}`,

@@ -10,7 +10,8 @@ import { keyDigest } from '../../../src/core/names';
 import type { Driver } from '../../../src/core/stores/store';
 import { hashToken, newOwnerToken } from '../../../src/core/tokens';
 import { inCi } from '../../helpers/ci';
-import { createGitFixture } from '../../helpers/gitFixture';
+import { createFencingTeam, refusedByServer } from '../../helpers/fencingFixture';
+import { createGitFixture, expectOk } from '../../helpers/gitFixture';
 import { EtcdCluster, requireEtcd } from './etcdCluster';
 import { makeTestCertificates, type TestCertificates } from './testCertificates';
 
@@ -129,6 +130,37 @@ describe('etcd driver over TLS with a team certificate authority (live single et
     const driver = await open(clientAuth, { etcdCaFile: certs.caFile, etcdCertFile: certs.clientCert, etcdKeyFile: certs.clientKey });
     const claim = await claimOn(driver);
     assert.ok(!(claim instanceof Error) && (claim as { claimed: boolean }).claimed, String(claim));
+  });
+
+  it("the server guard reads the page through the CA pinned at its install, behind git daemon where no pusher's variable reaches it", async () => {
+    const team = await createFencingTeam({
+      members: ['alice', 'bob'],
+      initArgs: ['--driver', 'etcd'],
+      transport: 'daemon',
+      env: {
+        LOCKSTEP_DRIVER: 'etcd',
+        LOCKSTEP_ETCD_ENDPOINTS: tls.endpoints,
+        LOCKSTEP_ETCD_CA_FILE: certs.caFile,
+        LOCKSTEP_PREFIX: `${prefix}-guard`,
+      },
+    });
+    try {
+      const [alice, bob] = team.members as [(typeof team.members)[0], (typeof team.members)[0]];
+      expectOk(await team.lockstep(alice.dir, ['acquire']), 'acquire');
+      await team.commit(alice, 'alice.txt');
+      const landed = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
+      assert.equal(landed.code, 0, `the holder lands: the guard proved her grant over TLS\n${landed.stderr}`);
+      await team.gitOk(bob.dir, 'pull', '--quiet', '--ff-only', 'origin', 'main');
+      await team.commit(bob, 'bob.txt');
+      refusedByServer(await team.git(bob.dir, ['push', '--no-verify', 'origin', 'HEAD:refs/heads/main']), "bob's push without the grant");
+      const pinned = expectOk(await team.lockstep(team.remote, ['hooks', 'status', '--server']), 'hooks status --server');
+      assert.ok(
+        (pinned.pinned as string[]).some(line => /etcdCaFile ca\.pem/.test(line)),
+        `the CA pinned, by name: ${JSON.stringify(pinned)}`,
+      );
+    } finally {
+      team.dispose();
+    }
   });
 
   it('doctor says which CA file it trusts, by file name only', async () => {

@@ -16,8 +16,8 @@ import type { SigningPolicy } from './git/verifiedHistory';
 import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
- * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
- * `allowedSigners` in `.lockstep.json`): the store's own driver underneath, unchanged, and the
+ * A signed lock page on a store whose writers are all participants (file, SQL, Redis, etcd, with
+ * `allowedSigners` in `.lockstep.json`; steps signed with SSH, or GPG where it lists openpgpSigners): the store's own driver underneath, unchanged, and the
  * signed chain of signedChain.ts kept in the one value it stores (in the layout of chainLayout.ts: a
  * layout 1 page is read, and written again as layout 2). Every write of a container record
  * appends this clone's signed step in the same compare-and-swap; a read hands back the chain's

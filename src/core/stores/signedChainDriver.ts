@@ -153,8 +153,10 @@ export class SignedChainDriver implements Driver {
     // Steps up to the witness (or up to the heartbeats that replaced it) were proven before: their signatures are not checked again.
     const known = witness === undefined ? -1 : provenThrough(parsed, witness.digest, policy.settings);
     if (known === steps.length - 1) return;
-    // An OpenPGP step is judged in the reader's own keyring of the listed keys (empty when the container lists none).
-    const listing = policy.openpgp === undefined ? undefined : readOpenpgpListing(await policy.openpgp());
+    // An OpenPGP step is judged in the reader's own keyring of the listed keys (empty when the container lists none),
+    // filled only when a step to judge is one: a read of new SSH steps starts no gpg.
+    const openpgpSteps = steps.some((step, i) => i > known && isOpenpgpSignature(step.s));
+    const listing = policy.openpgp === undefined || !openpgpSteps ? undefined : readOpenpgpListing(await policy.openpgp());
     const judged = await withSignersFile(
       await policy.allowedSigners(),
       async (file, env) => {

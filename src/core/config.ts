@@ -49,7 +49,7 @@ export interface LockManagerOptions {
    * signs when git has a signing key configured (user.signingkey).
    */
   gitSigning?: 'required' | 'auto';
-  /** Git driver, with `required`: an OpenPGP signing key signs too (the container lists openpgpSigners); otherwise SSH only. */
+  /** With `required` (any driver of a signed page): an OpenPGP signing key signs too (the container lists openpgpSigners); otherwise SSH only. */
   gitOpenpgp?: boolean;
 }
 
@@ -78,7 +78,7 @@ export interface ResolvedConfig {
   readonly gitTimeoutMs: number;
   /** Git driver: sign record commits always (`required`) or when a signing key is configured (`auto`). */
   readonly gitSigning: 'required' | 'auto';
-  /** Git driver: whether a required signature may be OpenPGP (openpgpSigners in `.lockstep.json`). */
+  /** Whether a required signature may be OpenPGP (openpgpSigners in `.lockstep.json`; the git driver and the signed chain alike). */
   readonly gitOpenpgp: boolean;
 }
 

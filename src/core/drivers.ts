@@ -12,7 +12,7 @@ export async function openDriver(config: ResolvedConfig): Promise<Driver> {
   // chain in the stored value (stores/signedChainDriver.ts); the git driver signs its own commits.
   if (config.gitSigning !== 'required' || driver.name === 'git') return driver;
   const { SignedChainDriver } = await import('./stores/signedChainDriver');
-  return new SignedChainDriver(driver, config.gitDir);
+  return new SignedChainDriver(driver, config.gitDir, config.gitOpenpgp);
 }
 
 async function openPlainDriver(config: ResolvedConfig): Promise<Driver> {

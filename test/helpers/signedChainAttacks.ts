@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/chain/chainLayout';
 import { digestOf, stepMessage, type ChainStep } from '../../src/core/chain/signedChain';
 import * as protocol from '../../src/core/lockRecord';
-import { keyDigest } from '../../src/core/names';
+import { keyDigest, namespaceDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
 import { signMessage } from '../../src/core/stores/chainSignatures';
 import { TABLE } from '../../src/core/stores/sql/migration';
@@ -103,6 +103,18 @@ export function sqliteHand(database: string, key: string): StoreHand {
     },
   };
 }
+
+/** The file driver's store, bob's hand on it writing revision files as the driver frames them. */
+export const fileStore = async (): Promise<AttackedStore> => ({
+  teamOptions: { driver: 'file' },
+  hand: (team, key) => fileHand(path.join(team.store, namespaceDigest('lockstep'), key.slice(0, 2), `r${key}`)),
+});
+
+/** SQLite, bob's hand on it an SQL UPDATE. */
+export const sqliteStore = async (): Promise<AttackedStore> => ({
+  teamOptions: { initArgs: ['--driver', 'sql'] },
+  hand: (team, key) => sqliteHand(path.join(team.store, 'lockstep.sqlite'), key),
+});
 
 /** The attacks, against the store `store` gives (called in a mocha `before`). */
 export function signedChainAttacks(

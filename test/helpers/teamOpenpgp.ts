@@ -103,3 +103,8 @@ export function stopAgents(homes: readonly string[]): void {
     }
   }
 }
+
+/** `person`'s armored detached signature of `message` (`gpg --armor --detach-sign`), as a signer's gpg makes one. */
+export function gpgSign(person: GpgPerson, message: string): string {
+  return gpg(person.home, ['--armor', '--detach-sign', '--local-user', person.fingerprint], message);
+}

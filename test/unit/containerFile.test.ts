@@ -55,7 +55,7 @@ describe('.lockstep.json: duration bounds', () => {
   }
 });
 
-/** The OpenPGP listing (docs/protocol.md "OpenPGP (GPG) signatures"): both paths together, on a signed git page only. */
+/** The OpenPGP listing (docs/protocol.md "OpenPGP (GPG) signatures"): both paths together, on a signed page. */
 describe('.lockstep.json: openpgpSigners and openpgpKeys', () => {
   const CONTAINER = '0b7c9c3e-5d4f-4a8b-9c1d-2e3f4a5b6c7d';
   const signed = { driver: 'git', allowedSigners: '.lockstep/allowed_signers' };
@@ -76,9 +76,14 @@ describe('.lockstep.json: openpgpSigners and openpgpKeys', () => {
     rejects({ ...signed, openpgpSigners: both.openpgpSigners }, 'openpgpSigners', /together/);
     rejects({ ...signed, openpgpKeys: both.openpgpKeys }, 'openpgpKeys', /together/);
   });
-  it('refuses them without allowedSigners, and on a driver other than git', () => {
+  it('refuses them without allowedSigners', () => {
     rejects({ driver: 'git', ...both }, 'openpgpSigners', /allowedSigners/);
-    rejects({ ...signed, driver: 'redis', redisUrl: 'redis://localhost:6379', ...both }, 'openpgpSigners', /git driver only/);
+    rejects({ driver: 'file', ...both }, 'openpgpSigners', /allowedSigners/);
+  });
+  it('accepts them on every driver that keeps a signed page (the signed chain of file, SQL, Redis, etcd too)', () => {
+    for (const driver of ['file', 'sql', 'redis', 'etcd']) {
+      assert.equal(parseContainerFile(text({ ...signed, driver, ...both })).openpgpSigners, both.openpgpSigners, driver);
+    }
   });
   it('refuses a path that leaves the repository', () => {
     assert.throws(() => parseContainerFile(text({ ...signed, ...both, openpgpKeys: '../keys.asc' })), LockConfigurationError);

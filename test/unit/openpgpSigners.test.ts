@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { parseOpenpgpSigners, stepSignature } from '../../src/core/chain/openpgpSigners';
+import { gpgVerifyFields, parseOpenpgpSigners, stepSignature } from '../../src/core/chain/openpgpSigners';
 import { checkSignedSnapshot, checkSigner } from '../../src/core/chain/signedStep';
 import { LockConfigurationError } from '../../src/core/errors';
 import { acquireAs, fresh, LEAD, OP, SETTINGS, ANA, at } from '../helpers/lockRecordFixture';
@@ -73,5 +73,34 @@ describe('OpenPGP signers listing', () => {
     const held = acquireAs(fresh(), LEAD, at(0)).record;
     assert.equal(checkSignedSnapshot(held, stepSignature({ status: 'G', signer: '', primaryKey: BOB_FPR }, ops), SETTINGS), undefined);
     assert.notEqual(checkSignedSnapshot(held, stepSignature({ status: 'G', signer: OP, primaryKey: ALICE_FPR }, ops), SETTINGS), undefined);
+  });
+
+  it("gpg's --status-fd of a verify, read as git reads it: good and valid G with the primary key, untrusted U, the rest by keyword", () => {
+    const sub = 'E1A1B2C3D4E5F60718293A4B5C6D7E8F90A1B2C3';
+    const good = (trust: string) =>
+      '[GNUPG:] NEWSIG\n[GNUPG:] KEY_CONSIDERED X 0\n[GNUPG:] SIG_ID abc 2026-12-02 1764667200\n' +
+      '[GNUPG:] GOODSIG 706C58730C1D967D alice <alice@example.com>\n' +
+      `[GNUPG:] VALIDSIG ${sub} 2026-12-02 1764667200 0 4 0 22 10 00 ${ALICE_FPR.toLowerCase()}\n${trust}`;
+    assert.deepEqual(gpgVerifyFields(good('[GNUPG:] TRUST_ULTIMATE 0 pgp\n')), { status: 'G', signer: '', primaryKey: ALICE_FPR });
+    assert.equal(gpgVerifyFields(good('[GNUPG:] TRUST_FULLY 0 pgp\n')).status, 'G');
+    assert.equal(gpgVerifyFields(good('[GNUPG:] TRUST_UNDEFINED 0 pgp\n')).status, 'U', 'a key the keyring does not vouch for');
+    assert.equal(gpgVerifyFields(good('')).status, 'U', 'no trust line');
+    for (const [keyword, status] of [
+      ['BADSIG 706C58730C1D967D alice', 'B'],
+      ['EXPKEYSIG 706C58730C1D967D alice', 'Y'],
+      ['EXPSIG 706C58730C1D967D alice', 'X'],
+      ['REVKEYSIG 706C58730C1D967D alice', 'R'],
+      ['ERRSIG 706C58730C1D967D 22 10 00 1764667200 9 -', 'E'],
+    ] as const) {
+      assert.equal(gpgVerifyFields(`[GNUPG:] NEWSIG\n[GNUPG:] ${keyword}\n`).status, status, keyword);
+    }
+    assert.equal(gpgVerifyFields('[GNUPG:] NODATA 1\n').status, 'E', 'no signature gpg could read');
+    assert.equal(gpgVerifyFields('').status, 'E');
+    assert.equal(
+      gpgVerifyFields(`${good('[GNUPG:] TRUST_ULTIMATE 0 pgp\n')}[GNUPG:] GOODSIG 0123456789ABCDEF bob\n`).status,
+      'E',
+      'two signatures: one signer is asked for',
+    );
+    assert.equal(gpgVerifyFields('gpg: GOODSIG forged on stderr\n').status, 'E', 'only status lines count');
   });
 });

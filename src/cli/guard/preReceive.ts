@@ -301,8 +301,8 @@ async function openpgpListing(repo: ServerRepo, settings: ServerSettings): Promi
 }
 
 /**
- * A signed page on a store whose writers are all participants (file, SQL, Redis) is proven before the
- * guard believes it: with the allowed signers of the pinned protected branch, from the guard's own
+ * A signed page on a store whose writers are all participants (file, SQL, Redis, etcd) is proven before the
+ * guard believes it: with the allowed signers (and OpenPGP listing) of the pinned protected branch, from the guard's own
  * witness in this repository (the last page it proved), so that a step dropped from the store since
  * the guard last looked reads tampered.
  */
@@ -321,6 +321,18 @@ function signedChainProof(settings: ServerSettings, repo: string, server: Server
       }
       return signers.text;
     },
+    ...(settings.file.openpgpSigners !== undefined
+      ? {
+          openpgp: async () => {
+            const listing = await openpgpListing(server, settings);
+            if (typeof listing !== 'object') {
+              const why = listing ?? 'this container names no OpenPGP listing.';
+              throw new LockConfigurationError(`${why[0].toUpperCase()}${why.slice(1)}`, { setting: 'openpgpSigners' });
+            }
+            return listing;
+          },
+        }
+      : {}),
     witnessFile: guardWitnessFile(repo, settings.file.container),
   };
 }

@@ -87,3 +87,31 @@ export function stepSignature(fields: GitSignatureFields, listing: OpenpgpSigner
   if (fields.primaryKey === '') return { status: fields.status, signer: fields.signer };
   return { status: fields.status, signer: listing?.get(fields.primaryKey.toUpperCase()) ?? '', kind: 'openpgp' };
 }
+
+/**
+ * What gpg's `--status-fd` lines of one `gpg --verify` say of a detached signature, as git reads them
+ * for `%G?` and `%GP` (git's gpg-interface.c): `GOODSIG` G (U unless the key's validity is at least
+ * marginal: `TRUST_MARGINAL`, `TRUST_FULLY`, `TRUST_ULTIMATE`), `BADSIG` B, `EXPSIG` X, `EXPKEYSIG` Y,
+ * `REVKEYSIG` R, `ERRSIG` E (no public key in the reader's keyring, an unknown algorithm); more than
+ * one signature, or none gpg could judge, E. The primary key's fingerprint is `VALIDSIG`'s tenth field,
+ * the one `openpgpSigners` lists. The signer's user id is never read.
+ */
+export function gpgVerifyFields(status: string): GitSignatureFields {
+  const verdicts: Record<string, string> = { GOODSIG: 'G', BADSIG: 'B', EXPSIG: 'X', EXPKEYSIG: 'Y', REVKEYSIG: 'R', ERRSIG: 'E' };
+  let result: string | undefined;
+  let seen = 0;
+  let trusted = false;
+  let primaryKey = '';
+  for (const line of status.split('\n')) {
+    const words = line.trim().split(/\s+/);
+    if (words[0] !== '[GNUPG:]') continue;
+    const [keyword, ...fields] = words.slice(1);
+    if (keyword !== undefined && keyword in verdicts) {
+      seen++;
+      result = verdicts[keyword];
+    } else if (keyword === 'VALIDSIG') primaryKey = (fields[9] ?? '').toUpperCase();
+    else if (keyword === 'TRUST_MARGINAL' || keyword === 'TRUST_FULLY' || keyword === 'TRUST_ULTIMATE') trusted = true;
+  }
+  if (result === undefined || seen !== 1) return { status: 'E', signer: '', primaryKey };
+  return { status: result === 'G' && !trusted ? 'U' : result, signer: '', primaryKey };
+}

@@ -11,7 +11,7 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  *
  * Each step is the record after a transition (`r`, its exact bytes; stored as a delta against the
  * step before, chainLayout.ts), the digest of the record before it (`p`; null for the page's creation
- * or an operator's adopt) and its actor's SSH signature over {@link stepMessage}. The chain is written in the same compare-and-swap as the record (it is
+ * or an operator's adopt) and its actor's signature over {@link stepMessage} (SSH, or OpenPGP where the container lists openpgpSigners). The chain is written in the same compare-and-swap as the record (it is
  * part of the one stored value), so no writer can move one without the other. A step is proven when
  * it continues the step before it (its `p` is that step's digest), its signature is by the key the
  * allowed signers list gives its audit line's identity, and it is one legal transition of the record
@@ -21,7 +21,7 @@ import { checkSignedSnapshot, checkSignedStep, type StepSignature } from './sign
  * hold it (or begin right after it, or hold a coalesced heartbeat step whose replay passes through it:
  * heartbeatRenewals.ts), or restart with an operator's adopt dated after it. A store set
  * back past the witnessed step — a dropped step — reads tampered for that reader, and so, failing
- * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen), verdicts out.
+ * closed, does a window that no longer reaches back to it. Pure: signatures are judged by the caller (ssh-keygen or gpg), verdicts out.
  */
 
 /** One signed transition, whole (its stored layout: chainLayout.ts). */
@@ -30,7 +30,7 @@ export interface ChainStep {
   readonly p: string | null;
   /** The record after, its stored bytes (JSON text). */
   readonly r: string;
-  /** The actor's signature (ssh-keygen -Y sign, armored); '' when unsigned. */
+  /** The actor's signature, armored (ssh-keygen -Y sign, or gpg --detach-sign: openpgpStepSignatures.ts); '' when unsigned. */
   readonly s: string;
   /** The times of the heartbeats a coalesced step stands for (heartbeatRenewals.ts); absent for one transition. */
   readonly h?: readonly number[];
@@ -57,7 +57,7 @@ export function stepMessage(key: string, p: string | null, r: string, h?: readon
   return `lockstep-step v1\nkey ${key}\nbefore ${p ?? 'none'}\n${h === undefined ? '' : `renewed ${h.join(',')}\n`}${r}`;
 }
 
-/** A step as the verifier judges it: parsed, with what ssh-keygen said of its signature. */
+/** A step as the verifier judges it: parsed, with what ssh-keygen or gpg said of its signature. */
 export interface JudgedStep {
   readonly step: ChainStep;
   readonly digest: string;

@@ -36,12 +36,13 @@ export interface ContainerFile {
    */
   allowedSigners?: string;
   /**
-   * Git driver, with allowedSigners and openpgpKeys: the repository path of a file on the first protected branch
-   * listing `<identity> <primary key fingerprint>` a line; a step signed with git's OpenPGP signing is proven by a
-   * listed key of its identity (docs/protocol.md "OpenPGP (GPG) signatures").
+   * With allowedSigners and openpgpKeys (any driver of a signed page): the repository path of a file on the first
+   * protected branch listing `<identity> <primary key fingerprint>` a line; a step signed with git's OpenPGP signing key
+   * (a git commit's signature, or a signed chain's gpg signature) is proven by a listed key of its identity
+   * (docs/protocol.md "OpenPGP (GPG) signatures").
    */
   openpgpSigners?: string;
-  /** Git driver, with openpgpSigners: the repository path of the listed keys, armored (`gpg --armor --export`). */
+  /** With openpgpSigners: the repository path of the listed keys, armored (`gpg --armor --export`). */
   openpgpKeys?: string;
   /** Branches whose landing is fenced (at least one; init writes the remote's default branch). */
   protectedBranches: string[];
@@ -201,16 +202,8 @@ export function checkContainerFile(raw: unknown): ContainerFile {
   if ((value.openpgpSigners === undefined) !== (value.openpgpKeys === undefined)) {
     bad(value.openpgpSigners === undefined ? 'openpgpKeys' : 'openpgpSigners', 'is set with openpgpSigners and openpgpKeys together');
   }
-  if (value.openpgpSigners !== undefined) {
-    if (value.allowedSigners === undefined) {
-      bad('openpgpSigners', 'lists OpenPGP keys of a signed lock page, and allowedSigners (which makes the page signed) is not set');
-    }
-    if (value.driver !== 'git') {
-      bad(
-        'openpgpSigners',
-        `is read by the git driver only (the file, SQL and Redis drivers' steps are SSH-signed), and this container uses the ${value.driver} driver`,
-      );
-    }
+  if (value.openpgpSigners !== undefined && value.allowedSigners === undefined) {
+    bad('openpgpSigners', 'lists OpenPGP keys of a signed lock page, and allowedSigners (which makes the page signed) is not set');
   }
   return value;
 }

@@ -9,6 +9,7 @@ import { containerSettings, driverOptions, type ContainerFile } from './containe
 import { pageLocation } from './pageLocation';
 import { containerKey } from './pageSettings';
 import { signedPageDriver } from './signedPage';
+import type { OpenpgpListingText } from '../chain/openpgpSigners';
 
 /**
  * The lock page without a clone or an identity: the server's guard runs in a bare repository and
@@ -17,11 +18,13 @@ import { signedPageDriver } from './signedPage';
 
 /**
  * How the server guard proves a signed page of a store whose writers are all participants (file,
- * SQL, Redis): the allowed signers as its pinned protected branch has them, and its own witness
+ * SQL, Redis, etcd): the allowed signers (and OpenPGP listing) as its pinned protected branch has them, and its own witness
  * kept in the guarded repository (stores/signedChainDriver.ts).
  */
 export interface ServerProof {
   readonly allowedSigners: () => Promise<string>;
+  /** The OpenPGP listing as the pinned protected branch has it, when the container names one. */
+  readonly openpgp?: () => Promise<OpenpgpListingText>;
   readonly witnessFile: string;
 }
 
@@ -68,6 +71,7 @@ export class PageWithoutClone {
         container: file.container,
         settings: containerSettings(file),
         allowedSigners: proof.allowedSigners,
+        ...(proof.openpgp !== undefined ? { openpgp: proof.openpgp } : {}),
         checkpointFile: proof.witnessFile,
       });
     }

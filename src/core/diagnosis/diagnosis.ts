@@ -155,7 +155,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
       level: 'info',
       found:
         "the lock page's steps are not signed: an identity on the page is declared, not proven (anyone who can push the lock ref can write any name)",
-      fix: 'To prove them: everyone sets a signing key (SSH: git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed. On the git driver people may sign with GPG instead (git config --global gpg.format openpgp; git config --global user.signingkey FINGERPRINT): the operator also lands "openpgpSigners" (identity, then primary key fingerprint, one per line) and "openpgpKeys" (gpg --armor --export FPR …).',
+      fix: 'To prove them: everyone sets a signing key (SSH: git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub), an operator lands an allowed_signers file (one line per person: identity, then public key) and "allowedSigners": "PATH" in .lockstep.json on the protected branch, then runs a signed lockstep adopt, which restarts the page\'s history signed. People may sign with GPG instead (git config --global gpg.format openpgp; git config --global user.signingkey FINGERPRINT): the operator also lands "openpgpSigners" (identity, then primary key fingerprint, one per line) and "openpgpKeys" (gpg --armor --export FPR …).',
     });
   } else if (g?.key) {
     out.push({
@@ -172,7 +172,7 @@ export function diagnose(facts: DoctorFacts): Finding[] {
         `SSH: git config --global gpg.format ssh; git config --global user.signingkey ~/.ssh/id_ed25519.pub — and an operator lists that public key for your identity in ${g.allowedSigners} on the protected branch.` +
         (g.openpgpSigners !== undefined
           ? ` Or GPG: git config --global gpg.format openpgp; git config --global user.signingkey FINGERPRINT — and an operator lists its fingerprint for your identity in ${g.openpgpSigners} and lands its public key (gpg --armor --export FINGERPRINT) in openpgpKeys.`
-          : ' (GPG keys sign only where the container lists openpgpSigners and openpgpKeys, git driver.)'),
+          : ' (GPG keys sign only where the container lists openpgpSigners and openpgpKeys.)'),
     });
   }
 

@@ -98,7 +98,7 @@ async function signing(container: Container): Promise<DoctorFacts['signing']> {
   const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, ssh: false }));
   const where = container.file.allowedSigners;
   const openpgp = container.file.openpgpSigners;
-  // An OpenPGP key signs a checked step only where the container lists openpgpSigners (the git driver).
+  // An OpenPGP key signs a checked step only where the container lists openpgpSigners.
   const key = setup.key && (setup.ssh || openpgp !== undefined);
   return {
     required: where !== undefined,

@@ -6,12 +6,15 @@ import { LockBackendError, LockConfigurationError } from '../errors';
 import { gitIn } from '../git/runner';
 import { STEP_NAMESPACE } from '../chain/signedChain';
 import type { StepSignature } from '../chain/signedStep';
+import { signOpenpgp } from './openpgpStepSignatures';
 
 /**
  * The signatures of a signed chain's steps (signedChain.ts), made and checked by OpenSSH's own
  * `ssh-keygen -Y sign` / `-Y verify` with the key git signs commits with (`gpg.format=ssh`,
  * `user.signingkey`): the key a developer already uses for GitHub. Messages go through standard
- * input and temporary files private to this process; nothing of a key is printed.
+ * input and temporary files private to this process; nothing of a key is printed. Where the
+ * container lists openpgpSigners, a clone whose git signs with GPG signs its steps with gpg instead
+ * (openpgpStepSignatures.ts).
  */
 
 interface Ran {
@@ -36,19 +39,36 @@ function run(args: readonly string[], input: string): Promise<Ran> {
   });
 }
 
-/** The SSH key file git signs with in `gitDir`; a configuration error when none is set up. */
-export async function signingKeyFile(gitDir: string): Promise<string> {
+/** The key git signs with in a clone: an SSH key file, or (where the container lists openpgpSigners) an OpenPGP key for gpg. */
+export type StepSigner = { readonly kind: 'ssh'; readonly keyFile: string } | { readonly kind: 'openpgp'; readonly key: string };
+
+/**
+ * The key git signs with in `gitDir`, as git chooses it: `gpg.format=ssh` an SSH key file;
+ * `gpg.format=openpgp` (or unset) with a `user.signingkey` an OpenPGP key, where `openpgp` (the
+ * container lists openpgpSigners). A configuration error when neither is set up.
+ */
+export async function stepSigner(gitDir: string, openpgp: boolean): Promise<StepSigner> {
   const git = gitIn(gitDir);
   const format = (await git.run(['config', '--get', 'gpg.format'])).stdout.toString('utf8').trim().toLowerCase();
   const key = (await git.run(['config', '--get', 'user.signingkey'])).stdout.toString('utf8').trim();
-  if (format !== 'ssh' || key === '' || key.startsWith('key::')) {
-    throw new LockConfigurationError(
-      'This lock page is signed (allowedSigners in .lockstep.json), and this clone has no SSH signing key file set up for git.' +
-        ' Set one: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub (lockstep doctor shows how).',
-      { setting: 'user.signingkey' },
-    );
+  if (format === 'ssh' && key !== '' && !key.startsWith('key::')) {
+    return { kind: 'ssh', keyFile: key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key };
   }
-  return key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key;
+  if (openpgp && (format === '' || format === 'openpgp') && key !== '') return { kind: 'openpgp', key };
+  throw new LockConfigurationError(
+    `This lock page is signed (allowedSigners in .lockstep.json), and this clone has no ${openpgp ? 'SSH or OpenPGP' : 'SSH'} signing key set up for git.` +
+      ' Set one: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub' +
+      (openpgp
+        ? '; or GPG: git config gpg.format openpgp; git config user.signingkey FINGERPRINT (listed for your identity in openpgpSigners)'
+        : ' (a GPG key signs only where the container lists openpgpSigners and openpgpKeys)') +
+      '. lockstep doctor shows how.',
+    { setting: 'user.signingkey' },
+  );
+}
+
+/** The signature of a step's `message` by `signer`: ssh-keygen's or gpg's, armored. */
+export function signStep(signer: StepSigner, message: string): Promise<string> {
+  return signer.kind === 'ssh' ? signMessage(signer.keyFile, message) : signOpenpgp(signer.key, message);
 }
 
 /** The armored signature of `message` by the key at `keyFile` (a private key, or a public one whose private half ssh-agent holds). */

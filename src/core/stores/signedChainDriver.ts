@@ -8,14 +8,16 @@ import { checkChain, digestOf, provenThrough, stepMessage, type ChainStep, type 
 import type { StepSignature } from '../chain/signedStep';
 import type { LockRecord } from '../lockRecord';
 import { encodeRecord, parseRecord } from '../recordCodec';
-import { judgeSignature, signingKeyFile, signMessage } from './chainSignatures';
+import { readOpenpgpListing } from '../chain/openpgpSigners';
+import { judgeSignature, signStep, stepSigner, type StepSigner } from './chainSignatures';
+import { isOpenpgpSignature, judgeOpenpgp } from './openpgpStepSignatures';
 import { withSignersFile } from './git/signersFile';
 import type { SigningPolicy } from './git/verifiedHistory';
 import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
- * A signed lock page on a store whose writers are all participants (file, SQL, Redis, with
- * `allowedSigners` in `.lockstep.json`): the store's own driver underneath, unchanged, and the
+ * A signed lock page on a store whose writers are all participants (file, SQL, Redis, etcd, with
+ * `allowedSigners` in `.lockstep.json`; steps signed with SSH, or GPG where it lists openpgpSigners): the store's own driver underneath, unchanged, and the
  * signed chain of signedChain.ts kept in the one value it stores (in the layout of chainLayout.ts: a
  * layout 1 page is read, and written again as layout 2). Every write of a container record
  * appends this clone's signed step in the same compare-and-swap; a read hands back the chain's
@@ -29,13 +31,16 @@ export class SignedChainDriver implements Driver {
   readonly #gitDir: string | undefined;
   /** The chains last read or written, by revision (a few: verifyHistory proves what was just read). */
   readonly #read = new Map<string, { key: string; value: unknown; chain: ReadChain }>();
-  #keyFile: Promise<string> | undefined;
+  /** Whether a step may be signed with gpg (the container lists openpgpSigners). */
+  readonly #openpgp: boolean;
+  #signer: Promise<StepSigner> | undefined;
   /** Where this reader keeps its witness (from the last proof): a step it writes on top of it becomes its witness. */
   #witnessFile: string | undefined;
 
-  constructor(inner: Driver, gitDir: string | undefined) {
+  constructor(inner: Driver, gitDir: string | undefined, openpgp = false) {
     this.#inner = inner;
     this.#gitDir = gitDir;
+    this.#openpgp = openpgp;
     if (inner.watch) {
       const watch = inner.watch.bind(inner);
       // The watcher's interest and the watch's pace and freshness pass through (a polling SQL watch needs both).
@@ -148,24 +153,29 @@ export class SignedChainDriver implements Driver {
     // Steps up to the witness (or up to the heartbeats that replaced it) were proven before: their signatures are not checked again.
     const known = witness === undefined ? -1 : provenThrough(parsed, witness.digest, policy.settings);
     if (known === steps.length - 1) return;
-    const judged = await withSignersFile(await policy.allowedSigners(), async file => {
-      const out: JudgedStep[] = [];
-      for (const [i, s] of parsed.entries()) {
-        const { step } = s;
-        const signature: StepSignature =
-          i <= known
-            ? { status: 'G', signer: '' }
-            : await judgeSignature(
-                file,
-                stepMessage(read.key, step.p, step.r, step.h),
-                step.s,
-                s.record?.audit.at(-1)?.who ?? '',
-                this.name,
-              );
-        out.push(Object.assign(s, { signature }));
-      }
-      return out;
-    });
+    // An OpenPGP step is judged in the reader's own keyring of the listed keys (empty when the container lists none),
+    // filled only when a step to judge is one: a read of new SSH steps starts no gpg.
+    const openpgpSteps = steps.some((step, i) => i > known && isOpenpgpSignature(step.s));
+    const listing = policy.openpgp === undefined || !openpgpSteps ? undefined : readOpenpgpListing(await policy.openpgp());
+    const judged = await withSignersFile(
+      await policy.allowedSigners(),
+      async (file, env) => {
+        const out: JudgedStep[] = [];
+        for (const [i, s] of parsed.entries()) {
+          const { step } = s;
+          const message = stepMessage(read.key, step.p, step.r, step.h);
+          const signature: StepSignature =
+            i <= known
+              ? { status: 'G', signer: '' }
+              : isOpenpgpSignature(step.s)
+                ? await judgeOpenpgp(env.GNUPGHOME, message, step.s, listing?.signers, this.name)
+                : await judgeSignature(file, message, step.s, s.record?.audit.at(-1)?.who ?? '', this.name);
+          out.push(Object.assign(s, { signature }));
+        }
+        return out;
+      },
+      listing?.keyring,
+    );
     const verdict = checkChain(
       judged,
       witness === undefined ? undefined : { ...witness, record: parseChecked(witness.text, this.name, policy) },
@@ -185,17 +195,17 @@ export class SignedChainDriver implements Driver {
   ): Promise<CasResult> {
     if (this.#gitDir === undefined)
       throw new LockStorageError(this.name, "A signed lock page is written only from a clone (its signing key is git's).");
-    this.#keyFile ??= signingKeyFile(this.#gitDir);
-    this.#keyFile.catch(() => {
-      this.#keyFile = undefined;
+    this.#signer ??= stepSigner(this.#gitDir, this.#openpgp);
+    this.#signer.catch(() => {
+      this.#signer = undefined;
     });
-    const keyFile = await this.#keyFile;
+    const signer = await this.#signer;
     const text = encodeRecord(next);
     // A heartbeat right after the same holder's heartbeat of the same grant replaces it (heartbeatRenewals.ts).
     const run = restart ? undefined : coalescedStep(steps, text);
     const tip = steps.length === 0 ? undefined : digestOf(steps[steps.length - 1].r);
     const p = run?.p ?? (restart ? null : (tip ?? null));
-    const step: ChainStep = { p, r: text, s: await signMessage(keyFile, stepMessage(key, p, text, run?.h)), ...(run ? { h: run.h } : {}) };
+    const step: ChainStep = { p, r: text, s: await signStep(signer, stepMessage(key, p, text, run?.h)), ...(run ? { h: run.h } : {}) };
     // Written in the layout this version writes (chainLayout.ts), whatever layout it was read in.
     const window = appendStep(restart ? [] : run ? steps.slice(0, -1) : steps, step);
     const written = await this.#inner.compareAndSwap(key, expectedRevision, window.envelope, meta);

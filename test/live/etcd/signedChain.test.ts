@@ -1,5 +1,6 @@
 import { Etcd3 } from 'etcd3';
-import { signedChainAttacks } from '../../helpers/signedChainAttacks';
+import { openpgpChainAttacks } from '../../helpers/openpgpChainAttacks';
+import { type AttackedStore, signedChainAttacks } from '../../helpers/signedChainAttacks';
 import { EtcdCluster, requireEtcd } from './etcdCluster';
 
 /**
@@ -8,7 +9,7 @@ import { EtcdCluster, requireEtcd } from './etcdCluster';
  * revision as the driver's transaction does) to name himself holder, and separately to set the page back
  * past alice's acquire.
  */
-signedChainAttacks('etcd', async context => {
+const etcdStore = async (context: Mocha.Context): Promise<AttackedStore> => {
   requireEtcd(context);
   const cluster = await EtcdCluster.start();
   const prefix = `lockstep-test-${randomSuffix()}`;
@@ -39,7 +40,11 @@ signedChainAttacks('etcd', async context => {
       };
     },
   };
-});
+};
+
+signedChainAttacks('etcd', etcdStore);
+// The same store, its people signing with GPG (openpgpChainAttacks.ts).
+openpgpChainAttacks('etcd', etcdStore);
 
 function randomSuffix(): string {
   return Math.random().toString(36).slice(2, 10);

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { redisKeys } from '../../../src/core/stores/redis/keys';
-import { signedChainAttacks } from '../../helpers/signedChainAttacks';
+import { openpgpChainAttacks } from '../../helpers/openpgpChainAttacks';
+import { type AttackedStore, signedChainAttacks } from '../../helpers/signedChainAttacks';
 import { randomPrefix } from './prefixKeys';
 import { RedisServer, requireRedisServer } from './redisServer';
 
@@ -10,7 +11,7 @@ import { RedisServer, requireRedisServer } from './redisServer';
  * driver's script does) to name himself holder, and separately to set the page back past alice's
  * acquire.
  */
-signedChainAttacks('redis', async context => {
+const redisStore = async (context: Mocha.Context): Promise<AttackedStore> => {
   requireRedisServer(context);
   const server = await RedisServer.start();
   const url = server.url;
@@ -42,4 +43,8 @@ signedChainAttacks('redis', async context => {
       };
     },
   };
-});
+};
+
+signedChainAttacks('redis', redisStore);
+// The same store, its people signing with GPG (openpgpChainAttacks.ts).
+openpgpChainAttacks('redis', redisStore);

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LockConfigurationError } from '../../errors';
+import { GPG_TIMEOUT_MS, runGpg } from '../gpgProcess';
 
 /**
  * Fills a reader's own empty OpenPGP keyring (a private `GNUPGHOME`, signersFile.ts) with the keys a
@@ -18,25 +18,14 @@ export async function importListedKeys(keyring: string, armoredKeys: string, fin
   await gpg(keyring, ['--import-ownertrust'], fingerprints.map(f => `${f}:6:\n`).join(''));
 }
 
-const GPG_TIMEOUT_MS = 30_000;
-
-function gpg(keyring: string, args: readonly string[], input: string): Promise<void> {
+async function gpg(keyring: string, args: readonly string[], input: string): Promise<void> {
   const refused = (cause?: unknown) =>
     new LockConfigurationError(
       "gpg could not import the OpenPGP keys this lock page lists (openpgpKeys in .lockstep.json) into the reader's keyring; install GnuPG 2, and check that the file holds armored public keys (gpg --armor --export FPR).",
       { setting: 'openpgpKeys', ...(cause === undefined ? {} : { cause }) },
     );
-  return new Promise((resolve, reject) => {
-    const child = spawn('gpg', ['--batch', '--no-tty', '--no-autostart', '--quiet', ...args], {
-      stdio: ['pipe', 'ignore', 'pipe'],
-      env: { ...process.env, GNUPGHOME: keyring },
-      timeout: GPG_TIMEOUT_MS,
-    });
-    const err: Buffer[] = [];
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', cause => reject(refused(cause)));
-    child.on('close', code => (code === 0 ? resolve() : reject(refused(Buffer.concat(err).toString('utf8').slice(0, 2000)))));
-    child.stdin.on('error', () => undefined); // gpg may exit before reading its input
-    child.stdin.end(input);
+  const ran = await runGpg(['--no-autostart', '--quiet', ...args], input, { home: keyring, timeoutMs: GPG_TIMEOUT_MS }).catch(cause => {
+    throw refused(cause);
   });
+  if (ran.code !== 0) throw refused(ran.stderr.slice(0, 2000));
 }

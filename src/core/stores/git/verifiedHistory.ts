@@ -39,7 +39,7 @@ export interface SigningPolicy {
   readonly allowedSigners: () => Promise<string>;
   /**
    * The OpenPGP listing (`openpgpSigners`, `openpgpKeys`) as the protected branch has it, when the
-   * container names one (git driver only; docs/protocol.md "OpenPGP (GPG) signatures").
+   * container names one (docs/protocol.md "OpenPGP (GPG) signatures": git commits and signed chains alike).
    */
   readonly openpgp?: () => Promise<OpenpgpListingText>;
   /** Where this clone keeps the last step it verified (a file it may write). */

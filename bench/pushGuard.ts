@@ -191,6 +191,16 @@ async function main(): Promise<void> {
     console.log(
       `target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard; a \`node -e 0\` hook itself adds ${perNodeHook.toFixed(1)} ms, so a guard costs ${(perGuard / perNodeHook).toFixed(2)}× one more Node start)`,
     );
+    // Each guard on its own, against the same floor: what its variant adds over one `node -e 0` hook.
+    for (const [name, label] of [
+      ['client', 'pre-push guard'],
+      ['server', 'pre-receive guard'],
+    ] as const) {
+      const own = medianOf(name) - medianOf('none') - perNodeHook;
+      console.log(
+        `${label} alone: ${own >= 0 ? '+' : ''}${own.toFixed(1)} ms over a \`node -e 0\` hook, ${(own / perNodeHook).toFixed(2)}× one more Node start (issue 30's target: ≤ 0.5×)`,
+      );
+    }
     console.log(
       `target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`,
     );

@@ -2,9 +2,10 @@ import * as path from 'node:path';
 import { LockConfigurationError } from '../core/application';
 import type { Command } from './command';
 import { Output } from './output';
+import { version } from '../../package.json';
 
-/** The package's version (the bundler inlines package.json). */
-const VERSION: string = (require('../../package.json') as { version: string }).version;
+/** The package's version: only this field of package.json is bundled (a named import of JSON). */
+const VERSION: string = version;
 
 const USAGE = `usage: lockstep [--cwd DIR] [--json] COMMAND [ARGS…]
 

@@ -1,8 +1,10 @@
 import { type Forge, FORGE_FILES, LockConfigurationError, openClone, writeForgeCheck } from '../../core/application';
 import { parseCommandArgs } from '../args';
 import type { Command } from '../command';
+import { version } from '../../../package.json';
 
-const VERSION: string = (require('../../../package.json') as { version: string }).version;
+/** The package's version: only this field of package.json is bundled (a named import of JSON). */
+const VERSION: string = version;
 
 export const forgeInitCommand: Command = {
   name: 'forge init',

@@ -1,6 +1,7 @@
 import {
   carriesProof,
   checkProofLeak,
+  configuredUrls,
   Container,
   CONTAINER_DEFAULTS,
   digestsEqual,
@@ -16,7 +17,9 @@ import {
   pushArgumentsOf,
   readContainerFile,
   type RecordAtRevision,
+  readCloneSettings,
   refusalGist,
+  type SettingEntry,
 } from '../../core/application';
 import type { CommandContext } from '../command';
 import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
@@ -36,13 +39,15 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   // opens (git start-up, .lockstep.json) beside the leak check's git runs; the leak is judged first, whatever the
   // opening says: a branch without .lockstep.json still pushes the configured proof.
   const git = gitIn(context.cwd);
-  const opening = Container.open({ cwd: context.cwd, env: context.env, git }).then(
+  // The clone's settings, the leak check's among them, in one git run that the opening reads too.
+  const settings = readCloneSettings(git, PUSH_SETTINGS);
+  const opening = Container.open({ cwd: context.cwd, env: context.env, git, settings }).then(
     container => ({ container }),
     (error: unknown) => ({ error }),
   );
   let container: Container;
   try {
-    const leak = await proofLeak(git, context, remoteName ?? '', remoteUrl ?? '', opening);
+    const leak = await proofLeak(git, context, remoteName ?? '', remoteUrl ?? '', await settings, opening);
     if (leak && (await proofIsLive(await opening, leak.proofs))) throw new LockRefusedError('proof-would-leak', leak.message);
     const opened = await opening;
     if ('error' in opened) throw opened.error;
@@ -55,7 +60,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     throw error;
   }
   try {
-    const shared = await isSharedRemote(container, remoteName, remoteUrl);
+    const shared = await isSharedRemote(container, remoteName, remoteUrl, await settings);
     const protectedRefs = new Set(container.file.protectedBranches.map(b => `refs/heads/${b}`));
     const touching = pushed.filter(p => protectedRefs.has(p.remoteRef));
     if (touching.length === 0 || !shared) return 0;
@@ -103,9 +108,18 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   }
 }
 
-async function isSharedRemote(container: Container, name: string | undefined, url: string | undefined): Promise<boolean> {
+async function isSharedRemote(
+  container: Container,
+  name: string | undefined,
+  url: string | undefined,
+  settings: readonly SettingEntry[],
+): Promise<boolean> {
   if (name === container.file.remote) return true;
-  const shared = (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => '')).trim();
+  // `git remote get-url` prints the first fetch URL: as the settings already read say it where they are certain.
+  const shared = (
+    configuredUrls(settings, container.file.remote)?.fetch[0] ??
+    (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => ''))
+  ).trim();
   return shared !== '' && shared === url;
 }
 
@@ -121,9 +135,9 @@ async function proofLeak(
   context: CommandContext,
   remoteName: string,
   pushUrl: string,
+  config: readonly SettingEntry[],
   opening: Promise<{ container: Container } | { error: unknown }>,
 ): Promise<{ message: string; proofs: string[] } | undefined> {
-  const config = await pushSettings(git);
   const aliases = new Map(
     config
       .filter(([key, value]) => key.startsWith('alias.') && value !== null)
@@ -135,9 +149,9 @@ async function proofLeak(
   if (!carriesProof({ config, commandLine })) return undefined;
   const sharedRemote =
     config.filter(([key]) => key === 'lockstep.sharedremote').pop()?.[1] ?? (await committedRemote(context.cwd, opening));
-  const sharedUrls = (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => ''))
-    .split('\n')
-    .filter(Boolean);
+  const sharedUrls =
+    configuredUrls(config, sharedRemote)?.fetch ??
+    (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => '')).split('\n').filter(Boolean);
   const message =
     checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine }) ?? unseenCommandLine(process.platform, argv);
   return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
@@ -158,28 +172,8 @@ async function committedRemote(cwd: string, opening: Promise<{ container: Contai
   }
 }
 
-/**
- * The settings the leak check reads, as git resolves them for this push (`git -c` included), in one
- * git run and in git's order: [lower-case key, value, or null for a key without "="].
- */
-async function pushSettings(git: GitCommand): Promise<[string, string | null][]> {
-  const out = await git
-    .raw([
-      'config',
-      '-z',
-      '--get-regexp',
-      '^(push\\.(pushoption|gpgsign|recursesubmodules)|submodule\\.recurse|lockstep\\.sharedremote|alias\\..*)$',
-    ])
-    .catch(() => '');
-  const entries: [string, string | null][] = [];
-  for (const entry of out.split('\0')) {
-    if (entry === '') continue;
-    const newline = entry.indexOf('\n');
-    // A key without "=value" (`[push] gpgSign`) is listed without a newline: git reads it as true.
-    entries.push(newline < 0 ? [entry, null] : [entry.slice(0, newline), entry.slice(newline + 1)]);
-  }
-  return entries;
-}
+/** The settings the leak check reads besides those of the opening (readCloneSettings), as git resolves them for this push (`git -c` included). */
+const PUSH_SETTINGS = ['push\\.(pushoption|gpgsign|recursesubmodules)', 'submodule\\.recurse', 'lockstep\\.sharedremote', 'alias\\..*'];
 
 /**
  * A proof that is not the page's current holder's proves nothing, so it may go anywhere. Anything

@@ -93,10 +93,18 @@ async function decide(
     return record;
   };
 
-  const naming = { foldsCase: await repo.foldsCase() };
+  // Whether the server's filesystem folds case is asked of git only for a ref whose rule it changes (a name that
+  // differs from a guarded one only in case), once per push: any other ref is judged alike either way.
+  let foldsCase: Promise<boolean> | undefined;
+  const ruleOf = async (update: RefUpdate) => {
+    const exact = ruleFor(settings, update, { foldsCase: false });
+    if (JSON.stringify(exact) === JSON.stringify(ruleFor(settings, update, { foldsCase: true }))) return exact;
+    foldsCase ??= repo.foldsCase();
+    return ruleFor(settings, update, { foldsCase: await foldsCase });
+  };
   for (const raw of parsePreReceive(input)) {
     const update: RefUpdate = { ...raw, target: await repo.resolveRef(raw.ref) };
-    const rule = ruleFor(settings, update, naming);
+    const rule = await ruleOf(update);
     switch (rule.kind) {
       case 'pass':
         break;

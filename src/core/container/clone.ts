@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
+import { lastSetting, type SettingEntry } from './cloneSettings';
 import { sessionDir } from './session';
 
 /**
@@ -49,11 +50,21 @@ export async function openClone(cwd: string, git: GitCommand = gitIn(cwd)): Prom
   return { root, gitDir, git: gitIn(root) };
 }
 
-/** LOCKSTEP_IDENTITY, else `git config user.email`. */
-export async function resolveIdentity(clone: Pick<Clone, 'git'>, env: Env, override?: string): Promise<string> {
+/**
+ * LOCKSTEP_IDENTITY, else `git config user.email` — asked here, or read from `settings`, the clone's
+ * settings already read (cloneSettings.ts).
+ */
+export async function resolveIdentity(
+  clone: Pick<Clone, 'git'>,
+  env: Env,
+  override?: string,
+  settings?: Promise<readonly SettingEntry[]>,
+): Promise<string> {
   const fromEnv = env.LOCKSTEP_IDENTITY?.trim() || override?.trim();
   if (fromEnv) return fromEnv;
-  const email = (await clone.git.raw(['config', '--get', 'user.email']).catch(() => '')).trim();
+  const email = (
+    settings ? (lastSetting(await settings, 'user.email') ?? '') : await clone.git.raw(['config', '--get', 'user.email']).catch(() => '')
+  ).trim();
   if (email) return email;
   throw new LockConfigurationError('No identity: set `git config user.email` (or LOCKSTEP_IDENTITY).', { setting: 'identity' });
 }

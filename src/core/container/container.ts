@@ -36,6 +36,7 @@ import { committedPage, containerConfig, containerKey, type Env } from './pageSe
 import { SessionChoreography } from './sessionChoreography';
 import { allowedSignersText, openpgpListingReader, signedPageDriver, signingPolicy } from './signedPage';
 import { ChangeWaiter, WAITING } from './turnWait';
+import { readCloneSettings, type SettingEntry } from './cloneSettings';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
 import { MAX_CAS_ATTEMPTS, swap, type RecordAtRevision, type SwapOptions } from './swapService';
@@ -50,6 +51,8 @@ export interface OpenContainerOptions {
   readonly driverInstance?: Driver;
   /** A git runner in `cwd` the caller already has (the pre-push guard's): the identity and the clone are asked through it. */
   readonly git?: GitCommand;
+  /** The clone's settings as the caller already reads them with {@link readCloneSettings} (the pre-push guard's): not read again. */
+  readonly settings?: Promise<readonly SettingEntry[]>;
 }
 
 /**
@@ -98,19 +101,21 @@ export class Container {
 
   static async open(options: OpenContainerOptions): Promise<Container> {
     const env = options.env ?? process.env;
-    // `git config user.email` runs beside the clone's `git rev-parse` (the same repository from cwd);
-    // its failure counts only after the clone and its .lockstep.json were found, as before.
+    // The clone's settings (identity, remote URLs: one `git config` run) are read beside the clone's `git rev-parse`
+    // (the same repository from cwd); a missing identity counts only after the clone and its .lockstep.json were found.
     const git = options.git ?? gitIn(options.cwd);
-    const identityLookup = resolveIdentity({ git }, env, options.overrides?.identity);
+    const settings = options.settings ?? readCloneSettings(git);
+    const identityLookup = resolveIdentity({ git }, env, options.overrides?.identity, settings);
     identityLookup.catch(() => undefined);
     const opened = await openClone(options.cwd, git);
     const file = await readCommittedFile(opened);
     // The committed remote names are names of this clone's own remotes, never a path in the work tree, a command or an
     // option: checked before any git talks to a remote, and every later git of the clone may use only their transports.
+    const read = await settings;
     const shared = await Promise.all([
-      resolveSharedRemote(opened.git, opened.root, file.remote, 'remote'),
+      resolveSharedRemote(opened.git, opened.root, file.remote, 'remote', read),
       ...(file.driver === 'git' && (file.gitRemote ?? file.remote) !== file.remote
-        ? [resolveSharedRemote(opened.git, opened.root, file.gitRemote ?? '', 'gitRemote')]
+        ? [resolveSharedRemote(opened.git, opened.root, file.gitRemote ?? '', 'gitRemote', read)]
         : []),
     ]);
     const clone: Clone = { ...opened, git: gitIn(opened.root, { protocols: [...new Set(shared.flatMap(s => s.protocols))] }) };

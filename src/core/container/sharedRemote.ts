@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { hasDosDrivePrefix, pathOfFileUrl } from '../fileUrl';
 import { LockConfigurationError } from '../errors';
 import { ALLOWED_PROTOCOLS, type GitCommand } from '../git/runner';
+import { configuredUrls, isPlainRemoteName, type SettingEntry } from './cloneSettings';
 
 /**
  * The shared remote named by `.lockstep.json` (`remote`, and `gitRemote` for the git driver), as
@@ -24,26 +25,35 @@ export interface SharedRemote {
   readonly protocols: readonly string[];
 }
 
-const REMOTE_NAME = /^[A-Za-z0-9._-]+$/;
-
+/**
+ * `settings`: the clone's settings as already read (cloneSettings.ts); where they answer for certain,
+ * git is not asked again (configuredUrls).
+ */
 export async function resolveSharedRemote(
   git: GitCommand,
   root: string,
   name: string,
   setting: 'remote' | 'gitRemote',
+  settings: readonly SettingEntry[] = [],
 ): Promise<SharedRemote> {
   const refuse = (what: string): never => {
     throw new LockConfigurationError(`.lockstep.json: ${setting} ${what}`, { setting });
   };
-  if (typeof name !== 'string' || !REMOTE_NAME.test(name) || name.startsWith('-') || name === '.' || name === '..') {
+  if (!isPlainRemoteName(name)) {
     refuse(
       "must be the name of one of this clone's remotes, such as origin (never a path, a URL or an option); fix .lockstep.json, or pull the fixed file.",
     );
   }
-  const [fetchUrls, pushUrls] = await Promise.all(
-    [false, true].map(push => git.run(['remote', 'get-url', '--all', ...(push ? ['--push'] : []), '--end-of-options', name])),
-  );
-  if (fetchUrls.code !== 0 || pushUrls.code !== 0) {
+  // The fetch and push URLs as git prints them: from the settings already read where they are certain, else from git.
+  const configured = configuredUrls(settings, name);
+  const [fetchUrls, pushUrls] = configured
+    ? [lines(configured.fetch.join('\n')), lines(configured.push.join('\n'))]
+    : (
+        await Promise.all(
+          [false, true].map(push => git.run(['remote', 'get-url', '--all', ...(push ? ['--push'] : []), '--end-of-options', name])),
+        )
+      ).map(asked => (asked.code === 0 ? lines(asked.stdout.toString('utf8')) : undefined));
+  if (fetchUrls === undefined || pushUrls === undefined) {
     const remotes = (await git.raw(['remote']).catch(() => ''))
       .split('\n')
       .map(r => r.trim())
@@ -53,7 +63,7 @@ export async function resolveSharedRemote(
         'add it with `git remote add NAME URL`, or fix .lockstep.json.',
     );
   }
-  const urls = [...new Set([...lines(fetchUrls.stdout), ...lines(pushUrls.stdout)])];
+  const urls = [...new Set([...(fetchUrls ?? []), ...(pushUrls ?? [])])];
   if (urls.length === 0) refuse('names a remote of this clone that has no URL; set it with `git remote set-url`.');
   const protocols = new Set<string>();
   const work = realPath(root);
@@ -79,9 +89,8 @@ export async function resolveSharedRemote(
   return { name, urls, protocols: [...protocols] };
 }
 
-function lines(stdout: Buffer): string[] {
-  return stdout
-    .toString('utf8')
+function lines(text: string): string[] {
+  return text
     .split('\n')
     .map(l => l.trim())
     .filter(l => l !== '');

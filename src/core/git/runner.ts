@@ -100,11 +100,16 @@ export class GitRunner implements GitCommand {
     this.options.onSpawn?.(subcommand);
     const program = gitProgram();
     return new Promise((resolve, reject) => {
-      const child = spawn(program.program, ['-C', this.options.gitDir, ...args], {
+      const argv = ['-C', this.options.gitDir, ...args];
+      const spawning = {
         env: options.env ? { ...this.env, ...options.env, GIT_ALLOW_PROTOCOL: this.env.GIT_ALLOW_PROTOCOL } : this.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
-      });
+      };
+      // Without input git's stdin is /dev/null: no pipe to open and tear down (each one a handle, on every push).
+      const child =
+        options.input === undefined
+          ? spawn(program.program, argv, { ...spawning, stdio: ['ignore', 'pipe', 'pipe'] })
+          : spawn(program.program, argv, { ...spawning, stdio: ['pipe', 'pipe', 'pipe'] });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       let timedOut = false;
@@ -120,7 +125,7 @@ export class GitRunner implements GitCommand {
       timer?.unref();
       child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
       child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      child.stdin.on('error', () => undefined); // git may exit before reading its input
+      child.stdin?.on('error', () => undefined); // git may exit before reading its input
       child.on('error', error => {
         clearTimeout(timer);
         reject(spawnError(error, program));
@@ -153,7 +158,7 @@ export class GitRunner implements GitCommand {
         finish(code);
       });
       child.on('close', finish);
-      child.stdin.end(options.input ?? '');
+      child.stdin?.end(options.input);
     });
   }
 

@@ -1,16 +1,13 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readChain, storeChain, type ChainEnvelope } from '../../src/core/chain/chainLayout';
 import { digestOf, stepMessage, type ChainStep } from '../../src/core/chain/signedChain';
 import * as protocol from '../../src/core/lockRecord';
-import { keyDigest } from '../../src/core/names';
 import { encodeRecord, parseRecord } from '../../src/core/recordCodec';
-import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from './fencingFixture';
-import type { AttackedStore, StoreHand } from './signedChainAttacks';
-import { exportKey, type GpgPerson, gpgSign, landOpenpgpListing, makeGpgPerson, signWithGpg, stopAgents, trustInHome } from './teamOpenpgp';
-import { signWithSshKeys } from './teamSigning';
+import type { CliResult, FencingTeam, TeamMember } from './fencingFixture';
+import { type AttackedStore, type StoreHand, teamOnAttackedStore } from './signedChainAttacks';
+import { exportKey, type GpgPerson, gpgSign, gpgSigningTeam, stopAgents, trustInHome } from './teamOpenpgp';
 
 /**
  * A signed lock page on a store every participant can write (file, SQL, Redis, etcd), whose people
@@ -82,34 +79,9 @@ export function openpgpChainAttacks(
 
     before(async function () {
       attacked = await store(this);
-      team = await createFencingTeam({
-        members: ['alice', 'bob', 'ops'],
-        operators: ['ops@example.com'],
-        transport: 'daemon',
-        serverHooks: false,
-        clientHooks: false,
-        ...attacked.teamOptions,
-      });
+      ({ team, key, hand } = await teamOnAttackedStore(attacked));
       [alice, bob, ops] = team.members;
-      const prefix = JSON.parse(fs.readFileSync(path.join(alice.dir, '.lockstep.json'), 'utf8')).prefix ?? 'lockstep';
-      key = keyDigest(prefix, `container:${team.container}`);
-      hand = attacked.hand(team, key);
-      // ops signs with SSH (the allowed signers file lists only ops); alice and bob with GPG.
-      await signWithSshKeys(team, [ops], ops, [alice, bob]);
-      gpgAlice = makeGpgPerson(team.root, 'alice', alice.identity);
-      gpgBob = makeGpgPerson(team.root, 'bob', bob.identity);
-      gpgMallory = makeGpgPerson(team.root, 'mallory', alice.identity);
-      await signWithGpg(team, alice, gpgAlice);
-      await signWithGpg(team, bob, gpgBob);
-      await landOpenpgpListing(
-        team,
-        ops,
-        [alice, bob],
-        [
-          { identity: alice.identity, person: gpgAlice },
-          { identity: bob.identity, person: gpgBob },
-        ],
-      );
+      ({ gpgAlice, gpgBob, gpgMallory } = await gpgSigningTeam(team, ops, alice, bob));
       // The page init wrote before signing was on is unsigned: the operator's SSH-signed adopt starts its chain.
       grantSeen = (await hand.top()).grant;
       ok(await as(ops, ['adopt', '--reason', 'signing turned on', '--grant', String(grantSeen), '--next-id', '1000']), 'ops adopts');

@@ -16,7 +16,7 @@ import { hashProof } from '../../src/core/tokens';
 import { createFencingTeam, type CliResult, type FencingTeam, type FencingTeamOptions, type TeamMember } from './fencingFixture';
 import { githubVerifyStep, gitlabVerifyStep } from './forgeSteps';
 import { runShippedCheck } from './shippedCheck';
-import { signWithSshKeys } from './teamSigning';
+import { SIGNING_TEAM, signWithSshKeys } from './teamSigning';
 
 /**
  * A signed lock page on the file, SQL (SQLite), Redis and etcd drivers (`allowedSigners` in .lockstep.json): every
@@ -117,6 +117,14 @@ export const sqliteStore = async (): Promise<AttackedStore> => ({
 });
 
 /** The attacks, against the store `store` gives (called in a mocha `before`). */
+/** The signing team (SIGNING_TEAM) on the attacked store, its page's record key there, and the attacker's hand on it. */
+export async function teamOnAttackedStore(attacked: AttackedStore): Promise<{ team: FencingTeam; key: string; hand: StoreHand }> {
+  const team = await createFencingTeam({ ...SIGNING_TEAM, ...attacked.teamOptions });
+  const file = path.join(team.members[0]!.dir, '.lockstep.json');
+  const key = keyDigest(JSON.parse(fs.readFileSync(file, 'utf8')).prefix ?? 'lockstep', `container:${team.container}`);
+  return { team, key, hand: attacked.hand(team, key) };
+}
+
 export function signedChainAttacks(
   driver: 'file' | 'sqlite' | 'redis' | 'etcd',
   store: (context: Mocha.Context) => Promise<AttackedStore>,
@@ -241,18 +249,8 @@ export function signedChainAttacks(
 
     before(async function () {
       attacked = await store(this);
-      team = await createFencingTeam({
-        members: ['alice', 'bob', 'ops'],
-        operators: ['ops@example.com'],
-        transport: 'daemon',
-        serverHooks: false,
-        clientHooks: false,
-        ...attacked.teamOptions,
-      });
+      ({ team, key, hand } = await teamOnAttackedStore(attacked));
       [alice, bob, ops] = team.members;
-      const prefix = JSON.parse(fs.readFileSync(path.join(alice.dir, '.lockstep.json'), 'utf8')).prefix ?? 'lockstep';
-      key = keyDigest(prefix, `container:${team.container}`);
-      hand = attacked.hand(team, key);
       keys = await signWithSshKeys(team, [alice, bob, ops], ops, [alice, bob]);
     });
     after(async () => {

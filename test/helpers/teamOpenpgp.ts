@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FencingTeam, TeamMember } from './fencingFixture';
+import { signWithSshKeys } from './teamSigning';
 
 /** Where the tests keep the OpenPGP listing in the repository. */
 export const OPENPGP_SIGNERS_PATH = '.lockstep/openpgp_signers';
@@ -107,4 +108,37 @@ export function stopAgents(homes: readonly string[]): void {
 /** `person`'s armored detached signature of `message` (`gpg --armor --detach-sign`), as a signer's gpg makes one. */
 export function gpgSign(person: GpgPerson, message: string): string {
   return gpg(person.home, ['--armor', '--detach-sign', '--local-user', person.fingerprint], message);
+}
+
+/** The GPG keys of a mixed signing team (gpgSigningTeam): alice's, bob's, and mallory's, whose user id is alice's. */
+export interface GpgTeamKeys {
+  readonly gpgAlice: GpgPerson;
+  readonly gpgBob: GpgPerson;
+  readonly gpgMallory: GpgPerson;
+}
+
+/**
+ * One chain, both kinds of signature: `ops` signs with SSH (the allowed signers file lists only ops), alice and
+ * bob with GPG (each a fresh key, listed in openpgpSigners by ops); mallory has a key of her own that claims
+ * alice's user id and is listed nowhere.
+ */
+export async function gpgSigningTeam(team: FencingTeam, ops: TeamMember, alice: TeamMember, bob: TeamMember): Promise<GpgTeamKeys> {
+  await signWithSshKeys(team, [ops], ops, [alice, bob]);
+  const keys = {
+    gpgAlice: makeGpgPerson(team.root, 'alice', alice.identity),
+    gpgBob: makeGpgPerson(team.root, 'bob', bob.identity),
+    gpgMallory: makeGpgPerson(team.root, 'mallory', alice.identity),
+  };
+  await signWithGpg(team, alice, keys.gpgAlice);
+  await signWithGpg(team, bob, keys.gpgBob);
+  await landOpenpgpListing(
+    team,
+    ops,
+    [alice, bob],
+    [
+      { identity: alice.identity, person: keys.gpgAlice },
+      { identity: bob.identity, person: keys.gpgBob },
+    ],
+  );
+  return keys;
 }

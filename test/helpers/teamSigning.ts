@@ -1,7 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FencingTeam, TeamMember } from './fencingFixture';
+import type { FencingTeam, FencingTeamOptions, TeamMember } from './fencingFixture';
+
+/**
+ * The signing tests' team: alice, bob and ops (the operator), reaching the remote through git daemon, with no
+ * hooks (each test installs what it attacks or relies on).
+ */
+export const SIGNING_TEAM = {
+  members: ['alice', 'bob', 'ops'],
+  operators: ['ops@example.com'],
+  transport: 'daemon',
+  serverHooks: false,
+  clientHooks: false,
+} as const satisfies Partial<FencingTeamOptions>;
 
 /** Where the tests keep the allowed signers list in the repository. */
 export const SIGNERS_PATH = '.lockstep/allowed_signers';

@@ -11,7 +11,7 @@ import { encodeRecord } from '../../src/core/recordCodec';
 import { signMessage } from '../../src/core/stores/chainSignatures';
 import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 import { fileHand, type StoreHand } from '../helpers/signedChainAttacks';
-import { signWithSshKeys } from '../helpers/teamSigning';
+import { SIGNING_TEAM, signWithSshKeys } from '../helpers/teamSigning';
 
 /**
  * A long day on a signed page of the file driver (issue 25, follow-up): the page's audit near its
@@ -58,11 +58,7 @@ describe('signed chain over a long hold (file driver; audit near its cap; 300 he
 
   before(async () => {
     team = await createFencingTeam({
-      members: ['alice', 'bob', 'ops'],
-      operators: ['ops@example.com'],
-      transport: 'daemon',
-      serverHooks: false,
-      clientHooks: false,
+      ...SIGNING_TEAM,
       driver: 'file',
     });
     [alice, bob, ops] = team.members;

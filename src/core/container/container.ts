@@ -36,7 +36,7 @@ import { committedPage, containerConfig, containerKey, type Env } from './pageSe
 import { SessionChoreography } from './sessionChoreography';
 import { allowedSignersText, openpgpListingReader, signedPageDriver, signingPolicy } from './signedPage';
 import { ChangeWaiter, WAITING } from './turnWait';
-import { readCloneSettings, type SettingEntry } from './cloneSettings';
+import { readCloneSettings, type SettingEntry } from '../git/cloneSettings';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
 import { MAX_CAS_ATTEMPTS, swap, type RecordAtRevision, type SwapOptions } from './swapService';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { hasDosDrivePrefix, pathOfFileUrl } from '../fileUrl';
 import { LockConfigurationError } from '../errors';
 import { ALLOWED_PROTOCOLS, type GitCommand } from '../git/runner';
-import { configuredUrls, isPlainRemoteName, type SettingEntry } from './cloneSettings';
+import { configuredUrls, isPlainRemoteName, type SettingEntry } from '../git/cloneSettings';
 
 /**
  * The shared remote named by `.lockstep.json` (`remote`, and `gitRemote` for the git driver), as

@@ -5,6 +5,7 @@ import { LockBackendError, LockConfigurationError } from '../errors';
 import { gitIn } from '../git/runner';
 import { STEP_NAMESPACE } from '../chain/signedChain';
 import type { StepSignature } from '../chain/signedStep';
+import { lastSetting, readCloneSettings } from '../git/cloneSettings';
 import { signOpenpgp } from './openpgpStepSignatures';
 import { runSigner, type SignerRan } from './signerProcess';
 
@@ -31,8 +32,8 @@ export type StepSigner =
   | { readonly kind: 'ssh'; readonly keyFile: string; readonly program: string }
   | { readonly kind: 'openpgp'; readonly key: string; readonly program: string };
 
-/** The signing settings read, in one git run (git prints the keys in lower case; the last value of a key wins, as for git). */
-const SIGNING_KEYS = /^(gpg\.(format|program|ssh\.program|openpgp\.program)|user\.signingkey)$/; // POSIX ERE too: git reads it
+/** The signing settings read with the clone's others, in one git run (readCloneSettings: -z, so a value may hold spaces). */
+const SIGNING_KEYS = ['gpg\\.(format|program|ssh\\.program|openpgp\\.program)', 'user\\.signingkey'];
 
 /**
  * The key git signs with in `gitDir`, as git chooses it: `gpg.format=ssh` an SSH key file;
@@ -41,24 +42,19 @@ const SIGNING_KEYS = /^(gpg\.(format|program|ssh\.program|openpgp\.program)|user
  * git's too: `gpg.ssh.program` (else ssh-keygen), `gpg.openpgp.program` or `gpg.program` (else gpg).
  */
 export async function stepSigner(gitDir: string, openpgp: boolean): Promise<StepSigner> {
-  const listed = await gitIn(gitDir).run(['config', '--get-regexp', SIGNING_KEYS.source]);
-  const settings = new Map<string, string>();
-  for (const line of listed.stdout.toString('utf8').split('\n')) {
-    const space = line.indexOf(' ');
-    const name = space < 0 ? line : line.slice(0, space);
-    if (SIGNING_KEYS.test(name)) settings.set(name, space < 0 ? '' : line.slice(space + 1).trim());
-  }
-  const format = (settings.get('gpg.format') ?? '').toLowerCase();
-  const key = settings.get('user.signingkey') ?? '';
+  const listed = await readCloneSettings(gitIn(gitDir), SIGNING_KEYS);
+  const setting = (key: string) => lastSetting(listed, key)?.trim() ?? '';
+  const format = setting('gpg.format').toLowerCase();
+  const key = setting('user.signingkey');
   if (format === 'ssh' && key !== '' && !key.startsWith('key::')) {
     return {
       kind: 'ssh',
       keyFile: key.startsWith('~/') ? path.join(os.homedir(), key.slice(2)) : key,
-      program: settings.get('gpg.ssh.program') || 'ssh-keygen',
+      program: setting('gpg.ssh.program') || 'ssh-keygen',
     };
   }
   if (openpgp && (format === '' || format === 'openpgp') && key !== '') {
-    return { kind: 'openpgp', key, program: settings.get('gpg.openpgp.program') || settings.get('gpg.program') || 'gpg' };
+    return { kind: 'openpgp', key, program: setting('gpg.openpgp.program') || setting('gpg.program') || 'gpg' };
   }
   throw new LockConfigurationError(
     `This lock page is signed (allowedSigners in .lockstep.json), and this clone has no ${openpgp ? 'SSH or OpenPGP' : 'SSH'} signing key set up for git.` +

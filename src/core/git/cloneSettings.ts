@@ -1,4 +1,4 @@
-import type { GitCommand } from '../git/runner';
+import type { GitCommand } from './runner';
 
 /**
  * The clone's git settings that opening a container reads — who you are, the remotes' URLs and the

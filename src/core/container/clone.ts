@@ -4,6 +4,7 @@ import { replaceAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
 import { lastSetting, type SettingEntry } from '../git/cloneSettings';
+import { ensurePrivateFolder } from './privateFolder';
 import { sessionDir } from './session';
 
 /**
@@ -312,7 +313,7 @@ const INCLUDE = 'lockstep/push.config';
 
 export async function writePushProof(clone: Clone, grant: number, proof: string, sharedRemote: string): Promise<void> {
   const dir = sessionDir(clone.gitDir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensurePrivateFolder(dir);
   const temp = path.join(dir, `.push-${process.pid}.tmp`);
   // push.recurseSubmodules = check: git hands push options to the submodules' pushes (on their
   // command lines), so while the proof is configured no push recurses by configuration; the client

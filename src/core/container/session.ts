@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { replaceAtomically } from '../atomicReplace';
+import { ensurePrivateFolder } from './privateFolder';
 
 /**
  * The clone's local session: the owner token of the grant it acquired, kept in
- * `.git/lockstep/session.json` (folder 0700, file 0600). It is never printed or logged.
+ * `.git/lockstep/session.json` (folder 0700, file 0600; on Windows the folder's access list limited
+ * to the user: privateFolder.ts). It is never printed or logged.
  *
  * Beside it, `pending.json` holds the token of an acquire whose write was sent but whose outcome
  * is not known yet (a timeout, a kill, a dropped connection): written before the compare-and-swap,
@@ -80,7 +82,7 @@ function readTokenFile(gitDir: string, name: string, container: string | undefin
 
 function writeTokenFile(gitDir: string, name: string, value: Session): void {
   const dir = sessionDir(gitDir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensurePrivateFolder(dir);
   const temp = path.join(dir, `.${path.basename(name, '.json')}-${process.pid}.tmp`);
   fs.writeFileSync(temp, JSON.stringify(value), { mode: 0o600 });
   replaceAtomically(

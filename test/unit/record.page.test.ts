@@ -123,11 +123,12 @@ describe('lockRecord: every clear keeps its audit line', () => {
     assert.equal(bounded[bounded.length - 1], lines[lines.length - 1], 'the newest line kept');
   });
 
-  it('no number of refused attempts pushes out a transition: 600 refused pushes, each presenting another grant', () => {
+  it('no number of refused attempts pushes out a transition: more refused pushes than the audit has lines, each presenting another grant', () => {
+    const pushes = MAX_AUDIT_LINES + 1;
     const held = acquireAs(ok(createPage(CONTAINER, { identity: LEAD }, T0)).record, LEAD, T0);
     let record = ok(release(held.record, held.proof, at(0, 30))).record;
     const transitions = record.audit;
-    for (let i = 0; i < 600; i++) {
+    for (let i = 0; i < pushes; i++) {
       const outcome = auditRefusedPush(
         record,
         {
@@ -142,17 +143,23 @@ describe('lockRecord: every clear keeps its audit line', () => {
     }
     assert.deepEqual(record.audit.slice(0, -1), transitions, 'init, acquire and release are all still there');
     assert.deepEqual(lastAudit(record), {
-      at: at(1) + 599,
+      at: at(1) + pushes - 1,
       who: 'unknown pusher',
       action: 'push',
-      grant: 1599,
+      grant: 1000 + pushes - 1,
       outcome: 'refused',
-      count: 600,
+      count: pushes,
       since: at(1),
-      detail: 'server guard refused a push to main: Grant #1599 is not the current grant #1',
+      detail: `server guard refused a push to main: Grant #${1000 + pushes - 1} is not the current grant #1`,
     });
-    // Declared names vary at will too (a client guard's audit): each is a line, and the section stays bounded.
-    for (let i = 0; i < 200; i++) {
+    parseRecord(JSON.parse(JSON.stringify(record)), 'memory', CONTAINER, SETTINGS);
+  });
+
+  it('no number of refused attempts pushes out a transition: declared names vary at will (a client guard), and their section stays bounded', () => {
+    const held = acquireAs(ok(createPage(CONTAINER, { identity: LEAD }, T0)).record, LEAD, T0);
+    let record = ok(release(held.record, held.proof, at(0, 30))).record;
+    const transitions = record.audit;
+    for (let i = 0; i < 2 * MAX_REFUSAL_LINES; i++) {
       record = (auditRefusedPush(record, { identity: `p${i}@x`, grant: i, detail: 'x'.repeat(300) }, at(2) + i) as { record: LockRecord })
         .record;
     }

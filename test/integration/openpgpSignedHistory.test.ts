@@ -171,6 +171,23 @@ describe('OpenPGP (GPG) signatures on a signed lock page (git driver)', function
     ok(await as(alice, ['release']), 'alice releases, GPG-signed, through the guard');
     assert.equal(ok(await as(ops, ['status']), 'ops reads').holder, null);
   });
+
+  it('a clone whose git signs with x509 (gpgsm): doctor counts no usable key, and a write is refused before anything is signed', async () => {
+    const tip = (await remoteRecord(bob)).tip;
+    await team.gitOk(bob.dir, 'config', 'gpg.format', 'x509');
+    try {
+      const doctor = (await as(bob, ['doctor'])).json;
+      const signing = doctor.findings.find((f: { check: string }) => f.check === 'signing');
+      assert.match(signing.found, /git has no SSH or GPG signing key in this clone: every write is refused/, JSON.stringify(signing));
+      const refused = await as(bob, ['withdraw']);
+      assert.equal(refused.code, 2, `${refused.stdout}${refused.stderr}`);
+      assert.match(`${refused.stdout}${refused.stderr}`, /no SSH or OpenPGP signing key/);
+      assert.equal((await remoteRecord(bob)).tip, tip, 'nothing was written');
+    } finally {
+      await team.gitOk(bob.dir, 'config', '--unset', 'gpg.format');
+    }
+    ok(await as(bob, ['withdraw']), 'with its OpenPGP key again, bob withdraws from the queue');
+  });
 });
 
 describe('OpenPGP (GPG) signatures: a key that has expired proves no step', function () {

@@ -5,7 +5,7 @@ import { LockBackendError, LockError, LockNoPageError, LockStorageError, LockTam
 import { isNoContainerHere } from '../container/clone';
 import { transportOf } from '../container/sharedRemote';
 import { gitIn } from '../git/runner';
-import { signingSetup } from '../git/signingKey';
+import { signingSetup, signsCheckedSteps } from '../git/signingKey';
 import { pinnedDriftWarning } from '../guard/pinnedDrift';
 import { readServerSettings } from '../hooks/install';
 import { HOOK_MARKER } from '../hooks/hookScripts';
@@ -95,11 +95,10 @@ async function clusterOf(container: Container): Promise<DoctorFacts['cluster']> 
 }
 
 async function signing(container: Container): Promise<DoctorFacts['signing']> {
-  const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, ssh: false }));
+  const setup = await signingSetup(container.clone.git).catch(() => ({ key: false, format: 'other' as const }));
   const where = container.file.allowedSigners;
   const openpgp = container.file.openpgpSigners;
-  // An OpenPGP key signs a checked step only where the container lists openpgpSigners.
-  const key = setup.key && (setup.ssh || openpgp !== undefined);
+  const key = signsCheckedSteps(setup, openpgp !== undefined);
   return {
     required: where !== undefined,
     ...(where !== undefined ? { allowedSigners: where } : {}),

@@ -4,7 +4,7 @@ import { LockBackendError, LockConfigurationError, LockStorageError } from '../.
 import { namespaceDigest } from '../../names';
 import { failure, GitError, redact } from '../../git/gitError';
 import type { GitOutput, GitRunner } from '../../git/runner';
-import { signingSetup } from '../../git/signingKey';
+import { signingSetup, signsCheckedSteps } from '../../git/signingKey';
 
 /**
  * The git plumbing of the git driver: where a value lives (one ref per key on the remote), how it is
@@ -270,7 +270,7 @@ export class GitRefs {
    */
   private shouldSign(): Promise<boolean> {
     const openpgp = this.openpgp && this.signing === 'required';
-    this.signingKey ??= signingSetup(this.git).then(setup => setup.key && (setup.ssh || openpgp));
+    this.signingKey ??= signingSetup(this.git).then(setup => signsCheckedSteps(setup, openpgp));
     return this.signingKey.then(usable => {
       if (!usable && this.signing === 'required') {
         this.signingKey = undefined;

@@ -52,8 +52,8 @@ if (fs.existsSync('media/lockPage.ts'))
     external: [],
   });
 
-// dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
-// then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
+// dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it loads, through dist/code-cache.js
+// (src/cli/codeCache.cjs: V8's code cache in a private per-user folder), dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
 // heartbeat and release, and dist/cli-main.js for everything else.
 // Every file lands by a rename of a complete temporary copy, never written in place: a process that loads dist/
 // while another build runs (two test files side by side, each building once; a hook run during a rebuild) reads
@@ -66,6 +66,7 @@ const landWhole = (file, contents, mode) => {
 };
 fs.mkdirSync('dist', { recursive: true });
 landWhole('dist/cli.js', fs.readFileSync('src/cli/launcher.cjs'), 0o755);
+landWhole('dist/code-cache.js', fs.readFileSync('src/cli/codeCache.cjs'));
 // The etcd client reads its gRPC service definitions at run time from `${__dirname}/../proto/`: beside its
 // bundle (dist/vendor/etcd3.js) that is dist/proto/.
 for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto'])

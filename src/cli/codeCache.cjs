@@ -13,7 +13,8 @@
 // temporary folder, and the server guard only uses the home of the user it runs as. Anything
 // unexpected on the way (no home, a folder of someone else, a truncated file, a full disk) loads
 // the bundle with a plain require: the cache must never make a hook fail.
-// LOCKSTEP_NO_CODE_CACHE=1 turns it off; LOCKSTEP_DEBUG_CODE_CACHE=1 says on stderr what it did.
+// LOCKSTEP_NO_CODE_CACHE=1 turns it off; LOCKSTEP_DEBUG_CODE_CACHE=1 says on stderr what it did (both
+// but in the server guard, which ignores every LOCKSTEP_* variable).
 const fs = require('node:fs');
 const path = require('node:path');
 const Module = require('node:module');
@@ -210,10 +211,11 @@ function compileCached(file, env, serverGuard) {
 
 /**
  * The exports of the bundle `file` (absolute), loaded with the code cache where it is safe.
- * `serverGuard`: the server guard, whose environment may be the pusher's.
+ * `serverGuard`: the server guard, whose environment may be the pusher's; it ignores every LOCKSTEP_*
+ * variable (README, The server guard), these two as well.
  */
 function loadBundle(file, { serverGuard = false } = {}) {
-  const env = process.env;
+  const env = serverGuard ? Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCKSTEP_'))) : process.env;
   if (typeof Module.enableCompileCache === 'function') {
     let folder;
     try {

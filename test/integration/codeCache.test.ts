@@ -164,14 +164,18 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.equal(caches(path.join(xdg, 'lockstep', 'v8'), 'cli-main.js').length, 1, 'a command caches under XDG_CACHE_HOME');
     assert.equal(caches(folder, 'cli-main.js').length, 0);
 
-    // The server guard may inherit the pusher's environment (a local-path remote): only HOME counts.
+    // The server guard may inherit the pusher's environment (a local-path remote): only HOME counts, and it
+    // ignores LOCKSTEP_* (no debug line, LOCKSTEP_NO_CODE_CACHE neither).
     const settings = path.join(tmp.path, 'lockstep-server.json');
-    const guard = run(cli, ['guard', 'pre-receive', '--settings', settings], work, { HOME: home, XDG_CACHE_HOME: xdg });
-    assert.deepEqual(guard.cache, ['absent', 'written']);
+    const guardArgs = ['guard', 'pre-receive', '--settings', settings];
+    const guard = run(cli, guardArgs, work, { HOME: home, XDG_CACHE_HOME: xdg, LOCKSTEP_NO_CODE_CACHE: '1' });
+    assert.deepEqual(guard.cache, []);
     assert.equal(caches(folder, 'guard-main.js').length, 1, "the server guard caches under its user's HOME");
     assert.equal(caches(path.join(xdg, 'lockstep', 'v8'), 'guard-main.js').length, 0);
-    const noHome = run(cli, ['guard', 'pre-receive', '--settings', settings], work, { HOME: undefined, XDG_CACHE_HOME: xdg });
-    assert.deepEqual(noHome.cache, ['off (no home of this user)']);
+    fs.rmSync(path.join(home, '.cache'), { recursive: true });
+    fs.rmSync(xdg, { recursive: true });
+    const noHome = run(cli, guardArgs, work, { HOME: undefined, XDG_CACHE_HOME: xdg });
     assert.deepEqual([noHome.status, noHome.stdout, noHome.stderr], [guard.status, guard.stdout, guard.stderr]);
+    assert.deepEqual([fs.existsSync(path.join(home, '.cache')), fs.existsSync(xdg)], [false, false], 'no cache without HOME');
   });
 });

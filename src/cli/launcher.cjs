@@ -11,4 +11,10 @@ const bundle = word === 'guard' ? 'guard-main.js'
   : word === 'status' || word === 'acquire' || word === 'heartbeat' || word === 'release' ? 'holder-main.js'
   : 'cli-main.js';
 const serverGuard = word === 'guard' && process.argv[3] === 'pre-receive';
-require('./code-cache.js').loadBundle(require('node:path').join(__dirname, bundle), { serverGuard }).runCli();
+let loadBundle;
+try {
+  ({ loadBundle } = require('./code-cache.js'));
+} catch {
+  loadBundle = file => require(file); // a copy without it (a packaging slip) still runs, only slower
+}
+loadBundle(require('node:path').join(__dirname, bundle), { serverGuard }).runCli();

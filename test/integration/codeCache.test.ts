@@ -154,6 +154,15 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.equal(fs.lstatSync(path.join(folder, file)).isSymbolicLink(), false, 'replaced by a file of its own');
   });
 
+  it('runs without dist/code-cache.js beside it (a packaging slip costs speed, never a hook)', () => {
+    const bare = path.join(tmp.path, 'bare');
+    fs.mkdirSync(bare);
+    for (const file of ['cli.js', 'cli-main.js']) fs.copyFileSync(path.join(path.dirname(cli), file), path.join(bare, file));
+    const withCache = run(cli, ['--version'], work, { HOME: home });
+    const without = run(path.join(bare, 'cli.js'), ['--version'], work, { HOME: home });
+    assert.deepEqual([without.status, without.stdout, without.cache], [0, withCache.stdout, []]);
+  });
+
   it('uses no cache without a home, and XDG_CACHE_HOME for commands but not for the server guard', () => {
     const homeless = run(cli, ['--version'], work, { HOME: undefined });
     assert.deepEqual([homeless.status, homeless.cache], [0, ['off (no home of this user)']]);

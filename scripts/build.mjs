@@ -49,11 +49,16 @@ const vendorEntries = Object.entries(VENDORED).map(([specifier, file]) => ({
   stdin: { contents: `module.exports = require(${JSON.stringify(specifier)});`, resolveDir: process.cwd(), loader: 'js' },
   outfile: `dist/vendor/${file}.js`,
 }));
+// The bundles dist/cli.js loads through V8's code cache (src/cli/codeCache.cjs): on Node 20 a function compiled
+// from that cache cannot import() (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so their import() of a driver's library
+// becomes a require (all of them are CommonJS: ./vendor/*.js, better-sqlite3), as esbuild writes it for a target
+// without import(). test/helpers/gitFixture.ts bundles them the same way.
+const LAUNCHED = { supported: { 'dynamic-import': false } };
 const entries = [
   { entryPoints: ['src/core/index.ts'], outfile: 'dist/index.js' },
-  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' },
-  { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js' },
-  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js' },
+  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js', ...LAUNCHED },
+  { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js', ...LAUNCHED },
+  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js', ...LAUNCHED },
 ];
 if (fs.existsSync('src/extension/extension.ts'))
   entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });

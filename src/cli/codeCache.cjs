@@ -142,14 +142,14 @@ function writeCache(file, bundle, data) {
 
 /**
  * Compiles `file` as CommonJS (the wrapper `require` gives it) with `cachedData`, or undefined
- * when the code cache cannot load it exactly as `require` would.
+ * when the code cache cannot load it exactly as `require` would: on Node 20 a function compiled from
+ * the cache loses its import() (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING, whatever importModuleDynamically
+ * says), so a bundle that might import() is required (scripts/build.mjs makes the bundles' import() a
+ * require; a text search errs towards no cache).
  */
 function compile(file, source, cachedData) {
-  const vm = require('node:vm');
-  const loader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
-  // The bundles import() the vendored clients: only Node's own loader resolves those as require would.
-  if (loader === undefined || source.startsWith('#!')) return undefined;
-  return new vm.Script(Module.wrap(source), { filename: file, cachedData, importModuleDynamically: loader });
+  if (source.includes('import(') || source.startsWith('#!')) return undefined;
+  return new (require('node:vm').Script)(Module.wrap(source), { filename: file, cachedData });
 }
 
 /** Runs a compiled wrapper as the module `file` and returns its exports (what require returns). */
@@ -191,7 +191,7 @@ function compileCached(file, env, serverGuard) {
     const cachedData = readCache(cache);
     hadCache = cachedData !== undefined;
     script = compile(file, source, cachedData);
-    if (script === undefined) return debug(env, 'off (this Node cannot load the bundle through vm.Script)');
+    if (script === undefined) return debug(env, 'off (the bundle may import())');
   } catch {
     return debug(env, 'off (error)');
   }

@@ -124,6 +124,8 @@ export function cliPath(): Promise<string> {
         target: 'node20',
         logLevel: 'warning',
         external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
+        // As scripts/build.mjs: import() becomes require in the bundles dist/cli.js loads through the code cache.
+        supported: { 'dynamic-import': false },
       });
     await Promise.all([
       bundle('src/cli/main.ts', 'cli-main.js'),

@@ -92,6 +92,19 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.deepEqual([cached.status, cached.stdout, cached.stderr], [plain.status, plain.stdout, plain.stderr]);
   });
 
+  it("runs a command that loads a driver's library at run time (import()) the same from the cache", () => {
+    // SQLite's `migrate` in a plain git repository imports better-sqlite3 (or node:sqlite) when it runs: the part
+    // of a bundle that V8 compiles from the cache, in the run after the one that wrote it.
+    spawnSync('git', ['init', '--quiet', work]);
+    const sqlite = { HOME: home, LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite:${path.join(tmp.path, 'locks.db')}` };
+    const plain = run(cli, ['migrate'], work, { ...sqlite, LOCKSTEP_NO_CODE_CACHE: '1' });
+    assert.equal(plain.status, 0, plain.stderr);
+    const first = run(cli, ['migrate'], work, sqlite);
+    const second = run(cli, ['migrate'], work, sqlite);
+    assert.deepEqual([first.cache, second.cache], [['absent', 'written'], ['accepted']]);
+    for (const ran of [first, second]) assert.deepEqual([ran.status, ran.stdout, ran.stderr], [plain.status, plain.stdout, plain.stderr]);
+  });
+
   it('ignores a truncated or garbled cache file, rewrites it, and the command still works', () => {
     const first = run(cli, ['--version'], work, { HOME: home });
     const [file] = caches(folder, 'cli-main.js');
@@ -161,6 +174,18 @@ describe('code cache of the command line (dist/cli.js)', function () {
     const withCache = run(cli, ['--version'], work, { HOME: home });
     const without = run(path.join(bare, 'cli.js'), ['--version'], work, { HOME: home });
     assert.deepEqual([without.status, without.stdout, without.cache], [0, withCache.stdout, []]);
+  });
+
+  it('requires a bundle that may import() instead of compiling it through the cache', () => {
+    // On Node 20 a function compiled from the cache cannot import(): such a bundle is loaded by require.
+    const copy = path.join(tmp.path, 'copy');
+    fs.mkdirSync(copy);
+    for (const file of ['cli.js', 'code-cache.js']) fs.copyFileSync(path.join(path.dirname(cli), file), path.join(copy, file));
+    const bundle = fs.readFileSync(path.join(path.dirname(cli), 'cli-main.js'), 'utf8');
+    fs.writeFileSync(path.join(copy, 'cli-main.js'), `${bundle}\nvoid (() => import('node:os'));\n`);
+    const ran = run(path.join(copy, 'cli.js'), ['--version'], work, { HOME: home });
+    assert.deepEqual([ran.status, ran.cache], [0, ['off (the bundle may import())']]);
+    assert.equal(caches(folder, 'cli-main.js').length, 0);
   });
 
   it('uses no cache without a home, and XDG_CACHE_HOME for commands but not for the server guard', () => {

@@ -13,6 +13,9 @@
 // temporary folder, and the server guard only uses the home of the user it runs as. Anything
 // unexpected on the way (no home, a folder of someone else, a truncated file, a full disk) loads
 // the bundle with a plain require: the cache must never make a hook fail.
+// (v8-compile-cache does the like for every require, but keeps its cache in os.tmpdir() or a folder an
+// environment variable names, without checking who owns it, and writes it at compile time, before the lazily
+// compiled functions: not for a hook.)
 // LOCKSTEP_NO_CODE_CACHE=1 turns it off; LOCKSTEP_DEBUG_CODE_CACHE=1 says on stderr what it did (both
 // but in the server guard, which ignores every LOCKSTEP_* variable).
 const fs = require('node:fs');

@@ -29,19 +29,40 @@ const vendorPlugin = {
     }));
   },
 };
+// `import * as fs from 'node:fs'` makes esbuild copy the module's properties into a new object at every file that
+// writes it (__toESM: 19 copies of fs and 22 of path in the guards' bundle, a few milliseconds of each start). Such
+// imports of the builtins below go through one module of the bundle that re-exports the builtin: one copy each.
+const SHARED_BUILTINS = /^node:(fs|path|os)$/;
+const sharedBuiltinsPlugin = {
+  name: 'shared-builtins',
+  setup(build) {
+    build.onResolve({ filter: SHARED_BUILTINS }, args =>
+      args.kind === 'import-statement' && args.namespace === 'file' ? { path: args.path, namespace: 'shared-builtin' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, args => ({
+      contents: `export * from ${JSON.stringify(args.path)};`,
+      loader: 'js',
+    }));
+  },
+};
 const vendorEntries = Object.entries(VENDORED).map(([specifier, file]) => ({
   stdin: { contents: `module.exports = require(${JSON.stringify(specifier)});`, resolveDir: process.cwd(), loader: 'js' },
   outfile: `dist/vendor/${file}.js`,
 }));
+// The bundles dist/cli.js loads through V8's code cache (src/cli/codeCache.cjs): on Node 20 a function compiled
+// from that cache cannot import() (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so their import() of a driver's library
+// becomes a require (all of them are CommonJS: ./vendor/*.js, better-sqlite3), as esbuild writes it for a target
+// without import(). test/helpers/gitFixture.ts bundles them the same way.
+const LAUNCHED = { supported: { 'dynamic-import': false } };
 const entries = [
   { entryPoints: ['src/core/index.ts'], outfile: 'dist/index.js' },
-  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js' },
-  { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js' },
-  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js' },
+  { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js', ...LAUNCHED },
+  { entryPoints: ['src/cli/guardMain.ts'], outfile: 'dist/guard-main.js', ...LAUNCHED },
+  { entryPoints: ['src/cli/holderMain.ts'], outfile: 'dist/holder-main.js', ...LAUNCHED },
 ];
 if (fs.existsSync('src/extension/extension.ts'))
   entries.push({ entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' });
-for (const entry of entries) entry.plugins = [vendorPlugin];
+for (const entry of entries) entry.plugins = [vendorPlugin, sharedBuiltinsPlugin];
 entries.push(...vendorEntries);
 if (fs.existsSync('media/lockPage.ts'))
   entries.push({
@@ -52,8 +73,8 @@ if (fs.existsSync('media/lockPage.ts'))
     external: [],
   });
 
-// dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it enables the compile cache,
-// then loads dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
+// dist/cli.js (what `bin` and the hooks run) is src/cli/launcher.cjs: it loads, through dist/code-cache.js
+// (src/cli/codeCache.cjs: V8's code cache in a private per-user folder), dist/guard-main.js for `lockstep guard …`, dist/holder-main.js for status, acquire,
 // heartbeat and release, and dist/cli-main.js for everything else.
 // Every file lands by a rename of a complete temporary copy, never written in place: a process that loads dist/
 // while another build runs (two test files side by side, each building once; a hook run during a rebuild) reads
@@ -66,6 +87,7 @@ const landWhole = (file, contents, mode) => {
 };
 fs.mkdirSync('dist', { recursive: true });
 landWhole('dist/cli.js', fs.readFileSync('src/cli/launcher.cjs'), 0o755);
+landWhole('dist/code-cache.js', fs.readFileSync('src/cli/codeCache.cjs'));
 // The etcd client reads its gRPC service definitions at run time from `${__dirname}/../proto/`: beside its
 // bundle (dist/vendor/etcd3.js) that is dist/proto/.
 for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto'])

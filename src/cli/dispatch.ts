@@ -184,7 +184,7 @@ export function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
   });
 }
 
-/** Runs `commands` on this process's arguments and sets the exit code (dist/cli.js calls it after enabling the compile cache). */
+/** Runs `commands` on this process's arguments and sets the exit code (dist/cli.js calls it once dist/code-cache.js has loaded the bundle). */
 export function runCommandLine(commands: readonly Command[]): void {
   endQuietlyOnClosedPipe(process.stdout);
   endQuietlyOnClosedPipe(process.stderr);

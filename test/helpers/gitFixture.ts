@@ -105,7 +105,7 @@ let cliBundle: Promise<string> | undefined;
 
 /**
  * The CLI under test: LOCKSTEP_TEST_CLI (e.g. dist/cli.js) when set, else fresh esbuild bundles of
- * src/cli/main.ts, guardMain.ts and holderMain.ts behind src/cli/launcher.cjs, laid out as scripts/build.mjs
+ * src/cli/main.ts, guardMain.ts and holderMain.ts behind src/cli/launcher.cjs (and codeCache.cjs), laid out as scripts/build.mjs
  * lays out dist/, so the tests never run stale code and the hooks run the guards' own bundle.
  */
 export function cliPath(): Promise<string> {
@@ -124,6 +124,8 @@ export function cliPath(): Promise<string> {
         target: 'node20',
         logLevel: 'warning',
         external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
+        // As scripts/build.mjs: import() becomes require in the bundles dist/cli.js loads through the code cache.
+        supported: { 'dynamic-import': false },
       });
     await Promise.all([
       bundle('src/cli/main.ts', 'cli-main.js'),
@@ -132,6 +134,7 @@ export function cliPath(): Promise<string> {
     ]);
     const launcher = path.join(dir, 'cli.js');
     fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/launcher.cjs'), launcher);
+    fs.copyFileSync(path.join(REPO_ROOT, 'src/cli/codeCache.cjs'), path.join(dir, 'code-cache.js'));
     // The etcd client, bundled in, reads its gRPC definitions from `${__dirname}/../proto/` (scripts/build.mjs puts
     // them in dist/proto/): one folder shared by every run's bundles, each file landed whole by a rename.
     const protos = path.join(dir, '..', 'proto');

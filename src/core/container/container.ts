@@ -19,6 +19,7 @@ import { describe, type LockStatus } from '../lockStatus';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
 import { gitIn, type GitCommand } from '../git/runner';
+import { GitError } from '../git/gitError';
 import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
@@ -591,7 +592,9 @@ export class Container {
           const result = await compact.call(driver, this.key, written.revision);
           if (result.ok) backoff.clear();
         } catch (error) {
-          if (!(error instanceof LockBackendError && !error.retryable)) return; // unknown outcome: the next write looks again
+          // Only the remote's own answer is a refusal (refCells.ts refusedError); a git that failed or timed out
+          // leaves the outcome unknown, and the next write looks again.
+          if (!(error instanceof LockBackendError) || error.retryable || error instanceof GitError) return;
           if (backoff.refused()) {
             this.onNotice?.(
               `The lock page's history was not compacted: ${error.message} An older server guard refuses a compaction that keeps only the newest ${AUDIT_LOG_KEEP.toLocaleString('en')} audit entries (update it: lockstep hooks install --server). This clone tries again after ${COMPACTION_RETRY_WRITES} more writes.`,

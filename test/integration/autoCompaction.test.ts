@@ -60,6 +60,40 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
     /** sh: true when the push replaces the lock ref by a parentless commit (a compaction). */
     const snapshotTest = `printf '%s\\n' "$input" | while read old new ref; do [ "$old" != 0000000000000000000000000000000000000000 ] && [ -z "$(git rev-list --parents -n 1 "$new" | cut -s -d' ' -f2-)" ] && echo yes; done`;
 
+    /** The remote's lock ref as ana's clone fetches it: its tip and record text. */
+    async function tipOf(who: TeamMember): Promise<{ tip: string; recordText: string }> {
+      await team.gitOk(who.dir, 'fetch', '--quiet', 'origin', `+${recordRef}:refs/forge/tip`);
+      const tip = await team.gitOk(who.dir, 'rev-parse', 'refs/forge/tip');
+      return { tip, recordText: await team.gitOk(who.dir, 'cat-file', 'blob', `${tip}:record.json`) };
+    }
+    /** The page's audit entries through its history, newest first (what a compaction keeps, up to 10,000). */
+    async function historyOf(who: TeamMember) {
+      const container = await Container.open({ cwd: who.dir, env: team.env });
+      try {
+        return (await container.history(Infinity)) ?? [];
+      } finally {
+        await container.close();
+      }
+    }
+    /** A snapshot made as a client makes it (record unchanged, stamped and titled from its last audit line), with `log` as its audit.log. */
+    async function snapshotOf(dir: string, recordText: string, log: string): Promise<string> {
+      const blob = async (text: string) => (await team.git(dir, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
+      const tree = (
+        await team.git(dir, ['mktree'], {
+          input: `100644 blob ${await blob(log)}\taudit.log\n100644 blob ${await blob(recordText)}\trecord.json\n`,
+        })
+      ).stdout.trim();
+      const count = log.split('\n').filter(l => l !== '').length;
+      const made = await team.git(dir, ['commit-tree', '--no-gpg-sign', tree], {
+        input: `${compactionSubject(count)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\nLockstep-Snapshot: ${count}\n`,
+        env: stampEnv(stampOf(JSON.parse(recordText).audit.at(-1))),
+      });
+      assert.equal(made.code, 0, made.stderr);
+      return made.stdout.trim();
+    }
+    /** ana pushes a commit to the lock ref past her client hook: only the server guard stands in the way. */
+    const forcePush = (commit: string) => team.git(ana.dir, ['push', '--no-verify', '--force', 'origin', `${commit}:${recordRef}`]);
+
     beforeEach(async () => {
       team = await createFencingTeam({ members: ['lead', 'ana'], operators: ['lead@example.com'], driver: 'git', transport });
       [lead, ana] = team.members;
@@ -100,34 +134,12 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       ok(await run(lead, ['acquire']), 'lead acquires');
       ok(await write(), 'a petition');
       ok(await write(), 'a withdrawal');
-      // Each snapshot is made as a client makes it (record unchanged, stamped and titled from its audit),
-      // with its audit.log as given.
-      await team.gitOk(ana.dir, 'fetch', '--quiet', 'origin', `+${recordRef}:refs/forge/tip`);
-      const tip = await team.gitOk(ana.dir, 'rev-parse', 'refs/forge/tip');
-      const recordText = await team.gitOk(ana.dir, 'cat-file', 'blob', `${tip}:record.json`);
-      const container = await Container.open({ cwd: ana.dir, env: team.env });
-      const entries = (await container.history(Infinity)) ?? [];
-      await container.close();
+      const { tip, recordText } = await tipOf(ana);
+      const entries = await historyOf(ana);
       assert.ok(entries.length >= 4);
-      const line = JSON.parse(recordText).audit.at(-1);
-      async function snapshot(log: string): Promise<string> {
-        const blob = async (text: string) => (await team.git(ana.dir, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
-        const tree = (
-          await team.git(ana.dir, ['mktree'], {
-            input: `100644 blob ${await blob(log)}\taudit.log\n100644 blob ${await blob(recordText)}\trecord.json\n`,
-          })
-        ).stdout.trim();
-        const count = log.split('\n').filter(l => l !== '').length;
-        const made = await team.git(ana.dir, ['commit-tree', '--no-gpg-sign', tree], {
-          input: `${compactionSubject(count)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\nLockstep-Snapshot: ${count}\n`,
-          env: stampEnv(stampOf(line)),
-        });
-        assert.equal(made.code, 0, made.stderr);
-        return made.stdout.trim();
-      }
-      const push = (commit: string) => team.git(ana.dir, ['push', '--no-verify', '--force', 'origin', `${commit}:${recordRef}`]);
+      const snapshot = (log: string) => snapshotOf(ana.dir, recordText, log);
       const refusedFor = async (log: string, what: string) => {
-        const pushed = await push(await snapshot(log));
+        const pushed = await forcePush(await snapshot(log));
         assert.notEqual(pushed.code, 0, `${what}: refused\n${pushed.stderr}`);
         assert.match(pushed.stderr, /newest 10,000 entries of the record's audit history/, what);
         assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip, `${what}: the lock ref did not move`);
@@ -137,9 +149,45 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       await refusedFor(auditLogText(entries.map((e, i) => (i === 1 ? { ...e, summary: `${e.summary} (edited)` } : e))), 'an entry altered');
       await refusedFor(auditLogText([entries[1], entries[0], ...entries.slice(2)]), 'two entries swapped');
       // Control: the same snapshot with the entries as they are.
-      const kept = await push(await snapshot(auditLogText(entries)));
+      const kept = await forcePush(await snapshot(auditLogText(entries)));
       assert.equal(kept.code, 0, `the faithful snapshot is accepted\n${kept.stderr}`);
       assert.equal(await refLength(), 1);
+    });
+
+    it('a compaction keeps the newest 10,000 entries: the guard refuses one that keeps more, and accepts the automatic one', async () => {
+      ok(await run(lead, ['acquire']), 'lead acquires');
+      // A page compacted long ago: its snapshot already holds 10,000 entries (written into the remote by its administrator).
+      const { recordText } = await tipOf(ana);
+      const old = Array.from({ length: 10_000 }, (_, i) => ({
+        revision: i.toString(16).padStart(40, '0'),
+        time: Date.UTC(2025, 0, 1) + i * 1000,
+        author: 'old@example.com',
+        summary: `old write ${i}`,
+      })).reverse();
+      await team.gitOk(team.remote, 'update-ref', recordRef, await snapshotOf(team.remote, recordText, auditLogText(old)));
+      await writeUntil(BOUND);
+      // Keeping every entry (10,000 and the new ones) is no longer a compaction the guard accepts.
+      const everything = await historyOf(ana);
+      assert.equal(everything.length, 10_000 + BOUND - 1, 'the history reads through the snapshot');
+      const { tip, recordText: now } = await tipOf(ana);
+      const kept = await forcePush(await snapshotOf(ana.dir, now, auditLogText(everything)));
+      assert.notEqual(kept.code, 0, `a snapshot of all 10,003 entries is refused\n${kept.stderr}`);
+      assert.match(kept.stderr, /newest 10,000 entries/);
+      assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip);
+      // The write that reaches the bound compacts: the oldest entries go, the guard accepts it.
+      const reaching = ok(await write(), 'the write that reaches the bound') && (await refLength());
+      assert.equal(reaching, 1, 'compacted');
+      const log = (await team.gitOk(team.remote, 'cat-file', 'blob', `${recordRef}:audit.log`)).split('\n');
+      assert.equal(log.length, 10_000, 'its audit.log holds 10,000 entries');
+      assert.equal(JSON.parse(log[0]).summary, `old write ${BOUND}`, 'the oldest ones left out');
+      assert.deepEqual(
+        log.slice(-BOUND).map(l => JSON.parse(l).revision),
+        (await historyOf(ana))
+          .slice(0, BOUND)
+          .map(e => e.revision)
+          .reverse(),
+        'the newest ones kept, in order',
+      );
     });
 
     it('a compaction the remote refuses leaves the command as it was, is told once on stderr and not tried at the next write', async () => {

@@ -168,7 +168,7 @@ export const compactCommand: Command = {
 With the git driver, replaces the lock ref's chain of commits by one snapshot commit that keeps
 the record unchanged and the newest 10,000 audit entries (audit --history still shows them; the
 record itself keeps every operator's clear). The server guard accepts this one kind of history
-rewrite. A write compacts by itself once 1,000 commits lie on the last snapshot; this command does
+rewrite. A write compacts by itself once 100 commits lie on the last snapshot; this command does
 it now. Other drivers keep no history (exit 2).`,
 
   async run(context) {

@@ -236,24 +236,28 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
 describe('git driver: a signed lock page compacts itself, signed by its writer', function () {
   this.timeout(240_000);
   let team: FencingTeam;
-  after(() => team?.dispose());
-
-  it('the writer that reaches the bound signs the snapshot; the guard accepts it and every clone, a fresh one too, proves it', async () => {
+  let keys: Record<string, string>;
+  const ok = (result: CliResult, what: string): any => {
+    assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+    return result.json;
+  };
+  const run = (who: TeamMember, args: string[]) => team.lockstep(who.dir, args, { env: BOUND_ENV });
+  before(async () => {
     team = await createFencingTeam({ ...SIGNING_TEAM, driver: 'git' });
     const [alice, bob, ops] = team.members;
-    const ok = (result: CliResult, what: string): any => {
-      assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
-      return result.json;
-    };
-    const run = (who: TeamMember, args: string[]) => team.lockstep(who.dir, args, { env: BOUND_ENV });
-    const recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
-    const refLength = async () => Number(await team.gitOk(team.remote, 'rev-list', '--count', recordRef));
-    await signWithSshKeys(team, [alice, bob, ops], ops, [alice, bob]);
+    keys = await signWithSshKeys(team, [alice, bob, ops], ops, [alice, bob]);
     ok(
       await run(ops, ['adopt', '--reason', 'signing turned on', '--grant', '0', '--next-id', '1000']),
       'ops adopts: the signed chain starts',
     );
     ok(await team.lockstep(team.remote, ['hooks', 'install', '--server']), 'the server guard (it pins allowedSigners)');
+  });
+  after(() => team?.dispose());
+
+  it('the writer that reaches the bound signs the snapshot; the guard accepts it and every clone, a fresh one too, proves it', async () => {
+    const [alice, bob, ops] = team.members;
+    const recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
+    const refLength = async () => Number(await team.gitOk(team.remote, 'rev-list', '--count', recordRef));
     ok(await run(alice, ['acquire']), 'alice acquires');
     let queued = false;
     while ((await refLength()) < BOUND) {
@@ -273,5 +277,52 @@ describe('git driver: a signed lock page compacts itself, signed by its writer',
     await team.gitOk(fresh.dir, 'config', 'user.email', fresh.identity);
     assert.equal(ok(await run(fresh, ['status']), 'a fresh clone proves it').holder.identity, alice.identity);
     ok(await run(alice, ['release']), 'alice releases on top of it, signed');
+  });
+
+  it("a clone whose last verified step fell out of a full snapshot's 10,000 entries accepts it only when every kept entry is newer", async () => {
+    const [alice, , ops] = team.members;
+    const recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
+    const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
+    assert.equal((await status(alice)).code, 0, 'alice proves the page: her checkpoint is its tip');
+    const tip = await team.gitOk(team.remote, 'rev-parse', recordRef);
+    const recordText = await team.gitOk(team.remote, 'cat-file', 'blob', `${tip}:record.json`);
+    const line = JSON.parse(recordText).audit.at(-1);
+    /** A snapshot of the record as it is, signed by the operator, whose audit.log holds `count` entries from `from` (ms) on. */
+    async function snapshot(count: number, from: number): Promise<string> {
+      const entries = Array.from({ length: count }, (_, i) => ({
+        revision: (i + 1).toString(16).padStart(40, '0'),
+        time: from + i,
+        author: ops.identity,
+        summary: `a write ${i}`,
+      })).reverse();
+      const log = auditLogText(entries);
+      const blob = async (text: string) => (await team.git(team.remote, ['hash-object', '-w', '--stdin'], { input: text })).stdout.trim();
+      const tree = (
+        await team.git(team.remote, ['mktree'], {
+          input: `100644 blob ${await blob(log)}\taudit.log\n100644 blob ${await blob(recordText)}\trecord.json\n`,
+        })
+      ).stdout.trim();
+      const made = await team.git(team.remote, ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${keys.ops}`, 'commit-tree', '-S', tree], {
+        input: `${compactionSubject(count)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\nLockstep-Snapshot: ${count}\n`,
+        env: stampEnv(stampOf(line)),
+      });
+      assert.equal(made.code, 0, made.stderr);
+      return made.stdout.trim();
+    }
+    const readsAfter = async (commit: string) => {
+      await team.gitOk(team.remote, 'update-ref', recordRef, commit);
+      return status(alice);
+    };
+    const tampered = (result: CliResult, what: string) => {
+      assert.equal(result.code, 5, `${what}: the page reads tampered\n${result.stdout}${result.stderr}`);
+      assert.match(result.stdout, /does not hold the step this clone verified last/, what);
+    };
+    tampered(await readsAfter(await snapshot(9_999, line.at + 1)), 'a snapshot that is not full and lacks the verified step');
+    tampered(
+      await readsAfter(await snapshot(10_000, line.at - 20_000)),
+      'a full snapshot with entries older than the verified step (a rewind)',
+    );
+    const full = await readsAfter(await snapshot(10_000, line.at + 1));
+    assert.equal(full.code, 0, `a full snapshot whose entries are all newer reads fine\n${full.stdout}${full.stderr}`);
   });
 });

@@ -62,7 +62,7 @@ export interface OpenContainerOptions {
 
 /**
  * Tests only: the number of writes after which the git driver's history compacts by itself, instead of
- * {@link AUTO_COMPACT_AFTER} (a test cannot make a thousand writes per case).
+ * {@link AUTO_COMPACT_AFTER} (a test cannot make a hundred writes per case). Read by no other part.
  */
 export const TEST_COMPACT_AFTER_ENV = 'LOCKSTEP_TEST_COMPACT_AFTER';
 

@@ -16,7 +16,12 @@
  * The old history is built quickly: a real team (createFencingTeam: a bare remote with the server
  * guard, the git driver, real CLI processes) makes the first transitions; then `git fast-import`
  * appends a chain of petition/withdraw transitions, each record made by the pure transition functions
- * from the one before (its audit line, commit subject, author and date as the driver writes them).
+ * from the one before (its audit line, commit subject, author and date as the driver writes them),
+ * with the snapshots that automatic compaction leaves (one per AUTO_COMPACT_AFTER writes, its audit.log
+ * the newest AUDIT_LOG_KEEP entries, made by auditHistory.ts's own functions). The history ends with
+ * the longest chain a page has on its last snapshot (just below the bound, so that the measured
+ * writes cross none): the worst case for a fresh clone and `status --remote`. One `lockstep compact`
+ * at the end measures what the write that reaches the bound pays.
  * The page is unsigned (no allowedSigners): a signed chain would need one signature per step.
  *
  *   npm run bench -- historyScale      (BENCH_HISTORY_N=100000 for the issue's size; BENCH_HISTORY_OPS=N)
@@ -26,8 +31,20 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Container } from '../src/core/container/container';
-import { acquire, assign, emptyRecord, leaseIds, type LockRecord, type Outcome, petition, withdraw } from '../src/core/lockRecord';
-import { transitionSubject, stampOf } from '../src/core/stores/git/recordCommit';
+import {
+  acquire,
+  assign,
+  type AuditLine,
+  emptyRecord,
+  leaseIds,
+  type LockRecord,
+  type Outcome,
+  petition,
+  withdraw,
+} from '../src/core/lockRecord';
+import { AUDIT_LOG_KEEP, AUTO_COMPACT_AFTER, type AuditEntry, auditLogText, lineEntry } from '../src/core/stores/git/auditHistory';
+import { SNAPSHOT_TRAILER, WRITE_TRAILER } from '../src/core/stores/git/gitRefs';
+import { compactionSubject, lastAuditLine, stampOf, transitionSubject } from '../src/core/stores/git/recordCommit';
 import { auditFromHistory, buildTimeline, longerAudit } from '../src/core/timeline';
 import { createFencingTeam, type FencingTeam } from '../test/helpers/fencingFixture';
 
@@ -46,6 +63,9 @@ interface Figures {
   timeline: number;
   draw: number;
   refCommits: number;
+  /** `lockstep compact` (what one write in AUTO_COMPACT_AFTER pays), and the guard's check of its snapshot. */
+  compaction: number;
+  compactionGuard: number;
 }
 
 const median = (all: number[]): number => {
@@ -77,33 +97,106 @@ async function timed(run: () => Promise<unknown>, what = 'operation'): Promise<n
   return performance.now() - start;
 }
 
-/** Appends `count` transitions (petition, withdraw, …) to `ref` in the bare `remote`, from its tip. */
-async function appendHistory(remote: string, ref: string, count: number): Promise<void> {
-  const tip = execFileSync('git', ['-C', remote, 'rev-parse', ref], { encoding: 'utf8' }).trim();
-  let record = JSON.parse(execFileSync('git', ['-C', remote, 'show', `${tip}:record.json`], { encoding: 'utf8' })) as LockRecord;
+/** git's object name (SHA-1) of an object of `type` with `body`: what fast-import names it, known before it is written. */
+function objectName(type: string, body: Buffer): string {
+  return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
+}
+
+/** The tree of a record commit: its files by name, sorted as git sorts a tree. */
+function treeName(files: Record<string, string>): string {
+  const entries = Object.keys(files)
+    .sort()
+    .map(name =>
+      Buffer.concat([Buffer.from(`100644 ${name}\0`), Buffer.from(objectName('blob', Buffer.from(files[name], 'utf8')), 'hex')]),
+    );
+  return objectName('tree', Buffer.concat(entries));
+}
+
+/**
+ * Appends `count` transitions (petition, withdraw, …) to `ref` in the bare `remote`, from its tip, and the
+ * snapshots that automatic compaction leaves on the way (container.ts): once a write leaves `bound` commits
+ * on the last snapshot, a parentless snapshot holding the record unchanged and the newest AUDIT_LOG_KEEP
+ * entries (auditHistory.ts: lineEntry, auditLogText, compactionSubject; the same functions the writer
+ * uses). `lastChain`: how many commits lie on the last snapshot when it ends (the first snapshot comes
+ * early enough for that), so that the operations measured after it run on the longest chain a page ever
+ * has and cross no bound. `entries`: the page's audit entries so far, newest first (its real history).
+ * Only the last snapshot and the chain on it are written: every commit is named as git names it (its
+ * object computed here), and what came before a snapshot is unreachable from the ref, so the remote's
+ * gc drops it (as a real remote's does). The written tip is checked to be the commit computed.
+ */
+async function appendHistory(
+  remote: string,
+  ref: string,
+  count: number,
+  bound: number,
+  lastChain: number,
+  entries: AuditEntry[],
+  onChain: number,
+): Promise<{ snapshots: number }> {
+  let parent = execFileSync('git', ['-C', remote, 'rev-parse', ref], { encoding: 'utf8' }).trim();
+  const start = parent;
+  let record = JSON.parse(execFileSync('git', ['-C', remote, 'show', `${parent}:record.json`], { encoding: 'utf8' })) as LockRecord;
   let now = Math.max(Date.now() - 30 * 24 * 3600_000, record.audit.at(-1)?.at ?? 0);
-  const child = spawn('git', ['-C', remote, 'fast-import', '--quiet', '--done'], { stdio: ['pipe', 'ignore', 'inherit'] });
+  // Oldest first, trimmed to the newest AUDIT_LOG_KEEP now and then.
+  let kept = [...entries].reverse();
+  const child = spawn('git', ['-C', remote, 'fast-import', '--quiet', '--force', '--done'], { stdio: ['pipe', 'ignore', 'inherit'] });
   const exited = new Promise<number | null>(resolve => child.on('close', resolve));
   const write = (text: string) =>
     child.stdin.write(text) ? Promise.resolve() : new Promise<void>(r => child.stdin.once('drain', () => r()));
+  // What fast-import gets: the commits from the last snapshot on (a snapshot starts it afresh).
+  let pending: string[] = [];
+  /** One commit; returns its name, as fast-import will store it. */
+  const commit = (files: Record<string, string>, from: string | null, line: AuditLine, subject: string, trailers: string[]) => {
+    const stamp = stampOf(line);
+    const person = `${stamp.ident} <${stamp.ident}> ${stamp.seconds} +0000`;
+    const message = `${subject}\n\n${[`${WRITE_TRAILER}: ${randomBytes(8).toString('hex')}`, ...trailers].join('\n')}\n`;
+    const header = `tree ${treeName(files)}\n${from === null ? '' : `parent ${from}\n`}author ${person}\ncommitter ${person}\n\n`;
+    const sha = objectName('commit', Buffer.from(header + message, 'utf8'));
+    const body = Object.entries(files)
+      .map(([name, text]) => `M 100644 inline ${name}\ndata ${Buffer.byteLength(text)}\n${text}\n`)
+      .join('');
+    const reset = from === null ? `reset ${ref}\n` : '';
+    // deleteall: each commit's tree is exactly its files (a transition after a snapshot holds no audit.log).
+    // The branch goes on from its own last commit; only the first names its parent (a commit already in the repository).
+    const fromLine = from === start ? `from ${from}\n` : '';
+    if (from === null) pending = [];
+    pending.push(
+      `${reset}commit ${ref}\nauthor ${person}\ncommitter ${person}\ndata ${Buffer.byteLength(message)}\n${message}${fromLine}deleteall\n${body}`,
+    );
+    return sha;
+  };
+  // The first snapshot comes when the chain is `first` long, then every `bound`: the last chain is `lastChain` long.
+  const first = count + onChain <= lastChain ? Infinity : ((count + onChain - lastChain - 1) % bound) + 1;
+  let chain = onChain;
+  let snapshots = 0;
   for (let i = 0; i < count; i++) {
     now += 1000;
     const who = `member-${i % 40}@example.com`;
     const outcome =
       i % 2 === 0 ? petition(record, { identity: who }, now) : withdraw(record, { identity: `member-${(i - 1) % 40}@example.com` }, now);
     record = ok(outcome);
-    const line = record.audit[record.audit.length - 1];
-    const stamp = stampOf(line);
-    const person = `${stamp.ident} <${stamp.ident}> ${stamp.seconds} +0000`;
-    const message = `${transitionSubject(line)}\n\nLockstep-Write: ${randomBytes(8).toString('hex')}\n`;
     const json = JSON.stringify(record);
-    await write(
-      `commit ${ref}\nauthor ${person}\ncommitter ${person}\ndata ${Buffer.byteLength(message)}\n${message}${i === 0 ? `from ${tip}\n` : ''}M 100644 inline record.json\ndata ${Buffer.byteLength(json)}\n${json}\n`,
-    );
+    const line = lastAuditLine(record) as AuditLine;
+    parent = commit({ 'record.json': json }, parent, line, transitionSubject(line), []);
+    kept.push(lineEntry(parent, line));
+    chain++;
+    if (chain >= (snapshots === 0 ? first : bound)) {
+      kept = kept.slice(-AUDIT_LOG_KEEP);
+      const newestFirst = [...kept].reverse();
+      parent = commit({ 'audit.log': auditLogText(newestFirst), 'record.json': json }, null, line, compactionSubject(kept.length), [
+        `${SNAPSHOT_TRAILER}: ${kept.length}`,
+      ]);
+      chain = 0;
+      snapshots++;
+    }
   }
+  for (const text of pending) await write(text);
   await write('done\n');
   child.stdin.end();
   if ((await exited) !== 0) throw new Error('git fast-import failed');
+  const tip = execFileSync('git', ['-C', remote, 'rev-parse', ref], { encoding: 'utf8' }).trim();
+  if (tip !== parent) throw new Error(`the history built is not the one computed (${tip} ≠ ${parent})`);
+  return { snapshots };
 }
 
 /** Replaces the remote's pre-receive hook by one that runs it and appends its own duration (ns) to `log`. */
@@ -138,11 +231,28 @@ async function measureAt(total: number): Promise<Figures> {
     if (!ref) throw new Error('no record ref on the remote');
     const count = () => Number(execFileSync('git', ['-C', team.remote, 'rev-list', '--count', ref], { encoding: 'utf8' }).trim());
     const built = performance.now();
-    await appendHistory(team.remote, ref, Math.max(0, total - count()));
-    execFileSync('git', ['-C', team.remote, 'gc', '--quiet'], { stdio: 'ignore' });
+    // The page's real history so far (its creation, the acquire and the release), which the snapshots keep too.
+    const opened = await Container.open({ cwd: lead.dir, env: team.env });
+    const entries = (await opened.history(Infinity)) ?? [];
+    await opened.close();
+    const onChain = count() - 1;
+    // The measured writes (a petition and a withdrawal per round) must not reach the bound: they run on the longest chain below it.
+    const lastChain = AUTO_COMPACT_AFTER - 2 * (OPS + 1) - 2;
+    const { snapshots } = await appendHistory(
+      team.remote,
+      ref,
+      Math.max(0, total - onChain - 1),
+      AUTO_COMPACT_AFTER,
+      lastChain,
+      entries,
+      onChain,
+    );
+    execFileSync('git', ['-C', team.remote, 'gc', '--quiet', '--prune=now'], { stdio: 'ignore' });
     const buildMs = performance.now() - built;
     const refCommits = count();
-    console.log(`  history of ${refCommits} commits built in ${(buildMs / 1000).toFixed(1)} s (fast-import + gc)`);
+    console.log(
+      `  ${total} transitions built in ${(buildMs / 1000).toFixed(1)} s (fast-import + gc): ${snapshots} automatic compactions, ${refCommits} commits on the lock ref now`,
+    );
     const log = path.join(team.root, 'guard-times');
     timeTheGuard(team.remote, log);
     // Each clone fetches the old history once (untimed): the figures are those of a clone that keeps up.
@@ -194,7 +304,13 @@ async function measureAt(total: number): Promise<Figures> {
     } finally {
       await container.close();
     }
+    // One compaction, as a write past the bound runs it (once per AUTO_COMPACT_AFTER writes), and the guard's check of it.
+    const guardRuns = fs.readFileSync(log, 'utf8').trim().split('\n').length;
+    const compaction = await timed(() => must(lead.dir, ['compact']), `compaction at ${total}`);
+    const compactionGuard = Number(fs.readFileSync(log, 'utf8').trim().split('\n')[guardRuns] ?? Number.NaN) / 1e6;
     return {
+      compaction,
+      compactionGuard,
       transition: median(transitions),
       guard: median(guardNs) / 1e6,
       status: median(statuses),
@@ -253,12 +369,19 @@ async function main(): Promise<void> {
     ['lock page timeline: history read (newest 2,000) and draw', 'timeline'],
     ['lock page timeline: the draw alone (buildTimeline; target ≤ 50 ms)', 'draw'],
   ];
-  console.log(`\n| operation | at ${small.refCommits} | at ${big.refCommits} | ratio (target ≤ 1.3×) |`);
+  console.log(
+    `\n| operation | at ${SMALL} transitions (${small.refCommits} commits on the ref) | at ${BIG} (${big.refCommits} commits) | ratio (target ≤ 1.3×) |`,
+  );
   console.log('| --- | --- | --- | --- |');
   for (const [label, k] of rows) {
     const ratio = big[k] / small[k];
     console.log(
       `| ${label} | ${small[k].toFixed(1)} ms | ${big[k].toFixed(1)} ms | ${ratio.toFixed(2)}× ${ratio <= 1.3 ? 'met' : 'MISSED'} |`,
+    );
+  }
+  for (const f of [small, big]) {
+    console.log(
+      `one compaction at ${f.refCommits} commits (\`lockstep compact\`, as a write past the bound runs it once per ${AUTO_COMPACT_AFTER}): ${f.compaction.toFixed(0)} ms; the guard's check of it ${f.compactionGuard.toFixed(0)} ms`,
     );
   }
   for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);

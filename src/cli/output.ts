@@ -30,6 +30,11 @@ export class Output {
     if (!this.json) this.stderr.write(`${escapeControls(line)}\n`);
   }
 
+  /** A warning that does not change the command's outcome: on stderr, with `--json` too (stdout keeps its one object). */
+  warn(line: string): void {
+    this.stderr.write(`lockstep: warning: ${escapeControls(line)}\n`);
+  }
+
   /** Reports an error and returns the exit code for it. */
   error(error: unknown): number {
     const exit = exitCodeFor(error);

@@ -107,11 +107,12 @@ export { parseRecord } from './recordCodec';
 export { escapeControls } from './safeText';
 export {
   AUDIT_FILE,
+  AUDIT_LOG_KEEP,
   auditLogText,
   checkRecordCommit,
   compactionSubject,
   GitRefs,
-  historyEntries,
+  keptEntries,
   lastAuditLine,
   MAX_ALLOWED_SIGNERS_BYTES,
   MAX_RECORD_BYTES,

@@ -280,6 +280,7 @@ export class ContainerModel implements vscode.Disposable {
         const container = await Container.open({
           cwd: this.folder.uri.fsPath,
           overrides: { ...(this.settings.identity ? { identity: this.settings.identity } : {}), driver: this.settings.store },
+          onNotice: message => this.log.warn(`${this.folder.name}: ${message}`),
         });
         this.container = container;
         const watcher = new WatchKeeper({

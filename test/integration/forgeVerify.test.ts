@@ -164,10 +164,37 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     team.git(bob, 'reset', '--quiet', '--hard', before);
   });
 
-  it("announcements are read from the page's whole history: still found after the history is compacted", async () => {
+  it("announcements are read from the page's history through compactions; a history a compaction trimmed is said to be", async () => {
     expectOk(await team.cli(alice, ['compact']), 'compact');
     const check = await runCheck(steps.gitlabPush, pushContext(alicePush.before, alicePush.after), alicePush.after);
     assert.equal(check.code, 0, check.out);
+    const summary = await runCheck(steps.githubPush, pushContext(alicePush.before, alicePush.after), alicePush.after);
+    assert.equal(summary.code, 0, summary.out);
+    assert.match(summary.summary, /History read: every transition of the page/);
+    // A compaction keeps the newest 10,000 entries only: a snapshot that has left the page's creation out (written
+    // here by the administrator) still holds the announcement, and the check says that the history it read is trimmed.
+    const git = (args: string[], input?: string) =>
+      execFileSync('git', ['--git-dir', team.remote, ...args], { encoding: 'utf8', ...(input === undefined ? {} : { input }) }).trim();
+    const ref = git(['for-each-ref', '--format=%(refname)', 'refs/lockstep/'])
+      .split('\n')
+      .find(r => r.includes('/records/')) as string;
+    const log = git(['cat-file', 'blob', `${ref}:audit.log`]).split('\n');
+    assert.equal(JSON.parse(log[0]).line.action, 'init', 'the snapshot starts at the creation');
+    const tree = git(
+      ['mktree'],
+      `100644 blob ${git(['hash-object', '-w', '--stdin'], `${log.slice(1).join('\n')}\n`)}\taudit.log\n100644 blob ${git(['rev-parse', `${ref}:record.json`])}\trecord.json\n`,
+    );
+    git([
+      'update-ref',
+      ref,
+      git(
+        ['-c', 'user.name=admin', '-c', 'user.email=admin@example.com', 'commit-tree', tree],
+        `lockstep: history compacted\n\nLockstep-Snapshot: ${log.length - 1}\n`,
+      ),
+    ]);
+    const trimmed = await runCheck(steps.githubPush, pushContext(alicePush.before, alicePush.after), alicePush.after);
+    assert.equal(trimmed.code, 0, trimmed.out);
+    assert.match(trimmed.summary, /keeps the newest transitions only and has dropped older ones/);
   });
 
   it("verify --merge: passes for the holder's request; fails for anyone else's, for an old base, and for an unknown login", async () => {

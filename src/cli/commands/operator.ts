@@ -1,5 +1,6 @@
 import {
   afterClear,
+  AUDIT_LOG_KEEP,
   type AuditLine,
   type Container,
   formatTime,
@@ -101,7 +102,7 @@ many (×N), since when, and the latest one's grant and detail.
   --limit N    only the newest N lines (a whole number from 1)
 In the shared bare repository it prints the record the server guard reads (its pinned settings).
   --history    git driver only (exit 2 on the others): every transition, from the lock ref's commits
-               (a compacted history keeps its audit lines), up to the newest 10,000 or N`,
+               (a compaction keeps the newest 10,000 audit lines), up to the newest 10,000 or N`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { limit: { type: 'string' }, history: { type: 'boolean' } });
@@ -128,7 +129,7 @@ async function printAudit(context: CommandContext, container: Container, history
   if (history) {
     // A signed page is proven as every command proves it (every step since the last one this clone proved) and the
     // history listed is the proven revision's: a tampered history is an error naming the step (exit 5), never listed.
-    const entries = await container.history(Number.isFinite(limit) ? limit : 10_000);
+    const entries = await container.history(Number.isFinite(limit) ? limit : AUDIT_LOG_KEEP);
     if (entries === undefined) {
       throw new LockConfigurationError(
         `The ${container.config.driver} driver keeps no history beyond the record's audit lines; drop --history.`,
@@ -165,8 +166,10 @@ export const compactCommand: Command = {
   help: `usage: lockstep compact
 
 With the git driver, replaces the lock ref's chain of commits by one snapshot commit that keeps
-the record unchanged and every audit line (audit --history still shows them). The server guard
-accepts this one kind of history rewrite. Other drivers keep no history (exit 2).`,
+the record unchanged and the newest 10,000 audit entries (audit --history still shows them; the
+record itself keeps every operator's clear). The server guard accepts this one kind of history
+rewrite. A write compacts by itself once 100 commits lie on the last snapshot; this command does
+it now. Other drivers keep no history (exit 2).`,
 
   async run(context) {
     parseCommandArgs(context.args, {});

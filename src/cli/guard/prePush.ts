@@ -41,7 +41,7 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   const git = gitIn(context.cwd);
   // The clone's settings, the leak check's among them, in one git run that the opening reads too.
   const settings = readCloneSettings(git, PUSH_SETTINGS);
-  const opening = Container.open({ cwd: context.cwd, env: context.env, git, settings }).then(
+  const opening = Container.open({ cwd: context.cwd, env: context.env, git, settings, onNotice: line => context.out.warn(line) }).then(
     container => ({ container }),
     (error: unknown) => ({ error }),
   );

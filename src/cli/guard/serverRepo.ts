@@ -5,7 +5,7 @@ import {
   GitRefs,
   GitRunner,
   type GitRunOptions,
-  historyEntries,
+  keptEntries,
   MAX_RECORD_BYTES,
   type OpenpgpListingText,
   type PushedCommit,
@@ -126,9 +126,9 @@ export class ServerRepo {
     return stepSignature({ status, signer, primaryKey }, listing?.signers);
   }
 
-  /** What a compaction of the history ending at `sha` must write as its audit.log. */
+  /** What a compaction of the history ending at `sha` must write as its audit.log: its newest entries (AUDIT_LOG_KEEP). */
   async auditLogOf(sha: string): Promise<string> {
-    return auditLogText(await historyEntries(this.refs, sha));
+    return auditLogText(await keptEntries(this.refs, sha));
   }
 
   private async ok(args: readonly string[], options: GitRunOptions = {}): Promise<string> {

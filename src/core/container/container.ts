@@ -19,6 +19,7 @@ import { describe, type LockStatus } from '../lockStatus';
 import { parseRecord } from '../recordCodec';
 import type { DeploymentInfo, Driver, HistoryEntry, VersionedRecord, Watch, WatchOptions } from '../stores/store';
 import { gitIn, type GitCommand } from '../git/runner';
+import { GitError } from '../git/gitError';
 import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
@@ -40,6 +41,8 @@ import { readCloneSettings, type SettingEntry } from '../git/cloneSettings';
 import { resolveSharedRemote } from './sharedRemote';
 import type { Session } from './session';
 import { MAX_CAS_ATTEMPTS, swap, type RecordAtRevision, type SwapOptions } from './swapService';
+import { AUDIT_LOG_KEEP, AUTO_COMPACT_AFTER } from '../stores/gitPageLayout';
+import { COMPACTION_RETRY_WRITES, CompactionBackoff } from './compactionBackoff';
 
 export interface OpenContainerOptions {
   readonly cwd: string;
@@ -53,7 +56,15 @@ export interface OpenContainerOptions {
   readonly git?: GitCommand;
   /** The clone's settings as the caller already reads them with {@link readCloneSettings} (the pre-push guard's): not read again. */
   readonly settings?: Promise<readonly SettingEntry[]>;
+  /** Where a note for the person goes (the CLI's stderr, the extension's output channel): an automatic compaction the remote refused. */
+  readonly onNotice?: (message: string) => void;
 }
+
+/**
+ * Tests only: the number of writes after which the git driver's history compacts by itself, instead of
+ * {@link AUTO_COMPACT_AFTER} (a test cannot make a hundred writes per case). Read by no other part.
+ */
+export const TEST_COMPACT_AFTER_ENV = 'LOCKSTEP_TEST_COMPACT_AFTER';
 
 /**
  * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
@@ -86,6 +97,8 @@ export class Container {
   private driverPromise: Promise<Driver> | undefined;
   /** The clone's session kept in step with the page: settled at every read, promoted by an acquire. */
   private readonly sessions: SessionChoreography;
+  /** The automatic compactions started by this container's writes, one after another; awaited by close(). */
+  private compacting: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly clone: Clone,
@@ -95,6 +108,8 @@ export class Container {
     readonly config: ResolvedConfig,
     private readonly clock: Clock,
     private readonly injected: Driver | undefined,
+    private readonly compactAfter: number,
+    private readonly onNotice: ((message: string) => void) | undefined,
   ) {
     this.sessions = new SessionChoreography(clone, file, settings, identity, clock);
   }
@@ -121,7 +136,18 @@ export class Container {
     const clone: Clone = { ...opened, git: gitIn(opened.root, { protocols: [...new Set(shared.flatMap(s => s.protocols))] }) };
     const identity = await identityLookup;
     const config = containerConfig(file, clone.root, env, options.overrides?.driver);
-    return new Container(clone, file, containerSettings(file), identity, config, options.clock ?? systemClock, options.driverInstance);
+    const testBound = Number(env[TEST_COMPACT_AFTER_ENV]);
+    return new Container(
+      clone,
+      file,
+      containerSettings(file),
+      identity,
+      config,
+      options.clock ?? systemClock,
+      options.driverInstance,
+      Number.isSafeInteger(testBound) && testBound > 0 ? testBound : AUTO_COMPACT_AFTER,
+      options.onNotice,
+    );
   }
 
   /** The record's key in the store: a digest, never the container's id in clear. */
@@ -523,8 +549,7 @@ export class Container {
     if (this.file.allowedSigners !== undefined) {
       // A signed page's snapshot is proven by its signer alone: only a proven page is compacted, by its last actor or an operator.
       const { record } = await this.read();
-      const last = record.audit[record.audit.length - 1];
-      if (!this.settings.operators.includes(this.identity) && last?.who !== this.identity) {
+      if (!this.maySignCompaction(record)) {
         throw new LockRefusedError(
           'not-operator',
           `On a signed lock page only an operator (or the page's last actor) compacts its history; ${this.identity} is neither.`,
@@ -538,6 +563,48 @@ export class Container {
     throw new LockBackendError(driver.name, 'The lock record kept changing during compaction; try again.');
   }
 
+  /** Whether this person may sign a compaction of `record` (a signed page): its last actor, or an operator. */
+  private maySignCompaction(record: LockRecord): boolean {
+    const last = record.audit[record.audit.length - 1];
+    return this.settings.operators.includes(this.identity) || last?.who === this.identity;
+  }
+
+  /**
+   * After a write of this container landed: when the history it ends has {@link compactAfter} writes on
+   * its last snapshot (one local `git rev-parse`), compacts it exactly as `lockstep compact` does —
+   * the revision just written only, so a writer who came meanwhile compacts it in turn. Best effort
+   * and never harmful: the command's outcome is already decided; a ref that moved leaves the page as
+   * it is; a refusal by the remote (an older server guard) is told once and not tried again for the
+   * next {@link COMPACTION_RETRY_WRITES} writes (compactionBackoff.ts); a timeout or a kill leaves the
+   * page either compacted or as it was, and the next write's depth check finishes the job.
+   */
+  private compactAfterWrite(driver: Driver, written: RecordAtRevision): void {
+    const { compact, historyReaches } = driver;
+    if (compact === undefined || historyReaches === undefined) return;
+    this.compacting = this.compacting
+      .then(async () => {
+        if (!(await historyReaches.call(driver, written.revision, this.compactAfter))) return;
+        const backoff = new CompactionBackoff(this.clone.gitDir);
+        if (backoff.skip()) return;
+        // A signed page: this write was on top of a proven read and is signed by its writer, its last actor.
+        if (this.file.allowedSigners !== undefined && !this.maySignCompaction(written.record)) return;
+        try {
+          const result = await compact.call(driver, this.key, written.revision);
+          if (result.ok) backoff.clear();
+        } catch (error) {
+          // Only the remote's own answer is a refusal (refCells.ts refusedError); a git that failed or timed out
+          // leaves the outcome unknown, and the next write looks again.
+          if (!(error instanceof LockBackendError) || error.retryable || error instanceof GitError) return;
+          if (backoff.refused()) {
+            this.onNotice?.(
+              `The lock page's history was not compacted: ${error.message} An older server guard refuses a compaction that keeps only the newest ${AUDIT_LOG_KEEP.toLocaleString('en')} audit entries (update it: lockstep hooks install --server). This clone tries again after ${COMPACTION_RETRY_WRITES} more writes.`,
+            );
+          }
+        }
+      })
+      .catch(() => undefined);
+  }
+
   /**
    * Calls `onChange` when the record may have changed elsewhere; undefined when the driver cannot
    * watch. `options.interest` lets a polling driver (git) poll fast only while this window holds,
@@ -549,6 +616,7 @@ export class Container {
   }
 
   async close(): Promise<void> {
+    await this.compacting;
     if (this.driverPromise && !this.injected) {
       const driver = await this.driverPromise.catch(() => undefined);
       this.driverPromise = undefined;
@@ -564,7 +632,10 @@ export class Container {
   /** One transition through the compare-and-swap service (swapService.ts), on this container's page. */
   private async apply<T>(transition: (record: LockRecord) => Outcome<T>, options?: SwapOptions<T>): Promise<T> {
     const driver = await this.driver();
-    return swap({ driver, key: this.key, read: () => this.read() }, this.clock, transition, options);
+    return swap({ driver, key: this.key, read: () => this.read() }, this.clock, transition, {
+      ...options,
+      afterWrite: written => this.compactAfterWrite(driver, written),
+    });
   }
 
   private driver(): Promise<Driver> {

@@ -28,6 +28,8 @@ export interface SwapOptions<T> {
    * write waits for it (an acquire keeps its token in `pending.json` first: sessionChoreography.ts).
    */
   readonly beforeWrite?: (value: T) => void | Promise<void>;
+  /** Told of each write that landed (an audited refusal's too): the revision written and its record. */
+  readonly afterWrite?: (written: RecordAtRevision) => void;
 }
 
 /**
@@ -49,12 +51,16 @@ export async function swap<T>(
       if (outcome.record) {
         const audited = await driver.compareAndSwap(key, revision, outcome.record, { summary: outcome.summary ?? 'refused' });
         if (!audited.ok) continue;
+        options.afterWrite?.({ record: outcome.record, revision: audited.revision });
       }
       throw outcome.error;
     }
     await options.beforeWrite?.(outcome.value);
     const written = await driver.compareAndSwap(key, revision, outcome.record, { summary: outcome.summary });
-    if (written.ok) return outcome.value;
+    if (written.ok) {
+      options.afterWrite?.({ record: outcome.record, revision: written.revision });
+      return outcome.value;
+    }
     await clock.sleep(Math.random() * MAX_RETRY_SLEEP_MS);
   }
   throw new LockBackendError(driver.name, 'The lock record kept changing under this update; try again.');

@@ -1,8 +1,8 @@
 /**
  * The shape of a pushed commit on the git driver's record ref. Every write is one commit whose
  * parent is the revision it was computed from, holding `record.json` only; the one exception is a
- * compaction: a parentless snapshot holding `record.json` unchanged and `audit.log`, the same
- * history in one file. Anything else — a rewind, an unrelated history, two writes at once — is
+ * compaction: a parentless snapshot holding `record.json` unchanged and `audit.log`, the newest
+ * entries of the same history in one file. Anything else — a rewind, an unrelated history, two writes at once — is
  * refused. Pure: what git said about the commit in, a verdict out.
  */
 
@@ -48,12 +48,19 @@ export function recordCommitShape(
   };
 }
 
-/** A compaction keeps the record byte for byte and the whole audit history, in order. */
+/**
+ * A compaction keeps the record byte for byte and the newest entries of the audit history, unchanged and
+ * in order: `before.auditLog` is the audit.log those entries make (the newest 10,000, or all of them
+ * when fewer: auditHistory.ts AUDIT_LOG_KEEP), and the pushed one must be exactly that — no entry
+ * dropped, altered, added or moved.
+ */
 export function checkCompaction(
   before: { record: string; auditLog: string },
   after: { record: string; auditLog: string },
 ): string | undefined {
   if (after.record !== before.record) return 'a compaction must keep the record unchanged.';
-  if (after.auditLog !== before.auditLog) return "a compaction must keep the record's whole audit history, unchanged.";
+  if (after.auditLog !== before.auditLog) {
+    return "a compaction must keep the newest 10,000 entries of the record's audit history (all of them when fewer), unchanged and in order.";
+  }
   return undefined;
 }

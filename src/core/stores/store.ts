@@ -131,8 +131,13 @@ export interface Driver extends LeaseStore, RecordStore {
    * one, whatever was written since).
    */
   readHistory?(key: string, limit?: number, revision?: string): Promise<HistoryEntry[]>;
-  /** Squashes old history into a snapshot that keeps the record and every audit line. */
-  compact?(key: string): Promise<{ readonly ok: true; readonly squashed: number } | { readonly ok: false }>;
+  /**
+   * Squashes old history into a snapshot that keeps the record and the newest audit lines; with
+   * `expected`, only when the record is at that revision (`{ok:false}` otherwise, as when it moved).
+   */
+  compact?(key: string, expected?: string): Promise<{ readonly ok: true; readonly squashed: number } | { readonly ok: false }>;
+  /** Whether the history at `revision` has at least `writes` writes since its last compaction (or creation); one local query. */
+  historyReaches?(revision: string, writes: number): Promise<boolean>;
   /** The backend's deployment as it answers now (drivers with replicas); one round trip. */
   describeDeployment?(): Promise<DeploymentInfo>;
   /** Closes sockets and handles. Safe to call twice. */

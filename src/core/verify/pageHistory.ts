@@ -77,14 +77,19 @@ export async function readPageHistory(
 ): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
   return withProvenPage(containerConfig(file, root, env), file, signers, async ({ driver, key, record, revision }) => {
     if (driver.readHistory) {
-      // Every write's own line, down through compaction snapshots: nothing is ever evicted from it. Read from the revision
-      // just proven (the page read once): a step written since is not listed unproven.
+      // Every write's own line, down through compaction snapshots, which keep the newest 10,000 (AUDIT_LOG_KEEP). Read
+      // from the revision just proven (the page read once): a step written since is not listed unproven.
       const entries = await driver.readHistory(key, Infinity, revision);
       const lines = entries
         .map(e => e.line)
         .filter((l): l is AuditLine => l !== undefined)
         .reverse();
-      return { record, lines, reach: { driver: driver.name, reach: 'complete', trimmed: false } };
+      // It reaches the page's beginning unless a compaction left its oldest entries out.
+      const oldest = lines[0];
+      if (oldest === undefined || oldest.action === 'init' || oldest.action === 'adopt') {
+        return { record, lines, reach: { driver: driver.name, reach: 'complete', trimmed: false } };
+      }
+      return { record, lines, reach: { driver: driver.name, reach: 'page', trimmed: true } };
     }
     // The page's own trail: it began with init (or adopt) unless older lines were dropped to keep it bounded.
     const first = record.audit.find(l => l.outcome !== 'refused' && !keptForever(l));

@@ -38,7 +38,10 @@ export interface MergeVerdict {
 
 export interface HistoryReach {
   readonly driver: string;
-  /** `complete`: every transition ever (the git driver's ref history); `page`: the page's own bounded audit. */
+  /**
+   * `complete`: every transition ever (the git driver's ref history, back to the page's creation); `page`: the
+   * page's own bounded audit, or a git history whose compaction kept only its newest 10,000 entries.
+   */
   readonly reach: 'complete' | 'page';
   /** Whether the page's audit has dropped old lines (only for `page`). */
   readonly trimmed: boolean;

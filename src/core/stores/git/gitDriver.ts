@@ -98,10 +98,16 @@ export class GitDriver implements Driver {
 
   /**
    * Bounds the record's history: squashes it into one snapshot commit that keeps the current value
-   * and every audit line (see auditHistory.ts). `{ok:false}` when the record moved meanwhile.
+   * and the newest audit lines (see auditHistory.ts). `{ok:false}` when the record moved meanwhile
+   * (or is not at `expected`).
    */
-  compact(key: string): Promise<CompactResult> {
-    return this.history.compact(this.cells.refOf(recordCell(key)));
+  compact(key: string, expected?: string): Promise<CompactResult> {
+    return this.history.compact(this.cells.refOf(recordCell(key)), expected);
+  }
+
+  /** Whether `revision` (a write this process made or read: its commits are in the clone) has `writes` commits on its first. */
+  historyReaches(revision: string, writes: number): Promise<boolean> {
+    return this.history.reaches(revision, writes);
   }
 
   async close(): Promise<void> {

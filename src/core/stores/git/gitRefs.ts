@@ -319,6 +319,16 @@ export class GitRefs {
     return { kind: 'refused', reason: redact(status.summary) };
   }
 
+  /**
+   * Whether `revision` has a first-parent ancestor `generations` back: one local `git rev-parse`, which
+   * walks that many commits and no further (a record's history is first-parent only).
+   */
+  async hasAncestor(revision: string, generations: number): Promise<boolean> {
+    if (!isObjectName(revision) || !Number.isSafeInteger(generations) || generations < 0) return false;
+    const output = await this.git.run(['rev-parse', '--verify', '--quiet', `${revision}~${generations}^{commit}`]);
+    return output.code === 0;
+  }
+
   /** First-parent history from `revision`, newest first. */
   async log(revision: string, limit: number): Promise<CommitInfo[]> {
     const format = `%H%x1f%ct%x1f%an%x1f%s%x1f%(trailers:key=${SNAPSHOT_TRAILER},valueonly,separator=)%x1e`;

@@ -8,6 +8,7 @@ import type { ContainerSettings, LockRecord } from '../../lockRecord';
 import { parseRecord } from '../../recordCodec';
 import { withSignersFile } from './signersFile';
 import { AUDIT_FILE, MAX_RECORD_BYTES, RECORD_FILE, type GitRefs, type SignedCommit } from './gitRefs';
+import { AUDIT_LOG_KEEP } from './auditHistory';
 
 /**
  * The proof of a signed lock page on the git driver (`allowedSigners` in `.lockstep.json`): before
@@ -23,7 +24,8 @@ import { AUDIT_FILE, MAX_RECORD_BYTES, RECORD_FILE, type GitRefs, type SignedCom
  * - a tip this clone verified a later step than (a rewind), or a history that forks below the
  *   checkpoint (a rewind rewritten);
  * - a new history (a parentless commit) that is not an operator's signed `adopt` dated after the
- *   checkpoint, nor a compaction of what was verified.
+ *   checkpoint, nor a compaction of what was verified (one that keeps the verified step among its
+ *   entries or, keeping as many as it may, only entries no older than that step).
  *
  * The cost is the new steps only: one `git log` (git runs ssh-keygen per new commit) and one
  * `cat-file --batch` of their records. A clone with no checkpoint (a fresh clone) verifies from the
@@ -117,7 +119,7 @@ async function checkStart(
     // A compaction of what this clone verified keeps that step among the revisions of its audit.log, and
     // when it compacted exactly that step, its record byte for byte.
     const log = await refs.readFile(commit.revision, AUDIT_FILE);
-    if (log === null || !log.includes(`"revision":"${checkpoint}"`)) {
+    if (log === null || (!log.includes(`"revision":"${checkpoint}"`) && !(await leftBehind(refs, log, checkpoint)))) {
       return 'it replaces the history with a snapshot that does not hold the step this clone verified last.';
     }
     const lastRevision = /"revision":"([0-9a-f]{40,64})"[^\n]*\n?$/.exec(log)?.[1];
@@ -137,6 +139,26 @@ async function checkStart(
     if (verifiedAt !== undefined && line.at <= verifiedAt) return 'it is an adopt older than the step this clone verified last (a replay).';
   }
   return checkSignedStep(null, after.value, after.text, signature, policy.settings);
+}
+
+/**
+ * Whether the step this clone verified last is older than everything a full snapshot keeps: its audit.log
+ * holds AUDIT_LOG_KEEP entries (so older ones were left out) and the oldest is no older than that step
+ * (its record, still in the clone, dated by its last line). A snapshot that rewinds past the step keeps
+ * older entries, and one that is not full has left nothing out.
+ */
+async function leftBehind(refs: GitRefs, log: string, checkpoint: string): Promise<boolean> {
+  const lines = log.split('\n').filter(l => l !== '');
+  if (lines.length < AUDIT_LOG_KEEP) return false;
+  let oldest: unknown;
+  try {
+    oldest = (JSON.parse(lines[0]) as { time?: unknown }).time;
+  } catch {
+    return false;
+  }
+  const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
+  const verifiedAt = known === null ? undefined : lastLineTime(known.toString('utf8'));
+  return typeof oldest === 'number' && verifiedAt !== undefined && verifiedAt <= oldest;
 }
 
 function lastLineTime(text: string): number | undefined {

@@ -46,6 +46,8 @@ const HEARTBEATS = 2;
 /** Windows that petition at the same moment. */
 const BURST = 10;
 const READY_MS = 180_000;
+/** A phase's turns stop after this many seconds (the turn running ends first), so that a full run stays bounded. */
+const TURNS_BUDGET_S = Number(process.env.BENCH_FIFTY_BUDGET_S ?? 120);
 const PETITIONS_MS = 120_000;
 const WANTED = process.env.BENCH_FIFTY_DRIVERS?.split(',').map(d => d.trim());
 
@@ -62,8 +64,13 @@ interface DriverCase {
 interface Phase {
   readonly heartbeat: number[];
   readonly release: number[];
+  /** Per sample: petitions of windows were in flight when it started or ended (the bursts' compare-and-swap races). */
+  readonly heartbeatInBurst: boolean[];
+  readonly releaseInBurst: boolean[];
   load: [number, number];
+  turns: number;
 }
+const newPhase = (): Phase => ({ heartbeat: [], release: [], heartbeatInBurst: [], releaseInBurst: [], load: [load1(), 0], turns: 0 });
 interface Row {
   readonly label: string;
   readonly watch: string;
@@ -109,6 +116,8 @@ function pageEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 class Windows {
   readonly children: ChildProcess[] = [];
   readonly petitioned = new Map<number, { ok: boolean; error?: string }>();
+  /** Windows 0…sent - 1 were told to petition. */
+  sent = 0;
   reads = 0;
   private readonly readyOnes = new Set<number>();
   private readonly stopped = new Set<number>();
@@ -156,6 +165,12 @@ class Windows {
   /** Windows `from`…`to - 1` petition, at the same moment. */
   petition(from: number, to: number): void {
     for (const child of this.children.slice(from, to)) child.send({ type: 'petition' });
+    this.sent = Math.max(this.sent, Math.min(to, this.children.length));
+  }
+
+  /** Some window's petition is not answered yet. */
+  inFlight(): boolean {
+    return this.petitioned.size < this.sent;
   }
 
   /** Each window says how many reads it made, then exits; what does not exit within 10 s is killed. */
@@ -171,20 +186,26 @@ class Windows {
 }
 
 /** Holders take turns: `order[0]` holds; each one heartbeats, releases, and the next acquires. */
-async function turns(holders: readonly Container[], order: readonly number[], phase: Phase, atTurn?: (turn: number) => void) {
-  for (let turn = 0; turn + 1 < order.length; turn++) {
-    atTurn?.(turn);
-    const holder = holders[order[turn]!]!;
-    for (let beat = 0; beat < HEARTBEATS; beat++) {
-      const t = performance.now();
-      await holder.heartbeat();
-      phase.heartbeat.push(performance.now() - t);
-    }
+/** Returns the turns taken (fewer than order.length - 1 when the budget ran out). */
+async function turns(holders: readonly Container[], order: readonly number[], phase: Phase, windows?: Windows): Promise<number> {
+  const deadline = performance.now() + TURNS_BUDGET_S * 1000;
+  const timed = async (op: () => Promise<unknown>, into: number[], inBurst: boolean[]) => {
+    const before = windows?.inFlight() ?? false;
     const t = performance.now();
-    await holder.release();
-    phase.release.push(performance.now() - t);
+    await op();
+    into.push(performance.now() - t);
+    inBurst.push(before || (windows?.inFlight() ?? false));
+  };
+  let turn = 0;
+  for (; turn + 1 < order.length && performance.now() < deadline; turn++) {
+    // The windows of one burst petition at the same moment, at the start of the first turns.
+    if (windows && turn * BURST < CLONES) windows.petition(turn * BURST, Math.min(CLONES, (turn + 1) * BURST));
+    const holder = holders[order[turn]!]!;
+    for (let beat = 0; beat < HEARTBEATS; beat++) await timed(() => holder.heartbeat(), phase.heartbeat, phase.heartbeatInBurst);
+    await timed(() => holder.release(), phase.release, phase.releaseInBurst);
     await holders[order[turn + 1]!]!.acquire();
   }
+  return turn;
 }
 
 async function measure(driver: DriverCase, script: string): Promise<Row> {
@@ -205,10 +226,10 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
   try {
     for (const name of holderNames) holders.push(await Container.open({ cwd: team.member(name).dir, env }));
     // Idle: holder0 holds, the others queue behind it; the turns pass down the queue.
-    const idle: Phase = { heartbeat: [], release: [], load: [load1(), 0] };
+    const idle = newPhase();
     await holders[0]!.acquire();
     for (let i = 1; i <= ROUNDS; i++) await holders[i]!.petition();
-    await turns(
+    idle.turns = await turns(
       holders,
       holders.map((_, i) => i),
       idle,
@@ -221,27 +242,25 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
       windowNames.map(n => team.member(n).dir),
       pageEnv(env),
     );
+    const spawned = performance.now();
     await windows.ready();
-    const loaded: Phase = { heartbeat: [], release: [], load: [load1(), 0] };
+    console.error(`[fiftyClonesLive] ${driver.label}: ${CLONES} windows ready in ${((performance.now() - spawned) / 1000).toFixed(1)} s`);
+    const loaded = newPhase();
     const started = performance.now();
     const w = windows;
-    await turns(holders, [ROUNDS, ...holders.slice(0, ROUNDS).map((_, i) => i)], loaded, turn => {
-      if (turn * BURST < CLONES) w.petition(turn * BURST, Math.min(CLONES, (turn + 1) * BURST));
-    });
+    loaded.turns = await turns(holders, [ROUNDS, ...holders.slice(0, ROUNDS).map((_, i) => i)], loaded, w);
     // Windows left over (more bursts than turns) petition now.
-    const bursts = Math.ceil(CLONES / BURST);
-    if (bursts > ROUNDS) w.petition(ROUNDS * BURST, CLONES);
-    await w.until('every window answered its petition', () => w.petitioned.size === CLONES, PETITIONS_MS).catch(error => {
-      console.error(`${driver.label}: ${(error as Error).message} (${w.petitioned.size}/${CLONES})`);
-    });
+    if (w.sent < CLONES) w.petition(w.sent, CLONES);
+    await w
+      .until('every window answered its petition', () => w.petitioned.size === CLONES, PETITIONS_MS)
+      .catch(error => {
+        console.error(`${driver.label}: ${(error as Error).message} (${w.petitioned.size}/${CLONES})`);
+      });
     loaded.load[1] = load1();
     const loadedSeconds = (performance.now() - started) / 1000;
     // Every petition on the page: in the queue, or (a petitioner that left it) in the audit.
-    const { record } = await holders[ROUNDS - 1]!.read();
-    const onPage = new Set([
-      ...record.queue.map(p => p.identity),
-      ...record.audit.filter(l => l.action === 'petition').map(l => l.who),
-    ]);
+    const { record } = await holders[0]!.read();
+    const onPage = new Set([...record.queue.map(p => p.identity), ...record.audit.filter(l => l.action === 'petition').map(l => l.who)]);
     const recordedIdentities = windowNames.map(n => team.member(n).identity).filter(id => onPage.has(id));
     const acknowledged = [...w.petitioned.values()].filter(p => p.ok).length;
     const lost = windowNames.filter((n, i) => w.petitioned.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
@@ -269,7 +288,9 @@ function print(rows: readonly Row[]): void {
   console.log(
     `\nFifty clones at once: ${CLONES} window processes on one page, ${ROUNDS} holder turns per phase (${HEARTBEATS} heartbeats + 1 release each); node ${process.version}, ${os.cpus().length} CPUs`,
   );
-  console.log('| driver | windows watch by | heartbeat p50/p95 ms idle → loaded | ratio p95 | release p50/p95 ms idle → loaded | ratio p95 | petitions recorded | load (1 min) idle; loaded |');
+  console.log(
+    '| driver | windows watch by | heartbeat p50/p95 ms idle → loaded | ratio p95 | release p50/p95 ms idle → loaded | ratio p95 | petitions recorded | load (1 min) idle; loaded |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const verdicts: string[] = [];
   for (const row of rows) {
@@ -281,6 +302,8 @@ function print(rows: readonly Row[]): void {
     const idle = row.idle!;
     const loaded = row.loaded!;
     const p = row.petitions!;
+    if (process.env.BENCH_FIFTY_TRACE)
+      console.log(JSON.stringify({ label: row.label, idle, loaded }, (_, v) => (typeof v === 'number' ? Math.round(v) : v)));
     const hb = quantile(loaded.heartbeat, 0.95) / quantile(idle.heartbeat, 0.95);
     const rel = quantile(loaded.release, 0.95) / quantile(idle.release, 0.95);
     const verdict = (r: number) => `${r.toFixed(2)}× ${r <= 2 ? 'met' : '**MISSED**'}`;
@@ -288,10 +311,20 @@ function print(rows: readonly Row[]): void {
       `| ${row.label} | ${row.watch} | ${ms(quantile(idle.heartbeat, 0.5))}/${ms(quantile(idle.heartbeat, 0.95))} → ${ms(quantile(loaded.heartbeat, 0.5))}/${ms(quantile(loaded.heartbeat, 0.95))} | ${verdict(hb)} | ${ms(quantile(idle.release, 0.5))}/${ms(quantile(idle.release, 0.95))} → ${ms(quantile(loaded.release, 0.5))}/${ms(quantile(loaded.release, 0.95))} | ${verdict(rel)} | ${p.recorded}/${CLONES}${p.recorded === CLONES ? '' : ' **MISSED**'} | ${idle.load[0].toFixed(1)}–${idle.load[1].toFixed(1)}; ${loaded.load[0].toFixed(1)}–${loaded.load[1].toFixed(1)} |`,
     );
     verdicts.push(
-      `${row.label}: the windows read the page ${row.windowReads} times in ${row.loadedSeconds!.toFixed(0)} s of loaded turns` +
+      `${row.label}: ${idle.turns} idle and ${loaded.turns} loaded turns${loaded.turns < ROUNDS || idle.turns < ROUNDS ? ` (${TURNS_BUDGET_S} s budget reached)` : ''};` +
+        ` the windows read the page ${row.windowReads} times in ${row.loadedSeconds!.toFixed(0)} s of loaded turns` +
         ` (${(row.windowReads! / row.loadedSeconds!).toFixed(1)}/s); petitions acknowledged ${p.acknowledged}/${CLONES}` +
         (p.errors.length > 0 ? `, refused or failed ${p.errors.length} (${[...new Set(p.errors)].join('; ')})` : '') +
         (p.lost > 0 ? `; **${p.lost} acknowledged but not on the page: LOST**` : ''),
+    );
+    const split = (xs: number[], inBurst: boolean[], during: boolean) => xs.filter((_, i) => inBurst[i] === during);
+    const part = (what: string, xs: number[], inBurst: boolean[]) => {
+      const during = split(xs, inBurst, true);
+      const after = split(xs, inBurst, false);
+      return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
+    };
+    verdicts.push(
+      `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,
     );
   }
   console.log('');
@@ -340,7 +373,10 @@ async function main(): Promise<void> {
         setUp: async () => {
           if (!RedisServer.binary()) return 'redis-server is not installed';
           redis = await RedisServer.start();
-          return { env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: redis.url, LOCKSTEP_PREFIX: prefix() }, initArgs: ['--driver', 'redis'] };
+          return {
+            env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: redis.url, LOCKSTEP_PREFIX: prefix() },
+            initArgs: ['--driver', 'redis'],
+          };
         },
       },
       {
@@ -355,7 +391,11 @@ async function main(): Promise<void> {
           };
         },
       },
-      { label: 'git (local bare remote)', watch: 'ls-remote 1.6–2 s (queued)', setUp: async () => ({ env: {}, initArgs: ['--driver', 'git'] }) },
+      {
+        label: 'git (local bare remote)',
+        watch: 'ls-remote 1.6–2 s (queued)',
+        setUp: async () => ({ env: {}, initArgs: ['--driver', 'git'] }),
+      },
     ];
     for (const driver of drivers) {
       if (WANTED && !WANTED.some(w => driver.label.toLowerCase().startsWith(w.toLowerCase()))) continue;

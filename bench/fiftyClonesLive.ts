@@ -33,6 +33,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { Container } from '../src/core/container/container';
+import { openDriver } from '../src/core/drivers';
+import type { Driver } from '../src/core/stores/store';
 import { REPO_ROOT } from '../test/helpers/children';
 import { createGitFixture } from '../test/helpers/gitFixture';
 import { makeTempDir, removeTempDir } from '../test/helpers/tempDir';
@@ -69,8 +71,20 @@ interface Phase {
   readonly releaseInBurst: boolean[];
   load: [number, number];
   turns: number;
+  /** The holders' compare-and-swap writes in the phase, and how many of them lost a race (the page had moved). */
+  writes: number;
+  lostRaces: number;
 }
-const newPhase = (): Phase => ({ heartbeat: [], release: [], heartbeatInBurst: [], releaseInBurst: [], load: [load1(), 0], turns: 0 });
+const newPhase = (): Phase => ({
+  heartbeat: [],
+  release: [],
+  heartbeatInBurst: [],
+  releaseInBurst: [],
+  load: [load1(), 0],
+  turns: 0,
+  writes: 0,
+  lostRaces: 0,
+});
 interface Row {
   readonly label: string;
   readonly watch: string;
@@ -189,6 +203,7 @@ class Windows {
 /** Returns the turns taken (fewer than order.length - 1 when the budget ran out). */
 async function turns(holders: readonly Container[], order: readonly number[], phase: Phase, windows?: Windows): Promise<number> {
   const deadline = performance.now() + TURNS_BUDGET_S * 1000;
+  const [writes, lost] = [casCount.writes, casCount.lost];
   const timed = async (op: () => Promise<unknown>, into: number[], inBurst: boolean[]) => {
     const before = windows?.inFlight() ?? false;
     const t = performance.now();
@@ -205,7 +220,37 @@ async function turns(holders: readonly Container[], order: readonly number[], ph
     await timed(() => holder.release(), phase.release, phase.releaseInBurst);
     await holders[order[turn + 1]!]!.acquire();
   }
+  phase.writes = casCount.writes - writes;
+  phase.lostRaces = casCount.lost - lost;
   return turn;
+}
+
+/** What the holders' compare-and-swap writes met: counted into the phase that runs. */
+const casCount = { writes: 0, lost: 0 };
+
+/** A holder's container on a driver of its own whose compare-and-swap answers are counted. */
+async function openHolder(cwd: string, env: Record<string, string>, opened: Driver[]): Promise<Container> {
+  const probe = await Container.open({ cwd, env });
+  const raw = await openDriver(probe.config);
+  await probe.close();
+  opened.push(raw);
+  const counted: Driver = {
+    name: raw.name,
+    distributed: raw.distributed,
+    claim: raw.claim.bind(raw),
+    extend: raw.extend.bind(raw),
+    release: raw.release.bind(raw),
+    read: raw.read.bind(raw),
+    compareAndSwap: async (...args) => {
+      const result = await raw.compareAndSwap(...args);
+      casCount.writes++;
+      if (!result.ok) casCount.lost++;
+      return result;
+    },
+    ...(raw.watch ? { watch: raw.watch.bind(raw) } : {}),
+    close: () => raw.close(),
+  };
+  return Container.open({ cwd, env, driverInstance: counted });
 }
 
 async function measure(driver: DriverCase, script: string): Promise<Row> {
@@ -222,9 +267,10 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
   });
   const env = { ...set.env, LOCKSTEP_PATH: team.store };
   const holders: Container[] = [];
+  const drivers: Driver[] = [];
   let windows: Windows | undefined;
   try {
-    for (const name of holderNames) holders.push(await Container.open({ cwd: team.member(name).dir, env }));
+    for (const name of holderNames) holders.push(await openHolder(team.member(name).dir, env, drivers));
     // Idle: holder0 holds, the others queue behind it; the turns pass down the queue.
     const idle = newPhase();
     await holders[0]!.acquire();
@@ -278,6 +324,7 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
   } finally {
     windows?.kill();
     for (const holder of holders) await holder.close().catch(() => undefined);
+    for (const driver of drivers) await driver.close().catch(() => undefined);
     team.dispose();
   }
 }
@@ -323,6 +370,9 @@ function print(rows: readonly Row[]): void {
       const after = split(xs, inBurst, false);
       return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
     };
+    verdicts.push(
+      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}`,
+    );
     verdicts.push(
       `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,
     );

@@ -31,6 +31,8 @@ async function main(): Promise<void> {
   if (!cwd) throw new Error('usage: cloneWindow <clone folder>');
   const container = await Container.open({ cwd });
   let status: LockStatus | undefined;
+  let askedAt: number | undefined;
+  let keeper: WatchKeeper | undefined;
   let reads = 0;
   let reading: Promise<void> | undefined;
   let again = false;
@@ -46,6 +48,8 @@ async function main(): Promise<void> {
         reads++;
         try {
           status = await container.status();
+          // Holding or waiting now (or no longer): a polling watch re-decides its pace, as the model does.
+          keeper?.nudge();
         } catch {
           // The window shows "offline" and reads again at the next change or poll.
         }
@@ -55,16 +59,21 @@ async function main(): Promise<void> {
     return reading;
   };
   await refresh();
-  const keeper = new WatchKeeper({
+  keeper = new WatchKeeper({
     open: (onChange, options) => container.watch(onChange, options),
     read: () => void refresh(),
     pollMs: () => POLL_MS,
-    interest: () => ({ holds: false, waits: status !== undefined && (status.position > 0 || hasTurn(status)) }),
+    interest: () => ({
+      holds: false,
+      waits: status !== undefined && (status.position > 0 || hasTurn(status)),
+      ...(askedAt !== undefined ? { askedAt } : {}),
+    }),
     clock: systemClock,
   });
   await keeper.start();
+  const started = keeper;
   const stop = async (code: number) => {
-    keeper.dispose();
+    started.dispose();
     await container.close().catch(() => undefined);
     process.exit(code);
   };
@@ -76,7 +85,9 @@ async function main(): Promise<void> {
       return;
     }
     void (async () => {
-      // The window's Petition action; the read after it finds this clone queued, so the watch's pace turns fast.
+      // The window's Petition action (the model's act: the user asked, so a polling watch turns fast), then a read.
+      askedAt = Date.now();
+      started.nudge();
       try {
         const { position } = await container.petition();
         send({ type: 'petitioned', ok: true, position });
@@ -85,10 +96,9 @@ async function main(): Promise<void> {
         send({ type: 'petitioned', ok: false, error: `${code}: ${error instanceof Error ? error.message : String(error)}` });
       }
       await refresh();
-      keeper.nudge();
     })();
   });
-  send({ type: 'ready', watching: keeper.watching });
+  send({ type: 'ready', watching: started.watching });
 }
 
 main().catch(error => {

@@ -22,9 +22,11 @@
  * Wall-clock latencies on a shared machine: the load average (as `uptime` prints it) is printed with each row.
  * PostgreSQL and MariaDB need their servers: `bash scripts/suites/sql.sh bench fiftyClonesLive` starts throwaway
  * ones; without LOCKSTEP_BENCH_POSTGRES_URL / LOCKSTEP_BENCH_MYSQL_URL those rows are SKIPPED, loudly, as are
- * Redis and etcd without redis-server / etcd installed.
+ * Redis and etcd without redis-server / etcd installed. etcd runs as one member (EtcdCluster.start(1)): three would
+ * add two more fsyncs per write on this one disk and more processes beside the fifty windows.
  *
  *   npm run bench -- fiftyClonesLive   BENCH_CLONES=N  BENCH_FIFTY_ROUNDS=N  BENCH_FIFTY_DRIVERS=file,git,…
+ *   BENCH_FIFTY_BUDGET_S=S (a phase's turns stop after S seconds, default 120)  BENCH_FIFTY_TRACE=1 (every sample)
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -9,7 +9,8 @@
  *
  * A change of the page costs every window one read (fetch, SELECT, GET) when it hears of it; those
  * are counted as well. The remote answers at once (a counting stand-in for the forge or database);
- * the wall-clock cost of one request is measured by gitStore and sqlLeases.
+ * the wall-clock cost of one request is measured by gitStore and sqlLeases, and fifty windows as real
+ * processes against real backends by fiftyClonesLive.
  *
  *   npm run bench -- fiftyClones      (BENCH_CLONES=N)
  */

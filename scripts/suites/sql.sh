@@ -8,6 +8,7 @@
 #
 #   bash scripts/suites/sql.sh                         the suite
 #   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts and bench/turnLatency.ts, then clean-up
+#   bash scripts/suites/sql.sh bench NAME…             the servers + those benches (npm run bench's names), then clean-up
 #   bash scripts/suites/sql.sh chaos [ARGS…]           the servers + chaos/run.ts on MariaDB and PostgreSQL, then clean-up
 #   bash scripts/suites/sql.sh server DIALECT stop|start   for tests (needs LOCKSTEP_TEST_SQL_STATE)
 #
@@ -127,6 +128,11 @@ elif setup_postgres; then have_postgres=1; else
 fi
 say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=$have_postgres)"
 
+if [ "$MODE" = bench ] && [ $# -gt 1 ]; then # the benches named (npm run bench's names) with both servers
+  shift
+  LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} node scripts/bench.mjs "$@"
+  exit $?
+fi
 if [ "$MODE" = bench ]; then
   LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} LOCKSTEP_BENCH_DIR="$STATE" \
     npx tsx bench/sqlLeases.ts

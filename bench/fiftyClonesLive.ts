@@ -1,0 +1,473 @@
+/**
+ * Fifty clones at once, with real processes (issue 30's target: "the holder's heartbeat and release p95 ≤ 2× their
+ * idle p95 on every driver; every petition recorded"). bench/fiftyClones.ts counts the requests of fifty windows on
+ * a simulated clock; this one runs them. Per driver, on one page (container) of a real team (a bare remote and its
+ * clones, test/helpers/gitFixture.ts) against a real backend:
+ *
+ *  - idle: holders take turns, nobody else running. A turn: two heartbeats and a release (each timed), then the
+ *    next holder, the queue's head, acquires (not timed). Each holder is a clone of its own in this process, on the
+ *    library's Container; ROUNDS releases and 2 × ROUNDS heartbeats.
+ *  - loaded: the same turns while BENCH_CLONES (default 50) windows run, each a Node process of its own on a clone
+ *    of its own (bench/clones/cloneWindow.ts, bundled once: the container, the extension's WatchKeeper over the
+ *    driver's watch at its real pace, one read of the page per change). The windows petition in bursts of
+ *    BURST at the same moment, one burst at the start of each of the first turns, and keep watching — queued, so
+ *    the polling drivers poll at their fast pace (git `ls-remote` every 1.6–2 s, MariaDB/SQLite a read every
+ *    0.8–1 s). The holders petitioned first, so the turns pass among them while every window stays queued.
+ *  - then the page is read: every window's petition must be in its queue or its audit.
+ *
+ * Why holders take turns: a release hands the lock to the queue's head, and with fifty windows queued the one
+ * who released could not acquire again for fifty handover windows; the holders queued ahead of the windows
+ * keep each release an ordinary one, followed by the next holder's acquire.
+ *
+ * Wall-clock latencies on a shared machine: the load average (as `uptime` prints it) is printed with each row.
+ * PostgreSQL and MariaDB need their servers: `bash scripts/suites/sql.sh bench fiftyClonesLive` starts throwaway
+ * ones; without LOCKSTEP_BENCH_POSTGRES_URL / LOCKSTEP_BENCH_MYSQL_URL those rows are SKIPPED, loudly, as are
+ * Redis and etcd without redis-server / etcd installed. etcd runs as one member (EtcdCluster.start(1)): three would
+ * add two more fsyncs per write on this one disk and more processes beside the fifty windows.
+ *
+ *   npm run bench -- fiftyClonesLive   BENCH_CLONES=N  BENCH_FIFTY_ROUNDS=N  BENCH_FIFTY_DRIVERS=file,git,…
+ *   BENCH_FIFTY_BUDGET_S=S (a phase's turns stop after S seconds, default 120)  BENCH_FIFTY_TRACE=1 (every sample)
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as esbuild from 'esbuild';
+import { Container } from '../src/core/container/container';
+import { openDriver } from '../src/core/drivers';
+import type { Driver } from '../src/core/stores/store';
+import { REPO_ROOT } from '../test/helpers/children';
+import { createGitFixture } from '../test/helpers/gitFixture';
+import { makeTempDir, removeTempDir } from '../test/helpers/tempDir';
+import { EtcdCluster } from '../test/live/etcd/etcdCluster';
+import { RedisServer } from '../test/live/redis/redisServer';
+
+const CLONES = Number(process.env.BENCH_CLONES ?? 50);
+/** Releases per phase (each holder's turn: HEARTBEATS heartbeats, one release). */
+const ROUNDS = Number(process.env.BENCH_FIFTY_ROUNDS ?? 20);
+const HEARTBEATS = 2;
+/** Windows that petition at the same moment. */
+const BURST = 10;
+const READY_MS = 180_000;
+/** A phase's turns stop after this many seconds (the turn running ends first), so that a full run stays bounded. */
+const TURNS_BUDGET_S = Number(process.env.BENCH_FIFTY_BUDGET_S ?? 120);
+const PETITIONS_MS = 120_000;
+const WANTED = process.env.BENCH_FIFTY_DRIVERS?.split(',').map(d => d.trim());
+
+interface Setup {
+  readonly env: Record<string, string>;
+  readonly initArgs?: string[];
+  readonly beforeInit?: string[][];
+}
+interface DriverCase {
+  readonly label: string;
+  readonly watch: string;
+  readonly setUp: () => Promise<Setup | string>;
+}
+interface Phase {
+  readonly heartbeat: number[];
+  readonly release: number[];
+  /** Per sample: petitions of windows were in flight when it started or ended (the bursts' compare-and-swap races). */
+  readonly heartbeatInBurst: boolean[];
+  readonly releaseInBurst: boolean[];
+  load: [number, number];
+  turns: number;
+  /** The holders' compare-and-swap writes in the phase, and how many of them lost a race (the page had moved). */
+  writes: number;
+  lostRaces: number;
+}
+const newPhase = (): Phase => ({
+  heartbeat: [],
+  release: [],
+  heartbeatInBurst: [],
+  releaseInBurst: [],
+  load: [load1(), 0],
+  turns: 0,
+  writes: 0,
+  lostRaces: 0,
+});
+interface Row {
+  readonly label: string;
+  readonly watch: string;
+  readonly skipped?: string;
+  readonly idle?: Phase;
+  readonly loaded?: Phase;
+  readonly petitions?: { recorded: number; acknowledged: number; errors: string[]; lost: number };
+  readonly windowReads?: number;
+  readonly loadedSeconds?: number;
+}
+
+const quantile = (xs: readonly number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+};
+const load1 = () => os.loadavg()[0] ?? 0;
+
+/** The window's code as one CommonJS file, its packages (drivers' clients, better-sqlite3) from the project's node_modules. */
+async function bundleWindow(dir: string): Promise<string> {
+  const outfile = path.join(dir, 'cloneWindow.js');
+  await esbuild.build({
+    entryPoints: [path.join(REPO_ROOT, 'bench', 'clones', 'cloneWindow.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+    // The clients stay outside, loaded only by the driver that needs them, as in dist/ (scripts/build.mjs).
+    external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features', 'pg', 'mysql2', 'mysql2/promise', 'ioredis', 'etcd3'],
+  });
+  fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return outfile;
+}
+
+/** The environment of every process on the page: this one's without LOCKSTEP_*, plus the driver's. */
+function pageEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LOCKSTEP_') && !k.startsWith('NODE_OPTIONS')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+class Windows {
+  readonly children: ChildProcess[] = [];
+  readonly petitioned = new Map<number, { ok: boolean; error?: string }>();
+  /** Windows 0…sent - 1 were told to petition. */
+  sent = 0;
+  reads = 0;
+  private readonly readyOnes = new Set<number>();
+  private readonly stopped = new Set<number>();
+
+  constructor(script: string, dirs: readonly string[], env: NodeJS.ProcessEnv) {
+    for (const [i, dir] of dirs.entries()) {
+      const child = fork(script, [dir], { cwd: dir, env, execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      let stderr = '';
+      child.stderr?.on('data', chunk => {
+        stderr = (stderr + String(chunk)).slice(-2_000);
+      });
+      child.on('message', (m: { type: string; ok?: boolean; error?: string; reads?: number }) => {
+        if (m.type === 'ready') this.readyOnes.add(i);
+        else if (m.type === 'petitioned') this.petitioned.set(i, { ok: m.ok === true, ...(m.error ? { error: m.error } : {}) });
+        else if (m.type === 'stats') this.reads += m.reads ?? 0;
+        else if (m.type === 'failed') console.error(`window ${i} failed: ${m.error}`);
+      });
+      child.on('exit', code => {
+        this.stopped.add(i);
+        if (code !== 0 && !this.readyOnes.has(i)) console.error(`window ${i} exited ${code} before it was ready: ${stderr}`);
+      });
+      this.children.push(child);
+    }
+  }
+
+  async until(what: string, done: () => boolean, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!done()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`);
+      await new Promise(resolve => setTimeout(resolve, 50));
+    }
+  }
+
+  ready(): Promise<void> {
+    return this.until(
+      `${this.children.length} windows ready`,
+      () => {
+        if (this.stopped.size > 0) throw new Error(`${this.stopped.size} window(s) exited before all were ready`);
+        return this.readyOnes.size === this.children.length;
+      },
+      READY_MS,
+    );
+  }
+
+  /** Windows `from`…`to - 1` petition, at the same moment. */
+  petition(from: number, to: number): void {
+    for (const child of this.children.slice(from, to)) child.send({ type: 'petition' });
+    this.sent = Math.max(this.sent, Math.min(to, this.children.length));
+  }
+
+  /** Some window's petition is not answered yet. */
+  inFlight(): boolean {
+    return this.petitioned.size < this.sent;
+  }
+
+  /** Each window says how many reads it made, then exits; what does not exit within 10 s is killed. */
+  async stop(): Promise<void> {
+    for (const [i, child] of this.children.entries()) if (!this.stopped.has(i) && child.connected) child.send({ type: 'stop' });
+    await this.until('windows stopped', () => this.stopped.size === this.children.length, 10_000).catch(() => undefined);
+    this.kill();
+  }
+
+  kill(): void {
+    for (const [i, child] of this.children.entries()) if (!this.stopped.has(i)) child.kill('SIGKILL');
+  }
+}
+
+/** Holders take turns: `order[0]` holds; each one heartbeats, releases, and the next acquires. */
+/** Returns the turns taken (fewer than order.length - 1 when the budget ran out). */
+async function turns(holders: readonly Container[], order: readonly number[], phase: Phase, windows?: Windows): Promise<number> {
+  const deadline = performance.now() + TURNS_BUDGET_S * 1000;
+  const [writes, lost] = [casCount.writes, casCount.lost];
+  const timed = async (op: () => Promise<unknown>, into: number[], inBurst: boolean[]) => {
+    const before = windows?.inFlight() ?? false;
+    const t = performance.now();
+    await op();
+    into.push(performance.now() - t);
+    inBurst.push(before || (windows?.inFlight() ?? false));
+  };
+  let turn = 0;
+  for (; turn + 1 < order.length && performance.now() < deadline; turn++) {
+    // The windows of one burst petition at the same moment, at the start of the first turns.
+    if (windows && turn * BURST < CLONES) windows.petition(turn * BURST, Math.min(CLONES, (turn + 1) * BURST));
+    const holder = holders[order[turn]!]!;
+    for (let beat = 0; beat < HEARTBEATS; beat++) await timed(() => holder.heartbeat(), phase.heartbeat, phase.heartbeatInBurst);
+    await timed(() => holder.release(), phase.release, phase.releaseInBurst);
+    await holders[order[turn + 1]!]!.acquire();
+  }
+  phase.writes = casCount.writes - writes;
+  phase.lostRaces = casCount.lost - lost;
+  return turn;
+}
+
+/** What the holders' compare-and-swap writes met: counted into the phase that runs. */
+const casCount = { writes: 0, lost: 0 };
+
+/** A holder's container on a driver of its own whose compare-and-swap answers are counted. */
+async function openHolder(cwd: string, env: Record<string, string>, opened: Driver[]): Promise<Container> {
+  const probe = await Container.open({ cwd, env });
+  const raw = await openDriver(probe.config);
+  await probe.close();
+  opened.push(raw);
+  const counted: Driver = {
+    name: raw.name,
+    distributed: raw.distributed,
+    claim: raw.claim.bind(raw),
+    extend: raw.extend.bind(raw),
+    release: raw.release.bind(raw),
+    read: raw.read.bind(raw),
+    compareAndSwap: async (...args) => {
+      const result = await raw.compareAndSwap(...args);
+      casCount.writes++;
+      if (!result.ok) casCount.lost++;
+      return result;
+    },
+    ...(raw.watch ? { watch: raw.watch.bind(raw) } : {}),
+    close: () => raw.close(),
+  };
+  return Container.open({ cwd, env, driverInstance: counted });
+}
+
+async function measure(driver: DriverCase, script: string): Promise<Row> {
+  const set = await driver.setUp();
+  if (typeof set === 'string') return { label: driver.label, watch: driver.watch, skipped: set };
+  const holderNames = Array.from({ length: ROUNDS + 1 }, (_, i) => `holder${i}`);
+  const windowNames = Array.from({ length: CLONES }, (_, i) => `window${i}`);
+  const team = await createGitFixture({
+    members: [...holderNames, ...windowNames],
+    operators: [],
+    env: set.env,
+    ...(set.initArgs ? { initArgs: set.initArgs } : {}),
+    ...(set.beforeInit ? { beforeInit: set.beforeInit } : {}),
+  });
+  const env = { ...set.env, LOCKSTEP_PATH: team.store };
+  const holders: Container[] = [];
+  const drivers: Driver[] = [];
+  let windows: Windows | undefined;
+  try {
+    for (const name of holderNames) holders.push(await openHolder(team.member(name).dir, env, drivers));
+    // Idle: holder0 holds, the others queue behind it; the turns pass down the queue.
+    const idle = newPhase();
+    await holders[0]!.acquire();
+    for (let i = 1; i <= ROUNDS; i++) await holders[i]!.petition();
+    idle.turns = await turns(
+      holders,
+      holders.map((_, i) => i),
+      idle,
+    );
+    idle.load[1] = load1();
+    // Loaded: the holders queue again (holder ROUNDS holds), then the windows start and petition behind them.
+    for (let i = 0; i < ROUNDS; i++) await holders[i]!.petition();
+    windows = new Windows(
+      script,
+      windowNames.map(n => team.member(n).dir),
+      pageEnv(env),
+    );
+    const spawned = performance.now();
+    await windows.ready();
+    console.error(`[fiftyClonesLive] ${driver.label}: ${CLONES} windows ready in ${((performance.now() - spawned) / 1000).toFixed(1)} s`);
+    const loaded = newPhase();
+    const started = performance.now();
+    const w = windows;
+    loaded.turns = await turns(holders, [ROUNDS, ...holders.slice(0, ROUNDS).map((_, i) => i)], loaded, w);
+    // Windows left over (more bursts than turns) petition now.
+    if (w.sent < CLONES) w.petition(w.sent, CLONES);
+    await w
+      .until('every window answered its petition', () => w.petitioned.size === CLONES, PETITIONS_MS)
+      .catch(error => {
+        console.error(`${driver.label}: ${(error as Error).message} (${w.petitioned.size}/${CLONES})`);
+      });
+    loaded.load[1] = load1();
+    const loadedSeconds = (performance.now() - started) / 1000;
+    // Every petition on the page: in the queue, or (a petitioner that left it) in the audit.
+    const { record } = await holders[0]!.read();
+    const onPage = new Set([...record.queue.map(p => p.identity), ...record.audit.filter(l => l.action === 'petition').map(l => l.who)]);
+    const recordedIdentities = windowNames.map(n => team.member(n).identity).filter(id => onPage.has(id));
+    const acknowledged = [...w.petitioned.values()].filter(p => p.ok).length;
+    const lost = windowNames.filter((n, i) => w.petitioned.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
+    const errors = [...w.petitioned.values()].filter(p => !p.ok).map(p => p.error ?? '?');
+    await w.stop();
+    return {
+      label: driver.label,
+      watch: driver.watch,
+      idle,
+      loaded,
+      petitions: { recorded: recordedIdentities.length, acknowledged, errors, lost },
+      windowReads: w.reads,
+      loadedSeconds,
+    };
+  } finally {
+    windows?.kill();
+    for (const holder of holders) await holder.close().catch(() => undefined);
+    for (const driver of drivers) await driver.close().catch(() => undefined);
+    team.dispose();
+  }
+}
+
+const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+
+function print(rows: readonly Row[]): void {
+  console.log(
+    `\nFifty clones at once: ${CLONES} window processes on one page, ${ROUNDS} holder turns per phase (${HEARTBEATS} heartbeats + 1 release each); node ${process.version}, ${os.cpus().length} CPUs`,
+  );
+  console.log(
+    '| driver | windows watch by | heartbeat p50/p95 ms idle → loaded | ratio p95 | release p50/p95 ms idle → loaded | ratio p95 | petitions recorded | load (1 min) idle; loaded |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  const verdicts: string[] = [];
+  for (const row of rows) {
+    if (row.skipped) {
+      console.log(`| ${row.label} | ${row.watch} | SKIPPED: ${row.skipped} | | | | | |`);
+      console.log(`\n!!!!!!!! SKIPPED: fiftyClonesLive ${row.label} (${row.skipped}) !!!!!!!!\n`);
+      continue;
+    }
+    const idle = row.idle!;
+    const loaded = row.loaded!;
+    const p = row.petitions!;
+    if (process.env.BENCH_FIFTY_TRACE)
+      console.log(JSON.stringify({ label: row.label, idle, loaded }, (_, v) => (typeof v === 'number' ? Math.round(v) : v)));
+    const hb = quantile(loaded.heartbeat, 0.95) / quantile(idle.heartbeat, 0.95);
+    const rel = quantile(loaded.release, 0.95) / quantile(idle.release, 0.95);
+    const verdict = (r: number) => `${r.toFixed(2)}× ${r <= 2 ? 'met' : '**MISSED**'}`;
+    console.log(
+      `| ${row.label} | ${row.watch} | ${ms(quantile(idle.heartbeat, 0.5))}/${ms(quantile(idle.heartbeat, 0.95))} → ${ms(quantile(loaded.heartbeat, 0.5))}/${ms(quantile(loaded.heartbeat, 0.95))} | ${verdict(hb)} | ${ms(quantile(idle.release, 0.5))}/${ms(quantile(idle.release, 0.95))} → ${ms(quantile(loaded.release, 0.5))}/${ms(quantile(loaded.release, 0.95))} | ${verdict(rel)} | ${p.recorded}/${CLONES}${p.recorded === CLONES ? '' : ' **MISSED**'} | ${idle.load[0].toFixed(1)}–${idle.load[1].toFixed(1)}; ${loaded.load[0].toFixed(1)}–${loaded.load[1].toFixed(1)} |`,
+    );
+    verdicts.push(
+      `${row.label}: ${idle.turns} idle and ${loaded.turns} loaded turns${loaded.turns < ROUNDS || idle.turns < ROUNDS ? ` (${TURNS_BUDGET_S} s budget reached)` : ''};` +
+        ` the windows read the page ${row.windowReads} times in ${row.loadedSeconds!.toFixed(0)} s of loaded turns` +
+        ` (${(row.windowReads! / row.loadedSeconds!).toFixed(1)}/s); petitions acknowledged ${p.acknowledged}/${CLONES}` +
+        (p.errors.length > 0 ? `, refused or failed ${p.errors.length} (${[...new Set(p.errors)].join('; ')})` : '') +
+        (p.lost > 0 ? `; **${p.lost} acknowledged but not on the page: LOST**` : ''),
+    );
+    const split = (xs: number[], inBurst: boolean[], during: boolean) => xs.filter((_, i) => inBurst[i] === during);
+    const part = (what: string, xs: number[], inBurst: boolean[]) => {
+      const during = split(xs, inBurst, true);
+      const after = split(xs, inBurst, false);
+      return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
+    };
+    verdicts.push(
+      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}`,
+    );
+    verdicts.push(
+      `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,
+    );
+  }
+  console.log('');
+  for (const line of verdicts) console.log(line);
+  console.log('target: heartbeat and release p95 loaded ≤ 2× idle on every driver; every petition recorded');
+}
+
+async function main(): Promise<void> {
+  const tmp = makeTempDir('lockstep-bench-fifty');
+  let redis: RedisServer | undefined;
+  let etcd: EtcdCluster | undefined;
+  const prefix = () => `fifty-${randomBytes(4).toString('hex')}`;
+  const rows: Row[] = [];
+  try {
+    const script = await bundleWindow(tmp);
+    const sqlCase = (label: string, watch: string, variable: string): DriverCase => ({
+      label,
+      watch,
+      setUp: async () => {
+        const url = process.env[variable];
+        return url
+          ? {
+              env: { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url, LOCKSTEP_PREFIX: prefix() },
+              initArgs: ['--driver', 'sql'],
+              beforeInit: [['migrate']],
+            }
+          : `no ${variable}; bash scripts/suites/sql.sh bench fiftyClonesLive starts a server and runs it`;
+      },
+    });
+    const drivers: DriverCase[] = [
+      { label: 'file', watch: 'fs.watch', setUp: async () => ({ env: {} }) },
+      {
+        label: 'SQLite',
+        watch: 'poll 0.8–1 s (queued)',
+        setUp: async () => ({
+          env: { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: `sqlite://${tmp}/locks.db` },
+          initArgs: ['--driver', 'sql'],
+          beforeInit: [['migrate']],
+        }),
+      },
+      sqlCase('PostgreSQL', 'LISTEN/NOTIFY', 'LOCKSTEP_BENCH_POSTGRES_URL'),
+      sqlCase('MariaDB', 'poll 0.8–1 s (queued)', 'LOCKSTEP_BENCH_MYSQL_URL'),
+      {
+        label: 'Redis',
+        watch: 'pub/sub',
+        setUp: async () => {
+          if (!RedisServer.binary()) return 'redis-server is not installed';
+          redis = await RedisServer.start();
+          return {
+            env: { LOCKSTEP_DRIVER: 'redis', LOCKSTEP_REDIS_URL: redis.url, LOCKSTEP_PREFIX: prefix() },
+            initArgs: ['--driver', 'redis'],
+          };
+        },
+      },
+      {
+        label: 'etcd (one member)',
+        watch: 'etcd watch',
+        setUp: async () => {
+          if (!EtcdCluster.binary()) return 'etcd is not installed';
+          etcd = await EtcdCluster.start(1);
+          return {
+            env: { LOCKSTEP_DRIVER: 'etcd', LOCKSTEP_ETCD_ENDPOINTS: etcd.endpoints, LOCKSTEP_PREFIX: prefix() },
+            initArgs: ['--driver', 'etcd'],
+          };
+        },
+      },
+      {
+        label: 'git (local bare remote)',
+        watch: 'ls-remote 1.6–2 s (queued)',
+        setUp: async () => ({ env: {}, initArgs: ['--driver', 'git'] }),
+      },
+    ];
+    for (const driver of drivers) {
+      if (WANTED && !WANTED.some(w => driver.label.toLowerCase().startsWith(w.toLowerCase()))) continue;
+      const started = Date.now();
+      rows.push(await measure(driver, script));
+      console.error(`[fiftyClonesLive] ${driver.label}: ${((Date.now() - started) / 1000).toFixed(0)} s, load ${load1().toFixed(1)}`);
+      await redis?.dispose();
+      redis = undefined;
+      await etcd?.dispose();
+      etcd = undefined;
+    }
+  } finally {
+    await redis?.dispose();
+    await etcd?.dispose();
+    removeTempDir(tmp);
+  }
+  print(rows);
+}
+
+main().catch(error => {
+  console.error(error);
+  process.exit(1);
+});

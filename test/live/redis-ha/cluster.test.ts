@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import Redis, { Cluster } from 'ioredis';
 import { resolveConfig, type LockManagerOptions } from '../../../src/core/config';
 import { openDriver } from '../../../src/core/drivers';
@@ -50,8 +51,20 @@ describe('redis driver on a Cluster: 3 masters, 3 replicas (live)', function () 
 
   it('reports the deployment: cluster, 3 masters, 3 replicas, WAIT for 1', async () => {
     const driver = await open();
+    const expected = { kind: 'redis-cluster', masters: 3, replicas: 3, minReplicas: 1 };
     try {
-      assert.deepEqual(await driver.describeDeployment!(), { kind: 'redis-cluster', masters: 3, replicas: 3, minReplicas: 1 });
+      // Failing nodes are not counted, and on a loaded machine a node that misses the cluster's short node
+      // timeout is flagged `fail?` by its peers for a moment (CI at load 12 saw 1 replica): the report is
+      // judged once the cluster sees all six nodes healthy again, as an operator reading it would.
+      let seen: unknown;
+      await waitFor(
+        async () => {
+          seen = await driver.describeDeployment!();
+          return isDeepStrictEqual(seen, expected);
+        },
+        { timeoutMs: 20_000, intervalMs: 200, description: 'the deployment report' },
+      ).catch(() => undefined);
+      assert.deepEqual(seen, expected);
     } finally {
       await driver.close();
     }

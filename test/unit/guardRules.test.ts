@@ -112,9 +112,12 @@ describe('server guard rules (pure)', () => {
       assert.equal(recordCommitShape(null, { parents: [A], files: ['record.json'], snapshot: false }, files).kind, 'refuse');
     });
     it('a compaction keeps the record and the newest entries of the history', () => {
-      assert.equal(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'r', auditLog: 'l' }), undefined);
-      assert.match(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'R', auditLog: 'l' }) ?? '', /record unchanged/);
-      assert.match(checkCompaction({ record: 'r', auditLog: 'l\nm\n' }, { record: 'r', auditLog: 'm\n' }) ?? '', /newest 10,000 entries/);
+      assert.equal(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'r', auditLog: 'l' }, 10_000), undefined);
+      assert.match(checkCompaction({ record: 'r', auditLog: 'l' }, { record: 'R', auditLog: 'l' }, 10_000) ?? '', /record unchanged/);
+      assert.match(
+        checkCompaction({ record: 'r', auditLog: 'l\nm\n' }, { record: 'r', auditLog: 'm\n' }, 10_000) ?? '',
+        /newest 10,000 entries/,
+      );
     });
   });
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import {
   AUDIT_FILE,
+  AUDIT_LOG_KEEP,
   checkCompaction,
   checkLeaseUpdate,
   checkRecordCommit,
@@ -214,6 +215,7 @@ async function checkRecordRef(
     const problem = checkCompaction(
       { record: beforeText ?? '', auditLog },
       { record: afterText, auditLog: typeof pushedLog === 'object' ? pushedLog.text : '' },
+      AUDIT_LOG_KEEP,
     );
     if (problem) return problem;
     const line = lastAuditLine(parseRecordText(afterText, container, settings));

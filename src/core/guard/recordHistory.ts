@@ -50,17 +50,18 @@ export function recordCommitShape(
 
 /**
  * A compaction keeps the record byte for byte and the newest entries of the audit history, unchanged and
- * in order: `before.auditLog` is the audit.log those entries make (the newest 10,000, or all of them
- * when fewer: auditHistory.ts AUDIT_LOG_KEEP), and the pushed one must be exactly that — no entry
+ * in order: `before.auditLog` is the audit.log those entries make (the newest `kept`, or all of them
+ * when fewer: the git driver's AUDIT_LOG_KEEP), and the pushed one must be exactly that — no entry
  * dropped, altered, added or moved.
  */
 export function checkCompaction(
   before: { record: string; auditLog: string },
   after: { record: string; auditLog: string },
+  kept: number,
 ): string | undefined {
   if (after.record !== before.record) return 'a compaction must keep the record unchanged.';
   if (after.auditLog !== before.auditLog) {
-    return "a compaction must keep the newest 10,000 entries of the record's audit history (all of them when fewer), unchanged and in order.";
+    return `a compaction must keep the newest ${kept.toLocaleString('en')} entries of the record's audit history (all of them when fewer), unchanged and in order.`;
   }
   return undefined;
 }

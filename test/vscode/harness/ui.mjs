@@ -136,9 +136,11 @@ export async function readStatusBar(page) {
 
 /**
  * Runs a command by its palette title ("Lockstep: Show Log") through F1, as a person would. `input`, when given,
- * answers the input box the command opens next: { prompt: text the box shows, answer: what to type }.
+ * answers the input box the command opens next: { prompt: text the box shows, answer: what to type }. `opensPrompt`
+ * is for a command that opens a prompt the test answers itself (git's askpass): the palette reuses one widget for
+ * it, so the wait is for the palette's own text to leave it, not for the widget to hide (which may never be seen).
  */
-export async function runCommand(page, title, { input } = {}) {
+export async function runCommand(page, title, { input, opensPrompt = false } = {}) {
   await page.locator('.monaco-workbench').click({ position: { x: 640, y: 300 } });
   await page.keyboard.press('F1');
   const box = page.locator('.quick-input-widget input');
@@ -153,6 +155,17 @@ export async function runCommand(page, title, { input } = {}) {
     await page.locator('.quick-input-widget', { hasText: input.prompt }).waitFor({ timeout: scaledMs(20_000) });
     await box.fill(input.answer);
     await page.keyboard.press('Enter');
+  }
+  if (opensPrompt) {
+    await page.waitForFunction(
+      text => {
+        const field = document.querySelector('.quick-input-widget:not(.quick-input-widget-closing) input');
+        return !field || field.offsetParent === null || !field.value.startsWith(`>${text}`);
+      },
+      title,
+      { timeout: scaledMs(20_000) },
+    );
+    return;
   }
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: scaledMs(20_000) });
 }

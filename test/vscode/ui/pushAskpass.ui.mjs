@@ -72,7 +72,7 @@ const ok = await runUiTests(suite, [
     async run() {
       const a = await opened;
       const before = server.counts.authenticated;
-      await runCommand(a, 'Lockstep: Push and Release');
+      await runCommand(a, 'Lockstep: Push and Release', { opensPrompt: true });
       await answerAskpass(a, 'Username', 'alice', `push-askpass-username${suffix}`);
       await answerAskpass(a, 'Password', 'wrong password');
       const toast = a.locator('.notification-toast', { hasText: /did not accept your credentials/ });
@@ -89,7 +89,7 @@ const ok = await runUiTests(suite, [
     name: 'Push and Release with the right password: asked once, the work lands, the lock is released',
     async run() {
       const a = await opened;
-      await runCommand(a, 'Lockstep: Push and Release');
+      await runCommand(a, 'Lockstep: Push and Release', { opensPrompt: true });
       await answerAskpass(a, 'Username', 'alice');
       await answerAskpass(a, 'Password', PASSWORD);
       // No second prompt: the badge turns Free with nothing more answered (a prompt would hold it here).

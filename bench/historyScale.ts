@@ -30,6 +30,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { Container } from '../src/core/container/container';
 import {
   acquire,
@@ -326,7 +327,7 @@ async function measureAt(total: number): Promise<Figures> {
 }
 
 /** The page with 100 petitioners, 1,000 leased ranges and 100 blocks, made by the pure transition functions. */
-function crowdedPage(): { bytes: number; parts: Record<string, number> } {
+function crowdedPage(): { bytes: number; stored: number; parts: Record<string, number> } {
   const hex = (s: string) => createHash('sha256').update(s).digest('hex');
   const settings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] as string[] };
   let now = Date.UTC(2026, 0, 1);
@@ -350,8 +351,11 @@ function crowdedPage(): { bytes: number; parts: Record<string, number> } {
     );
   }
   const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+  const json = JSON.stringify(r);
   return {
     bytes: size(r),
+    // What the git driver sends and packs: record.json as a blob, zlib-deflated at git's pack level (core.compression 6); a loose object is deflated faster (level 1), about a fifth larger.
+    stored: deflateSync(`blob ${Buffer.byteLength(json)}\0${json}`).length,
     parts: { queue: size(r.queue), ranges: size(r.ranges), blocks: size(r.blocks), audit: size(r.audit), auditLines: r.audit.length },
   };
 }
@@ -387,7 +391,7 @@ async function main(): Promise<void> {
   for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);
   const page = crowdedPage();
   console.log(
-    `\npage with 100 petitioners, 1,000 leased ranges, 100 blocks: ${page.bytes} bytes (${(page.bytes / 1024).toFixed(1)} KiB; target ≤ 64 KiB: ${page.bytes <= 64 * 1024 ? 'met' : 'MISSED'}); parts: ${JSON.stringify(page.parts)}`,
+    `\npage with 100 petitioners, 1,000 leased ranges, 100 blocks: ${page.bytes} bytes (${(page.bytes / 1024).toFixed(1)} KiB; target ≤ 64 KiB: ${page.bytes <= 64 * 1024 ? 'met' : 'MISSED'}); parts: ${JSON.stringify(page.parts)}; as the git driver packs and sends it (a deflated blob): ${page.stored} bytes`,
   );
 }
 

@@ -9,7 +9,7 @@
  * `lockstep init` arguments, its environment, and commands to run first (`migrate`). The container is made by
  * `lockstep init` only, through createFencingTeam. The steps are one story told in order.
  *
- * Real time passes twice: the queue head's handover window (6 s on an unloaded machine, scaled by the run's
+ * Real time passes twice: the queue head's handover window (10 s on an unloaded machine, scaled by the run's
  * slowdown, test/helpers/calibration.ts, so that the few CLI calls it must hold fit on a busy one) and the lapse of
  * a holder's lease, made through lapsingGrant.ts (a container lease is 60 s at least; the grant is dated back so
  * that it runs out seconds after it is written). Both are waited for as conditions, never slept.
@@ -30,7 +30,7 @@ import { expectError, expectOk } from '../helpers/gitFixture';
 import { waitFor } from '../helpers/waitFor';
 
 /** The queue head's window: the few CLI calls of the handover step must fit in it. */
-const WINDOW_SECONDS = scaledSeconds(6);
+const WINDOW_SECONDS = scaledSeconds(10);
 /** How long a lapsing holder stays live: the calls made while it is live must fit (at most 50 s: a lease is 60 s). */
 const LAPSE_MS = Math.min(scaled(4_000), 50_000);
 const OPERATOR = 'ops@example.com';
@@ -182,7 +182,7 @@ export function describeContainerContract(label: string, setUp: (context: Mocha.
       expectError(await cli(carol, 'clear', '--reason', 'impatient'), 1, 'refused', 'not-operator');
       const cleared = expectOk(await operator('clear', '--reason', 'alice went silent'), 'clear');
       assert.deepEqual([cleared.clearedGrant, cleared.queueHead], [4, bob.identity]);
-      // Read at once: the queue head's turn lasts one window (6 s scaled), which the checks below may outlast on a busy machine.
+      // Read at once: the queue head's turn lasts one window (10 s scaled), which the checks below may outlast on a busy machine.
       const bobs = await status(bob);
       assert.deepEqual([bobs.holder, bobs.ranges, bobs.turn?.identity], [null, [], bob.identity]);
       const audit = expectOk(await cli(bob, 'audit'), 'audit').audit as {

@@ -4,7 +4,9 @@
  * first), against `node -e 0`, in ONE run. Commands take turns round by round (node, status,
  * acquire, heartbeat, release), so drift on a shared machine hits all of them alike. Target: each
  * at most 30 ms above `node -e 0`. `release` includes its check that the work landed on the remote
- * (a local bare repository here).
+ * (a local bare repository here). Beside them, the floor of any `status` (bench/statusFloor.cjs: the
+ * child-process and crypto modules, the same two git processes side by side, one file read and hashed,
+ * no Lockstep code), so that a run shows how much of `status` is Lockstep's own.
  *
  *   npm run bench -- cliStart       (or: node --import tsx bench/cliStart.ts; BENCH_ROUNDS=N)
  */
@@ -18,6 +20,8 @@ const WARMUP = 2;
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'dist', 'cli.js');
 const COMMANDS = ['status', 'acquire', 'heartbeat', 'release'] as const;
+const FLOOR = path.join(ROOT, 'bench', 'statusFloor.cjs');
+const FLOOR_ROW = "status's floor (bench/statusFloor.cjs)";
 
 function timed(file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): number {
   const started = performance.now();
@@ -51,12 +55,14 @@ function main(): void {
     timed('git', ['commit', '--quiet', '-m', 'container'], clone, env);
     timed('git', ['push', '--quiet', 'origin', 'main'], clone, env);
 
-    const times = new Map<string, number[]>([['node -e 0', []], ...COMMANDS.map(c => [c, []] as [string, number[]])]);
+    const times = new Map<string, number[]>([['node -e 0', []], [FLOOR_ROW, []], ...COMMANDS.map(c => [c, []] as [string, number[]])]);
     for (let round = 0; round < WARMUP + ROUNDS; round++) {
       const floor = timed(process.execPath, ['-e', '0'], clone, env);
+      const statusFloor = timed(process.execPath, [FLOOR], clone, env);
       const ran = COMMANDS.map(command => timed(process.execPath, [CLI, command], clone, env));
       if (round < WARMUP) continue;
       times.get('node -e 0')!.push(floor);
+      times.get(FLOOR_ROW)!.push(statusFloor);
       COMMANDS.forEach((command, i) => {
         times.get(command)!.push(ran[i]);
       });
@@ -74,6 +80,8 @@ function main(): void {
     console.log('| command | median ms | above `node -e 0` | × `node -e 0` | target (issue 30: `status` ≤ 1.3× `node -e 0`) |');
     console.log('| --- | ---: | ---: | ---: | --- |');
     console.log(`| node -e 0 | ${floor.toFixed(1)} | — | 1.00× | — |`);
+    const least = median(times.get(FLOOR_ROW)!);
+    console.log(`| ${FLOOR_ROW} | ${least.toFixed(1)} | +${(least - floor).toFixed(1)} | ${(least / floor).toFixed(2)}× | — |`);
     for (const command of COMMANDS) {
       const m = median(times.get(command)!);
       console.log(

@@ -3,6 +3,7 @@
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { asciiComments, hasNonAscii } from './asciiComments.mjs';
 
 const production = process.argv.includes('--production');
 const common = {
@@ -53,7 +54,7 @@ const vendorEntries = Object.entries(VENDORED).map(([specifier, file]) => ({
 // from that cache cannot import() (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so their import() of a driver's library
 // becomes a require (all of them are CommonJS: ./vendor/*.js, better-sqlite3), as esbuild writes it for a target
 // without import(). test/helpers/gitFixture.ts bundles them the same way.
-const LAUNCHED = { supported: { 'dynamic-import': false } };
+const LAUNCHED = { supported: { 'dynamic-import': false }, launched: true };
 const entries = [
   { entryPoints: ['src/core/index.ts'], outfile: 'dist/index.js' },
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli-main.js', ...LAUNCHED },
@@ -95,13 +96,25 @@ for (const proto of ['rpc.proto', 'kv.proto', 'auth.proto'])
 
 if (process.argv.includes('--watch')) {
   // Rebuilds on change; the "[watch] build finished" lines feed the esbuild problem matcher in .vscode/tasks.json.
-  const contexts = await Promise.all(entries.map(e => esbuild.context({ ...common, ...e, logLevel: 'info' })));
+  const contexts = await Promise.all(entries.map(({ launched, ...e }) => esbuild.context({ ...common, ...e, logLevel: 'info' })));
   await Promise.all(contexts.map(c => c.watch()));
   console.log('[watch] build finished, watching for changes…');
   await new Promise(() => undefined);
 }
-const built = await Promise.all(entries.map(e => esbuild.build({ ...common, ...e, write: false })));
-for (const result of built) for (const out of result.outputFiles) landWhole(out.path, out.contents);
+const built = await Promise.all(entries.map(({ launched, ...e }) => esbuild.build({ ...common, ...e, write: false })));
+// A launched bundle whose kept comments hold a character outside ASCII is read by Node as a two-byte string: those
+// characters become ASCII stand-ins (scripts/asciiComments.mjs), checked against esbuild's own reading of the code.
+const landed = built.flatMap((result, i) =>
+  result.outputFiles.map(async out => {
+    if (!entries[i].launched || !out.path.endsWith('.js') || !hasNonAscii(out.text)) return landWhole(out.path, out.contents);
+    const { code } = await esbuild.transform(out.text, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
+    const result = asciiComments(out.text, code);
+    if (!result.ascii)
+      console.warn(`${out.path}: a character outside ASCII outside a comment (a regular expression?): Node reads it as UTF-16, slower.`);
+    landWhole(out.path, result.code);
+  }),
+);
+await Promise.all(landed);
 
 // Declarations for library users (`--no-types` skips them for quick local iterations).
 if (!process.argv.includes('--no-types')) {

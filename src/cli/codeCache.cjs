@@ -20,7 +20,12 @@
 // but in the server guard, which ignores every LOCKSTEP_* variable).
 const fs = require('node:fs');
 const path = require('node:path');
-const Module = require('node:module');
+// The Module class that require('node:module') returns, taken from this module: on Node 20 that public module would
+// also load the ES module loader and source-map support, builtins compiled on every start that nothing here uses.
+const Module = module.constructor;
+/** Node >= 22.1, whose public module has enableCompileCache (attached when node:module loads). */
+const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split('.').map(Number);
+const HAS_COMPILE_CACHE = NODE_MAJOR > 22 || (NODE_MAJOR === 22 && NODE_MINOR >= 1);
 
 /** The cache's own folder below the per-user cache folder. */
 const SUBFOLDER = ['lockstep', 'v8'];
@@ -219,11 +224,11 @@ function compileCached(file, env, serverGuard) {
  */
 function loadBundle(file, { serverGuard = false } = {}) {
   const env = serverGuard ? Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCKSTEP_'))) : process.env;
-  if (typeof Module.enableCompileCache === 'function') {
+  if (HAS_COMPILE_CACHE) {
     let folder;
     try {
       folder = cacheFolder(env, serverGuard);
-      if (folder !== undefined) Module.enableCompileCache(path.join(folder, 'node'));
+      if (folder !== undefined) require('node:module').enableCompileCache(path.join(folder, 'node'));
     } catch {
       /* no cache: compile as usual */
     }

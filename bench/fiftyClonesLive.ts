@@ -76,6 +76,8 @@ interface Phase {
   /** The holders' compare-and-swap writes in the phase, and how many of them lost a race (the page had moved). */
   writes: number;
   lostRaces: number;
+  /** The most races one timed transition (a heartbeat, a release) lost before its write landed. */
+  longestLosingRun: number;
 }
 const newPhase = (): Phase => ({
   heartbeat: [],
@@ -86,6 +88,7 @@ const newPhase = (): Phase => ({
   turns: 0,
   writes: 0,
   lostRaces: 0,
+  longestLosingRun: 0,
 });
 interface Row {
   readonly label: string;
@@ -208,9 +211,11 @@ async function turns(holders: readonly Container[], order: readonly number[], ph
   const [writes, lost] = [casCount.writes, casCount.lost];
   const timed = async (op: () => Promise<unknown>, into: number[], inBurst: boolean[]) => {
     const before = windows?.inFlight() ?? false;
+    const lostBefore = casCount.lost;
     const t = performance.now();
     await op();
     into.push(performance.now() - t);
+    phase.longestLosingRun = Math.max(phase.longestLosingRun, casCount.lost - lostBefore);
     inBurst.push(before || (windows?.inFlight() ?? false));
   };
   let turn = 0;
@@ -373,7 +378,7 @@ function print(rows: readonly Row[]): void {
       return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
     };
     verdicts.push(
-      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}`,
+      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}; one heartbeat or release lost at most ${loaded.longestLosingRun}`,
     );
     verdicts.push(
       `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,

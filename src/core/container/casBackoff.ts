@@ -8,7 +8,10 @@
  *
  *  - everyone else ('others': petition, withdraw, acquire, an operator's clear, …) backs off with
  *    "full jitter": a pause drawn uniformly from 0 to min(cap, round trip × 2^lost), so that the
- *    losers of a burst spread over ever more round trips and each round has fewer writers;
+ *    losers of a burst spread over ever more round trips and each round has fewer writers. One
+ *    transition that loses all its races waits at most about (MAX_CAS_ATTEMPTS − 1) × cap: 24 s on
+ *    the fast drivers, about 180 round trips on a slow one (git), half that on average, and only
+ *    while the page keeps changing under every attempt;
  *  - the holder's own transitions ('holder': heartbeat, release, leasing ids, assigning, announcing a
  *    landing before a push) retry at once after their first lost race and then within one round
  *    trip, never growing: while the others back off, the holder's next write meets few rivals.
@@ -21,12 +24,13 @@
 export type SwapPrecedence = 'holder' | 'others';
 
 /**
- * The longest single pause. One second is several round trips of the slowest driver (git: a fetch
- * and a push, 0.1–0.5 s) and hundreds of the fast ones (1–5 ms), enough for a burst of fifty to spread
- * out; and it bounds a transition that loses every race to about MAX_CAS_ATTEMPTS (swapService.ts) seconds
- * of pauses plus its round trips, within the CLI's patience for one command.
+ * The longest single pause: {@link CAS_BACKOFF_CAP_ROUND_TRIPS} round trips, and at least one second. The losers
+ * of a burst must spread over several round trips, or they meet again in the next one (a fixed cap shorter than a
+ * push to a forge, 0.3–1.5 s, would bring back the collisions of the old 25 ms pause). One second is hundreds of
+ * round trips of the fast drivers (1–5 ms); eight round trips leave a burst of ten about one writer a round trip.
  */
 export const CAS_BACKOFF_CAP_MS = 1_000;
+export const CAS_BACKOFF_CAP_ROUND_TRIPS = 8;
 
 /** A round trip measured below this (a ManualClock, the memory driver) counts as this, so that back-off still grows. */
 export const MIN_ROUND_TRIP_MS = 1;
@@ -38,7 +42,8 @@ export const MIN_ROUND_TRIP_MS = 1;
  */
 export function casRetryPause(lost: number, roundTripMs: number, precedence: SwapPrecedence, random: () => number = Math.random): number {
   const roundTrip = Math.max(MIN_ROUND_TRIP_MS, Number.isFinite(roundTripMs) ? roundTripMs : MIN_ROUND_TRIP_MS);
-  if (precedence === 'holder') return lost <= 1 ? 0 : random() * Math.min(CAS_BACKOFF_CAP_MS, roundTrip);
+  const cap = Math.max(CAS_BACKOFF_CAP_MS, CAS_BACKOFF_CAP_ROUND_TRIPS * roundTrip);
+  if (precedence === 'holder') return lost <= 1 ? 0 : random() * roundTrip;
   // 2^lost overflows to Infinity long after the cap is reached; min() keeps it finite.
-  return random() * Math.min(CAS_BACKOFF_CAP_MS, roundTrip * 2 ** lost);
+  return random() * Math.min(cap, roundTrip * 2 ** lost);
 }

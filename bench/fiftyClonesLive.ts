@@ -311,13 +311,16 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
       });
     loaded.load[1] = load1();
     const loadedSeconds = (performance.now() - started) / 1000;
+    // The answers so far, taken before the page is read: a petition still in flight (the wait above ran out) that is
+    // acknowledged during the read may land after it, and would count as lost.
+    const answered = new Map(w.petitioned);
     // Every petition on the page: in the queue, or (a petitioner that left it) in the audit.
     const { record } = await holders[0]!.read();
     const onPage = new Set([...record.queue.map(p => p.identity), ...record.audit.filter(l => l.action === 'petition').map(l => l.who)]);
     const recordedIdentities = windowNames.map(n => team.member(n).identity).filter(id => onPage.has(id));
-    const acknowledged = [...w.petitioned.values()].filter(p => p.ok).length;
-    const lost = windowNames.filter((n, i) => w.petitioned.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
-    const errors = [...w.petitioned.values()].filter(p => !p.ok).map(p => p.error ?? '?');
+    const acknowledged = [...answered.values()].filter(p => p.ok).length;
+    const lost = windowNames.filter((n, i) => answered.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
+    const errors = [...answered.values()].filter(p => !p.ok).map(p => p.error ?? '?');
     await w.stop();
     return {
       label: driver.label,

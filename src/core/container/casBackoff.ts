@@ -10,7 +10,7 @@
  *    "full jitter": a pause drawn uniformly from 0 to min(cap, round trip × 2^lost), so that the
  *    losers of a burst spread over ever more round trips and each round has fewer writers. One
  *    transition that loses all its races waits at most about (MAX_CAS_ATTEMPTS − 1) × cap: 24 s on
- *    the fast drivers, about 180 round trips on a slow one (git), half that on average, and only
+ *    the fast drivers, about 190 round trips on a slow one (git), half that on average, and only
  *    while the page keeps changing under every attempt;
  *  - the holder's own transitions ('holder': heartbeat, release, leasing ids, assigning, announcing a
  *    landing before a push) retry at once after their first lost race and then within one round

@@ -76,6 +76,8 @@ interface Phase {
   /** The holders' compare-and-swap writes in the phase, and how many of them lost a race (the page had moved). */
   writes: number;
   lostRaces: number;
+  /** The most races one timed transition (a heartbeat, a release) lost before its write landed. */
+  longestLosingRun: number;
 }
 const newPhase = (): Phase => ({
   heartbeat: [],
@@ -86,6 +88,7 @@ const newPhase = (): Phase => ({
   turns: 0,
   writes: 0,
   lostRaces: 0,
+  longestLosingRun: 0,
 });
 interface Row {
   readonly label: string;
@@ -208,9 +211,11 @@ async function turns(holders: readonly Container[], order: readonly number[], ph
   const [writes, lost] = [casCount.writes, casCount.lost];
   const timed = async (op: () => Promise<unknown>, into: number[], inBurst: boolean[]) => {
     const before = windows?.inFlight() ?? false;
+    const lostBefore = casCount.lost;
     const t = performance.now();
     await op();
     into.push(performance.now() - t);
+    phase.longestLosingRun = Math.max(phase.longestLosingRun, casCount.lost - lostBefore);
     inBurst.push(before || (windows?.inFlight() ?? false));
   };
   let turn = 0;
@@ -306,13 +311,16 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
       });
     loaded.load[1] = load1();
     const loadedSeconds = (performance.now() - started) / 1000;
+    // The answers so far, taken before the page is read: a petition still in flight (the wait above ran out) that is
+    // acknowledged during the read may land after it, and would count as lost.
+    const answered = new Map(w.petitioned);
     // Every petition on the page: in the queue, or (a petitioner that left it) in the audit.
     const { record } = await holders[0]!.read();
     const onPage = new Set([...record.queue.map(p => p.identity), ...record.audit.filter(l => l.action === 'petition').map(l => l.who)]);
     const recordedIdentities = windowNames.map(n => team.member(n).identity).filter(id => onPage.has(id));
-    const acknowledged = [...w.petitioned.values()].filter(p => p.ok).length;
-    const lost = windowNames.filter((n, i) => w.petitioned.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
-    const errors = [...w.petitioned.values()].filter(p => !p.ok).map(p => p.error ?? '?');
+    const acknowledged = [...answered.values()].filter(p => p.ok).length;
+    const lost = windowNames.filter((n, i) => answered.get(i)?.ok === true && !onPage.has(team.member(n).identity)).length;
+    const errors = [...answered.values()].filter(p => !p.ok).map(p => p.error ?? '?');
     await w.stop();
     return {
       label: driver.label,
@@ -373,7 +381,7 @@ function print(rows: readonly Row[]): void {
       return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
     };
     verdicts.push(
-      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}`,
+      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}; one heartbeat or release lost at most ${loaded.longestLosingRun}`,
     );
     verdicts.push(
       `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,

@@ -5,7 +5,10 @@ export const TTL_MIN_SECONDS = 1;
 export const TTL_MAX_SECONDS = 86_400;
 export const WAIT_MIN_SECONDS = 0;
 export const WAIT_MAX_SECONDS = 60;
-/** Contention retries sleep at most this long at a time. */
+/**
+ * A lease handle's contention retries (leases.ts) sleep at most this long at a time. A container page's
+ * lost compare-and-swap races back off by their own rule instead (container/casBackoff.ts).
+ */
 export const MAX_RETRY_SLEEP_MS = 25;
 
 export function assertTtl(ttl: unknown, setting = 'ttl'): asserts ttl is number {

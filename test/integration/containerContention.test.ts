@@ -1,4 +1,12 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type Clock, systemClock } from '../../src/core/clock';
+import { Container } from '../../src/core/container/container';
+import { scaled } from '../helpers/calibration';
+import { childEnv, finished, spawnTs } from '../helpers/children';
+import type { StormResult } from '../helpers/petitionStorm';
+import { waitFor } from '../helpers/waitFor';
 import { createGitFixture, sessionModes, type CliResult, type GitFixture } from '../helpers/gitFixture';
 
 /**
@@ -94,5 +102,78 @@ describe('container lock under contention (8 processes, 8 clones)', function () 
   it('no owner token ever appeared in any output or in the shared store', () => {
     assert.ok(team.tokensSeen.size >= ROUNDS + 2, `tokens seen: ${team.tokensSeen.size}`);
     team.assertNoTokenLeaked();
+  });
+});
+
+/**
+ * Issue 30's fifty clones at once, on the file driver: while other clones' processes petition and withdraw as
+ * fast as they can, the holder's heartbeats keep landing, and a heartbeat that lost a compare-and-swap race to
+ * them reads and writes again at once, where the petitions back off (casBackoff.ts). The pauses are the ones the
+ * holder's container asked its clock for, one per lost race: behaviour, not timing.
+ */
+describe('the holder’s precedence while petitions storm (6 processes, 6 clones, file driver)', function () {
+  this.timeout(180_000);
+  const STORMERS = 6;
+  /** Heartbeats that lost at least one race before they landed: enough to show the rule, not left to one chance. */
+  const RACED = 5;
+
+  it(`every heartbeat lands; after its first lost race the holder retries at once (${RACED} raced heartbeats)`, async () => {
+    const stormers = Array.from({ length: STORMERS }, (_, i) => `storm${i}`);
+    const team = await createGitFixture({ members: ['holder', ...stormers], operators: [] });
+    try {
+      const stop = path.join(team.store, '..', 'stop-storm');
+      const env = { LOCKSTEP_PATH: team.store };
+      let pauses: number[] | undefined;
+      const clock: Clock = {
+        ...systemClock,
+        sleep: (ms, signal) => {
+          pauses?.push(ms);
+          return systemClock.sleep(ms, signal);
+        },
+      };
+      const holder = await Container.open({ cwd: team.member('holder').dir, env, clock });
+      const children = stormers.map(name =>
+        finished(
+          spawnTs('test/helpers/petitionStorm.ts', ['--cwd', team.member(name).dir, '--stop', stop], childEnv(env)),
+          scaled(120_000),
+        ),
+      );
+      try {
+        await holder.acquire();
+        /** Per heartbeat that lost a race: the pauses its retries took, one per lost race. */
+        const raced: number[][] = [];
+        let heartbeats = 0;
+        await waitFor(
+          async () => {
+            pauses = [];
+            await holder.heartbeat();
+            heartbeats++;
+            if (pauses.length > 0) raced.push(pauses);
+            return raced.length >= RACED;
+          },
+          { timeoutMs: 90_000, intervalMs: 0, description: `${RACED} heartbeats that lost a race to the petitions` },
+        );
+        for (const [i, taken] of raced.entries()) {
+          assert.equal(
+            taken[0],
+            0,
+            `raced heartbeat ${i + 1} of ${heartbeats} read and wrote again at once: pauses ${taken.join(', ')} ms`,
+          );
+        }
+      } finally {
+        fs.writeFileSync(stop, '');
+        await holder.close();
+      }
+      const storms = (await Promise.all(children)).map(child => {
+        assert.equal(child.code, 0, child.stderr);
+        return JSON.parse(child.stdout) as StormResult;
+      });
+      for (const storm of storms) {
+        assert.ok(storm.writes > 0, 'each stormer petitioned');
+        assert.deepEqual(storm.errors, [], 'every petition and withdrawal landed');
+      }
+    } finally {
+      team.dispose();
+    }
   });
 });

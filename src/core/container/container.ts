@@ -66,6 +66,9 @@ export interface OpenContainerOptions {
  */
 export const TEST_COMPACT_AFTER_ENV = 'LOCKSTEP_TEST_COMPACT_AFTER';
 
+/** The lease holder's own transitions: after a lost race they retry at once while a burst of others backs off (casBackoff.ts). */
+const HOLDER = { precedence: 'holder' } as const;
+
 /**
  * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
  * (a teammate initialised and pushed; this clone fetched but has not pulled) is told to pull, not to
@@ -372,7 +375,7 @@ export class Container {
   async heartbeat(): Promise<{ expiresAt: number; grant: number }> {
     const proof = await this.holderProof();
     try {
-      const { expiresAt } = await this.apply(record => protocol.heartbeat(record, this.settings, proof, this.clock.now()));
+      const { expiresAt } = await this.apply(record => protocol.heartbeat(record, this.settings, proof, this.clock.now()), HOLDER);
       return { expiresAt, grant: proof.grant };
     } catch (error) {
       // A lost lease is never revived: the push proof goes; the session stays so that status says "stale".
@@ -406,8 +409,9 @@ export class Container {
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
     const landed = await landing;
-    const result = await this.apply(r =>
-      protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
+    const result = await this.apply(
+      r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
+      HOLDER,
     );
     this.sessions.end();
     return { ...result, landed: landed ?? null };
@@ -483,7 +487,7 @@ export class Container {
     const current = seen ?? (await this.read());
     const already = landingAnnounced(current.record, proof.grant, landing);
     if (already && protocol.holds(current.record, proof.tokenHash, proof.grant, this.clock.now())) return { announced: false };
-    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings), { first: current });
+    await this.apply(r => protocol.announceLanding(r, proof, landing, this.clock.now(), this.settings), { ...HOLDER, first: current });
     return { announced: true };
   }
 
@@ -499,7 +503,7 @@ export class Container {
 
   leaseIds(to: string, count: number, newIdentity = false): Promise<{ start: number; end: number; spans: IdSpan[] }> {
     return this.holderProof().then(proof =>
-      this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now(), this.settings)),
+      this.apply(record => protocol.leaseIds(record, proof, { to, count, newIdentity }, this.clock.now(), this.settings), HOLDER),
     );
   }
 
@@ -510,7 +514,7 @@ export class Container {
 
   assign(to: string, text: string, newIdentity = false): Promise<{ index: number }> {
     return this.holderProof().then(proof =>
-      this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now(), this.settings)),
+      this.apply(record => protocol.assign(record, proof, { to, text, newIdentity }, this.clock.now(), this.settings), HOLDER),
     );
   }
 

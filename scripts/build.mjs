@@ -108,10 +108,10 @@ const landed = built.flatMap((result, i) =>
   result.outputFiles.map(async out => {
     if (!entries[i].launched || !out.path.endsWith('.js') || !hasNonAscii(out.text)) return landWhole(out.path, out.contents);
     const { code } = await esbuild.transform(out.text, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
-    const result = asciiComments(out.text, code);
-    if (!result.ascii)
+    const ascii = asciiComments(out.text, code);
+    if (!ascii.ascii)
       console.warn(`${out.path}: a character outside ASCII outside a comment (a regular expression?): Node reads it as UTF-16, slower.`);
-    landWhole(out.path, result.code);
+    landWhole(out.path, ascii.code);
   }),
 );
 await Promise.all(landed);

@@ -3,10 +3,11 @@
  * storm of test/integration/containerContention.test.ts's precedence case (what fifty windows petitioning at
  * once do to a holder, issue 30).
  *
- *   node --import tsx test/helpers/petitionStorm.ts --cwd CLONE --stop FILE
+ *   node --import tsx test/helpers/petitionStorm.ts --cwd CLONE --stop FILE --ready FILE
  *
- * The driver comes from the LOCKSTEP_* environment. Runs until the file FILE exists, then prints one JSON line:
- * the writes that landed (petitions and withdrawals) and the errors met, by code.
+ * The driver comes from the LOCKSTEP_* environment. Writes the --ready file once its first write landed (a loaded
+ * machine may start it late), runs until the --stop file exists, then prints one JSON line: the writes that landed
+ * (petitions and withdrawals) and the errors met, by code.
  */
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -19,8 +20,8 @@ export interface StormResult {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { cwd: { type: 'string' }, stop: { type: 'string' } } });
-  if (!values.cwd || !values.stop) throw new Error('usage: petitionStorm --cwd CLONE --stop FILE');
+  const { values } = parseArgs({ options: { cwd: { type: 'string' }, stop: { type: 'string' }, ready: { type: 'string' } } });
+  if (!values.cwd || !values.stop || !values.ready) throw new Error('usage: petitionStorm --cwd CLONE --stop FILE --ready FILE');
   const container = await Container.open({ cwd: values.cwd });
   const result: StormResult = { writes: 0, errors: [] };
   try {
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
       for (const step of [() => container.petition(), () => container.withdraw()]) {
         try {
           await step();
-          result.writes++;
+          if (result.writes++ === 0) fs.writeFileSync(values.ready, '');
         } catch (error) {
           result.errors.push(error instanceof LockError ? `${error.code}: ${error.message}` : String(error));
         }

@@ -122,6 +122,8 @@ describe('the holder’s precedence while petitions storm (6 processes, 6 clones
     const team = await createGitFixture({ members: ['holder', ...stormers], operators: [] });
     try {
       const stop = path.join(team.store, '..', 'stop-storm');
+      /** Written by a stormer once its first write landed: on a loaded machine one may start after the heartbeats are done. */
+      const ready = (name: string) => path.join(team.store, '..', `ready-${name}`);
       const env = { LOCKSTEP_PATH: team.store };
       let pauses: number[] | undefined;
       const clock: Clock = {
@@ -134,7 +136,7 @@ describe('the holder’s precedence while petitions storm (6 processes, 6 clones
       const holder = await Container.open({ cwd: team.member('holder').dir, env, clock });
       const children = stormers.map(name =>
         finished(
-          spawnTs('test/helpers/petitionStorm.ts', ['--cwd', team.member(name).dir, '--stop', stop], childEnv(env)),
+          spawnTs('test/helpers/petitionStorm.ts', ['--cwd', team.member(name).dir, '--stop', stop, '--ready', ready(name)], childEnv(env)),
           scaled(120_000),
         ),
       );
@@ -160,6 +162,10 @@ describe('the holder’s precedence while petitions storm (6 processes, 6 clones
             `raced heartbeat ${i + 1} of ${heartbeats} read and wrote again at once: pauses ${taken.join(', ')} ms`,
           );
         }
+        await waitFor(() => stormers.every(name => fs.existsSync(ready(name))), {
+          timeoutMs: 60_000,
+          description: 'every stormer landed its first write',
+        });
       } finally {
         fs.writeFileSync(stop, '');
         await holder.close();

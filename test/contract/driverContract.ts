@@ -17,6 +17,7 @@ import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Driver } from '../../src/core/stores/store';
 import { behaviourGroup } from '../helpers/behaviours';
+import { crowdedPage } from '../helpers/crowdedPage';
 import { scaled } from '../helpers/calibration';
 import { waitFor } from '../helpers/waitFor';
 
@@ -267,6 +268,30 @@ export function describeDriverContract(label: string, open: () => Promise<Driver
         assert.equal(typeof created.revision, 'string');
         const read = await driver.read(key);
         assert.deepEqual(read, { value, revision: created.revision });
+      });
+
+      let page: ReturnType<typeof crowdedPage>;
+      before(() => {
+        page = crowdedPage();
+      });
+
+      it('keeps a crowded page (over 32 KiB of JSON, stored packed where the driver packs) exactly as written, and swaps it against its revision', async () => {
+        const key = randomKey();
+        const created = await driver.compareAndSwap(key, null, page, meta);
+        assert.equal(created.ok, true);
+        if (!created.ok) return;
+        const read = await driver.read(key);
+        assert.equal(read?.revision, created.revision);
+        assert.equal(JSON.stringify(read?.value), JSON.stringify(page));
+        const next = { ...page, grant: page.grant + 1 };
+        const swapped = await driver.compareAndSwap(key, created.revision, next, meta);
+        assert.equal(swapped.ok, true);
+        assert.deepEqual(
+          await driver.compareAndSwap(key, created.revision, page, meta),
+          { ok: false },
+          'the old revision no longer matches',
+        );
+        assert.equal(JSON.stringify((await driver.read(key))?.value), JSON.stringify(next));
       });
 
       it('refuses a second create (null expected) once the record exists', async () => {

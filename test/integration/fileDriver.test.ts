@@ -10,6 +10,7 @@ import { createFileDriver, FILE_LEASE_SLOTS } from '../../src/core/stores/file';
 import { slotOf } from '../../src/core/stores/leaseSlots';
 import { childEnv, fileDriverEnv, firstJsonLine, killHard, runTs, spawnTs } from '../helpers/children';
 import type { ContendResult } from '../helpers/contendWorker';
+import { crowdedPage } from '../helpers/crowdedPage';
 import { assertHygienic } from '../helpers/hygiene';
 import { useTempDir, walk } from '../helpers/tempDir';
 import { waitFor } from '../helpers/waitFor';
@@ -417,6 +418,23 @@ describe('file driver (separate processes, real filesystem)', function () {
       fs.writeFileSync(file, text);
       const reader = createFileDriver({ path: store, prefix: 'damage' });
       assert.deepEqual((await reader.read(large))?.value, { grant: 7, pad: 'x'.repeat(3000) }, 'undamaged, it reads again');
+      await reader.close();
+    });
+
+    it('keeps a crowded page in one revision file of at most 64 KiB, and reads it back exactly', async () => {
+      const store = path.join(tmp.path, 'crowded');
+      const writer = createFileDriver({ path: store, prefix: 'crowded' });
+      const key = keyDigest('crowded', 'crowded-record');
+      const page = crowdedPage();
+      assert.ok((await writer.compareAndSwap(key, null, page, { summary: 'crowded' })).ok);
+      await writer.close();
+      const dir = path.join(store, namespaceDigest('crowded'), key.slice(0, 2), `r${key}`);
+      const files = fs.readdirSync(dir).filter(f => /^\d{16}\.json$/.test(f));
+      assert.equal(files.length, 1);
+      const bytes = fs.statSync(path.join(dir, files[0])).size;
+      assert.ok(bytes <= 64 * 1024, `stored in ${bytes} bytes`);
+      const reader = createFileDriver({ path: store, prefix: 'crowded' });
+      assert.equal(JSON.stringify((await reader.read(key))?.value), JSON.stringify(page));
       await reader.close();
     });
 

@@ -3,6 +3,7 @@ import { claimTransition, extendTransition, isLeaseState, releaseTransition, typ
 import { nextTurn, RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { DriverName } from '../config';
+import { packPage, unpackPage } from './packedPage';
 import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
@@ -98,12 +99,14 @@ export class CasDriver implements Driver {
     }
   }
 
-  read(key: string): Promise<VersionedRecord | null> {
-    return this.settled(this.#cells.get(recordCell(key)));
+  /** The container record, unpacked when large (packedPage.ts). */
+  async read(key: string): Promise<VersionedRecord | null> {
+    const stored = await this.settled(this.#cells.get(recordCell(key)));
+    return stored === null ? null : { value: unpackPage(stored.value, this.name), revision: stored.revision };
   }
 
-  compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
-    return this.settled(this.#cells.put(recordCell(key), expectedRevision, next));
+  async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
+    return this.settled(this.#cells.put(recordCell(key), expectedRevision, packPage(next, this.name)));
   }
 
   /** The operation's outcome, after one turn of the event loop when the cells asked for it. */

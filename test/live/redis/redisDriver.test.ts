@@ -13,6 +13,7 @@ import { keyDigest } from '../../../src/core/names';
 import type { Driver } from '../../../src/core/stores/store';
 import { hashToken, newOwnerToken } from '../../../src/core/tokens';
 import { describeDriverContract } from '../../contract/driverContract';
+import { crowdedPage } from '../../helpers/crowdedPage';
 import { waitFor } from '../../helpers/waitFor';
 import { randomPrefix, removeKeysUnder } from './prefixKeys';
 import { freePort, RedisServer, requireRedisServer } from './redisServer';
@@ -184,6 +185,20 @@ describe('redis driver (live redis-server)', function () {
       await admin.set(`${prefix}:record:${foreignKey}`, 'something else');
       await assert.rejects(driver.read(foreignKey), LockStorageError);
       await assert.rejects(driver.compareAndSwap(foreignKey, null, {}, { summary: 'x' }), LockStorageError);
+    });
+    it('stores a crowded page packed in at most 64 KiB; a changed character of it reads as damage, never as another page', async () => {
+      const driver = await open();
+      const key = freshKey();
+      const page = crowdedPage();
+      assert.ok((await driver.compareAndSwap(key, null, page, { summary: 'crowded' })).ok);
+      const stored = (await admin.hget(`${prefix}:record:${key}`, 'v'))!;
+      assert.ok(Buffer.byteLength(stored) <= 64 * 1024, `stored in ${Buffer.byteLength(stored)} bytes`);
+      assert.equal(JSON.stringify((await driver.read(key))?.value), JSON.stringify(page));
+      const packed = JSON.parse(stored) as { data: string };
+      const at = packed.data.length >> 1;
+      const changed = { ...packed, data: packed.data.slice(0, at) + (packed.data[at] === 'A' ? 'B' : 'A') + packed.data.slice(at + 1) };
+      await admin.hset(`${prefix}:record:${key}`, 'v', JSON.stringify(changed));
+      await assert.rejects(driver.read(key), LockStorageError);
     });
   });
 

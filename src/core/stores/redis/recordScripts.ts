@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { LockStorageError } from '../../errors';
+import { packPage, unpackPage } from '../packedPage';
 import type { CasResult, VersionedRecord } from '../store';
 import { defineScript, evalScript, type ScriptClient } from './evalScript';
 
@@ -36,8 +37,9 @@ export async function readRecord(client: Pick<Redis, 'hmget'>, recordKey: string
   if (text === null && revision === null) return null;
   if (text === null || revision === null || !/^[1-9]\d*$/.test(revision)) throw damaged();
   try {
-    return { value: JSON.parse(text), revision };
-  } catch {
+    return { value: unpackPage(JSON.parse(text), 'redis'), revision };
+  } catch (error) {
+    if (error instanceof LockStorageError) throw error;
     throw damaged();
   }
 }
@@ -49,7 +51,7 @@ export async function compareAndSwapRecord(
   expectedRevision: string | null,
   next: unknown,
 ): Promise<CasResult> {
-  const text = JSON.stringify(next);
+  const text = JSON.stringify(packPage(next, 'redis'));
   if (text === undefined || Buffer.byteLength(text) > MAX_RECORD_BYTES) {
     throw new LockStorageError(
       'redis',

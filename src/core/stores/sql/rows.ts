@@ -1,4 +1,5 @@
 import { LockStorageError } from '../../errors';
+import { unpackPage } from '../packedPage';
 import type { VersionedRecord } from '../store';
 import type { SqlRow } from './sqlBackend';
 
@@ -36,8 +37,9 @@ export function recordRow(row: SqlRow): VersionedRecord {
   const revision = integer(row.revision);
   if (row.kind !== 'record' || revision === undefined || revision < 1 || typeof row.record !== 'string') throw damaged('record');
   try {
-    return { value: JSON.parse(row.record), revision: String(revision) };
+    return { value: unpackPage(JSON.parse(row.record), 'sql'), revision: String(revision) };
   } catch (cause) {
+    if (cause instanceof LockStorageError) throw cause;
     throw damaged('record', cause);
   }
 }

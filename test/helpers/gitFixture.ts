@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as fs from 'node:fs';
-import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
-import { makeTempDir, removeTempDir, walk } from './tempDir';
+import { storeTexts } from './storeTexts';
+import { makeTempDir, removeTempDir } from './tempDir';
 
 /**
  * A real team for the command line's integration tests: a bare remote, clones of it with their own
@@ -305,10 +305,8 @@ export async function createGitFixture(options: GitFixtureOptions): Promise<GitF
     assertNoTokenLeaked() {
       collectTokens();
       assert.ok(tokensSeen.size > 0, 'the test saw at least one owner token');
-      // Small records are published as a symbolic link's target (file driver): read what the link says.
-      const storeText = walk(store).files.map(f =>
-        fs.lstatSync(f).isSymbolicLink() ? (decodeLinkTarget(fs.readlinkSync(f)) ?? '') : fs.readFileSync(f, 'latin1'),
-      );
+      // Small records are a symbolic link's target (file driver), large pages packed: storeTexts reads both.
+      const storeText = storeTexts(store);
       for (const token of tokensSeen) {
         assert.match(token, /^[0-9a-f]{64}$/);
         for (const [i, text] of outputs.entries()) assert.ok(!text.includes(token), `output #${i} contains an owner token`);

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
+import { packPage, unpackPage } from '../../src/core/stores/packedPage';
 import * as path from 'node:path';
 import { isChainEnvelope, readChain, storeChain, type ChainEnvelope } from '../../src/core/chain/chainLayout';
 import { digestOf, stepMessage, type ChainStep } from '../../src/core/chain/signedChain';
@@ -62,13 +63,14 @@ export function fileHand(recordDir: string): StoreHand {
     return { number, lineage: envelope.l as string[], value: envelope.v };
   };
   return {
-    top: async () => newest().value,
+    // As the driver reads and stores a page: a large one packed (packedPage.ts), as bob's own Lockstep would write it.
+    top: async () => unpackPage(newest().value, 'file'),
     // The next revision, exactly as the driver frames one.
     async writeTop(value) {
       const current = newest();
       const file = path.join(recordDir, `${String(current.number + 1).padStart(16, '0')}.json`);
       const lineage = [randomBytes(6).toString('hex'), ...current.lineage].slice(0, 32);
-      fs.writeFileSync(file, frameRevision(JSON.stringify({ l: lineage, v: value })), { mode: 0o600, flag: 'wx' });
+      fs.writeFileSync(file, frameRevision(JSON.stringify({ l: lineage, v: packPage(value, 'file') })), { mode: 0o600, flag: 'wx' });
       return async () => fs.unlinkSync(file);
     },
   };
@@ -95,10 +97,10 @@ export function sqliteHand(database: string, key: string): StoreHand {
     }
   };
   return {
-    top: async () => JSON.parse(read()),
+    top: async () => unpackPage(JSON.parse(read()), 'sql'),
     async writeTop(value) {
       const before = read();
-      write(JSON.stringify(value));
+      write(JSON.stringify(packPage(value, 'sql')));
       return async () => write(before);
     },
   };

@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { decodeLinkTarget } from '../../src/core/stores/linkTarget';
 import * as path from 'node:path';
 import {
   createFencingTeam,
@@ -13,6 +12,7 @@ import {
   type FencingTeam,
   type TeamMember,
 } from '../helpers/fencingFixture';
+import { storedText, storeTexts } from '../helpers/storeTexts';
 import { walk } from '../helpers/tempDir';
 
 /**
@@ -35,11 +35,6 @@ function ok(result: CliResult, what: string): any {
   assert.equal(result.code, 0, `${what}: exit ${result.code}\n${result.stdout}${result.stderr}`);
   if (result.json !== undefined) assert.equal(result.json.ok, true);
   return result.json;
-}
-
-/** A stored revision's bytes: the file driver keeps small records as a symbolic link's target, others as files. */
-function storedText(file: string): string {
-  return fs.lstatSync(file).isSymbolicLink() ? (decodeLinkTarget(fs.readlinkSync(file)) ?? '') : fs.readFileSync(file, 'latin1');
 }
 
 /** No guard spoke (the path of the test folder contains "lockstep", so match the guards' prefixes). */
@@ -347,7 +342,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
         'the trace saw the proof handed to the hook as a push option',
       );
       team.assertNoSecretLeaked([...hooks, ...argvOnly]);
-      const store = walk(team.store).files.map(storedText);
+      const store = storeTexts(team.store);
       for (const secret of team.secrets())
         assert.ok(
           store.every(text => !text.includes(secret)),

@@ -1,3 +1,4 @@
+import { packPage, unpackPage } from '../../../src/core/stores/packedPage';
 import { Etcd3 } from 'etcd3';
 import { openpgpChainAttacks } from '../../helpers/openpgpChainAttacks';
 import { type AttackedStore, signedChainAttacks } from '../../helpers/signedChainAttacks';
@@ -31,10 +32,10 @@ const etcdStore = async (context: Mocha.Context): Promise<AttackedStore> => {
           await client.put(recordKey).value(text);
         });
       return {
-        top: () => withClient(async client => JSON.parse((await client.get(recordKey).string()) as string)),
+        top: () => withClient(async client => unpackPage(JSON.parse((await client.get(recordKey).string()) as string), 'etcd')),
         async writeTop(value) {
           const before = await withClient(async client => (await client.get(recordKey).string()) as string);
-          await write(JSON.stringify(value));
+          await write(JSON.stringify(packPage(value, 'etcd')));
           return () => write(before);
         },
       };

@@ -1,3 +1,4 @@
+import { packPage, unpackPage } from '../../../src/core/stores/packedPage';
 import Redis from 'ioredis';
 import { redisKeys } from '../../../src/core/stores/redis/keys';
 import { openpgpChainAttacks } from '../../helpers/openpgpChainAttacks';
@@ -34,10 +35,10 @@ const redisStore = async (context: Mocha.Context): Promise<AttackedStore> => {
           await client.multi().hset(record, 'v', text).hincrby(record, 'rev', 1).exec();
         });
       return {
-        top: () => withClient(async client => JSON.parse((await client.hget(record, 'v')) as string)),
+        top: () => withClient(async client => unpackPage(JSON.parse((await client.hget(record, 'v')) as string), 'redis')),
         async writeTop(value) {
           const before = await withClient(async client => (await client.hget(record, 'v')) as string);
-          await write(JSON.stringify(value));
+          await write(JSON.stringify(packPage(value, 'redis')));
           return () => write(before);
         },
       };

@@ -123,6 +123,36 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['accepted']);
   });
 
+  it('removes the copies that processes killed while writing left, once they are an hour old, when it writes a cache', () => {
+    run(cli, ['--version'], work, { HOME: home });
+    const [file] = caches(folder, 'cli-main.js');
+    // Left by killed writers: an old and a fresh copy of this bundle's cache, an old one of another bundle's; and
+    // an old file that only looks like one (not a pid) and one that is not ours at all: those two stay.
+    const hourAndMinuteAgo = new Date(Date.now() - 61 * 60 * 1000);
+    const planted = {
+      old: `${file}.4242.tmp`,
+      fresh: `${file}.4343.tmp`,
+      otherBundle: 'guard-main.js-0123456789abcdef-0123456789abcdef-0123456789abcdef.v8.17.tmp',
+      notAPid: `${file}.x.tmp`,
+      notOurs: 'notes.tmp',
+    };
+    for (const name of Object.values(planted)) fs.writeFileSync(path.join(folder, name), 'partial');
+    for (const name of [planted.old, planted.otherBundle, planted.notAPid, planted.notOurs])
+      fs.utimesSync(path.join(folder, name), hourAndMinuteAgo, hourAndMinuteAgo);
+    const left = () =>
+      fs
+        .readdirSync(folder)
+        .filter(n => n.endsWith('.tmp'))
+        .sort();
+
+    assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['accepted']);
+    assert.deepEqual(left(), Object.values(planted).sort(), 'a run that reads the cache does not list the folder');
+
+    fs.writeFileSync(path.join(folder, file), 'not a V8 code cache');
+    assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['rejected', 'written']);
+    assert.deepEqual(left(), [planted.fresh, planted.notAPid, planted.notOurs].sort());
+  });
+
   for (const [what, dir] of [
     ['the cache folder', ['.cache', 'lockstep', 'v8']],
     ['the folder above it', ['.cache', 'lockstep']],

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hasNonAscii } from '../../scripts/asciiComments.mjs';
 import { childEnv } from '../helpers/children';
 import { cliPath } from '../helpers/gitFixture';
 import { useTempDir } from '../helpers/tempDir';
@@ -79,6 +80,12 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.deepEqual(second.cache, ['accepted'], 'the second run compiles from the cache and writes nothing');
     assert.deepEqual([second.status, second.stdout, second.stderr], [first.status, first.stdout, first.stderr]);
     assert.deepEqual(caches(folder, 'cli-main.js'), [file]);
+  });
+
+  it('loads bundles in ASCII, as scripts/build.mjs lands them (Node reads them one byte a character)', () => {
+    // The command line under test is built as dist/ is, comments made ASCII (scripts/asciiComments.mjs) included.
+    for (const bundle of ['cli-main.js', 'guard-main.js', 'holder-main.js'])
+      assert.equal(hasNonAscii(fs.readFileSync(path.join(path.dirname(cli), bundle), 'utf8')), false, bundle);
   });
 
   it('behaves as without the cache: the same output and exit, with and without it', () => {

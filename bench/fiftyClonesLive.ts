@@ -19,6 +19,10 @@
  * who released could not acquire again for fifty handover windows; the holders queued ahead of the windows
  * keep each release an ordinary one, followed by the next holder's acquire.
  *
+ * Each driver's row is printed as soon as it is measured, and the whole table again at the end. A driver whose run
+ * throws (a holder's git timeout at high load, a server that does not answer) gets a FAILED row with its error's class
+ * and message (credentials in URLs redacted), the next driver runs, and the bench exits 1 at the end.
+ *
  * Wall-clock latencies on a shared machine: the load average (as `uptime` prints it) is printed with each row.
  * PostgreSQL and MariaDB need their servers: `bash scripts/suites/sql.sh bench fiftyClonesLive` starts throwaway
  * ones; without LOCKSTEP_BENCH_POSTGRES_URL / LOCKSTEP_BENCH_MYSQL_URL those rows are SKIPPED, loudly, as are
@@ -36,6 +40,7 @@ import * as path from 'node:path';
 import * as esbuild from 'esbuild';
 import { Container } from '../src/core/container/container';
 import { openDriver } from '../src/core/drivers';
+import { redact } from '../src/core/git/gitError';
 import type { Driver } from '../src/core/stores/store';
 import { REPO_ROOT } from '../test/helpers/children';
 import { createGitFixture } from '../test/helpers/gitFixture';
@@ -94,6 +99,8 @@ interface Row {
   readonly label: string;
   readonly watch: string;
   readonly skipped?: string;
+  /** The driver's measurement threw: its error's class and message (redacted); the other drivers still run. */
+  readonly failed?: string;
   readonly idle?: Phase;
   readonly loaded?: Phase;
   readonly petitions?: { recorded: number; acknowledged: number; errors: string[]; lost: number };
@@ -341,7 +348,7 @@ async function measure(driver: DriverCase, script: string): Promise<Row> {
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
-function print(rows: readonly Row[]): void {
+function printHeader(): void {
   console.log(
     `\nFifty clones at once: ${CLONES} window processes on one page, ${ROUNDS} holder turns per phase (${HEARTBEATS} heartbeats + 1 release each); node ${process.version}, ${os.cpus().length} CPUs`,
   );
@@ -349,47 +356,71 @@ function print(rows: readonly Row[]): void {
     '| driver | windows watch by | heartbeat p50/p95 ms idle → loaded | ratio p95 | release p50/p95 ms idle → loaded | ratio p95 | petitions recorded | load (1 min) idle; loaded |',
   );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-  const verdicts: string[] = [];
-  for (const row of rows) {
-    if (row.skipped) {
-      console.log(`| ${row.label} | ${row.watch} | SKIPPED: ${row.skipped} | | | | | |`);
-      console.log(`\n!!!!!!!! SKIPPED: fiftyClonesLive ${row.label} (${row.skipped}) !!!!!!!!\n`);
-      continue;
-    }
-    const idle = row.idle!;
-    const loaded = row.loaded!;
-    const p = row.petitions!;
-    if (process.env.BENCH_FIFTY_TRACE)
-      console.log(JSON.stringify({ label: row.label, idle, loaded }, (_, v) => (typeof v === 'number' ? Math.round(v) : v)));
-    const hb = quantile(loaded.heartbeat, 0.95) / quantile(idle.heartbeat, 0.95);
-    const rel = quantile(loaded.release, 0.95) / quantile(idle.release, 0.95);
-    const verdict = (r: number) => `${r.toFixed(2)}× ${r <= 2 ? 'met' : '**MISSED**'}`;
-    console.log(
-      `| ${row.label} | ${row.watch} | ${ms(quantile(idle.heartbeat, 0.5))}/${ms(quantile(idle.heartbeat, 0.95))} → ${ms(quantile(loaded.heartbeat, 0.5))}/${ms(quantile(loaded.heartbeat, 0.95))} | ${verdict(hb)} | ${ms(quantile(idle.release, 0.5))}/${ms(quantile(idle.release, 0.95))} → ${ms(quantile(loaded.release, 0.5))}/${ms(quantile(loaded.release, 0.95))} | ${verdict(rel)} | ${p.recorded}/${CLONES}${p.recorded === CLONES ? '' : ' **MISSED**'} | ${idle.load[0].toFixed(1)}–${idle.load[1].toFixed(1)}; ${loaded.load[0].toFixed(1)}–${loaded.load[1].toFixed(1)} |`,
-    );
-    verdicts.push(
-      `${row.label}: ${idle.turns} idle and ${loaded.turns} loaded turns${loaded.turns < ROUNDS || idle.turns < ROUNDS ? ` (${TURNS_BUDGET_S} s budget reached)` : ''};` +
-        ` the windows read the page ${row.windowReads} times in ${row.loadedSeconds!.toFixed(0)} s of loaded turns` +
-        ` (${(row.windowReads! / row.loadedSeconds!).toFixed(1)}/s); petitions acknowledged ${p.acknowledged}/${CLONES}` +
-        (p.errors.length > 0 ? `, refused or failed ${p.errors.length} (${[...new Set(p.errors)].join('; ')})` : '') +
-        (p.lost > 0 ? `; **${p.lost} acknowledged but not on the page: LOST**` : ''),
-    );
-    const split = (xs: number[], inBurst: boolean[], during: boolean) => xs.filter((_, i) => inBurst[i] === during);
-    const part = (what: string, xs: number[], inBurst: boolean[]) => {
-      const during = split(xs, inBurst, true);
-      const after = split(xs, inBurst, false);
-      return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
-    };
-    verdicts.push(
-      `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}; one heartbeat or release lost at most ${loaded.longestLosingRun}`,
-    );
-    verdicts.push(
-      `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,
-    );
+}
+
+/** The driver's row of the table, and for a skipped or failed driver a banner that cannot be missed. */
+function printRow(row: Row): void {
+  if (row.skipped || row.failed) {
+    const [word, why] = row.skipped ? ['SKIPPED', row.skipped] : ['FAILED', row.failed];
+    console.log(`| ${row.label} | ${row.watch} | ${word}: ${why} | | | | | |`);
+    console.log(`\n!!!!!!!! ${word}: fiftyClonesLive ${row.label} (${why}) !!!!!!!!\n`);
+    return;
   }
+  const idle = row.idle!;
+  const loaded = row.loaded!;
+  const p = row.petitions!;
+  if (process.env.BENCH_FIFTY_TRACE)
+    console.log(JSON.stringify({ label: row.label, idle, loaded }, (_, v) => (typeof v === 'number' ? Math.round(v) : v)));
+  const hb = quantile(loaded.heartbeat, 0.95) / quantile(idle.heartbeat, 0.95);
+  const rel = quantile(loaded.release, 0.95) / quantile(idle.release, 0.95);
+  const verdict = (r: number) => `${r.toFixed(2)}× ${r <= 2 ? 'met' : '**MISSED**'}`;
+  console.log(
+    `| ${row.label} | ${row.watch} | ${ms(quantile(idle.heartbeat, 0.5))}/${ms(quantile(idle.heartbeat, 0.95))} → ${ms(quantile(loaded.heartbeat, 0.5))}/${ms(quantile(loaded.heartbeat, 0.95))} | ${verdict(hb)} | ${ms(quantile(idle.release, 0.5))}/${ms(quantile(idle.release, 0.95))} → ${ms(quantile(loaded.release, 0.5))}/${ms(quantile(loaded.release, 0.95))} | ${verdict(rel)} | ${p.recorded}/${CLONES}${p.recorded === CLONES ? '' : ' **MISSED**'} | ${idle.load[0].toFixed(1)}–${idle.load[1].toFixed(1)}; ${loaded.load[0].toFixed(1)}–${loaded.load[1].toFixed(1)} |`,
+  );
+}
+
+/** What a measured driver's row does not say: turns, the windows' reads, petitions, lost races, bursts. */
+function verdicts(row: Row): string[] {
+  if (row.skipped || row.failed) return [];
+  const idle = row.idle!;
+  const loaded = row.loaded!;
+  const p = row.petitions!;
+  const lines = [
+    `${row.label}: ${idle.turns} idle and ${loaded.turns} loaded turns${loaded.turns < ROUNDS || idle.turns < ROUNDS ? ` (${TURNS_BUDGET_S} s budget reached)` : ''};` +
+      ` the windows read the page ${row.windowReads} times in ${row.loadedSeconds!.toFixed(0)} s of loaded turns` +
+      ` (${(row.windowReads! / row.loadedSeconds!).toFixed(1)}/s); petitions acknowledged ${p.acknowledged}/${CLONES}` +
+      (p.errors.length > 0 ? `, refused or failed ${p.errors.length} (${[...new Set(p.errors)].join('; ')})` : '') +
+      (p.lost > 0 ? `; **${p.lost} acknowledged but not on the page: LOST**` : ''),
+  ];
+  const split = (xs: number[], inBurst: boolean[], during: boolean) => xs.filter((_, i) => inBurst[i] === during);
+  const part = (what: string, xs: number[], inBurst: boolean[]) => {
+    const during = split(xs, inBurst, true);
+    const after = split(xs, inBurst, false);
+    return `${what} p95 ${during.length > 0 ? ms(quantile(during, 0.95)) : '—'} ms while petitions were in flight (${during.length} samples), ${after.length > 0 ? ms(quantile(after, 0.95)) : '—'} ms after (${after.length})`;
+  };
+  lines.push(
+    `  the holders' compare-and-swap writes (heartbeats, releases, acquires) that lost a race: idle ${idle.lostRaces}/${idle.writes}, loaded ${loaded.lostRaces}/${loaded.writes}; one heartbeat or release lost at most ${loaded.longestLosingRun}`,
+  );
+  lines.push(
+    `  loaded ${part('heartbeat', loaded.heartbeat, loaded.heartbeatInBurst)}; ${part('release', loaded.release, loaded.releaseInBurst)}`,
+  );
+  return lines;
+}
+
+/** The whole table again at the end (the rows were printed one by one as they were measured), then the verdicts. */
+function printTable(rows: readonly Row[]): void {
+  printHeader();
+  for (const row of rows) printRow(row);
   console.log('');
-  for (const line of verdicts) console.log(line);
+  for (const line of rows.flatMap(verdicts)) console.log(line);
   console.log('target: heartbeat and release p95 loaded ≤ 2× idle on every driver; every petition recorded');
+}
+
+/** A driver's failure as its row says it: the error's class and first line, URLs' credentials and object names redacted. */
+function failure(error: unknown): string {
+  if (!(error instanceof Error)) return `${typeof error} thrown`;
+  const line = redact(error.message.split('\n')[0] ?? '').replaceAll('|', '/');
+  return `${error.constructor.name}: ${line.length > 200 ? `${line.slice(0, 200)}…` : line}`;
 }
 
 async function main(): Promise<void> {
@@ -457,22 +488,37 @@ async function main(): Promise<void> {
         setUp: async () => ({ env: {}, initArgs: ['--driver', 'git'] }),
       },
     ];
+    printHeader();
     for (const driver of drivers) {
       if (WANTED && !WANTED.some(w => driver.label.toLowerCase().startsWith(w.toLowerCase()))) continue;
       const started = Date.now();
-      rows.push(await measure(driver, script));
+      let row: Row;
+      try {
+        row = await measure(driver, script);
+      } catch (error) {
+        row = { label: driver.label, watch: driver.watch, failed: failure(error) };
+      } finally {
+        await redis?.dispose();
+        redis = undefined;
+        await etcd?.dispose();
+        etcd = undefined;
+      }
       console.error(`[fiftyClonesLive] ${driver.label}: ${((Date.now() - started) / 1000).toFixed(0)} s, load ${load1().toFixed(1)}`);
-      await redis?.dispose();
-      redis = undefined;
-      await etcd?.dispose();
-      etcd = undefined;
+      // Printed now: a later driver's failure (or a killed run) must not lose the rows already measured.
+      printRow(row);
+      rows.push(row);
     }
   } finally {
     await redis?.dispose();
     await etcd?.dispose();
     removeTempDir(tmp);
   }
-  print(rows);
+  printTable(rows);
+  const failed = rows.filter(row => row.failed).map(row => row.label);
+  if (failed.length > 0) {
+    console.error(`[fiftyClonesLive] FAILED: ${failed.join(', ')}`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch(error => {

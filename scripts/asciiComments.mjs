@@ -42,3 +42,14 @@ export function asciiComments(code, withoutComments) {
   if (hasNonAscii(withoutComments)) return { code, ascii: false };
   return { code: code.replace(new RegExp(NON_ASCII.source, 'g'), ch => STAND_INS.get(ch) ?? '?'), ascii: true };
 }
+
+/**
+ * A launched bundle's `text` as esbuild wrote it, with ASCII comments (asciiComments), checked against `esbuild`'s own
+ * reading of it without comments. scripts/build.mjs lands dist/'s launched bundles so, and test/helpers/gitFixture.ts
+ * the command line the tests run, so that they test what ships.
+ */
+export async function asciiBundle(esbuild, text) {
+  if (!hasNonAscii(text)) return { code: text, ascii: true };
+  const { code } = await esbuild.transform(text, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
+  return asciiComments(text, code);
+}

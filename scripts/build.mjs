@@ -3,7 +3,7 @@
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { asciiComments, hasNonAscii } from './asciiComments.mjs';
+import { asciiBundle, hasNonAscii } from './asciiComments.mjs';
 
 const production = process.argv.includes('--production');
 const common = {
@@ -107,8 +107,7 @@ const built = await Promise.all(entries.map(({ launched, ...e }) => esbuild.buil
 const landed = built.flatMap((result, i) =>
   result.outputFiles.map(async out => {
     if (!entries[i].launched || !out.path.endsWith('.js') || !hasNonAscii(out.text)) return landWhole(out.path, out.contents);
-    const { code } = await esbuild.transform(out.text, { loader: 'js', minifyWhitespace: true, legalComments: 'none' });
-    const ascii = asciiComments(out.text, code);
+    const ascii = await asciiBundle(esbuild, out.text);
     if (!ascii.ascii)
       console.warn(`${out.path}: a character outside ASCII outside a comment (a regular expression?): Node reads it as UTF-16, slower.`);
     landWhole(out.path, ascii.code);

@@ -19,6 +19,8 @@ cd "$(dirname "$0")/../.."
 source scripts/accounting.sh
 # shellcheck source=scripts/debian-packages.sh
 source scripts/debian-packages.sh
+# shellcheck source=scripts/suite-group.sh
+source scripts/suite-group.sh
 export LOCKSTEP_SUITE=chaos
 say() { echo "[chaos $(date +%T)] $*"; }
 
@@ -34,14 +36,14 @@ fi
 # loaded machine) runs on, up to 3 times its length times the slowdown factor (chaos/run.ts), rather than fail as
 # "proves too little"; a plain-lease run still under 16 critical sections then fails.
 rc=0
-LOCKSTEP_SUITE=chaos-leases npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-40}" --drivers "$drivers" || rc=1
+LOCKSTEP_SUITE=chaos-leases in_own_group npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_SECONDS:-40}" --drivers "$drivers" || rc=1
 container_drivers=container-file,container-sqlite,container-git; container_seconds=45
 # Redis too when its server is here (its absence is already counted above): 15 s more.
 [[ $drivers == *redis* ]] && { container_drivers=container-file,container-sqlite,container-redis,container-git; container_seconds=60; }
 # --parallel: the container slots run side by side (each mostly waits for a killed lead's 60 s lease to run out; one
 # after the other they took about 2.7 minutes of CI, side by side about one); plain-lease slots still run one at a time.
-LOCKSTEP_SUITE=chaos-container npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-$container_seconds}" --drivers "$container_drivers" --parallel || rc=1
-LOCKSTEP_SUITE=chaos-sql bash scripts/suites/sql.sh chaos --seconds "${LOCKSTEP_CHAOS_SQL_SECONDS:-60}" --parallel || rc=1
+LOCKSTEP_SUITE=chaos-container in_own_group npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_CONTAINER_SECONDS:-$container_seconds}" --drivers "$container_drivers" --parallel || rc=1
+LOCKSTEP_SUITE=chaos-sql in_own_group bash scripts/suites/sql.sh chaos --seconds "${LOCKSTEP_CHAOS_SQL_SECONDS:-60}" --parallel || rc=1
 # etcd (issue 28): plain leases and the container protocol, each on a three-member cluster the harness starts, its
 # leader SIGKILLed and restarted and its members paused (SIGSTOP/SIGCONT) throughout (the container slot's faults
 # start with its clones, after its set-up). 70 s: plain leases 15 s (about 100 critical sections, far above their
@@ -50,8 +52,8 @@ LOCKSTEP_SUITE=chaos-sql bash scripts/suites/sql.sh chaos --seconds "${LOCKSTEP_
 # chaos-etcd-container). The long run: npm run chaos -- --drivers etcd,container-etcd --minutes N --parallel.
 if ! command -v etcd >/dev/null 2>&1; then apt_install chaos etcd-server etcd-client || say "installing etcd-server failed"; fi
 if command -v etcd >/dev/null 2>&1; then
-  LOCKSTEP_SUITE=chaos-etcd npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_ETCD_SECONDS:-15}" --drivers etcd || rc=1
-  LOCKSTEP_SUITE=chaos-etcd-container npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_ETCD_CONTAINER_SECONDS:-55}" --drivers container-etcd || rc=1
+  LOCKSTEP_SUITE=chaos-etcd in_own_group npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_ETCD_SECONDS:-15}" --drivers etcd || rc=1
+  LOCKSTEP_SUITE=chaos-etcd-container in_own_group npx tsx chaos/run.ts --seconds "${LOCKSTEP_CHAOS_ETCD_CONTAINER_SECONDS:-55}" --drivers container-etcd || rc=1
 elif in_ci; then tally_line chaos-etcd 0 1 0 "etcd missing: in CI the etcd chaos run must run"
 else echo; echo "!!!!!!!! SKIPPED: etcd not installed — the etcd chaos run did not run !!!!!!!!"; echo; tally_line chaos-etcd 0 0 1 "etcd not installed"
 fi

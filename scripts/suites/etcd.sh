@@ -20,6 +20,8 @@ cd "$(dirname "$0")/../.."
 source scripts/accounting.sh
 # shellcheck source=scripts/debian-packages.sh
 source scripts/debian-packages.sh
+# shellcheck source=scripts/suite-group.sh
+source scripts/suite-group.sh
 export LOCKSTEP_SUITE=etcd
 say() { echo "[etcd $(date +%T)] $*"; }
 
@@ -35,5 +37,5 @@ if ! have_etcd; then
   fi
 fi
 
-exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 10000 \
+in_own_group npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 10000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/etcd/**/*.test.ts'

@@ -16,6 +16,8 @@ cd "$(dirname "$0")/../.."
 source scripts/accounting.sh
 # shellcheck source=scripts/debian-packages.sh
 source scripts/debian-packages.sh
+# shellcheck source=scripts/suite-group.sh
+source scripts/suite-group.sh
 # shellcheck source=scripts/live-servers.sh
 source scripts/live-servers.sh
 export LOCKSTEP_SUITE=redis
@@ -32,5 +34,5 @@ if ! have_redis; then
   fi
 fi
 
-exec npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
+in_own_group npx mocha -n import=tsx --require ./test/helpers/privateHome.ts --require ./test/helpers/loadScaling.ts --forbid-only --extension ts --timeout 60000 --slow 5000 \
   --reporter ./scripts/tally-reporter.cjs 'test/live/redis/**/*.test.ts'

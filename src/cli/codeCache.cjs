@@ -123,9 +123,19 @@ function readCache(file) {
   }
 }
 
+/** A copy being written (`<cache>.v8.<pid>.tmp`, see writeCache) of any bundle. */
+const TEMPORARY = /\.v8\.\d+\.tmp$/;
+/**
+ * A copy older than this was left by a process killed while writing it (a write takes milliseconds). Its pid
+ * is not asked: a home shared between machines may hold the copy of a process running on another one.
+ */
+const STALE_TEMPORARY_MS = 60 * 60 * 1000;
+
 /**
  * Writes `data` as `file` (the cache of `bundle`) by a rename of a complete private copy, then removes
- * the caches of the bundle's earlier versions (another Node's cache of this version stays).
+ * the caches of the bundle's earlier versions (another Node's cache of this version stays) and the copies
+ * that processes killed while writing left behind. Only here, when a cache is written: a run that reads
+ * the cache does not list the folder.
  */
 function writeCache(file, bundle, data) {
   const temporary = `${file}.${process.pid}.tmp`;
@@ -139,13 +149,20 @@ function writeCache(file, bundle, data) {
   const folder = path.dirname(file);
   const prefix = bundlePrefix(bundle);
   const version = path.basename(file).slice(prefix.length, prefix.length + 16);
+  let names = [];
   try {
-    for (const name of fs.readdirSync(folder))
-      if (name.startsWith(prefix) && name.endsWith('.v8') && name.slice(prefix.length, prefix.length + 16) !== version)
-        fs.rmSync(path.join(folder, name), { force: true });
+    names = fs.readdirSync(folder);
   } catch {
-    /* another process may be reading one (Windows): it goes next time */
+    /* nothing to tidy this time */
   }
+  for (const name of names)
+    try {
+      const earlier = name.startsWith(prefix) && name.endsWith('.v8') && name.slice(prefix.length, prefix.length + 16) !== version;
+      if (earlier || (TEMPORARY.test(name) && Date.now() - fs.lstatSync(path.join(folder, name)).mtimeMs > STALE_TEMPORARY_MS))
+        fs.rmSync(path.join(folder, name), { force: true });
+    } catch {
+      /* another process may be reading it (Windows) or have removed it: it goes next time */
+    }
 }
 
 /**

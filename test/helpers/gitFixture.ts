@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
 import * as fs from 'node:fs';
+import { asciiBundle } from '../../scripts/asciiComments.mjs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { childEnv, finished, lapsingGrantArgv, REPO_ROOT } from './children';
@@ -114,8 +115,9 @@ export function cliPath(): Promise<string> {
     if (fromEnv) return path.resolve(REPO_ROOT, fromEnv);
     const esbuild = await import('esbuild');
     const dir = path.join(REPO_ROOT, 'node_modules', '.cache', 'lockstep-integration', `cli-${process.pid}`);
-    const bundle = (entry: string, outfile: string) =>
-      esbuild.build({
+    fs.mkdirSync(dir, { recursive: true });
+    const bundle = async (entry: string, outfile: string) => {
+      const built = await esbuild.build({
         entryPoints: [path.join(REPO_ROOT, entry)],
         outfile: path.join(dir, outfile),
         bundle: true,
@@ -126,7 +128,12 @@ export function cliPath(): Promise<string> {
         external: ['vscode', 'better-sqlite3', 'pg-native', 'cpu-features'],
         // As scripts/build.mjs: import() becomes require in the bundles dist/cli.js loads through the code cache.
         supported: { 'dynamic-import': false },
+        write: false,
       });
+      // As scripts/build.mjs lands its launched bundles: the comments esbuild keeps in ASCII (Node reads the file one
+      // byte a character, as it reads dist/'s).
+      for (const out of built.outputFiles) fs.writeFileSync(out.path, (await asciiBundle(esbuild, out.text)).code);
+    };
     await Promise.all([
       bundle('src/cli/main.ts', 'cli-main.js'),
       bundle('src/cli/guardMain.ts', 'guard-main.js'),

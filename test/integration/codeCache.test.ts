@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { hasNonAscii } from '../../scripts/asciiComments.mjs';
 import { childEnv } from '../helpers/children';
 import { cliPath } from '../helpers/gitFixture';
 import { useTempDir } from '../helpers/tempDir';
@@ -81,6 +82,12 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.deepEqual(caches(folder, 'cli-main.js'), [file]);
   });
 
+  it('loads bundles in ASCII, as scripts/build.mjs lands them (Node reads them one byte a character)', () => {
+    // The command line under test is built as dist/ is, comments made ASCII (scripts/asciiComments.mjs) included.
+    for (const bundle of ['cli-main.js', 'guard-main.js', 'holder-main.js'])
+      assert.equal(hasNonAscii(fs.readFileSync(path.join(path.dirname(cli), bundle), 'utf8')), false, bundle);
+  });
+
   it('behaves as without the cache: the same output and exit, with and without it', () => {
     const plain = run(cli, ['status'], work, { HOME: home, LOCKSTEP_NO_CODE_CACHE: '1' });
     assert.deepEqual(plain.cache, ['off (LOCKSTEP_NO_CODE_CACHE)']);
@@ -121,6 +128,36 @@ describe('code cache of the command line (dist/cli.js)', function () {
     assert.deepEqual(garbled.cache, ['rejected', 'written']);
     assert.deepEqual([garbled.status, garbled.stdout], [first.status, first.stdout]);
     assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['accepted']);
+  });
+
+  it('removes the copies that processes killed while writing left, once they are an hour old, when it writes a cache', () => {
+    run(cli, ['--version'], work, { HOME: home });
+    const [file] = caches(folder, 'cli-main.js');
+    // Left by killed writers: an old and a fresh copy of this bundle's cache, an old one of another bundle's; and
+    // an old file that only looks like one (not a pid) and one that is not ours at all: those two stay.
+    const hourAndMinuteAgo = new Date(Date.now() - 61 * 60 * 1000);
+    const planted = {
+      old: `${file}.4242.tmp`,
+      fresh: `${file}.4343.tmp`,
+      otherBundle: 'guard-main.js-0123456789abcdef-0123456789abcdef-0123456789abcdef.v8.17.tmp',
+      notAPid: `${file}.x.tmp`,
+      notOurs: 'notes.tmp',
+    };
+    for (const name of Object.values(planted)) fs.writeFileSync(path.join(folder, name), 'partial');
+    for (const name of [planted.old, planted.otherBundle, planted.notAPid, planted.notOurs])
+      fs.utimesSync(path.join(folder, name), hourAndMinuteAgo, hourAndMinuteAgo);
+    const left = () =>
+      fs
+        .readdirSync(folder)
+        .filter(n => n.endsWith('.tmp'))
+        .sort();
+
+    assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['accepted']);
+    assert.deepEqual(left(), Object.values(planted).sort(), 'a run that reads the cache does not list the folder');
+
+    fs.writeFileSync(path.join(folder, file), 'not a V8 code cache');
+    assert.deepEqual(run(cli, ['--version'], work, { HOME: home }).cache, ['rejected', 'written']);
+    assert.deepEqual(left(), [planted.fresh, planted.notAPid, planted.notOurs].sort());
   });
 
   for (const [what, dir] of [

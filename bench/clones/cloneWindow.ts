@@ -21,6 +21,7 @@ import { WatchKeeper } from '../../src/extension/watchKeeper';
 
 /** The extension's `lockstep.pollSeconds` default: the pace while a watch has no live path. */
 const POLL_MS = 10_000;
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 0);
 
 type Message = { type: 'petition' } | { type: 'stop' };
 
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   let reads = 0;
   let reading: Promise<void> | undefined;
   let again = false;
+  let settling: NodeJS.Timeout | undefined;
   // The model's refresh: one read at a time; a change heard during a read asks for one more after it.
   const refresh = (): Promise<void> => {
     if (reading) {
@@ -61,7 +63,16 @@ async function main(): Promise<void> {
   await refresh();
   keeper = new WatchKeeper({
     open: (onChange, options) => container.watch(onChange, options),
-    read: () => void refresh(),
+    read: () => {
+      // BENCH_SETTLE_MS (issue 30, decision 3 (b), measured only here): a window that neither holds nor heads the
+      // queue answers a change after a random pause of 0 to N ms, and the changes heard meanwhile ride on that read.
+      if (SETTLE_MS <= 0) return void refresh();
+      if (settling) return;
+      settling = setTimeout(() => {
+        settling = undefined;
+        void refresh();
+      }, Math.random() * SETTLE_MS);
+    },
     pollMs: () => POLL_MS,
     interest: () => ({
       holds: false,

@@ -17,11 +17,12 @@ import { systemClock } from '../../src/core/clock';
 import { Container } from '../../src/core/container/container';
 import { LockError } from '../../src/core/errors';
 import { hasTurn, type LockStatus } from '../../src/core/lockStatus';
+import { settleMsFor } from '../../src/extension/readSettle';
 import { WatchKeeper } from '../../src/extension/watchKeeper';
 
 /** The extension's `lockstep.pollSeconds` default: the pace while a watch has no live path. */
 const POLL_MS = 10_000;
-const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 0);
+const SETTLE_MS = process.env.BENCH_SETTLE_MS === undefined ? undefined : Number(process.env.BENCH_SETTLE_MS);
 
 type Message = { type: 'petition' } | { type: 'stop' };
 
@@ -37,7 +38,6 @@ async function main(): Promise<void> {
   let reads = 0;
   let reading: Promise<void> | undefined;
   let again = false;
-  let settling: NodeJS.Timeout | undefined;
   // The model's refresh: one read at a time; a change heard during a read asks for one more after it.
   const refresh = (): Promise<void> => {
     if (reading) {
@@ -63,15 +63,12 @@ async function main(): Promise<void> {
   await refresh();
   keeper = new WatchKeeper({
     open: (onChange, options) => container.watch(onChange, options),
-    read: () => {
-      // BENCH_SETTLE_MS (issue 30, decision 3 (b), measured only here): a window that neither holds nor heads the
-      // queue answers a change after a random pause of 0 to N ms, and the changes heard meanwhile ride on that read.
-      if (SETTLE_MS <= 0) return void refresh();
-      if (settling) return;
-      settling = setTimeout(() => {
-        settling = undefined;
-        void refresh();
-      }, Math.random() * SETTLE_MS);
+    read: () => void refresh(),
+    // The extension's pause before a bystander reads a change (readSettle.ts); BENCH_SETTLE_MS=N replaces its longest
+    // pause by N ms (0: every change read at once, as before issue 30's settle).
+    settleMs: () => {
+      const ms = settleMsFor(status);
+      return SETTLE_MS === undefined || ms === 0 ? ms : SETTLE_MS;
     },
     pollMs: () => POLL_MS,
     interest: () => ({

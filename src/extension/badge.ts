@@ -35,12 +35,15 @@ export type BadgeSource =
  * git); `announced`: the store announces changes (PostgreSQL) and `withinMs` is the backup re-read;
  * `live`: a healthy push watch (Redis pub/sub, file watch) brings every change at once, with no re-read
  * (`withinMs` is then unused; while that watch is down the freshness is the poll setting's bound).
+ * `settleWithinMs`: a change heard may wait up to this long before it is read (a window that neither
+ * holds nor heads the queue: readSettle.ts).
  */
 export interface BadgeFreshness {
   readonly withinMs: number;
   readonly activeWithinMs?: number;
   readonly announced?: boolean;
   readonly live?: LiveChannel;
+  readonly settleWithinMs?: number;
 }
 
 /** `mine`: the lock is yours (the theme's prominent status-bar colour), so it never looks like someone else's. */
@@ -210,6 +213,11 @@ function stateBadge(s: LockStatus, isOperator: boolean, now: number): Badge {
 
 /** One line: how fresh the badge is on this driver (the watch's stated bound). */
 export function freshnessLine(f: BadgeFreshness): string {
+  const line = watchLine(f);
+  return f.settleWithinMs ? `${line}; up to ${formatDuration(f.settleWithinMs)} later while you neither hold nor head the queue` : line;
+}
+
+function watchLine(f: BadgeFreshness): string {
   if (f.live) return `Updates: live: ${f.live}, as they happen`;
   if (f.announced) return `Updates: as they happen; re-read at least every ${formatDuration(f.withinMs)}`;
   if (f.activeWithinMs !== undefined && f.activeWithinMs < f.withinMs) {

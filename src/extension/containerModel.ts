@@ -21,6 +21,7 @@ import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';
 import type { ExtensionSettings } from './settings';
+import { settleMsFor } from './readSettle';
 import { WatchKeeper } from './watchKeeper';
 
 /**
@@ -185,7 +186,7 @@ export class ContainerModel implements vscode.Disposable {
         kind: 'status',
         status,
         isOperator: container.settings.operators.includes(container.identity),
-        freshness: this.freshness(),
+        freshness: this.freshness(status),
       };
       this.failures = 0;
       const wasLostOffline = this.lostOffline !== undefined;
@@ -290,6 +291,7 @@ export class ContainerModel implements vscode.Disposable {
           },
           pollMs: () => this.settings.pollSeconds * 1000,
           interest: () => this.interest(),
+          settleMs: () => settleMsFor(this.status),
           clock: systemClock,
           onOpenFailed: error => this.log.error(`${this.folder.name}: live updates unavailable, polling instead`, error),
         });
@@ -325,8 +327,8 @@ export class ContainerModel implements vscode.Disposable {
   }
 
   /** The bound the tooltip states: the watch's own (watchKeeper.ts), or the poll setting before the container opened. */
-  private freshness(): BadgeFreshness {
-    return this.watcher?.freshness() ?? { withinMs: this.settings.pollSeconds * 1000 };
+  private freshness(status: LockStatus): BadgeFreshness {
+    return this.watcher?.freshness(settleMsFor(status)) ?? { withinMs: this.settings.pollSeconds * 1000 };
   }
 
   private async closeContainer(): Promise<void> {

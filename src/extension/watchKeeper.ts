@@ -14,6 +14,14 @@ export interface WatchKeeperOptions {
   /** What the window does with the lock, for a polling watch's pace. */
   readonly interest: () => WatchInterest;
   readonly clock: Clock;
+  /**
+   * The longest pause before a change the watch heard is read (readSettle.ts): 0 (the default) reads at
+   * once; otherwise the read comes after a pause drawn in [0, that), and every change heard meanwhile
+   * rides on it.
+   */
+  readonly settleMs?: () => number;
+  /** Draws the pause: a number in [0, 1) (tests inject it). */
+  readonly random?: () => number;
   /** The watch could not be started (logged by the owner); the keeper polls instead. */
   readonly onOpenFailed?: (error: unknown) => void;
 }
@@ -28,11 +36,17 @@ export interface WatchKeeperOptions {
  * - a push watch that states no health: a safety re-read every 30 s; no watch at all: every `pollMs`,
  *   each read after trying to start one again.
  *
+ * A change the watch hears is read at once, or after a pause while `settleMs` says so (a window that
+ * neither holds nor heads the queue: readSettle.ts); the reads above, which a watch's health asks for,
+ * never wait.
+ *
  * `freshness()` is the bound the badge's tooltip states for the same cases. Time is the injected clock.
  */
 export class WatchKeeper {
   private watch: Watch | undefined;
   private timer: Timer | undefined;
+  /** The read a change is waiting for (its pause running). */
+  private settling: Timer | undefined;
   private disposed = false;
 
   constructor(private readonly options: WatchKeeperOptions) {}
@@ -53,7 +67,13 @@ export class WatchKeeper {
     this.watch?.nudge?.();
   }
 
-  freshness(): BadgeFreshness {
+  /** The bound the badge states; `settleMs`: the pause a change may wait before it is read (default: the option's answer now). */
+  freshness(settleMs = this.settleMs()): BadgeFreshness {
+    const bound = this.watchFreshness();
+    return settleMs > 0 ? { ...bound, settleWithinMs: settleMs } : bound;
+  }
+
+  private watchFreshness(): BadgeFreshness {
     const watch = this.watch;
     const pollMs = this.options.pollMs();
     if (!watch) return { withinMs: pollMs };
@@ -68,6 +88,8 @@ export class WatchKeeper {
     this.disposed = true;
     this.timer?.cancel();
     this.timer = undefined;
+    this.settling?.cancel();
+    this.settling = undefined;
     this.watch?.dispose();
     this.watch = undefined;
   }
@@ -107,15 +129,38 @@ export class WatchKeeper {
     this.schedule();
   }
 
+  /** The watch heard a change: read it now, or after a pause that every later change until then shares. */
+  private changed(): void {
+    if (this.disposed) return;
+    const settleMs = this.settleMs();
+    if (settleMs <= 0) {
+      this.settling?.cancel();
+      this.settling = undefined;
+      this.options.read();
+      return;
+    }
+    if (this.settling) return; // the read already due will see this change too
+    const pause = Math.floor((this.options.random ?? Math.random)() * settleMs);
+    this.settling = this.options.clock.setTimer(pause, () => {
+      this.settling = undefined;
+      if (!this.disposed) this.options.read();
+    });
+  }
+
+  /** The option's answer; 0 (read at once) when there is none or it throws: a pause never costs a read. */
+  private settleMs(): number {
+    try {
+      const ms = this.options.settleMs?.() ?? 0;
+      return Number.isFinite(ms) && ms > 0 ? ms : 0;
+    } catch {
+      return 0;
+    }
+  }
+
   private async openWatch(): Promise<void> {
     let watch: Watch | undefined;
     try {
-      watch = await this.options.open(
-        () => {
-          if (!this.disposed) this.options.read();
-        },
-        { interest: this.options.interest, onHealth: () => this.schedule() },
-      );
+      watch = await this.options.open(() => this.changed(), { interest: this.options.interest, onHealth: () => this.schedule() });
     } catch (error) {
       this.options.onOpenFailed?.(error);
     }

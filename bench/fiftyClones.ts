@@ -5,7 +5,8 @@
  * Each window is one clone with one open VS Code window on the lock page.
  *
  *  - idle: nobody holds or waits
- *  - active: one holder (heartbeat every 10 min: a read and a write), 5 queued, 44 idle
+ *  - active: one holder (heartbeat every 10 min: a read and a write), 5 queued (the head polls fast, the four
+ *    behind it slowly, as idle windows do: src/extension/windowInterest.ts), 44 idle
  *
  * A change of the page costs every window one read (fetch, SELECT, GET) when it hears of it; those
  * are counted as well. The remote answers at once (a counting stand-in for the forge or database);
@@ -39,7 +40,9 @@ async function hour(driver: Driver, active: boolean): Promise<Count> {
   const random = seededRandom(driver.length * 31 + (active ? 7 : 3));
   const count: Count = { polls: 0, reads: 0, writes: 0 };
   let revision = 1;
-  const interestOf = (i: number): WatchInterest => (!active ? IDLE_INTEREST : { holds: i === 0, waits: i >= 1 && i <= 5 });
+  // Windows 1–5 are queued; only the head (1) waits for news at once (src/extension/windowInterest.ts), the others
+  // poll at the slow pace as idle windows do.
+  const interestOf = (i: number): WatchInterest => (!active ? IDLE_INTEREST : { holds: i === 0, waits: i === 1 });
   // Push drivers: every window hears each write at once.
   const pushListeners = new Set<() => void>();
   // Each clone is its own process: its own poller (git) or watch set (SQL), as in a real team.

@@ -17,11 +17,12 @@ import { systemClock } from '../../src/core/clock';
 import { Container } from '../../src/core/container/container';
 import { LockError } from '../../src/core/errors';
 import { hasTurn, type LockStatus } from '../../src/core/lockStatus';
-import { settleMsFor } from '../../src/extension/readSettle';
+import { interestFor, settleMsFor } from '../../src/extension/windowInterest';
 import { WatchKeeper } from '../../src/extension/watchKeeper';
 
 /** The extension's `lockstep.pollSeconds` default: the pace while a watch has no live path. */
 const POLL_MS = 10_000;
+const QUEUED_FAST = process.env.BENCH_QUEUED_FAST === '1';
 const SETTLE_MS = process.env.BENCH_SETTLE_MS === undefined ? undefined : Number(process.env.BENCH_SETTLE_MS);
 
 type Message = { type: 'petition' } | { type: 'stop' };
@@ -64,18 +65,23 @@ async function main(): Promise<void> {
   keeper = new WatchKeeper({
     open: (onChange, options) => container.watch(onChange, options),
     read: () => void refresh(),
-    // The extension's pause before a bystander reads a change (readSettle.ts); BENCH_SETTLE_MS=N replaces its longest
+    // The extension's pause before a bystander reads a change (windowInterest.ts); BENCH_SETTLE_MS=N replaces its longest
     // pause by N ms (0: every change read at once, as before issue 30's settle).
     settleMs: () => {
       const ms = settleMsFor(status);
       return SETTLE_MS === undefined || ms === 0 ? ms : SETTLE_MS;
     },
     pollMs: () => POLL_MS,
-    interest: () => ({
-      holds: false,
-      waits: status !== undefined && (status.position > 0 || hasTurn(status)),
-      ...(askedAt !== undefined ? { askedAt } : {}),
-    }),
+    // The extension's interest (windowInterest.ts: fast polls for the holder, the queue head and a window whose turn it
+    // is); BENCH_QUEUED_FAST=1: every queued window polls fast, as before issue 30's change.
+    interest: () =>
+      QUEUED_FAST
+        ? {
+            holds: false,
+            waits: status !== undefined && (status.position > 0 || hasTurn(status)),
+            ...(askedAt !== undefined ? { askedAt } : {}),
+          }
+        : interestFor(status, askedAt),
     clock: systemClock,
   });
   await keeper.start();

@@ -36,7 +36,7 @@ export type BadgeSource =
  * `live`: a healthy push watch (Redis pub/sub, file watch) brings every change at once, with no re-read
  * (`withinMs` is then unused; while that watch is down the freshness is the poll setting's bound).
  * `settleWithinMs`: a change heard may wait up to this long before it is read (a window that neither
- * holds nor heads the queue: readSettle.ts).
+ * holds nor heads the queue: windowInterest.ts).
  */
 export interface BadgeFreshness {
   readonly withinMs: number;

@@ -21,7 +21,7 @@ import type { BadgeFreshness, BadgeSource } from './badge';
 import { Heartbeat } from './heartbeat';
 import type { Log } from './log';
 import type { ExtensionSettings } from './settings';
-import { settleMsFor } from './readSettle';
+import { interestFor, settleMsFor } from './windowInterest';
 import { WatchKeeper } from './watchKeeper';
 
 /**
@@ -310,15 +310,10 @@ export class ContainerModel implements vscode.Disposable {
 
   /**
    * What this window is doing with the lock, for a polling watch's pace (core/stores/pollPace.ts):
-   * fast while it holds, waits (queued, queue head, your turn) or the user just asked.
+   * fast while it holds, heads the queue, has its turn, or the user just asked (windowInterest.ts).
    */
   private interest(): WatchInterest {
-    const s = this.status;
-    return {
-      holds: s?.state === LockState.HeldByMe,
-      waits: s !== undefined && (s.position > 0 || hasTurn(s)),
-      ...(this.askedAt !== undefined ? { askedAt: this.askedAt } : {}),
-    };
+    return interestFor(this.status, this.askedAt);
   }
 
   private markAsked(): void {

@@ -15,7 +15,7 @@ export interface WatchKeeperOptions {
   readonly interest: () => WatchInterest;
   readonly clock: Clock;
   /**
-   * The longest pause before a change the watch heard is read (readSettle.ts): 0 (the default) reads at
+   * The longest pause before a change the watch heard is read (windowInterest.ts): 0 (the default) reads at
    * once; otherwise the read comes after a pause drawn in [0, that), and every change heard meanwhile
    * rides on it.
    */
@@ -37,7 +37,7 @@ export interface WatchKeeperOptions {
  *   each read after trying to start one again.
  *
  * A change the watch hears is read at once, or after a pause while `settleMs` says so (a window that
- * neither holds nor heads the queue: readSettle.ts); the reads above, which a watch's health asks for,
+ * neither holds nor heads the queue: windowInterest.ts); the reads above, which a watch's health asks for,
  * never wait.
  *
  * `freshness()` is the bound the badge's tooltip states for the same cases. Time is the injected clock.

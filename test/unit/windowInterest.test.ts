@@ -2,13 +2,14 @@ import * as assert from 'node:assert/strict';
 import { ManualClock, SECOND } from '../../src/core/clock';
 import { emptyRecord, type ContainerSettings, type LockRecord } from '../../src/core/lockRecord';
 import { describe as describeStatus } from '../../src/core/lockStatus';
+import { GIT_POLL_PACE, pollMode } from '../../src/core/stores/pollPace';
 import type { Watch, WatchOptions } from '../../src/core/stores/store';
 import { freshnessLine } from '../../src/extension/badge';
-import { BYSTANDER_SETTLE_MS, settleMsFor } from '../../src/extension/readSettle';
+import { BYSTANDER_SETTLE_MS, interestFor, settleMsFor } from '../../src/extension/windowInterest';
 import { WatchKeeper } from '../../src/extension/watchKeeper';
 
 /**
- * Issue 30, fifty clones: a window that neither holds nor heads the queue lets a change settle (a random pause of
+ * Issue 30, fifty clones: a window that neither holds nor heads the queue polls slowly and lets a change settle (a random pause of
  * at most BYSTANDER_SETTLE_MS) before it reads the page, and every change heard meanwhile rides on that read; the
  * holder, the queue head and a window whose turn it is read at once.
  */
@@ -48,6 +49,22 @@ describe('the pause before a bystander reads a change', () => {
     assert.equal(as('carol@x.io', released).position, 2);
     assert.equal(settleMsFor(as('carol@x.io', released)), 0, 'her turn');
     assert.equal(settleMsFor(undefined), 0, 'nothing read yet');
+  });
+
+  it('polls fast for the holder, the queue head and a window whose turn it is, and for a minute after its user acted', () => {
+    const at = now - 10_000;
+    assert.deepEqual(interestFor(as('alice@x.io', held(queue), true), undefined), { holds: true, waits: false });
+    assert.deepEqual(interestFor(as('bob@x.io', held(queue)), at), { holds: false, waits: true, askedAt: at });
+    assert.deepEqual(interestFor(as('carol@x.io', held(queue)), undefined), { holds: false, waits: false }, 'second: slow');
+    assert.deepEqual(interestFor(as('dave@x.io', held(queue)), undefined), { holds: false, waits: false });
+    assert.deepEqual(interestFor(undefined, undefined), { holds: false, waits: false });
+    const released: LockRecord = { ...emptyRecord('c'), grant: 4, queue, releasedAt: now - 16 * 60_000 };
+    assert.deepEqual(interestFor(as('carol@x.io', released), undefined), { holds: false, waits: true }, 'her turn, second');
+    // The pace those interests give on the git driver's rule: carol, second, polls slowly unless she just acted.
+    const carol = as('carol@x.io', held(queue));
+    assert.equal(pollMode(interestFor(carol, undefined), now, GIT_POLL_PACE), 'slow');
+    assert.equal(pollMode(interestFor(carol, now - 5_000), now, GIT_POLL_PACE), 'fast');
+    assert.equal(pollMode(interestFor(as('bob@x.io', held(queue)), undefined), now, GIT_POLL_PACE), 'fast');
   });
 
   /** A keeper on a ManualClock over a push watch whose `change()` is the driver's event. */

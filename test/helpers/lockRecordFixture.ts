@@ -12,6 +12,7 @@ import {
   type LockRecord,
   type Outcome,
 } from '../../src/core/lockRecord';
+import { describe, type LockStatus } from '../../src/core/lockStatus';
 import { parseRecord } from '../../src/core/recordCodec';
 
 /**
@@ -39,6 +40,30 @@ export function hex(label: string): string {
 }
 
 export const fresh = (): LockRecord => emptyRecord(CONTAINER);
+
+/** A page `holder` holds (grant #4, acquired a minute before `now`, an hour left) with `queue` waiting. */
+export function heldPage(holder: string, now: number, queue: LockRecord['queue'] = []): LockRecord {
+  return {
+    ...fresh(),
+    grant: 4,
+    queue,
+    holder: {
+      identity: holder,
+      grant: 4,
+      tokenHash: hex(`${holder} token`),
+      proofHash: hex(`${holder} proof`),
+      grantedAt: now - MINUTE,
+      expiresAt: now + HOUR,
+      ttlMs: 2 * HOUR,
+    },
+  };
+}
+
+/** What `identity` sees of `record` at `now`; `holding`: from the holder's own clone (its session). */
+export function statusOf(record: LockRecord, identity: string, now: number, holding = false): LockStatus {
+  const h = record.holder;
+  return describe(record, SETTINGS, { identity, ...(holding && h ? { session: { grant: h.grant, tokenHash: h.tokenHash } } : {}) }, now);
+}
 
 /** Unwraps a successful outcome and checks that the record it produced passes the codec. */
 export function ok<T>(outcome: Outcome<T>): { record: LockRecord; value: T; summary: string } {

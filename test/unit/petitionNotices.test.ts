@@ -1,29 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { emptyRecord, type ContainerSettings, type LockRecord } from '../../src/core/lockRecord';
-import { describe as describeStatus } from '../../src/core/lockStatus';
+import type { LockRecord } from '../../src/core/lockRecord';
 import { petitionMessage, petitionsToTell } from '../../src/core/petitionNotices';
+import { heldPage, statusOf } from '../helpers/lockRecordFixture';
 
 /** Which petitions the holder hears of, once each, and in which words. Pure: statuses in, notices out. */
 describe('petition notices for the holder', () => {
   const now = Date.UTC(2026, 0, 1, 10, 0, 0);
-  const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] };
-  const hash = (c: string) => c.repeat(64);
-  const record = (queue: LockRecord['queue']): LockRecord => ({
-    ...emptyRecord('c'),
-    grant: 4,
-    queue,
-    holder: {
-      identity: 'alice@x.io',
-      grant: 4,
-      tokenHash: hash('a'),
-      proofHash: hash('b'),
-      grantedAt: now - 60_000,
-      expiresAt: now + 3600_000,
-      ttlMs: 2 * 3600_000,
-    },
-  });
-  const as = (identity: string, r: LockRecord, session?: boolean) =>
-    describeStatus(r, settings, { identity, ...(session ? { session: { grant: 4, tokenHash: hash('a') } } : {}) }, now);
+  const record = (queue: LockRecord['queue']): LockRecord => heldPage('alice@x.io', now, queue);
+  const as = (identity: string, r: LockRecord, holding?: boolean) => statusOf(r, identity, now, holding);
 
   it('tells the holder of each petition once, then of a new one only; a renewed petition is new', () => {
     const told = new Set<string>();

@@ -1,12 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { ManualClock, SECOND } from '../../src/core/clock';
-import { emptyRecord, type ContainerSettings, type LockRecord } from '../../src/core/lockRecord';
-import { describe as describeStatus } from '../../src/core/lockStatus';
+import { emptyRecord, type LockRecord } from '../../src/core/lockRecord';
 import { GIT_POLL_PACE, pollMode } from '../../src/core/stores/pollPace';
 import type { Watch, WatchOptions } from '../../src/core/stores/store';
 import { freshnessLine } from '../../src/extension/badge';
 import { BYSTANDER_SETTLE_MS, interestFor, settleMsFor } from '../../src/extension/windowInterest';
 import { WatchKeeper } from '../../src/extension/watchKeeper';
+import { heldPage, statusOf } from '../helpers/lockRecordFixture';
 
 /**
  * Issue 30, fifty clones: a window that neither holds nor heads the queue polls slowly and lets a change settle (a random pause of
@@ -15,28 +15,12 @@ import { WatchKeeper } from '../../src/extension/watchKeeper';
  */
 describe('the pause before a bystander reads a change', () => {
   const now = Date.UTC(2026, 0, 1, 10, 0, 0);
-  const settings: ContainerSettings = { leaseTtlMs: 2 * 3600_000, windowMs: 15 * 60_000, operators: [] };
-  const hash = (c: string) => c.repeat(64);
-  const held = (queue: LockRecord['queue']): LockRecord => ({
-    ...emptyRecord('c'),
-    grant: 4,
-    queue,
-    holder: {
-      identity: 'alice@x.io',
-      grant: 4,
-      tokenHash: hash('a'),
-      proofHash: hash('b'),
-      grantedAt: now - 60_000,
-      expiresAt: now + 3600_000,
-      ttlMs: 2 * 3600_000,
-    },
-  });
+  const held = (queue: LockRecord['queue']): LockRecord => heldPage('alice@x.io', now, queue);
   const queue = [
     { identity: 'bob@x.io', at: now - 5_000 },
     { identity: 'carol@x.io', at: now - 4_000 },
   ];
-  const as = (identity: string, r: LockRecord, session?: boolean) =>
-    describeStatus(r, settings, { identity, ...(session ? { session: { grant: 4, tokenHash: hash('a') } } : {}) }, now);
+  const as = (identity: string, r: LockRecord, holding?: boolean) => statusOf(r, identity, now, holding);
 
   it('reads at once for the holder, the queue head and a window whose turn it is; pauses for the others', () => {
     assert.equal(settleMsFor(as('alice@x.io', held(queue), true)), 0, 'the holder');

@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { summaryRow, times as ratioText, verdict } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const WARMUP = 2;
@@ -82,12 +83,21 @@ function main(): void {
     console.log(`| node -e 0 | ${floor.toFixed(1)} | — | 1.00× | — |`);
     const least = median(times.get(FLOOR_ROW)!);
     console.log(`| ${FLOOR_ROW} | ${least.toFixed(1)} | +${(least - floor).toFixed(1)} | ${(least / floor).toFixed(2)}× | — |`);
+    const medians = new Map<string, number>();
     for (const command of COMMANDS) {
       const m = median(times.get(command)!);
+      medians.set(command, m);
       console.log(
         `| ${command} | ${m.toFixed(1)} | +${(m - floor).toFixed(1)} | ${(m / floor).toFixed(2)}× | ${command === 'status' ? (m / floor <= 1.3 ? 'met' : 'NOT met') : '—'} |`,
       );
     }
+    summaryRow({
+      bench: 'cliStart',
+      what: `${COMMANDS.map(command => `\`${command}\``).join(' / ')}, file driver (medians of ${ROUNDS})`,
+      lockstep: `${COMMANDS.map(command => (command === 'status' ? `**${ratioText(medians.get(command)! / floor)}**` : ratioText(medians.get(command)! / floor))).join(' / ')} \`node -e 0\` (${COMMANDS.map(command => `+${(medians.get(command)! - floor).toFixed(1)}`).join(' / ')} ms)`,
+      baseline: `\`node -e 0\` ${floor.toFixed(1)} ms; \`status\`'s floor (bench/statusFloor.cjs, no Lockstep code) ${least.toFixed(1)} ms, ${ratioText(least / floor)}`,
+      target: `\`status\` ≤ 1.3× \`node -e 0\`: ${verdict(medians.get('status')! / floor <= 1.3)}`,
+    });
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

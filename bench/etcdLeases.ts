@@ -19,6 +19,7 @@ import { Etcd3 } from 'etcd3';
 import { createLockManager, type LockHandle } from '../src/core/leases';
 import { EtcdCluster } from '../test/live/etcd/etcdCluster';
 import { RedisServer } from '../test/live/redis/redisServer';
+import { summaryRow, times } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const OPS_PER_ROUND = Number(process.env.BENCH_OPS_PER_ROUND ?? 60);
@@ -27,6 +28,11 @@ const CONTENDERS = 8;
 const CONTENTION_OPS_PER_CLIENT = Number(process.env.BENCH_CONTENTION_OPS ?? 15);
 const TTL_S = 30;
 const PREFIX = `lockstep-bench-${randomUUID().slice(0, 8)}`;
+/** The run-wide summary's row (bench/summary.ts): what it measures and its target (none: the price of consensus). */
+const WHAT = 'acquire+release with a fencing token on a three-member etcd cluster, beside Redis';
+const TARGET = "— (the price of consensus: a majority's fsync per write)";
+/** Three significant digits, with thousands separators: 20.6, 116, 0.53, 1,230. */
+const figure = (n: number) => n.toLocaleString('en-US', { maximumSignificantDigits: 3 });
 
 type Side = 'lockstep etcd' | 'etcd floor' | 'lockstep redis';
 interface Lock {
@@ -68,8 +74,17 @@ function etcdFloor(endpoints: string): Lock {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
 async function main(): Promise<void> {
-  const cluster = await EtcdCluster.start();
-  const redis = await RedisServer.start();
+  // A server that cannot start: the run-wide summary says so, and the bench fails as before.
+  const skipped = (error: unknown) => {
+    const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim().replace(/[.:]$/, '');
+    summaryRow({ bench: 'etcdLeases', what: WHAT, lockstep: `SKIPPED: ${why}`, baseline: '—', target: TARGET });
+    throw error;
+  };
+  const cluster = await EtcdCluster.start().catch(skipped);
+  const redis = await RedisServer.start().catch(async (error: unknown) => {
+    await cluster.dispose();
+    return skipped(error);
+  });
   try {
     const open = (side: Side): Lock =>
       side === 'lockstep etcd'
@@ -96,12 +111,17 @@ async function main(): Promise<void> {
     for (const lock of locks.values()) await lock.close();
 
     console.log(`sequential acquire+release, ${ROUNDS * OPS_PER_ROUND} each (interleaved rounds):`);
+    const p50 = new Map<Side, number>();
+    const p99 = new Map<Side, number>();
     for (const side of sides) {
       const sorted = [...latencies.get(side)!].sort((a, b) => a - b);
-      console.log(`  ${side.padEnd(15)} p50 ${percentile(sorted, 0.5).toFixed(3)} ms   p99 ${percentile(sorted, 0.99).toFixed(3)} ms`);
+      p50.set(side, percentile(sorted, 0.5));
+      p99.set(side, percentile(sorted, 0.99));
+      console.log(`  ${side.padEnd(15)} p50 ${p50.get(side)!.toFixed(3)} ms   p99 ${p99.get(side)!.toFixed(3)} ms`);
     }
 
     console.log(`contention: ${CONTENDERS} managers on one name, ${CONTENTION_OPS_PER_CLIENT} acquire(wait)+release each:`);
+    const perSecond = new Map<Side, number>();
     for (const side of ['lockstep etcd', 'lockstep redis'] as const) {
       const clients = Array.from({ length: CONTENDERS }, () => open(side));
       const start = performance.now();
@@ -115,8 +135,18 @@ async function main(): Promise<void> {
       );
       const seconds = (performance.now() - start) / 1000;
       for (const lock of clients) await lock.close();
-      console.log(`  ${side.padEnd(15)} ${((CONTENDERS * CONTENTION_OPS_PER_CLIENT) / seconds).toFixed(1)} acquisitions/s`);
+      perSecond.set(side, (CONTENDERS * CONTENTION_OPS_PER_CLIENT) / seconds);
+      console.log(`  ${side.padEnd(15)} ${perSecond.get(side)!.toFixed(1)} acquisitions/s`);
     }
+    const etcd = p50.get('lockstep etcd')!;
+    const floor = p50.get('etcd floor')!;
+    summaryRow({
+      bench: 'etcdLeases',
+      what: WHAT,
+      lockstep: `p50 ${figure(etcd)} ms, p99 ${figure(p99.get('lockstep etcd')!)} ms; ${CONTENDERS} contending managers ${figure(perSecond.get('lockstep etcd')!)} acquisitions/s`,
+      baseline: `etcd floor (put-if-absent transaction + delete) p50 ${figure(floor)} ms (**${times(etcd / floor)}**); Lockstep on redis-server p50 ${figure(p50.get('lockstep redis')!)} ms, ${figure(perSecond.get('lockstep redis')!)} acquisitions/s contended`,
+      target: TARGET,
+    });
   } finally {
     await redis.dispose();
     await cluster.dispose();

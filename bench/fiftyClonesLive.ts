@@ -37,6 +37,10 @@
  *   BENCH_SETTLE_MS=N: the longest pause before a window that neither holds nor heads the queue reads a change it heard
  *   (src/extension/windowInterest.ts, 1,000 ms in the extension) is N ms instead; 0: every change is read at once. The
  *   bench's windows never hold or head the queue, so every one of them pauses.
+ *   BENCH_WINDOWS_NICE=N: the windows (and the git processes they start) run at scheduling priority N (19: lowest), the
+ *   holder and the backends at the normal one — a diagnosis, not the target's setting: on a team each window is on a
+ *   machine of its own, and this separates what the windows' CPU on this machine's cores costs the holder from what
+ *   their traffic to the page costs it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +58,7 @@ import { createGitFixture } from '../test/helpers/gitFixture';
 import { makeTempDir, removeTempDir } from '../test/helpers/tempDir';
 import { EtcdCluster } from '../test/live/etcd/etcdCluster';
 import { RedisServer } from '../test/live/redis/redisServer';
+import { summaryRow, times, verdict } from './summary';
 
 const CLONES = Number(process.env.BENCH_CLONES ?? 50);
 /** Releases per phase (each holder's turn: HEARTBEATS heartbeats, one release). */
@@ -63,6 +68,11 @@ const HEARTBEATS = 2;
 const BURST = 10;
 const READY_MS = 180_000;
 /** A phase's turns stop after this many seconds (the turn running ends first), so that a full run stays bounded. */
+const WINDOWS_NICE = process.env.BENCH_WINDOWS_NICE === undefined ? undefined : Number(process.env.BENCH_WINDOWS_NICE);
+if (WINDOWS_NICE !== undefined && !(Number.isInteger(WINDOWS_NICE) && WINDOWS_NICE >= 0 && WINDOWS_NICE <= 19)) {
+  console.error('BENCH_WINDOWS_NICE must be a whole number from 0 to 19');
+  process.exit(2);
+}
 const TURNS_BUDGET_S = Number(process.env.BENCH_FIFTY_BUDGET_S ?? 120);
 const PETITIONS_MS = 120_000;
 /** How the windows, queued behind the holders, poll (the "windows watch by" column). */
@@ -166,6 +176,7 @@ class Windows {
   constructor(script: string, dirs: readonly string[], env: NodeJS.ProcessEnv) {
     for (const [i, dir] of dirs.entries()) {
       const child = fork(script, [dir], { cwd: dir, env, execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      if (WINDOWS_NICE !== undefined && child.pid !== undefined) os.setPriority(child.pid, WINDOWS_NICE);
       let stderr = '';
       child.stderr?.on('data', chunk => {
         stderr = (stderr + String(chunk)).slice(-2_000);
@@ -365,7 +376,7 @@ const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 function printHeader(): void {
   console.log(
-    `\nFifty clones at once: ${CLONES} window processes on one page, ${ROUNDS} holder turns per phase (${HEARTBEATS} heartbeats + 1 release each); the windows read a change after 0–${process.env.BENCH_SETTLE_MS ?? BYSTANDER_SETTLE_MS} ms${process.env.BENCH_SETTLE_MS === undefined ? '' : ' (BENCH_SETTLE_MS)'}; node ${process.version}, ${os.cpus().length} CPUs`,
+    `\nFifty clones at once: ${CLONES} window processes on one page, ${ROUNDS} holder turns per phase (${HEARTBEATS} heartbeats + 1 release each); the windows read a change after 0–${process.env.BENCH_SETTLE_MS ?? BYSTANDER_SETTLE_MS} ms${process.env.BENCH_SETTLE_MS === undefined ? '' : ' (BENCH_SETTLE_MS)'}${WINDOWS_NICE === undefined ? '' : `; the windows at nice ${WINDOWS_NICE} (BENCH_WINDOWS_NICE)`}; node ${process.version}, ${os.cpus().length} CPUs`,
   );
   console.log(
     '| driver | windows watch by | heartbeat p50/p95 ms idle → loaded | ratio p95 | release p50/p95 ms idle → loaded | ratio p95 | petitions recorded | load (1 min) idle; loaded |',
@@ -429,6 +440,78 @@ function printTable(rows: readonly Row[]): void {
   console.log('');
   for (const line of rows.flatMap(verdicts)) console.log(line);
   console.log('target: heartbeat and release p95 loaded ≤ 2× idle on every driver; every petition recorded');
+}
+
+/**
+ * The run-wide summary's one row (bench/summary.ts), as README's: each driver's heartbeat and release p95 idle → loaded
+ * and their ratio, the samples taken after the bursts beside them, and the targets' verdicts over the drivers measured.
+ */
+function summarize(rows: readonly Row[]): void {
+  const measured = rows.filter(row => row.idle && row.loaded && row.petitions);
+  const notMeasured = rows.filter(row => row.skipped || row.failed);
+  const short = (row: Row) => row.label.split(' ')[0]!;
+  const p95 = (xs: readonly number[]) => quantile(xs, 0.95);
+  const ratio = (row: Row, k: 'heartbeat' | 'release') => p95(row.loaded![k]) / p95(row.idle![k]);
+  const pair = (row: Row, k: 'heartbeat' | 'release', first: boolean) =>
+    `${first ? row.label : short(row)} ${ms(p95(row.idle![k]))} → ${ms(p95(row.loaded![k]))}${k === 'heartbeat' && first ? ' ms' : ''} (**${times(ratio(row, k))}**)`;
+  const afterBursts = (row: Row, k: 'heartbeat' | 'release') => {
+    const after = row.loaded![k].filter((_, i) => row.loaded![k === 'heartbeat' ? 'heartbeatInBurst' : 'releaseInBurst'][i] === false);
+    return after.length === 0
+      ? `${short(row)} — (no sample)`
+      : `${short(row)} ${ms(p95(after))} (${times(p95(after) / p95(row.idle![k]))} idle, ${after.length} sample${after.length === 1 ? '' : 's'})`;
+  };
+  const anyAfter = measured.some(row => [...row.loaded!.heartbeatInBurst, ...row.loaded!.releaseInBurst].includes(false));
+  const turnsCut = measured.filter(row => row.idle!.turns < ROUNDS || row.loaded!.turns < ROUNDS);
+  const petitions = measured.every(row => row.petitions!.recorded === CLONES)
+    ? `${CLONES}/${CLONES} on every driver measured`
+    : measured
+        .map(row => `${short(row)} ${row.petitions!.recorded}/${CLONES}${row.petitions!.lost > 0 ? ` (${row.petitions!.lost} LOST)` : ''}`)
+        .join(', ');
+  const lockstep =
+    measured.length === 0
+      ? 'no driver measured'
+      : `heartbeat p95 idle → loaded: ${measured.map((row, i) => pair(row, 'heartbeat', i === 0)).join(', ')}; ` +
+        `release p95: ${measured.map(row => pair(row, 'release', false)).join(', ')}. Petitions recorded: ${petitions}` +
+        (turnsCut.length > 0
+          ? `; the ${TURNS_BUDGET_S} s budget cut the turns: ${turnsCut.map(row => `${short(row)} ${row.idle!.turns} idle, ${row.loaded!.turns} loaded`).join('; ')}`
+          : '');
+  const whyNot = notMeasured.map(row =>
+    row.skipped ? `${row.label} SKIPPED (${row.skipped.split(';')[0]})` : `${row.label} FAILED (${row.failed})`,
+  );
+  // A target is met on every driver only where every driver ran: otherwise on the ones measured, and the rest said.
+  const scope = (met: readonly Row[]) => {
+    const partial = notMeasured.length > 0 || WANTED !== undefined;
+    if (met.length === measured.length)
+      return `${verdict(true)}${partial ? ` on the drivers measured (${measured.map(short).join(', ')})` : ''}`;
+    return `${verdict(false)}${met.length === 0 ? ` on every driver${partial ? ' measured' : ''}` : ` (met on ${met.map(short).join(', ')} only)`}`;
+  };
+  const target =
+    measured.length === 0
+      ? 'heartbeat and release p95 ≤ 2× idle on every driver; every petition recorded: SKIPPED (no driver measured)'
+      : `heartbeat and release p95 ≤ 2× idle on every driver: ${scope(measured.filter(row => ratio(row, 'heartbeat') <= 2 && ratio(row, 'release') <= 2))}; ` +
+        `every petition recorded: ${scope(measured.filter(row => row.petitions!.recorded === CLONES))}`;
+  const options = [
+    WINDOWS_NICE === undefined ? '' : `; the windows at nice ${WINDOWS_NICE} (BENCH_WINDOWS_NICE)`,
+    process.env.BENCH_SETTLE_MS === undefined ? '' : `; the read pause 0–${process.env.BENCH_SETTLE_MS} ms (BENCH_SETTLE_MS)`,
+    process.env.BENCH_QUEUED_FAST === '1' ? '; queued windows poll fast (BENCH_QUEUED_FAST=1)' : '',
+    WANTED === undefined ? '' : `; drivers ${WANTED.join(', ')} only (BENCH_FIFTY_DRIVERS)`,
+  ].join('');
+  summaryRow({
+    bench: 'fiftyClonesLive',
+    what:
+      `${CLONES} windows as real processes on one page, each a clone and a Node process of its own running the extension's \`WatchKeeper\` over its driver's watch, ` +
+      `petitioning in bursts of ${BURST} and then watching, queued behind the holders (never the head): the holders' heartbeat and release p95 while they run, ` +
+      `against the same with nobody else running (${ROUNDS} turns each: ${ROUNDS * HEARTBEATS} heartbeats, ${ROUNDS} releases)${options}`,
+    lockstep: [lockstep, ...whyNot].join('; '),
+    baseline:
+      measured.length === 0
+        ? '—'
+        : !anyAfter
+          ? 'no loaded sample was taken after the bursts (every timed transition overlapped a petition in flight)'
+          : `the loaded samples taken after the bursts (every window queued and watching, no petition in flight): heartbeat p95 ${measured.map(row => afterBursts(row, 'heartbeat')).join(', ')}; ` +
+            `release p95 ${measured.map(row => afterBursts(row, 'release')).join(', ')}`,
+    target,
+  });
 }
 
 /** A driver's failure as its row says it: the error's class and first line, URLs' credentials and object names redacted. */
@@ -529,6 +612,7 @@ async function main(): Promise<void> {
     removeTempDir(tmp);
   }
   printTable(rows);
+  summarize(rows);
   const failed = rows.filter(row => row.failed).map(row => row.label);
   if (failed.length > 0) {
     console.error(`[fiftyClonesLive] FAILED: ${failed.join(', ')}`);

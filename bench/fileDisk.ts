@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createLockManager } from '../src/core/leases';
+import { summaryRow, verdict } from './summary';
 
 const NAMES = Number(process.env.BENCH_NAMES ?? 100_000);
 const TRACK_EVERY = 1_000;
@@ -68,6 +69,13 @@ async function main(): Promise<void> {
     console.log(
       `| fencing tokens of one name taken ${tokens.length} times in between | ${tokens[0]} … ${tokens[tokens.length - 1]} | strictly increasing: ${increasing ? 'met' : 'NOT met'} |`,
     );
+    summaryRow({
+      bench: 'fileDisk',
+      what: `the file store after ${NAMES.toLocaleString('en-US')} distinct names acquired and released`,
+      lockstep: `${entries} entries, ${bytes.toLocaleString('en-US')} bytes allocated; one name's fencing token ${increasing ? 'strictly increasing' : '**not** strictly increasing'} across them (${tokens[0]} … ${tokens[tokens.length - 1]}, ${tokens.length} takes)`,
+      baseline: '—',
+      target: `≤ ${MAX_ENTRIES} entries and ≤ 1 MB: ${verdict(entries <= MAX_ENTRIES && bytes <= MAX_BYTES)}; tokens strictly increasing: ${verdict(increasing)}`,
+    });
   } finally {
     await manager.close();
     fs.rmSync(root, { recursive: true, force: true });

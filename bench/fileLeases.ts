@@ -28,6 +28,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { createLockManager } from '../src/core/leases';
+import { summaryRow, times, verdict } from './summary';
 
 type Contender = 'lockstep' | 'proper-lockfile' | 'floor';
 const CONTENDERS: Contender[] = ['lockstep', 'proper-lockfile', 'floor'];
@@ -295,6 +296,57 @@ async function starvation(kind: Contender, dir: string, processes: number, clien
   };
 }
 
+/** The run-wide summary's rows (bench/summary.ts), one per README row, from the figures measured above. */
+function summarize(
+  seq: Record<string, Stats>,
+  con: Record<string, Stats & { violations: number }>,
+  starved: Record<string, Starved>,
+): void {
+  const bench = 'fileLeases';
+  const rate = (s: Stats) => s.ops / s.seconds;
+  const overlaps = (n: number) => (n > 0 ? `, **${n} overlaps: OVERLAP DETECTED**` : '');
+  const sequential = rate(seq.lockstep) / rate(seq['proper-lockfile']);
+  summaryRow({
+    bench,
+    what: 'acquire+release, one process',
+    lockstep: `${fmt(rate(seq.lockstep))} ops/s`,
+    baseline: `proper-lockfile ${fmt(rate(seq['proper-lockfile']))} ops/s (default \`stale\` and \`update\`, \`realpath: false\`): **${times(sequential)}**; \`open(wx)\`+\`unlink\` floor ${fmt(rate(seq.floor))}`,
+    target: `≥ 2× (aim 3×): ${sequential >= 3 ? '**met the aim**' : verdict(sequential >= 2)}`,
+  });
+  const starveWhat = (clients: number, processes: number) =>
+    processes === 1
+      ? `${clients} clients in one process looping tryAcquire → one TCP round trip → release`
+      : `the same, ${clients} clients in ${processes} processes`;
+  if (SKIP_CONTENTION) {
+    const skipped = { lockstep: 'SKIPPED (BENCH_SKIP_CONTENTION=1: not run)', baseline: '—' };
+    summaryRow({ bench, what: `${CONTENTION_PROCESSES} contending processes`, ...skipped, target: '≥ 10×: SKIPPED' });
+    for (const processes of [1, 4]) {
+      summaryRow({ bench, what: starveWhat(8, processes), ...skipped, target: '≥ 2× and every client acquires: SKIPPED' });
+    }
+    return;
+  }
+  const contended = rate(con.lockstep) / rate(con['proper-lockfile']);
+  summaryRow({
+    bench,
+    what: `${CONTENTION_PROCESSES} contending processes`,
+    lockstep: `${fmt(rate(con.lockstep))} ops/s, ${con.lockstep.violations} overlaps`,
+    baseline: `proper-lockfile ${fmt(rate(con['proper-lockfile']))} ops/s: **${times(contended)}**`,
+    target: `≥ 10×: ${verdict(contended >= 10)}`,
+  });
+  for (const processes of [1, 4]) {
+    const l = starved[`${processes}:lockstep`];
+    const p = starved[`${processes}:proper-lockfile`];
+    const r = l.perSecond / p.perSecond;
+    summaryRow({
+      bench,
+      what: starveWhat(l.clients, processes),
+      lockstep: `${fmt(l.perSecond)} acquisitions/s, ${l.least > 0 ? 'every client acquired' : 'a client never acquired'} (least ${l.least})${overlaps(l.violations)}`,
+      baseline: `proper-lockfile ${fmt(p.perSecond)}/s: **${times(r)}**`,
+      target: `≥ 2× and every client acquires: ${verdict(r >= 2 && l.least > 0)}`,
+    });
+  }
+}
+
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function main(): Promise<void> {
@@ -390,6 +442,7 @@ async function main(): Promise<void> {
         );
       }
     }
+    summarize(seq, con, starved);
     if (CONTENDERS.some(k => con[k].violations > 0) || Object.values(starved).some(s => s.violations > 0)) {
       console.log('OVERLAP DETECTED');
       process.exitCode = 1;

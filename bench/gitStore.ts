@@ -24,6 +24,7 @@ import { createFileDriver } from '../src/core/stores/file';
 import { createGitDriver } from '../src/core/stores/git/gitDriver';
 import { GitRunner } from '../src/core/git/runner';
 import { GitRefs, lockRef } from '../src/core/stores/git/gitRefs';
+import { summaryRow, times, verdict } from './summary';
 
 const OPS = Number(process.env.BENCH_GIT_OPS ?? 40);
 const WARMUP = 3;
@@ -238,6 +239,16 @@ async function main(): Promise<void> {
   console.log(
     `target: one transition (the driver's compare-and-swap; a CLI command adds Node's start) ≤ 1.3× the plain-git floor: ${transitionRatio <= 1.3 ? 'met' : 'NOT met'} (${transitionRatio.toFixed(2)}×)`,
   );
+  const cas = rows.find(r => r.op === 'compareAndSwap (no contention)')!;
+  const floor = rows.find(r => r.op.startsWith('floor: '))!;
+  const count = (n: number, one: string, many: string) => `${Number.isInteger(n) ? n : n.toFixed(1)} ${n === 1 ? one : many}`;
+  summaryRow({
+    bench: 'gitStore',
+    what: 'one compare-and-swap (a transition) on a local bare remote',
+    lockstep: `${cas.p50.toFixed(1)} ms (p50 of ${OPS}; ${count(cas.processes, 'git process', 'git processes')}, ${count(cas.roundTrips, 'round trip', 'round trips')})`,
+    baseline: `plain \`git fetch\` + \`git push --force-with-lease\` of one ref ${floor.p50.toFixed(1)} ms: **${times(transitionRatio)}**`,
+    target: `≤ 1.3× (a command adds Node's start): ${verdict(transitionRatio <= 1.3)}`,
+  });
 }
 
 /** `git cat-file -e <sha>` (one local process, counted): true when the clone has the object. */

@@ -40,6 +40,7 @@ import { compactionSubject, lastAuditLine, stampOf, transitionSubject } from '..
 import { auditFromHistory, buildTimeline, longerAudit } from '../src/core/timeline';
 import { crowdedPage, crowdedSignedWindow } from '../test/helpers/crowdedPage';
 import { createFencingTeam, type FencingTeam } from '../test/helpers/fencingFixture';
+import { summaryRow, times, verdict } from './summary';
 
 const BIG = Number(process.env.BENCH_HISTORY_N ?? 10_000);
 const SMALL = 100;
@@ -56,6 +57,8 @@ interface Figures {
   timeline: number;
   draw: number;
   refCommits: number;
+  /** The automatic compactions (snapshots) the built history went through. */
+  snapshots: number;
   /** `lockstep compact` (what one write in AUTO_COMPACT_AFTER pays), and the guard's check of its snapshot. */
   compaction: number;
   compactionGuard: number;
@@ -312,22 +315,35 @@ async function measureAt(total: number): Promise<Figures> {
       timeline: median(timeline),
       draw: median(draws),
       refCommits,
+      snapshots,
     };
   } finally {
     team.dispose();
   }
 }
 
-function signedWindowSize(): string {
+function signedWindowSize(): { steps: number; json: number; stored: number } {
   const { steps, envelope } = crowdedSignedWindow();
-  return `${steps.length} steps, ${Buffer.byteLength(JSON.stringify(envelope))} bytes of JSON, stored in ${Buffer.byteLength(JSON.stringify(packPage(envelope, 'bench')))}`;
+  return {
+    steps: steps.length,
+    json: Buffer.byteLength(JSON.stringify(envelope)),
+    stored: Buffer.byteLength(JSON.stringify(packPage(envelope, 'bench'))),
+  };
 }
 
 /** The crowded page (test/helpers/crowdedPage.ts): its JSON, its parts, and what git and the store-backed drivers keep of it. */
-function crowdedPageSizes(): { bytes: number; stored: number; packed: number; signed: string; parts: Record<string, number> } {
+function crowdedPageSizes(): {
+  bytes: number;
+  stored: number;
+  packed: number;
+  signed: string;
+  signedWindow: { steps: number; json: number; stored: number };
+  parts: Record<string, number>;
+} {
   const r = crowdedPage();
   const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
   const json = JSON.stringify(r);
+  const signedWindow = signedWindowSize();
   return {
     bytes: size(r),
     // What the git driver sends and packs: record.json as a blob, zlib-deflated at git's pack level (core.compression 6); a loose object is deflated faster (level 1), about a fifth larger.
@@ -335,7 +351,8 @@ function crowdedPageSizes(): { bytes: number; stored: number; packed: number; si
     // What the file, SQL, Redis and etcd drivers store (packedPage.ts).
     packed: size(packPage(r, 'bench')),
     // A signed page (allowedSigners) on those drivers keeps a window of steps, each repeating the record but its audit.
-    signed: signedWindowSize(),
+    signed: `${signedWindow.steps} steps, ${signedWindow.json} bytes of JSON, stored in ${signedWindow.stored}`,
+    signedWindow,
     parts: { queue: size(r.queue), ranges: size(r.ranges), blocks: size(r.blocks), audit: size(r.audit), auditLines: r.audit.length },
   };
 }
@@ -347,6 +364,7 @@ async function main(): Promise<void> {
   console.log(
     `page with 100 petitioners, 1,000 leased ranges, 100 blocks: as JSON ${page.bytes} bytes, parts: ${JSON.stringify(page.parts)}; as the file, SQL, Redis and etcd drivers store it (packed): ${verdict(page.packed)}; as the git driver packs and sends it (a deflated blob): ${verdict(page.stored)}; a signed page's window of it on the store-backed drivers: ${page.signed}`,
   );
+  summarizePage(page);
   console.log(`history at ${SMALL} and ${BIG} transitions (git driver, local bare remote, server guard installed), medians of ${OPS}`);
   const small = await measureAt(SMALL);
   const big = await measureAt(BIG);
@@ -375,6 +393,68 @@ async function main(): Promise<void> {
     );
   }
   for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);
+  summarizeHistory(small, big);
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+/** The run-wide summary's page-size row (bench/summary.ts), as README's. */
+function summarizePage(page: ReturnType<typeof crowdedPageSizes>): void {
+  const { queue, ranges, blocks, audit, auditLines } = page.parts as Record<string, number>;
+  summaryRow({
+    bench: 'historyScale',
+    what: 'the page with 100 petitioners, 1,000 leased ranges and 100 blocks (the pure transition functions)',
+    lockstep:
+      `as stored by the file, SQL, Redis and etcd drivers (packed): ${fmt(page.packed)} bytes, and a signed page's window of it (${page.signedWindow.steps} steps) ${fmt(page.signedWindow.stored)}; ` +
+      `as git stores and sends \`record.json\` (a deflated object): ${fmt(page.stored)} bytes. ` +
+      `As JSON: ${fmt(page.bytes)} bytes (ranges ${fmt(ranges!)}, audit ${fmt(audit!)} in ${fmt(auditLines!)} lines, blocks ${fmt(blocks!)}, queue ${fmt(queue!)})`,
+    baseline: 'the JSON, unpacked',
+    target: `≤ 64 KB (packed, and as git stores it): ${verdict(page.packed <= 64 * 1024 && page.stored <= 64 * 1024)}`,
+  });
+}
+
+/** The run-wide summary's history row (bench/summary.ts): each operation at BIG as a ratio to SMALL, from this run. */
+function summarizeHistory(small: Figures, big: Figures): void {
+  const duration = (x: number) =>
+    Number.isNaN(x) ? 'FAILED' : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x >= 100 ? 0 : 1)} ms`;
+  const ops: [string, keyof Figures][] = [
+    ['one transition', 'transition'],
+    ["the guard's check of it", 'guard'],
+    ['`status` after one new commit', 'status'],
+    ['`status --remote URL`', 'statusRemote'],
+    ["a fresh clone's first read", 'freshClone'],
+    ['the timeline (its history read)', 'timeline'],
+  ];
+  const ratioOf = (k: keyof Figures) => big[k] / small[k];
+  const figure = ([label, k]: [string, keyof Figures]) => {
+    const r = ratioOf(k);
+    if (Number.isNaN(r)) return `${label} **FAILED** (${duration(small[k])} → ${duration(big[k])})`;
+    const ratio = r > 1.3 ? `**${times(r)}**` : times(r);
+    return `${label} ${ratio} (${duration(small[k])} → ${duration(big[k])})`;
+  };
+  const compacted = (f: Figures) =>
+    f.snapshots > 0
+      ? `after automatic compaction (a snapshot every ${AUTO_COMPACT_AFTER} writes keeping the newest ${fmt(AUDIT_LOG_KEEP)} entries: ${fmt(f.snapshots)} so far, ${fmt(f.refCommits)} commits on the ref)`
+      : `before automatic compaction (none yet: ${fmt(f.refCommits)} commits on the ref)`;
+  const over = ops.filter(([, k]) => !(ratioOf(k) <= 1.3));
+  const failed = [...failures].map(([what, why]) => `${what}: ${why.length > 160 ? `${why.slice(0, 160)}…` : why}`);
+  const ratioVerdict =
+    over.length === 0
+      ? verdict(true)
+      : over.length === ops.length
+        ? verdict(false)
+        : `${verdict(false)} (over it: ${over.map(([label, k]) => (Number.isNaN(ratioOf(k)) ? `${label} (FAILED)` : label)).join(', ')})`;
+  summaryRow({
+    bench: 'historyScale',
+    what:
+      `the git lock ref at ${SMALL} and at ${fmt(BIG)} transitions (${process.env.BENCH_HISTORY_N === undefined ? 'the default N' : `BENCH_HISTORY_N=${BIG}`}), medians of ${OPS}, fresh clones of ${FRESH}, real CLI processes, server guard installed; ` +
+      `at ${fmt(BIG)}: ${compacted(big)}`,
+    lockstep:
+      `${ops.map(figure).join('; ')}, its draw alone ${duration(big.draw)}; one compaction, what the write that reaches the bound pays once per ${AUTO_COMPACT_AFTER} writes: ${duration(big.compaction)}, the guard's check of it ${duration(big.compactionGuard)}` +
+      (failed.length > 0 ? `; FAILED: ${failed.join('; ')}` : ''),
+    baseline: `the same operations at ${SMALL} transitions, ${compacted(small)}`,
+    target: `≤ 1.3×: ${ratioVerdict}; the draw ≤ 50 ms: ${Number.isNaN(big.draw) ? '**FAILED**' : verdict(big.draw <= 50)}`,
+  });
 }
 
 main().catch(error => {

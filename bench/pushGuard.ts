@@ -24,6 +24,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { summaryRow, times as ratioText, verdict } from './summary';
 
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
 const WARMUP = 2;
@@ -193,11 +194,13 @@ async function main(): Promise<void> {
       `target: each guard ≤ 0.5× one more Node start: ${ratio <= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)}×: +${perGuard.toFixed(1)} ms per guard over a \`node -e 0\` hook, which itself adds ${perNodeHook.toFixed(1)} ms)`,
     );
     // Each guard on its own, against the same floor: what its variant adds over one `node -e 0` hook.
+    const alone = new Map<Variant, number>();
     for (const [name, label] of [
       ['client', 'pre-push guard'],
       ['server', 'pre-receive guard'],
     ] as const) {
       const own = medianOf(name) - medianOf('none') - perNodeHook;
+      alone.set(name, own / perNodeHook);
       console.log(
         `${label} alone: ${own >= 0 ? '+' : ''}${own.toFixed(1)} ms over a \`node -e 0\` hook, ${(own / perNodeHook).toFixed(2)}× one more Node start (target ≤ 0.5×)`,
       );
@@ -205,6 +208,28 @@ async function main(): Promise<void> {
     console.log(
       `target: unprotected push with both hooks ≤ 1.5× without hooks: ${unprotected <= 1.5 ? 'met' : 'NOT met'} (${unprotected.toFixed(2)}×)`,
     );
+    const ms = (name: Variant) => `${medianOf(name).toFixed(1)} ms`;
+    summaryRow({
+      bench: 'pushGuard',
+      what: 'push of an unprotected branch to a local bare remote, both hooks installed, from a clone without a grant',
+      lockstep: `${ms('both-feature')} (median of ${PUSHES})`,
+      baseline: `${ms('none-feature')} without hooks: **${ratioText(unprotected)}**`,
+      target: `≤ 1.5×: ${verdict(unprotected <= 1.5)} (no Node process starts)`,
+    });
+    const clientAlone = alone.get('client')!;
+    const serverAlone = alone.get('server')!;
+    summaryRow({
+      bench: 'pushGuard',
+      what: 'push of a protected branch by the holder, both guards',
+      lockstep: `${ms('both')} (median of ${PUSHES}); pre-push guard only ${ms('client')}, pre-receive only ${ms('server')}`,
+      baseline:
+        `${ms('none')} without hooks; ${ms('node')} with a \`node -e 0\` pre-push + pre-receive pair (each such hook adds ${perNodeHook.toFixed(1)} ms): ` +
+        `${perGuard >= 0 ? '+' : ''}${perGuard.toFixed(1)} ms per guard, **${ratioText(ratio)}** one more Node start; ` +
+        `the pre-push guard alone **${ratioText(clientAlone)}**, the pre-receive guard alone **${ratioText(serverAlone)}**`,
+      target:
+        `each guard ≤ 0.5× one more Node start: ${verdict(ratio <= 0.5)}; ` +
+        `alone: pre-push ${verdict(clientAlone <= 0.5)}, pre-receive ${verdict(serverAlone <= 0.5)}`,
+    });
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

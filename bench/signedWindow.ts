@@ -17,6 +17,7 @@ import { readChain } from '../src/core/chain/chainLayout';
 import { createPage, petition, withdraw, type ContainerSettings, type LockRecord } from '../src/core/lockRecord';
 import { createMemoryDriver } from '../src/core/stores/memory';
 import { SignedChainDriver } from '../src/core/stores/signedChainDriver';
+import { summaryRow } from './summary';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 1024);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -63,7 +64,14 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-async function run(kind: Kind): Promise<void> {
+/** What one kind's run measured: the steps the window kept, its size, and the median fresh proof (ms). */
+interface Proof {
+  readonly kept: number;
+  readonly bytes: number;
+  readonly median: number;
+}
+
+async function run(kind: Kind): Promise<Proof> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `lockstep-bench-window-${kind}-`));
   const before = process.env.GNUPGHOME;
   try {
@@ -110,6 +118,7 @@ async function run(kind: Kind): Promise<void> {
         `a fresh reader proves it in ${(m / 1000).toFixed(2)} s (median of ${RUNS}: ${times.map(t => (t / 1000).toFixed(2)).join(', ')} s), ` +
         `${(m / kept).toFixed(1)} ms a step`,
     );
+    return { kept, bytes, median: m };
   } finally {
     if (kind === 'openpgp') {
       try {
@@ -126,7 +135,21 @@ async function run(kind: Kind): Promise<void> {
 
 async function main(): Promise<void> {
   console.log(`signed chain window: a fresh reader's proof (${os.cpus().length} cores, ${os.loadavg()[0].toFixed(2)} load)`);
-  for (const kind of ['ssh', 'openpgp'] as const) await run(kind);
+  const ssh = await run('ssh');
+  const gpg = await run('openpgp');
+  // The run-wide summary's row (bench/summary.ts), as README's.
+  const proof = (name: string, tool: string, p: Proof) =>
+    `${name} (${tool}, ${(p.bytes / 1024).toFixed(0)} KiB): ${(p.median / 1000).toFixed(p.median >= 10_000 ? 1 : 2)} s, ${(p.median / p.kept).toFixed(1)} ms a step`;
+  const kept =
+    (ssh.kept === gpg.kept ? `${ssh.kept.toLocaleString('en-US')} steps` : `${ssh.kept} (SSH) and ${gpg.kept} (GPG) steps`) +
+    (ssh.kept === STEPS && gpg.kept === STEPS ? '' : ` (of ${STEPS.toLocaleString('en-US')} written)`);
+  summaryRow({
+    bench: 'signedWindow',
+    what: `a fresh reader (no witness: a fresh clone, \`status --remote\`, \`verify\` without \`--witness\`) proves a full signed chain window, ${kept} of one person's petitions and withdrawals (participants' stores; medians of ${RUNS})`,
+    lockstep: `${proof('SSH-signed', 'ssh-keygen', ssh)}; ${proof('GPG-signed', 'gpg', gpg)}`,
+    baseline: 'one `ssh-keygen -Y verify` or one `gpg --verify` per step; a reader with a witness judges only the steps after it',
+    target: '—',
+  });
 }
 
 main().catch(error => {

@@ -23,6 +23,7 @@ import { parseDatabaseUrl, type ServerTarget } from '../src/core/stores/sql/data
 import { openSqlDriver } from '../src/core/stores/sql/sqlDriver';
 import { resolveConfig } from '../src/core/config';
 import { SQLITE_SYNCHRONOUS } from '../src/core/stores/sql/sqlite';
+import { summaryRow, times } from './summary';
 
 const OPS = Number(process.env.BENCH_SQL_OPS ?? 500);
 const WARMUP = 50;
@@ -210,28 +211,35 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bench-sql-'));
   const rows: string[] = [];
   const notes: string[] = [];
+  /** The run-wide summary's figures per dialect (bench/summary.ts): measured, or why not. */
+  const summary: { label: string; lockstep?: Stats; floor?: Stats; skipped?: string }[] = [];
+  let sqliteModes = '';
   try {
     const sqliteFile = path.join(dir, 'locks.db');
-    const dialects: { label: string; url: string | undefined; floor: (url: string) => Promise<Side> }[] = [
+    const dialects: { label: string; env?: string; url: string | undefined; floor: (url: string) => Promise<Side> }[] = [
       { label: 'SQLite', url: `sqlite://${sqliteFile}`, floor: async () => sqliteFloor(path.join(dir, 'floor.db')) },
       {
         label: 'MariaDB',
+        env: 'LOCKSTEP_BENCH_MYSQL_URL',
         url: process.env.LOCKSTEP_BENCH_MYSQL_URL || undefined,
         floor: url => mysqlFloor(parseDatabaseUrl(url, dir) as ServerTarget),
       },
       {
         label: 'PostgreSQL',
+        env: 'LOCKSTEP_BENCH_POSTGRES_URL',
         url: process.env.LOCKSTEP_BENCH_POSTGRES_URL || undefined,
         floor: url => postgresFloor(parseDatabaseUrl(url, dir) as ServerTarget),
       },
     ];
-    for (const { label, url, floor } of dialects) {
+    for (const { label, env, url, floor } of dialects) {
       if (!url) {
         notes.push(`${label}: not run (no URL; use \`bash scripts/suites/sql.sh bench\`)`);
+        summary.push({ label, skipped: `no server: ${env} unset; \`scripts/suites/sql.sh bench\` starts one` });
         continue;
       }
       const lockstep = await measure(await lockstepSide(url));
       const bare = await measure(await floor(url));
+      summary.push({ label, lockstep, floor: bare });
       rows.push(
         `| ${label.padEnd(10)} | ${fmt(lockstep.opsPerSecond).padStart(7)} | ${fmt(lockstep.p50Us).padStart(7)} | ${fmt(lockstep.p99Us).padStart(7)} | ${fmt(bare.opsPerSecond).padStart(7)} | ${fmt(bare.p50Us).padStart(7)} | ${fmt(bare.p99Us).padStart(7)} | ${fmt(lockstep.meanUs / bare.meanUs, 2).padStart(5)}× |`,
       );
@@ -240,6 +248,7 @@ async function main(): Promise<void> {
         const driver = await openSqlDriver(resolveConfig({ driver: 'sql', databaseUrl: url }, {}));
         const s = await driver.settings();
         await driver.close();
+        sqliteModes = `SQLite in ${s.journal_mode === 'wal' ? 'WAL' : `journal_mode=${s.journal_mode}`} with \`synchronous=${s.synchronous}\` on both sides`;
         notes.push(
           `SQLite: journal_mode=${s.journal_mode}, synchronous=${s.synchronous} (both sides), busy_timeout=${s.busy_timeout_ms} ms, on ${os.tmpdir()}`,
         );
@@ -256,6 +265,22 @@ async function main(): Promise<void> {
     for (const row of rows) console.log(row);
     console.log('');
     for (const note of notes) console.log(note);
+    summaryRow({
+      bench: 'sqlLeases',
+      what: 'acquire+release against a bare transaction floor',
+      lockstep: summary
+        .map(d =>
+          d.skipped
+            ? `${d.label} SKIPPED (${d.skipped})`
+            : `${d.label} ${fmt(d.lockstep!.opsPerSecond)} ops/s, p50 ${fmt(d.lockstep!.p50Us)} µs: **${times(d.lockstep!.meanUs / d.floor!.meanUs)}** the floor's time`,
+        )
+        .join('; '),
+      baseline: `the floor (BEGIN, one insert-or-conditional-update, COMMIT; a conditional DELETE; same client library, own table): ${summary
+        .filter(d => !d.skipped)
+        .map(d => `${d.label} ${fmt(d.floor!.opsPerSecond)} ops/s, p50 ${fmt(d.floor!.p50Us)} µs`)
+        .join('; ')}; ${sqliteModes}`,
+      target: '—',
+    });
     console.log(
       'lockstep per op: BEGIN, SELECT … FOR UPDATE (SQLite: BEGIN IMMEDIATE), conditional UPDATE, COMMIT; release: one conditional UPDATE.',
     );

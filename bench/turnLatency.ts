@@ -35,6 +35,7 @@ import type { Driver } from '../src/core/stores/store';
 import { createGitFixture, type GitFixture } from '../test/helpers/gitFixture';
 import { runUntil, seededRandom } from '../test/helpers/simulatedPolls';
 import { RedisServer } from '../test/live/redis/redisServer';
+import { summaryRow, times, verdict } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 15);
 /** The holder's work between the waiter going to sleep and the release (spread, so a poll's phase is random). */
@@ -317,11 +318,82 @@ async function main(): Promise<void> {
   console.log('\nIdle cost: remote requests of one open window’s watch over a simulated idle hour (target ≤ 120; Redis and file 0)');
   console.log('| driver                | requests/h | what                             |');
   console.log('|-----------------------|-----------:|----------------------------------|');
-  for (const row of await idleHour())
-    console.log(`| ${row.label.padEnd(21)} | ${String(row.requests).padStart(10)} | ${row.how.padEnd(32)} |`);
+  const idle = await idleHour();
+  for (const row of idle) console.log(`| ${row.label.padEnd(21)} | ${String(row.requests).padStart(10)} | ${row.how.padEnd(32)} |`);
   console.log(
     '  (the VS Code window adds a 30 s safety re-read only where the watch states no freshness of its own: Redis and file, 120 reads/h)',
   );
+  summarize(rows, targets, idle);
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+const msText = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+
+/** The run-wide summary's two rows (bench/summary.ts), as README's: your turn per driver beside the peers, and the idle hour. */
+function summarize(
+  rows: readonly TurnRow[],
+  targets: Record<string, number>,
+  idle: readonly { label: string; requests: number; how: string }[],
+): void {
+  const bench = 'turnLatency';
+  const names: Record<string, string> = {
+    file: 'file',
+    redis: 'Redis',
+    'sql: PostgreSQL': 'PostgreSQL',
+    'sql: SQLite': 'SQLite',
+    'sql: MariaDB': 'MariaDB',
+  };
+  const ours = rows.filter(r => targets[r.label] !== undefined);
+  const measured = ours.filter(r => r.latencies);
+  const skipped = ours.filter(r => r.skipped);
+  const p50 = (r: TurnRow) => quantile(r.latencies!, 0.5);
+  const lockstep = [
+    ...measured.map(r => `${names[r.label]} ${msText(p50(r))} ms (${r.how})`),
+    ...skipped.map(r => `${names[r.label]} SKIPPED (${r.skipped!.split(';')[0]})`),
+  ].join('; ');
+  const redisRow = rows.find(r => r.label === 'redis' && r.latencies);
+  const peers = [
+    ['peer: redis-semaphore', 'redis-semaphore (retry 10 ms)'],
+    ['peer: redlock', 'redlock (retry 200 ± 100 ms)'],
+  ]
+    .map(([label, name]) => {
+      const peer = rows.find(r => r.label === label && r.latencies);
+      if (!peer) return undefined;
+      const ratio = redisRow ? `: Lockstep on Redis **${times(p50(redisRow) / p50(peer))}**` : '';
+      return `${name} ${msText(p50(peer))} ms${ratio}`;
+    })
+    .filter(text => text !== undefined);
+  const missed = measured.filter(r => p50(r) > targets[r.label]!).map(r => names[r.label]);
+  const met =
+    measured.length === 0
+      ? 'SKIPPED (no driver measured)'
+      : `${verdict(missed.length === 0)}${missed.length > 0 ? ` (${missed.join(', ')} over)` : ''}${skipped.length > 0 ? ` on ${measured.map(r => names[r.label]).join(', ')}; ${skipped.map(r => names[r.label]).join(', ')} SKIPPED` : ''}`;
+  summaryRow({
+    bench,
+    what: `your turn, from a release to the waiting \`acquire --wait\` returning with the grant (p50 of ${ROUNDS}; another clone, its own connection)`,
+    lockstep,
+    baseline:
+      peers.length > 0
+        ? `on the same redis-server, peers with their default retries: ${peers.join('; ')}; Lockstep's figure includes its own acquisition (a read and the page's compare-and-swap), a peer's one \`SET\``
+        : `SKIPPED: ${rows.find(r => r.label === 'redis')?.skipped ?? 'redis-server is not installed'} (the peers run on it)`,
+    target: `p50 ≤ 100 ms on Redis, PostgreSQL and file, ≤ 1 s on SQLite and MariaDB: ${met}`,
+  });
+  const requests = (label: string) => idle.find(r => r.label === label)!.requests;
+  const [git, sql, pg, redis, file] = ['git', 'sql: MariaDB, SQLite', 'sql: PostgreSQL', 'redis', 'file'].map(requests) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  summaryRow({
+    bench,
+    what: "idle cost, remote requests of one open window's watch over a simulated idle hour (the counting tests' ManualClock and the drivers' own watch code)",
+    lockstep: `git ${fmt(git)} \`ls-remote\`; MariaDB, SQLite ${fmt(sql)} reads; PostgreSQL ${fmt(pg)} backup reads beside \`LISTEN\`; Redis ${fmt(redis)}; file ${fmt(file)}`,
+    // The pace before issue 30: git's ls-remote every 2 s, a SQL read every 1 s, per hour.
+    baseline: `before issue 30: git ${fmt(HOUR / 2_000)} (every 2 s), SQL ${fmt(HOUR / 1_000)} (every 1 s)`,
+    target: `≤ 120 (Redis and file 0): ${verdict(Math.max(git, sql, pg) <= 120 && redis === 0 && file === 0)}`,
+  });
 }
 
 main().catch(error => {

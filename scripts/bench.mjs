@@ -1,13 +1,18 @@
-// Runs the benchmarks: every bench/*.ts (or only the ones named) with tsx, one after the other.
+// Runs the benchmarks: every bench/*.ts (or only the ones named) with tsx, one after the other, and ends with ONE
+// table of every row the benches reported (bench/summary.ts): each figure beside its peer or floor from this run,
+// and each target's verdict. The README's benchmark table is that table as one run printed it.
 // usage: npm run bench [-- NAME…]   e.g. npm run bench -- fileLeases
+//        npm run bench:all          every bench with throwaway MariaDB and PostgreSQL servers (scripts/suites/sql.sh
+//                                   bench --all), the history at the issue's 100,000 transitions
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const available = fs
   .readdirSync(path.join(root, 'bench'))
-  .filter(f => f.endsWith('.ts'))
+  .filter(f => f.endsWith('.ts') && f !== 'summary.ts')
   .map(f => f.slice(0, -3))
   .sort();
 const wanted = process.argv.slice(2);
@@ -16,13 +21,53 @@ if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; available: ${available.join(', ')}`);
   process.exit(2);
 }
-let failed = 0;
+
+// The rows go to a file the benches append to; a caller that set BENCH_SUMMARY keeps its own file.
+const ownSummary = !process.env.BENCH_SUMMARY;
+const summary = process.env.BENCH_SUMMARY || path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bench-')), 'summary.jsonl');
+const load = () =>
+  os
+    .loadavg()
+    .map(l => l.toFixed(1))
+    .join(' ');
+const started = Date.now();
+const loadAtStart = load();
+const failures = [];
 for (const name of wanted.length > 0 ? wanted : available) {
   console.log(`\n=== bench/${name}.ts`);
-  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', `${name}.ts`)], { cwd: root, stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', `${name}.ts`)], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_SUMMARY: summary },
+  });
   if (run.status !== 0) {
-    failed++;
+    failures.push(name);
     console.error(`bench/${name}.ts exited ${run.status ?? run.signal}`);
   }
 }
-process.exit(failed === 0 ? 0 : 1);
+
+const rows = fs.existsSync(summary)
+  ? fs
+      .readFileSync(summary, 'utf8')
+      .split('\n')
+      .filter(line => line.trim() !== '')
+      .map(line => JSON.parse(line))
+  : [];
+const cell = text => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const seconds = Math.round((Date.now() - started) / 1000);
+console.log(
+  `\n=== One run: ${rows.length} rows from ${wanted.length > 0 ? wanted.length : available.length} benches in ${Math.floor(seconds / 60)} min ${seconds % 60} s, ` +
+    `${new Date(started).toISOString().slice(0, 10)}, node ${process.version}, ${os.cpus().length} CPUs, load ${loadAtStart} at the start and ${load()} at the end\n`,
+);
+console.log('| benchmark | Lockstep | peers or floor, same run | target |');
+console.log('| --- | --- | --- | --- |');
+for (const row of rows)
+  console.log(`| \`${cell(row.bench)}\`: ${cell(row.what)} | ${cell(row.lockstep)} | ${cell(row.baseline)} | ${cell(row.target)} |`);
+// A bench that failed after reporting its rows (a SKIPPED part, a FAILED driver) keeps them; one that reported none gets a row.
+for (const name of failures.filter(f => !rows.some(row => row.bench === f)))
+  console.log(
+    `| \`${name}\` | **FAILED**: the bench exited with an error before reporting (its output above says why) | — | not measured |`,
+  );
+if (failures.length > 0) console.log(`\nExited with an error: ${failures.map(f => `bench/${f}.ts`).join(', ')}.`);
+if (ownSummary) fs.rmSync(path.dirname(summary), { recursive: true, force: true });
+process.exit(failures.length === 0 ? 0 : 1);

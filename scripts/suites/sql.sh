@@ -9,6 +9,8 @@
 #   bash scripts/suites/sql.sh                         the suite
 #   bash scripts/suites/sql.sh bench                   the servers + bench/sqlLeases.ts and bench/turnLatency.ts, then clean-up
 #   bash scripts/suites/sql.sh bench NAME…             the servers + those benches (npm run bench's names), then clean-up
+#   bash scripts/suites/sql.sh bench --all             the servers + every bench in one run, the history at 100,000
+#                                                      transitions (npm run bench:all: the README's benchmark table)
 #   bash scripts/suites/sql.sh chaos [ARGS…]           the servers + chaos/run.ts on MariaDB and PostgreSQL, then clean-up
 #   bash scripts/suites/sql.sh server DIALECT stop|start   for tests (needs LOCKSTEP_TEST_SQL_STATE)
 #
@@ -128,6 +130,11 @@ elif setup_postgres; then have_postgres=1; else
 fi
 say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=$have_postgres)"
 
+if [ "$MODE" = bench ] && [ "${2:-}" = --all ]; then # every bench, one run, the sizes
+  LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} BENCH_HISTORY_N=${BENCH_HISTORY_N:-100000} \
+    node scripts/bench.mjs
+  exit $?
+fi
 if [ "$MODE" = bench ] && [ $# -gt 1 ]; then # the benches named (npm run bench's names) with both servers
   shift
   LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} node scripts/bench.mjs "$@"

@@ -4,7 +4,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Container, TEST_COMPACT_AFTER_ENV } from '../../src/core/container/container';
 import { keyDigest, namespaceDigest } from '../../src/core/names';
-import { auditLogText } from '../../src/core/stores/git/auditHistory';
+import { AUDIT_LOG_KEEP, auditLogText } from '../../src/core/stores/git/auditHistory';
+
+/** AUDIT_LOG_KEEP as the guard's messages write it (2,000). */
+const KEPT = AUDIT_LOG_KEEP.toLocaleString('en');
 import { compactionSubject, stampEnv, stampOf } from '../../src/core/stores/git/recordCommit';
 import { createFencingTeam, type CliResult, type FencingTeam, type TeamMember } from '../helpers/fencingFixture';
 import { SIGNING_TEAM, signWithSshKeys } from '../helpers/teamSigning';
@@ -66,7 +69,7 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       const tip = await team.gitOk(who.dir, 'rev-parse', 'refs/forge/tip');
       return { tip, recordText: await team.gitOk(who.dir, 'cat-file', 'blob', `${tip}:record.json`) };
     }
-    /** The page's audit entries through its history, newest first (what a compaction keeps, up to 10,000). */
+    /** The page's audit entries through its history, newest first (what a compaction keeps, up to AUDIT_LOG_KEEP). */
     async function historyOf(who: TeamMember) {
       const container = await Container.open({ cwd: who.dir, env: team.env });
       try {
@@ -141,7 +144,7 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       const refusedFor = async (log: string, what: string) => {
         const pushed = await forcePush(await snapshot(log));
         assert.notEqual(pushed.code, 0, `${what}: refused\n${pushed.stderr}`);
-        assert.match(pushed.stderr, /newest 10,000 entries of the record's audit history/, what);
+        assert.match(pushed.stderr, new RegExp(`newest ${KEPT} entries of the record's audit history`), what);
         assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip, `${what}: the lock ref did not move`);
       };
       await refusedFor(auditLogText(entries.slice(0, -1)), 'the oldest entry dropped');
@@ -154,11 +157,11 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       assert.equal(await refLength(), 1);
     });
 
-    it('a compaction keeps the newest 10,000 entries: the guard refuses one that keeps more, and accepts the automatic one', async () => {
+    it(`a compaction keeps the newest ${KEPT} entries: the guard refuses one that keeps more, and accepts the automatic one`, async () => {
       ok(await run(lead, ['acquire']), 'lead acquires');
-      // A page compacted long ago: its snapshot already holds 10,000 entries (written into the remote by its administrator).
+      // A page compacted long ago: its snapshot already holds AUDIT_LOG_KEEP entries (written into the remote by its administrator).
       const { recordText } = await tipOf(ana);
-      const old = Array.from({ length: 10_000 }, (_, i) => ({
+      const old = Array.from({ length: AUDIT_LOG_KEEP }, (_, i) => ({
         revision: i.toString(16).padStart(40, '0'),
         time: Date.UTC(2025, 0, 1) + i * 1000,
         author: 'old@example.com',
@@ -166,19 +169,19 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       })).reverse();
       await team.gitOk(team.remote, 'update-ref', recordRef, await snapshotOf(team.remote, recordText, auditLogText(old)));
       await writeUntil(BOUND);
-      // Keeping every entry (10,000 and the new ones) is no longer a compaction the guard accepts.
+      // Keeping every entry (AUDIT_LOG_KEEP and the new ones) is no longer a compaction the guard accepts.
       const everything = await historyOf(ana);
-      assert.equal(everything.length, 10_000 + BOUND - 1, 'the history reads through the snapshot');
+      assert.equal(everything.length, AUDIT_LOG_KEEP + BOUND - 1, 'the history reads through the snapshot');
       const { tip, recordText: now } = await tipOf(ana);
       const kept = await forcePush(await snapshotOf(ana.dir, now, auditLogText(everything)));
-      assert.notEqual(kept.code, 0, `a snapshot of all 10,003 entries is refused\n${kept.stderr}`);
-      assert.match(kept.stderr, /newest 10,000 entries/);
+      assert.notEqual(kept.code, 0, `a snapshot of all ${everything.length} entries is refused\n${kept.stderr}`);
+      assert.match(kept.stderr, new RegExp(`newest ${KEPT} entries`));
       assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip);
       // The write that reaches the bound compacts: the oldest entries go, the guard accepts it.
       const reaching = ok(await write(), 'the write that reaches the bound') && (await refLength());
       assert.equal(reaching, 1, 'compacted');
       const log = (await team.gitOk(team.remote, 'cat-file', 'blob', `${recordRef}:audit.log`)).split('\n');
-      assert.equal(log.length, 10_000, 'its audit.log holds 10,000 entries');
+      assert.equal(log.length, AUDIT_LOG_KEEP, `its audit.log holds ${KEPT} entries`);
       assert.equal(JSON.parse(log[0]).summary, `old write ${BOUND}`, 'the oldest ones left out');
       assert.deepEqual(
         log.slice(-BOUND).map(l => JSON.parse(l).revision),
@@ -279,7 +282,7 @@ describe('git driver: a signed lock page compacts itself, signed by its writer',
     ok(await run(alice, ['release']), 'alice releases on top of it, signed');
   });
 
-  it("a clone whose last verified step fell out of a full snapshot's 10,000 entries accepts it only when every kept entry is newer", async () => {
+  it(`a clone whose last verified step fell out of a full snapshot's ${KEPT} entries accepts it only when every kept entry is newer`, async () => {
     const [alice, , ops] = team.members;
     const recordRef = `refs/lockstep/${namespaceDigest('lockstep')}/records/${keyDigest('lockstep', `container:${team.container}`)}`;
     const status = (who: TeamMember) => team.lockstep(who.dir, ['status']);
@@ -317,12 +320,12 @@ describe('git driver: a signed lock page compacts itself, signed by its writer',
       assert.equal(result.code, 5, `${what}: the page reads tampered\n${result.stdout}${result.stderr}`);
       assert.match(result.stdout, /does not hold the step this clone verified last/, what);
     };
-    tampered(await readsAfter(await snapshot(9_999, line.at + 1)), 'a snapshot that is not full and lacks the verified step');
+    tampered(await readsAfter(await snapshot(AUDIT_LOG_KEEP - 1, line.at + 1)), 'a snapshot that is not full and lacks the verified step');
     tampered(
-      await readsAfter(await snapshot(10_000, line.at - 20_000)),
+      await readsAfter(await snapshot(AUDIT_LOG_KEEP, line.at - 20_000)),
       'a full snapshot with entries older than the verified step (a rewind)',
     );
-    const full = await readsAfter(await snapshot(10_000, line.at + 1));
+    const full = await readsAfter(await snapshot(AUDIT_LOG_KEEP, line.at + 1));
     assert.equal(full.code, 0, `a full snapshot whose entries are all newer reads fine\n${full.stdout}${full.stderr}`);
   });
 });

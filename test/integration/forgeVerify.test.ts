@@ -171,7 +171,7 @@ describe('lockstep verify on a forge without server hooks (bare remote, no hooks
     const summary = await runCheck(steps.githubPush, pushContext(alicePush.before, alicePush.after), alicePush.after);
     assert.equal(summary.code, 0, summary.out);
     assert.match(summary.summary, /History read: every transition of the page/);
-    // A compaction keeps the newest 10,000 entries only: a snapshot that has left the page's creation out (written
+    // A compaction keeps the newest 2,000 entries only (AUDIT_LOG_KEEP): a snapshot that has left the page's creation out (written
     // here by the administrator) still holds the announcement, and the check says that the history it read is trimmed.
     const git = (args: string[], input?: string) =>
       execFileSync('git', ['--git-dir', team.remote, ...args], { encoding: 'utf8', ...(input === undefined ? {} : { input }) }).trim();

@@ -207,7 +207,7 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
         );
         refusedByServer(
           await pushRaw(bob, `${snapshot}:${recordRef}`),
-          /a compaction must keep the record unchanged|newest 10,000 entries/,
+          /a compaction must keep the record unchanged|newest [0-9,]+ entries/,
           'a fake compaction',
         );
       });

@@ -102,7 +102,7 @@ many (×N), since when, and the latest one's grant and detail.
   --limit N    only the newest N lines (a whole number from 1)
 In the shared bare repository it prints the record the server guard reads (its pinned settings).
   --history    git driver only (exit 2 on the others): every transition, from the lock ref's commits
-               (a compaction keeps the newest 10,000 audit lines), up to the newest 10,000 or N`,
+               (a compaction keeps the newest 2,000 audit lines), up to the newest 2,000 or N`,
 
   async run(context) {
     const { values } = parseCommandArgs(context.args, { limit: { type: 'string' }, history: { type: 'boolean' } });
@@ -166,7 +166,7 @@ export const compactCommand: Command = {
   help: `usage: lockstep compact
 
 With the git driver, replaces the lock ref's chain of commits by one snapshot commit that keeps
-the record unchanged and the newest 10,000 audit entries (audit --history still shows them; the
+the record unchanged and the newest 2,000 audit entries (audit --history still shows them; the
 record itself keeps every operator's clear). The server guard accepts this one kind of history
 rewrite. A write compacts by itself once 100 commits lie on the last snapshot; this command does
 it now. Other drivers keep no history (exit 2).`,

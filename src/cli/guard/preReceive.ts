@@ -50,7 +50,7 @@ import type { CommandContext } from '../command';
 import { parsePreReceive, readStdin } from './hookInput';
 import { ServerRepo } from './serverRepo';
 
-/** A compaction's audit.log holds the newest 10,000 entries (about 3 MB); bounded too, far above that. */
+/** A compaction's audit.log holds the newest 2,000 entries (about 600 KB); bounded too, far above that. */
 const MAX_AUDIT_LOG_BYTES = 64 * 1024 * 1024;
 
 /**

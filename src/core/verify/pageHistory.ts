@@ -77,7 +77,7 @@ export async function readPageHistory(
 ): Promise<{ record: LockRecord; lines: AuditLine[]; reach: HistoryReach }> {
   return withProvenPage(containerConfig(file, root, env), file, signers, async ({ driver, key, record, revision }) => {
     if (driver.readHistory) {
-      // Every write's own line, down through compaction snapshots, which keep the newest 10,000 (AUDIT_LOG_KEEP). Read
+      // Every write's own line, down through compaction snapshots, which keep the newest 2,000 (AUDIT_LOG_KEEP). Read
       // from the revision just proven (the page read once): a step written since is not listed unproven.
       const entries = await driver.readHistory(key, Infinity, revision);
       const lines = entries

@@ -40,7 +40,7 @@ export interface HistoryReach {
   readonly driver: string;
   /**
    * `complete`: every transition ever (the git driver's ref history, back to the page's creation); `page`: the
-   * page's own bounded audit, or a git history whose compaction kept only its newest 10,000 entries.
+   * page's own bounded audit, or a git history whose compaction kept only its newest 2,000 entries.
    */
   readonly reach: 'complete' | 'page';
   /** Whether the page's audit has dropped old lines (only for `page`). */

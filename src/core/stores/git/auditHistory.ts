@@ -24,12 +24,15 @@ import type { GitRefCells } from './refCells';
  */
 
 /**
- * The audit entries a snapshot's audit.log keeps: the newest 10,000 (`lockstep audit --history` shows
- * at most as many). An operator's clear lines are kept forever anyway, in record.json itself
- * (audit.ts keptForever). Bounded so that a fresh clone's first read and a compaction's own cost do
- * not grow with the page's whole age: about 3 MB of JSON lines at most.
+ * The audit entries a snapshot's audit.log keeps: the newest 2,000 — as many as the lock page's timeline
+ * shows, four times the 500 lines the other drivers' pages keep (`lockstep audit --history` shows at most
+ * as many). An operator's clear lines are kept forever anyway, in record.json itself (audit.ts
+ * keptForever). Bounded so that a fresh clone's first read, `status --remote` and a compaction's own
+ * cost do not grow with the page's whole age: about 600 KB of JSON lines at most, which every fresh
+ * clone fetches with the snapshot (issue 30: at 10,000 entries, 3 MB, `status --remote` on a page
+ * 100,000 transitions old cost 1.47× its cost at 100; at 2,000, 1.22×).
  */
-export const AUDIT_LOG_KEEP = 10_000;
+export const AUDIT_LOG_KEEP = 2_000;
 
 /**
  * A write that leaves this many commits on top of the last snapshot (or the creation) compacts the
@@ -37,7 +40,7 @@ export const AUDIT_LOG_KEEP = 10_000;
  * fetches, the records the timeline reads (one per commit), the commits a depth check walks — then
  * never passes its cost at 100 transitions, which issue 30's targets are measured against (at 1,000
  * the benchmark measured the timeline 9× its cost at 100). One compaction (≤ 100 records read, one
- * audit.log of ≤ 10,000 entries written and checked by the guard: a few seconds) is spread over 100
+ * audit.log of ≤ 2,000 entries written and checked by the guard: a few seconds) is spread over 100
  * writes, a few percent of each.
  */
 export const AUTO_COMPACT_AFTER = 100;

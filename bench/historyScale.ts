@@ -436,12 +436,15 @@ function summarizeHistory(small: Figures, big: Figures): void {
     f.snapshots > 0
       ? `after automatic compaction (a snapshot every ${AUTO_COMPACT_AFTER} writes keeping the newest ${fmt(AUDIT_LOG_KEEP)} entries: ${fmt(f.snapshots)} so far, ${fmt(f.refCommits)} commits on the ref)`
       : `before automatic compaction (none yet: ${fmt(f.refCommits)} commits on the ref)`;
-  const over = ops.filter(([, k]) => !(ratioOf(k) <= 1.3));
+  // The issue's ≤ 1.3× list: one transition, the guard's check, `status --remote` and a fresh clone's first read. `status`
+  // in a clone and the timeline's history read are shown beside them; the timeline's target is its render ≤ 50 ms.
+  const targeted = new Set<keyof Figures>(['transition', 'guard', 'statusRemote', 'freshClone']);
+  const over = ops.filter(([, k]) => targeted.has(k) && !(ratioOf(k) <= 1.3));
   const failed = [...failures].map(([what, why]) => `${what}: ${why.length > 160 ? `${why.slice(0, 160)}…` : why}`);
   const ratioVerdict =
     over.length === 0
       ? verdict(true)
-      : over.length === ops.length
+      : over.length === targeted.size
         ? verdict(false)
         : `${verdict(false)} (over it: ${over.map(([label, k]) => (Number.isNaN(ratioOf(k)) ? `${label} (FAILED)` : label)).join(', ')})`;
   summaryRow({
@@ -453,7 +456,10 @@ function summarizeHistory(small: Figures, big: Figures): void {
       `${ops.map(figure).join('; ')}, its draw alone ${duration(big.draw)}; one compaction, what the write that reaches the bound pays once per ${AUTO_COMPACT_AFTER} writes: ${duration(big.compaction)}, the guard's check of it ${duration(big.compactionGuard)}` +
       (failed.length > 0 ? `; FAILED: ${failed.join('; ')}` : ''),
     baseline: `the same operations at ${SMALL} transitions, ${compacted(small)}`,
-    target: `≤ 1.3×: ${ratioVerdict}; the draw ≤ 50 ms: ${Number.isNaN(big.draw) ? '**FAILED**' : verdict(big.draw <= 50)}`,
+    target:
+      `one transition, the guard's check, \`status --remote\` and a fresh clone's first read ≤ 1.3×: ${ratioVerdict}; ` +
+      `the timeline renders in ≤ 50 ms: its draw ${Number.isNaN(big.draw) ? '**FAILED**' : verdict(big.draw <= 50)}, ` +
+      `with its history read (what opening the lock page waits for, ${duration(big.timeline)}) ${Number.isNaN(big.timeline) ? '**FAILED**' : verdict(big.timeline <= 50)}`,
   });
 }
 

@@ -10,11 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// The benches that load the machine (many processes, servers, a long history) run last, heaviest last, so that the
+// start-up and latency figures are taken on a machine they have not loaded; before each bench the run waits for the
+// load they leave behind to settle (below).
+const HEAVY = ['fileDisk', 'signedWindow', 'etcdLeases', 'historyScale', 'fiftyClonesLive'];
 const available = fs
   .readdirSync(path.join(root, 'bench'))
   .filter(f => f.endsWith('.ts') && f !== 'summary.ts')
   .map(f => f.slice(0, -3))
-  .sort();
+  .sort((a, b) => HEAVY.indexOf(a) - HEAVY.indexOf(b) || a.localeCompare(b));
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter(w => !available.includes(w));
 if (unknown.length > 0) {
@@ -33,8 +37,24 @@ const load = () =>
 const started = Date.now();
 const loadAtStart = load();
 const failures = [];
+/**
+ * Waits until the 1-minute load average is at most one per CPU core less a quarter (the benches before this one may
+ * have left processes' load behind: fifty windows, servers), at most SETTLE_MAX_S; says how long it waited.
+ */
+const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 240);
+function settle() {
+  const quiet = os.cpus().length * 0.75;
+  const since = Date.now();
+  while (os.loadavg()[0] > quiet && Date.now() - since < SETTLE_MAX_S * 1000) spawnSync('sleep', ['2']);
+  const waited = Math.round((Date.now() - since) / 1000);
+  if (waited > 0)
+    console.log(
+      `[bench] waited ${waited} s for the load to settle: ${os.loadavg()[0].toFixed(1)}${os.loadavg()[0] > quiet ? ` (still above ${quiet})` : ''}`,
+    );
+}
 for (const name of wanted.length > 0 ? wanted : available) {
-  console.log(`\n=== bench/${name}.ts`);
+  settle();
+  console.log(`\n=== bench/${name}.ts (load ${load()})`);
   const run = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', `${name}.ts`)], {
     cwd: root,
     stdio: 'inherit',

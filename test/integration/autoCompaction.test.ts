@@ -157,11 +157,13 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       assert.equal(await refLength(), 1);
     });
 
-    it(`a compaction keeps the newest ${KEPT} entries: the guard refuses one that keeps more, and accepts the automatic one`, async () => {
+    it(`a compaction keeps the newest ${KEPT} entries: the guard refuses one that keeps more (an earlier build's 10,000 too), and the automatic one trims an earlier build's snapshot`, async () => {
       ok(await run(lead, ['acquire']), 'lead acquires');
-      // A page compacted long ago: its snapshot already holds AUDIT_LOG_KEEP entries (written into the remote by its administrator).
+      // A page compacted long ago by an earlier build, which kept 10,000 entries (written into the remote by its administrator).
+      const OLD = 10_000;
+      assert.ok(OLD > AUDIT_LOG_KEEP);
       const { recordText } = await tipOf(ana);
-      const old = Array.from({ length: AUDIT_LOG_KEEP }, (_, i) => ({
+      const old = Array.from({ length: OLD }, (_, i) => ({
         revision: i.toString(16).padStart(40, '0'),
         time: Date.UTC(2025, 0, 1) + i * 1000,
         author: 'old@example.com',
@@ -169,20 +171,25 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       })).reverse();
       await team.gitOk(team.remote, 'update-ref', recordRef, await snapshotOf(team.remote, recordText, auditLogText(old)));
       await writeUntil(BOUND);
-      // Keeping every entry (AUDIT_LOG_KEEP and the new ones) is no longer a compaction the guard accepts.
       const everything = await historyOf(ana);
-      assert.equal(everything.length, AUDIT_LOG_KEEP + BOUND - 1, 'the history reads through the snapshot');
+      assert.equal(everything.length, OLD + BOUND - 1, 'the history reads through the snapshot');
       const { tip, recordText: now } = await tipOf(ana);
-      const kept = await forcePush(await snapshotOf(ana.dir, now, auditLogText(everything)));
-      assert.notEqual(kept.code, 0, `a snapshot of all ${everything.length} entries is refused\n${kept.stderr}`);
-      assert.match(kept.stderr, new RegExp(`newest ${KEPT} entries`));
-      assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip);
+      // Keeping every entry, or the newest 10,000 as an earlier build's compaction did, is not a compaction the guard accepts.
+      for (const [count, what] of [
+        [everything.length, 'every entry'],
+        [OLD, "the newest 10,000 (an earlier build's compaction)"],
+      ] as const) {
+        const kept = await forcePush(await snapshotOf(ana.dir, now, auditLogText(everything.slice(0, count))));
+        assert.notEqual(kept.code, 0, `a snapshot of ${what} is refused\n${kept.stderr}`);
+        assert.match(kept.stderr, new RegExp(`newest ${KEPT} entries`), what);
+        assert.equal(await team.gitOk(team.remote, 'rev-parse', recordRef), tip, `${what}: the lock ref did not move`);
+      }
       // The write that reaches the bound compacts: the oldest entries go, the guard accepts it.
       const reaching = ok(await write(), 'the write that reaches the bound') && (await refLength());
       assert.equal(reaching, 1, 'compacted');
       const log = (await team.gitOk(team.remote, 'cat-file', 'blob', `${recordRef}:audit.log`)).split('\n');
       assert.equal(log.length, AUDIT_LOG_KEEP, `its audit.log holds ${KEPT} entries`);
-      assert.equal(JSON.parse(log[0]).summary, `old write ${BOUND}`, 'the oldest ones left out');
+      assert.equal(JSON.parse(log[0]).summary, `old write ${OLD - AUDIT_LOG_KEEP + BOUND}`, 'the oldest ones left out');
       assert.deepEqual(
         log.slice(-BOUND).map(l => JSON.parse(l).revision),
         (await historyOf(ana))

@@ -39,18 +39,27 @@ const loadAtStart = load();
 const failures = [];
 /**
  * Waits until the 1-minute load average is at most one per CPU core less a quarter (the benches before this one may
- * have left processes' load behind: fifty windows, servers), at most SETTLE_MAX_S; says how long it waited.
+ * have left processes' load behind: fifty windows, servers), at most BENCH_SETTLE_MAX_S (240) before one bench and
+ * BENCH_SETTLE_TOTAL_S (600) over the run: on a machine that stays busy the run goes on, and says so once.
  */
 const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 240);
+let settleLeftMs = Number(process.env.BENCH_SETTLE_TOTAL_S ?? 600) * 1000;
 function settle() {
   const quiet = os.cpus().length * 0.75;
   const since = Date.now();
-  while (os.loadavg()[0] > quiet && Date.now() - since < SETTLE_MAX_S * 1000) spawnSync('sleep', ['2']);
-  const waited = Math.round((Date.now() - since) / 1000);
-  if (waited > 0)
+  const until = since + Math.min(SETTLE_MAX_S * 1000, settleLeftMs);
+  while (os.loadavg()[0] > quiet && Date.now() < until) spawnSync('sleep', ['2']);
+  const waitedMs = Date.now() - since;
+  settleLeftMs -= waitedMs;
+  const now = os.loadavg()[0];
+  if (waitedMs >= 1000)
     console.log(
-      `[bench] waited ${waited} s for the load to settle: ${os.loadavg()[0].toFixed(1)}${os.loadavg()[0] > quiet ? ` (still above ${quiet})` : ''}`,
+      `[bench] waited ${Math.round(waitedMs / 1000)} s for the load to settle: ${now.toFixed(1)}${now > quiet ? ` (still above ${quiet})` : ''}`,
     );
+  if (settleLeftMs <= 0 && now > quiet && !settle.saidSpent) {
+    settle.saidSpent = true;
+    console.log(`[bench] the run's time for settling (BENCH_SETTLE_TOTAL_S) is spent: the next benches start at this load`);
+  }
 }
 for (const name of wanted.length > 0 ? wanted : available) {
   settle();

@@ -19,7 +19,7 @@ import { Etcd3 } from 'etcd3';
 import { createLockManager, type LockHandle } from '../src/core/leases';
 import { EtcdCluster } from '../test/live/etcd/etcdCluster';
 import { RedisServer } from '../test/live/redis/redisServer';
-import { summaryRow, times } from './summary';
+import { reasonOf, summaryRow, times } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const OPS_PER_ROUND = Number(process.env.BENCH_OPS_PER_ROUND ?? 60);
@@ -76,8 +76,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function main(): Promise<void> {
   // A server that cannot start: the run-wide summary says so, and the bench fails as before.
   const skipped = (error: unknown) => {
-    const why = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim().replace(/[.:]$/, '');
-    summaryRow({ bench: 'etcdLeases', what: WHAT, lockstep: `SKIPPED: ${why}`, baseline: '—', target: TARGET });
+    summaryRow({ bench: 'etcdLeases', what: WHAT, lockstep: `SKIPPED: ${reasonOf(error)}`, baseline: '—', target: TARGET });
     throw error;
   };
   const cluster = await EtcdCluster.start().catch(skipped);

@@ -22,7 +22,7 @@ import { RecordWatches } from '../src/core/stores/sql/recordWatch';
 import type { Watch } from '../src/core/stores/store';
 import { WatchKeeper } from '../src/extension/watchKeeper';
 import { seededRandom } from '../test/helpers/simulatedPolls';
-import { summaryRow, verdict } from './summary';
+import { fmt, summaryRow, verdict } from './summary';
 
 const CLONES = Number(process.env.BENCH_CLONES ?? 50);
 const HEARTBEAT_MS = 10 * MINUTE;
@@ -159,7 +159,6 @@ async function main(): Promise<void> {
     `\nbefore issue 30 (git: ls-remote every 2 s per window): ${CLONES * 1800} requests an hour, ${((CLONES * 1800) / 3600).toFixed(1)} a second`,
   );
   // The run-wide summary's row (bench/summary.ts), as README's: both hours per driver, and the target per idle window.
-  const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   const what: Record<Driver, string> = {
     git: ' `ls-remote`',
     'MariaDB/SQLite': ' reads',

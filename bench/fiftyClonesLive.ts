@@ -67,12 +67,13 @@ const HEARTBEATS = 2;
 /** Windows that petition at the same moment. */
 const BURST = 10;
 const READY_MS = 180_000;
-/** A phase's turns stop after this many seconds (the turn running ends first), so that a full run stays bounded. */
+/** The windows' scheduling priority (BENCH_WINDOWS_NICE, a diagnosis; see the top of the file), or the normal one. */
 const WINDOWS_NICE = process.env.BENCH_WINDOWS_NICE === undefined ? undefined : Number(process.env.BENCH_WINDOWS_NICE);
 if (WINDOWS_NICE !== undefined && !(Number.isInteger(WINDOWS_NICE) && WINDOWS_NICE >= 0 && WINDOWS_NICE <= 19)) {
   console.error('BENCH_WINDOWS_NICE must be a whole number from 0 to 19');
   process.exit(2);
 }
+/** A phase's turns stop after this many seconds (the turn running ends first), so that a full run stays bounded. */
 const TURNS_BUDGET_S = Number(process.env.BENCH_FIFTY_BUDGET_S ?? 120);
 const PETITIONS_MS = 120_000;
 /** How the windows, queued behind the holders, poll (the "windows watch by" column). */

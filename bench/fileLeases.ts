@@ -28,7 +28,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { createLockManager } from '../src/core/leases';
-import { summaryRow, times, verdict } from './summary';
+import { fmt, summaryRow, times, verdict } from './summary';
 
 type Contender = 'lockstep' | 'proper-lockfile' | 'floor';
 const CONTENDERS: Contender[] = ['lockstep', 'proper-lockfile', 'floor'];
@@ -346,8 +346,6 @@ function summarize(
     });
   }
 }
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function main(): Promise<void> {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(BASE_DIR, 'lockstep-bench-')));

@@ -40,7 +40,7 @@ import { compactionSubject, lastAuditLine, stampOf, transitionSubject } from '..
 import { auditFromHistory, buildTimeline, longerAudit } from '../src/core/timeline';
 import { crowdedPage, crowdedSignedWindow } from '../test/helpers/crowdedPage';
 import { createFencingTeam, type FencingTeam } from '../test/helpers/fencingFixture';
-import { summaryRow, times, verdict } from './summary';
+import { fmt, summaryRow, times, verdict } from './summary';
 
 const BIG = Number(process.env.BENCH_HISTORY_N ?? 10_000);
 const SMALL = 100;
@@ -395,8 +395,6 @@ async function main(): Promise<void> {
   for (const [what, why] of failures) console.log(`failed: ${what}: ${why}`);
   summarizeHistory(small, big);
 }
-
-const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
 /** The run-wide summary's page-size row (bench/summary.ts), as README's. */
 function summarizePage(page: ReturnType<typeof crowdedPageSizes>): void {

@@ -30,7 +30,7 @@ import { createLockManager, type LockHandle } from '../src/core/leases';
 import { keyDigest } from '../src/core/names';
 import { hashToken, newOwnerToken } from '../src/core/tokens';
 import { RedisServer } from '../test/live/redis/redisServer';
-import { summaryRow, times, verdict } from './summary';
+import { reasonOf, summaryRow, times, verdict } from './summary';
 
 type Contender = 'lockstep' | 'floor' | 'redlock' | 'redis-semaphore' | 'lockstep-driver';
 const CONTENDERS: Contender[] = ['lockstep', 'floor', 'redlock', 'redis-semaphore'];
@@ -50,7 +50,6 @@ const TTL_MS = 30_000;
 const PREFIX = process.env.LOCKSTEP_BENCH_PREFIX ?? `lockstep-bench-${randomUUID().slice(0, 8)}`;
 /** What the run-wide summary's row measures (bench/summary.ts). */
 const WHAT = 'acquire+release with a fencing token';
-const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim().replace(/[.:]$/, '');
 
 interface Lock {
   acquire(): Promise<void>;
@@ -298,7 +297,7 @@ async function main(): Promise<void> {
         summaryRow({
           bench: 'redisLeases',
           what: WHAT,
-          lockstep: `SKIPPED: ${firstLine(error)}`,
+          lockstep: `SKIPPED: ${reasonOf(error)}`,
           baseline: '—',
           target: '≤ 1.15×; below both peers: SKIPPED',
         });

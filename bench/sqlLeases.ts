@@ -23,7 +23,7 @@ import { parseDatabaseUrl, type ServerTarget } from '../src/core/stores/sql/data
 import { openSqlDriver } from '../src/core/stores/sql/sqlDriver';
 import { resolveConfig } from '../src/core/config';
 import { SQLITE_SYNCHRONOUS } from '../src/core/stores/sql/sqlite';
-import { summaryRow, times } from './summary';
+import { fmt, summaryRow, times } from './summary';
 
 const OPS = Number(process.env.BENCH_SQL_OPS ?? 500);
 const WARMUP = 50;
@@ -204,8 +204,6 @@ async function serverVersion(target: ServerTarget): Promise<string> {
     await connection.end();
   }
 }
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lockstep-bench-sql-'));

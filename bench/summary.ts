@@ -35,6 +35,16 @@ export function verdict(met: boolean): string {
   return met ? '**met**' : '**not met**';
 }
 
+/** A number as the table writes it: thousands separated, `digits` decimals (none by default). */
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** Why a part could not run, for a SKIPPED cell: the first line of the error's message, without a closing stop or colon. */
+export function reasonOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim().replace(/[.:]$/, '');
+}
+
 /** A ratio as the table writes it: two decimals and ×. */
 export function times(ratio: number): string {
   return `${ratio.toFixed(2)}×`;

@@ -35,7 +35,7 @@ import type { Driver } from '../src/core/stores/store';
 import { createGitFixture, type GitFixture } from '../test/helpers/gitFixture';
 import { runUntil, seededRandom } from '../test/helpers/simulatedPolls';
 import { RedisServer } from '../test/live/redis/redisServer';
-import { summaryRow, times, verdict } from './summary';
+import { fmt, summaryRow, times, verdict } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 15);
 /** The holder's work between the waiter going to sleep and the release (spread, so a poll's phase is random). */
@@ -326,7 +326,6 @@ async function main(): Promise<void> {
   summarize(rows, targets, idle);
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 const msText = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 
 /** The run-wide summary's two rows (bench/summary.ts), as README's: your turn per driver beside the peers, and the idle hour. */

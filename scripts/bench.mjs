@@ -43,6 +43,7 @@ const failures = [];
  * BENCH_SETTLE_TOTAL_S (600) over the run: on a machine that stays busy the run goes on, and says so once.
  */
 const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 240);
+let saidSettleSpent = false;
 let settleLeftMs = Number(process.env.BENCH_SETTLE_TOTAL_S ?? 600) * 1000;
 function settle() {
   const quiet = os.cpus().length * 0.75;
@@ -56,8 +57,8 @@ function settle() {
     console.log(
       `[bench] waited ${Math.round(waitedMs / 1000)} s for the load to settle: ${now.toFixed(1)}${now > quiet ? ` (still above ${quiet})` : ''}`,
     );
-  if (settleLeftMs <= 0 && now > quiet && !settle.saidSpent) {
-    settle.saidSpent = true;
+  if (settleLeftMs <= 0 && now > quiet && !saidSettleSpent) {
+    saidSettleSpent = true;
     console.log(`[bench] the run's time for settling (BENCH_SETTLE_TOTAL_S) is spent: the next benches start at this load`);
   }
 }

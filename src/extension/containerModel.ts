@@ -41,6 +41,8 @@ export class ContainerModel implements vscode.Disposable {
 
   private _source: BadgeSource = { kind: 'loading' };
   private _record: LockRecord | undefined;
+  /** The revision of the record last read by the open container (its history is the timeline's). */
+  private revision: string | undefined;
   private container: Container | undefined;
   private opening: Promise<Container> | undefined;
   /** The page's watch and the reads it needs besides its events (watchKeeper.ts). */
@@ -144,9 +146,12 @@ export class ContainerModel implements vscode.Disposable {
     }
   }
 
-  /** The store's own history of the record (git driver: every transition), newest first; undefined for other drivers. */
+  /**
+   * The store's own history of the record (git driver: every transition), newest first; undefined for other
+   * drivers. That of the record last read, when there is one: the timeline goes with the page shown.
+   */
   async history(limit: number): Promise<HistoryEntry[] | undefined> {
-    return (await this.open()).history(limit);
+    return (await this.open()).history(limit, this.revision);
   }
 
   /** The committed `.lockstep.json`, once opened. */
@@ -179,9 +184,10 @@ export class ContainerModel implements vscode.Disposable {
     const previous = this._source;
     try {
       const container = await this.open();
-      const { record } = await container.read();
+      const { record, revision } = await container.read();
       const status = container.describe(record);
       this._record = record;
+      this.revision = revision;
       this._source = {
         kind: 'status',
         status,
@@ -331,6 +337,7 @@ export class ContainerModel implements vscode.Disposable {
     this.watcher = undefined;
     const container = this.container;
     this.container = undefined;
+    this.revision = undefined;
     await container?.close().catch(() => undefined);
   }
 }

@@ -133,6 +133,34 @@ for (const transport of process.env.ONLY_TRANSPORT ? [process.env.ONLY_TRANSPORT
       assert.equal(await refLength(), 2);
     });
 
+    it("a window's timeline is the history of the record it read: writes since, and a compaction, change it only at the window's next read", async () => {
+      ok(await run(lead, ['acquire']), 'lead acquires');
+      const window = await Container.open({ cwd: ana.dir, env: team.env });
+      try {
+        const shown = await window.read();
+        const timeline = (await window.history(Infinity, shown.revision)) ?? assert.fail('the git driver keeps a history');
+        assert.equal(timeline[0].revision, shown.revision, 'its newest entry is the record shown');
+        // Writes of other processes up to the bound: the last one compacts the ref into a snapshot.
+        let writes = 0;
+        while (!(await isSnapshot())) {
+          ok(await write(), 'a write');
+          writes += 1;
+          assert.ok(writes <= BOUND, 'a write at the bound compacts');
+        }
+        assert.deepEqual(await window.history(Infinity, shown.revision), timeline, 'read again at the record shown: the same');
+        const next = await window.read();
+        const now = (await window.history(Infinity, next.revision)) ?? assert.fail('a history');
+        assert.equal(now.length, timeline.length + writes, 'every write since, read through the snapshot');
+        assert.deepEqual(
+          now.slice(writes).map(e => e.summary),
+          timeline.map(e => e.summary),
+          'what was listed before is listed after, unchanged',
+        );
+      } finally {
+        await window.close();
+      }
+    });
+
     it('the guard accepts only a snapshot that keeps every newest entry: one dropped or altered is refused', async () => {
       ok(await run(lead, ['acquire']), 'lead acquires');
       ok(await write(), 'a petition');

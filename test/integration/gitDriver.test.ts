@@ -19,6 +19,13 @@ import { HOUR, ManualClock, MINUTE } from '../../src/core/clock';
 import { GIT_POLL_PACE, IDLE_INTEREST } from '../../src/core/stores/pollPace';
 
 const PREFIX = 'lockstep-test';
+/** A driver's history of `key` from the revision a read fetched, and the `cat-file` processes only that history read ran. */
+async function readCounted(driver: GitDriver, key: string, spawned: string[]) {
+  const { revision } = (await driver.read(key)) ?? assert.fail('no record');
+  const before = spawned.length;
+  const entries = await driver.readHistory(key, Infinity, revision);
+  return { entries, catFiles: spawned.slice(before).filter(s => s === 'cat-file').length };
+}
 const meta = (summary: string) => ({ summary });
 
 // The shared contract on a real bare remote; driver instances alternate between two clones.
@@ -46,6 +53,19 @@ describe('git driver', function () {
   beforeEach(() => {
     world = makeGitWorld(tmp.path, 2);
   });
+  /** The files in which a clone keeps parsed history entries between processes (parsedHistory.ts). */
+  const keptFiles = (clone: number) => {
+    const dir = path.join(world.clones[clone], '.git', 'lockstep');
+    return fs.existsSync(dir)
+      ? fs
+          .readdirSync(dir)
+          .filter(f => /^history-[0-9a-f]{32}\.json$/.test(f))
+          .map(f => path.join(dir, f))
+      : [];
+  };
+  const forgetKept = (clone: number) => {
+    for (const file of keptFiles(clone)) fs.rmSync(file);
+  };
   afterEach(async () => {
     await Promise.all(open.splice(0).map(d => d.close()));
   });
@@ -228,6 +248,109 @@ describe('git driver', function () {
         (await a.readHistory(key)).map(e => e.summary),
         ['grant 5', ...before.map(e => e.summary)],
       );
+    });
+
+    it('reads a history again by parsing only what was written since, and lists exactly what a reader that remembers nothing lists', async () => {
+      const spawned: string[] = [];
+      const a = driverIn(0, { onGitSpawn: s => spawned.push(s) });
+      const b = driverIn(1);
+      const key = randomKey();
+      let expected: string | null = null;
+      const write = async (i: number) => {
+        const written = await b.compareAndSwap(key, expected, { grant: i }, meta(`grant ${i}`));
+        assert.ok(written.ok);
+        expected = written.revision;
+      };
+      for (let i = 0; i < 70; i++) await write(i);
+      const readAll = () => readCounted(a, key, spawned);
+      // A reader in a clone that never read this history: nothing in memory, nothing kept on disk.
+      const remembersNothing = async () => {
+        forgetKept(0);
+        return (await readCounted(driverIn(0), key, [])).entries;
+      };
+
+      const first = await readAll();
+      assert.deepEqual(
+        first.entries.map(e => e.summary),
+        Array.from({ length: 70 }, (_, i) => `grant ${69 - i}`),
+      );
+      assert.equal(first.catFiles, 2, '70 records, read 64 at a time');
+      assert.deepEqual(await readAll(), { entries: first.entries, catFiles: 0 }, 'nothing written since: nothing read');
+
+      await write(70);
+      const second = await readAll();
+      assert.equal(second.catFiles, 1, 'one new record');
+      assert.deepEqual(second.entries, [second.entries[0], ...first.entries]);
+      assert.equal(second.entries[0].summary, 'grant 70');
+      assert.deepEqual(second.entries, await remembersNothing());
+
+      // Another clone compacts: the snapshot is a new commit; its audit.log is read once, then remembered.
+      const snapshot = await b.compact(key);
+      assert.ok(snapshot.ok && snapshot.revision !== null);
+      expected = snapshot.revision;
+      const compacted = await readAll();
+      assert.equal(compacted.catFiles, 1, "the snapshot's audit.log");
+      assert.deepEqual(compacted.entries, second.entries);
+      await write(71);
+      const after = await readAll();
+      assert.equal(after.catFiles, 1, 'the one record written since, not the audit.log again');
+      assert.deepEqual(after.entries, [after.entries[0], ...second.entries]);
+      assert.deepEqual(after.entries, await remembersNothing());
+    });
+
+    it('a new process in the clone starts from the entries the last one kept on disk; a damaged or foreign file there is ignored and replaced', async () => {
+      const b = driverIn(1);
+      const key = randomKey();
+      let expected: string | null = null;
+      for (let i = 0; i < 70; i++) {
+        const written = await b.compareAndSwap(key, expected, { grant: i }, meta(`grant ${i}`));
+        assert.ok(written.ok);
+        expected = written.revision;
+      }
+      // Each driver stands for a new process: its own memory, the clone's .git/lockstep shared.
+      const process = async () => {
+        const spawned: string[] = [];
+        return readCounted(driverIn(0, { onGitSpawn: s => spawned.push(s) }), key, spawned);
+      };
+      forgetKept(0);
+      const first = await process();
+      assert.equal(first.catFiles, 2, 'nothing kept yet: every record is read');
+      const [file] = keptFiles(0);
+      assert.ok(file !== undefined, 'the parsed entries are kept in .git/lockstep');
+      assert.equal(fs.statSync(file).mode & 0o077, 0, "readable by the clone's owner only");
+      assert.equal(git(world.clones[0], 'status', '--porcelain', '--untracked-files=all'), '', 'nothing in the working tree');
+      assert.deepEqual(await process(), { entries: first.entries, catFiles: 0 }, 'the next process reads no record');
+
+      const damages: [string, string][] = [
+        ['not JSON', '{"v":1,"entries":[{"rev'],
+        ['another format', JSON.stringify({ v: 2, entries: first.entries })],
+        ['an entry of the wrong shape', JSON.stringify({ v: 1, entries: [{ revision: first.entries[0].revision, time: 'noon' }] })],
+        ['an entry that names no commit', JSON.stringify({ v: 1, entries: [{ ...first.entries[0], revision: '../../HEAD' }] })],
+      ];
+      for (const [label, text] of damages) {
+        fs.writeFileSync(file, text);
+        assert.deepEqual(await process(), { entries: first.entries, catFiles: 2 }, `${label}: read again from the commits`);
+        assert.deepEqual(await process(), { entries: first.entries, catFiles: 0 }, `${label}: replaced by a sound file`);
+      }
+    });
+
+    it('refuses a damaged record in the history at every read: what failed to parse is never remembered', async () => {
+      const a = driverIn(0);
+      const clone = world.clones[1];
+      const key = randomKey();
+      const ref = lockRef(PREFIX, 'records', key);
+      assert.ok((await a.compareAndSwap(key, null, { grant: 0 }, meta('grant 0'))).ok);
+      // A teammate with push access appends a commit whose record.json is not JSON, and a sound one on top.
+      git(clone, 'fetch', '--quiet', 'origin', `+${ref}:refs/planted`);
+      const commitOf = (record: string, parent: string) => {
+        const blob = gitInput(clone, record, 'hash-object', '-w', '--stdin').trim();
+        const tree = gitInput(clone, `100644 blob ${blob}\trecord.json\n`, 'mktree').trim();
+        return gitInput(clone, 'planted', 'commit-tree', tree, '-p', parent).trim();
+      };
+      const tip = commitOf('{"grant": 2}', commitOf('{"holder": "ann", grant', 'refs/planted'));
+      git(clone, 'push', '--quiet', '--force', 'origin', `${tip}:${ref}`);
+      assert.deepEqual((await a.read(key))?.value, { grant: 2 }, 'the tip itself reads');
+      for (let i = 0; i < 2; i++) await assert.rejects(a.readHistory(key), LockStorageError, `read ${i + 1}`);
     });
   });
 

@@ -534,12 +534,14 @@ export class Container {
    * The store's own history of the record (git driver), newest first; undefined when it keeps none. A
    * signed page is read once and proven as every command proves it, and the history listed is that
    * proven revision's: a step written after the proof is not listed (it is proven at the next read).
+   * `at`: the revision of a record this container's {@link read} returned (proven, on a signed page):
+   * the history of the record the caller shows, read with no fetch (the lock page's timeline).
    */
-  async history(limit: number): Promise<HistoryEntry[] | undefined> {
+  async history(limit: number, at?: string): Promise<HistoryEntry[] | undefined> {
     const driver = await this.driver();
     if (!driver.readHistory) return undefined;
-    const proven = this.file.allowedSigners !== undefined ? (await this.read()).revision : undefined;
-    return driver.readHistory(this.key, limit, proven);
+    const from = at ?? (this.file.allowedSigners !== undefined ? (await this.read()).revision : undefined);
+    return driver.readHistory(this.key, limit, from);
   }
 
   /** Bounds the store's history of the record (git driver); retried when the record moved meanwhile. */

@@ -94,6 +94,11 @@ export class GitRunner implements GitCommand {
     this.env = env;
   }
 
+  /** The repository every command runs in (`git -C`). */
+  get dir(): string {
+    return this.options.gitDir;
+  }
+
   /** Runs `git -C gitDir ARGS…`; resolves with any exit code, rejects only when git could not run or ran out of time. */
   run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
     const subcommand = subcommandOf(args);

@@ -1,7 +1,10 @@
-import type { AuditLine } from '../../lockRecord';
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
 import type { CasResult } from '../store';
 import { AUDIT_FILE, damaged, MAX_RECORD_BYTES, RECORD_FILE, SNAPSHOT_TRAILER, type CommitInfo, type GitRefs } from './gitRefs';
-import { compactionSubject, lastAuditLine, stampEnv, stampOf, transitionSubject } from './recordCommit';
+import { type AuditEntry, lineEntry, storedEntry } from './auditEntry';
+import { ParsedHistory } from './parsedHistory';
+import { compactionSubject, lastAuditLine, stampEnv, stampOf } from './recordCommit';
 import type { GitRefCells } from './refCells';
 
 /**
@@ -45,18 +48,7 @@ export const AUDIT_LOG_KEEP = 2_000;
  */
 export const AUTO_COMPACT_AFTER = 100;
 
-export interface AuditEntry {
-  /** Commit SHA of the write (for entries kept in a snapshot: the SHA it had before compaction). */
-  readonly revision: string;
-  /** Time of the write, epoch milliseconds: its audit line's (a value without one: the committer time). */
-  readonly time: number;
-  /** Who wrote it: its audit line's actor (a value without one: the git author). */
-  readonly author: string;
-  /** The audit line's summary, on one line. */
-  readonly summary: string;
-  /** The audit line itself (absent in entries compacted by older versions, and for values that are not records). */
-  readonly line?: AuditLine;
-}
+export { type AuditEntry, lineEntry } from './auditEntry';
 
 /** Record files read per `git cat-file --batch` while walking a history. */
 const BATCH = 64;
@@ -64,9 +56,17 @@ const BATCH = 64;
 export type CompactResult = { readonly ok: true; readonly revision: string | null; readonly squashed: number } | { readonly ok: false };
 
 export class AuditHistory {
+  /** What this process has parsed of the histories it read (one ref per container; a lease's ref has none read). */
+  private readonly parsed = new Map<string, Promise<ParsedHistory>>();
+
+  /**
+   * @param keep whether parsed entries are kept between processes, in the clone's `.git/lockstep/`
+   * (parsedHistory.ts).
+   */
   constructor(
     private readonly cells: GitRefCells,
     private readonly refs: GitRefs,
+    private readonly keep = false,
   ) {}
 
   /**
@@ -74,9 +74,9 @@ export class AuditHistory {
    * `revision` when given (a commit of the ref that was read before, and proven): nothing written since is listed.
    */
   async read(ref: string, limit: number, revision?: string): Promise<AuditEntry[]> {
-    if (revision !== undefined) return this.entriesFrom(revision, limit);
+    if (revision !== undefined) return this.entriesFrom(ref, revision, limit);
     const current = await this.cells.readStored(ref);
-    return current === null ? [] : this.entriesFrom(current.revision, limit);
+    return current === null ? [] : this.entriesFrom(ref, current.revision, limit);
   }
 
   /**
@@ -89,7 +89,7 @@ export class AuditHistory {
     if (expected !== undefined && current.revision !== expected) return { ok: false };
     const commits = await this.refs.log(current.revision, Infinity);
     if (commits.length === 1 && commits[0].snapshot) return { ok: true, revision: current.revision, squashed: 0 };
-    const entries = await entriesOf(this.refs, commits, AUDIT_LOG_KEEP);
+    const entries = await entriesOf(this.refs, commits, AUDIT_LOG_KEEP, await this.parsedOf(ref));
     const auditLog = auditLogText(entries);
     // The snapshot is stamped with the record's last line, as the server guard requires (recordCommit.ts).
     const line = lastAuditLine(parseValue(current.text));
@@ -108,8 +108,29 @@ export class AuditHistory {
     return written.ok ? { ok: true, revision: written.revision, squashed: commits.length } : { ok: false };
   }
 
-  private async entriesFrom(revision: string, limit: number): Promise<AuditEntry[]> {
-    return entriesOf(this.refs, await this.refs.log(revision, limit), limit);
+  private async entriesFrom(ref: string, revision: string, limit: number): Promise<AuditEntry[]> {
+    const [commits, parsed] = await Promise.all([this.refs.log(revision, limit), this.parsedOf(ref)]);
+    return entriesOf(this.refs, commits, limit, parsed);
+  }
+
+  /** What this process parsed of `ref`'s history; kept on disk as `.git/lockstep/history-<digest of the ref>.json`. */
+  private parsedOf(ref: string): Promise<ParsedHistory> {
+    let parsed = this.parsed.get(ref);
+    if (parsed === undefined) {
+      parsed = this.keepFile(ref).then(file => new ParsedHistory(2 * AUDIT_LOG_KEEP, file));
+      this.parsed.set(ref, parsed);
+    }
+    return parsed;
+  }
+
+  private async keepFile(ref: string): Promise<string | undefined> {
+    if (!this.keep) return undefined;
+    const digest = createHash('sha256').update(ref).digest('hex').slice(0, 32);
+    try {
+      return path.join(await this.refs.gitDirectory(), 'lockstep', `history-${digest}.json`);
+    } catch {
+      return undefined; // no git directory to keep it in: the entries are kept in memory only
+    }
   }
 
   /** Whether the history at `revision` has at least `writes` commits on top of its first (its last snapshot, or the creation). */
@@ -132,24 +153,39 @@ export function auditLogText(newestFirst: readonly AuditEntry[]): string {
     .join('\n')}\n`;
 }
 
-async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number): Promise<AuditEntry[]> {
-  const entries: AuditEntry[] = [];
-  for (let from = 0; from < commits.length && entries.length < limit; from += BATCH) {
-    const chunk = commits.slice(from, from + BATCH);
-    const records = await refs.readFiles(
-      chunk.map(c => c.revision),
-      RECORD_FILE,
-    );
-    for (const [i, commit] of chunk.entries()) {
-      if (commit.snapshot) {
-        const archived = parseAuditLog(await refs.readFile(commit.revision, AUDIT_FILE));
-        for (let j = archived.length - 1; j >= 0 && entries.length < limit; j--) entries.push(archived[j]);
-        return entries.slice(0, limit);
-      }
-      entries.push(entryOf(commit, records[i]));
+/**
+ * The newest `limit` entries of `commits` (a first-parent history, newest first): one per commit down to
+ * the first snapshot, then the snapshot's audit.log. Every file not yet in `parsed` is read in one
+ * `git cat-file --batch` per {@link BATCH} commits, the snapshot's audit.log with the last of them.
+ */
+async function entriesOf(refs: GitRefs, commits: readonly CommitInfo[], limit: number, parsed?: ParsedHistory): Promise<AuditEntry[]> {
+  const snapshotAt = commits.findIndex(c => c.snapshot);
+  const chain = commits.slice(0, Math.min(snapshotAt < 0 ? commits.length : snapshotAt, limit));
+  const snapshot = snapshotAt >= 0 && snapshotAt < limit ? commits[snapshotAt] : undefined;
+  const unread = chain.filter(c => parsed?.entry(c.revision) === undefined);
+  let archive = snapshot === undefined ? undefined : parsed?.archived(snapshot.revision);
+  const fresh = new Map<string, AuditEntry>();
+  for (let from = 0; from < unread.length || (snapshot !== undefined && archive === undefined); from += BATCH) {
+    const batch = unread.slice(from, from + BATCH);
+    const last = from + BATCH >= unread.length;
+    const withArchive = last && snapshot !== undefined && archive === undefined;
+    const files = await refs.readBlobs([
+      ...batch.map(c => ({ revision: c.revision, name: RECORD_FILE })),
+      ...(withArchive ? [{ revision: snapshot.revision, name: AUDIT_FILE }] : []),
+    ]);
+    for (const [i, commit] of batch.entries()) fresh.set(commit.revision, entryOf(commit, files[i]));
+    if (withArchive) {
+      const text = files[batch.length];
+      archive = parseAuditLog(text === null ? null : text.toString('utf8'));
+      parsed?.rememberArchive(snapshot.revision, archive);
     }
   }
-  return entries.slice(0, limit);
+  const entries = chain.map(c => fresh.get(c.revision) ?? (parsed?.entry(c.revision) as AuditEntry));
+  // Oldest first, so that the newest are the last forgotten.
+  for (let j = entries.length - 1; j >= 0; j--) parsed?.remember(entries[j]);
+  if (fresh.size > 0) parsed?.save(entries);
+  if (archive !== undefined) for (let j = archive.length - 1; j >= 0 && entries.length < limit; j--) entries.push(archive[j]);
+  return entries;
 }
 
 /** One write's entry: the new audit line of its record.json (a value that is no record: its commit). */
@@ -159,11 +195,6 @@ function entryOf(commit: CommitInfo, record: Buffer | null): AuditEntry {
   const line = lastAuditLine(parseValue(record.toString('utf8')));
   if (line === undefined) return { revision: commit.revision, time: commit.time, author: commit.author, summary: commit.summary };
   return lineEntry(commit.revision, line);
-}
-
-/** The entry of a write whose record's new audit line is `line` (what a snapshot's audit.log keeps of it). */
-export function lineEntry(revision: string, line: AuditLine): AuditEntry {
-  return { revision, time: line.at, author: line.who, summary: transitionSubject(line), line };
 }
 
 function parseValue(text: string): unknown {
@@ -185,21 +216,9 @@ function parseAuditLog(text: string | null): AuditEntry[] {
     } catch (cause) {
       throw damaged(`its ${AUDIT_FILE} has a line that is not JSON`, cause);
     }
-    if (!isAuditEntry(entry)) throw damaged(`its ${AUDIT_FILE} has an entry of the wrong shape`);
-    const kept = lastAuditLine({ audit: [(entry as { line?: unknown }).line] });
-    entries.push({
-      revision: entry.revision,
-      time: entry.time,
-      author: entry.author,
-      summary: entry.summary,
-      ...(kept ? { line: kept } : {}),
-    });
+    const kept = storedEntry(entry);
+    if (kept === undefined) throw damaged(`its ${AUDIT_FILE} has an entry of the wrong shape`);
+    entries.push(kept);
   }
   return entries;
-}
-
-function isAuditEntry(value: unknown): value is AuditEntry {
-  if (typeof value !== 'object' || value === null) return false;
-  const e = value as Record<string, unknown>;
-  return typeof e.revision === 'string' && typeof e.time === 'number' && typeof e.author === 'string' && typeof e.summary === 'string';
 }

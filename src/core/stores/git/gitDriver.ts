@@ -147,5 +147,5 @@ export function createGitDriver(
   const refs = new GitRefs(runner, config.gitRemote, config.gitSigning ?? 'auto', config.gitOpenpgp === true);
   const poller = new RemotePoller(heads => refs.lsRemote(heads), pace, options.pollClock, options.pollRandom);
   const cells = new GitRefCells(refs, config.prefix, poller);
-  return new GitDriver(cells, new AuditHistory(cells, refs));
+  return new GitDriver(cells, new AuditHistory(cells, refs, true));
 }

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { inspect } from 'node:util';
 import { LockBackendError, LockConfigurationError, LockStorageError } from '../../errors';
 import { namespaceDigest } from '../../names';
@@ -105,6 +107,7 @@ export class GitRefs {
   private identityEnv: Readonly<Record<string, string>> | undefined;
   /** Whether this clone signs its commits (asked once, on the first write). */
   private signingKey: Promise<boolean> | undefined;
+  private directory: Promise<string> | undefined;
 
   /**
    * `signing`: `required` signs every commit with the user's git signing key and refuses to write
@@ -399,6 +402,20 @@ export class GitRefs {
     return commits;
   }
 
+  /** The clone's git directory, absolute (`.git` of a clone; the repository itself when bare): asked once. */
+  gitDirectory(): Promise<string> {
+    this.directory ??= this.findGitDirectory();
+    return this.directory;
+  }
+
+  private async findGitDirectory(): Promise<string> {
+    // A clone's top folder (what a container passes) holds it: no git process. Elsewhere (a bare repository, a
+    // linked worktree, a subfolder) git says where it is.
+    const dotGit = path.join(this.git.dir, '.git');
+    if (fs.statSync(dotGit, { throwIfNoEntry: false })?.isDirectory()) return dotGit;
+    return (await this.git.raw(['rev-parse', '--absolute-git-dir'])).trim();
+  }
+
   /** Whether the clone has `revision` as a commit. */
   async hasCommit(revision: string): Promise<boolean> {
     return (await this.git.run(['cat-file', '-e', '--end-of-options', `${revision}^{commit}`])).code === 0;
@@ -408,9 +425,17 @@ export class GitRefs {
    * One file of each of `revisions`, in one `cat-file --batch`: its bytes, or null where the commit
    * has no such file (or it is not a file).
    */
-  async readFiles(revisions: readonly string[], name: string): Promise<(Buffer | null)[]> {
-    if (revisions.length === 0) return [];
-    const output = await this.git.run(['cat-file', '--batch'], { input: revisions.map(r => `${r}:${name}\n`).join('') });
+  readFiles(revisions: readonly string[], name: string): Promise<(Buffer | null)[]> {
+    return this.readBlobs(revisions.map(revision => ({ revision, name })));
+  }
+
+  /**
+   * Files of commits (each a revision and a file name), in one `cat-file --batch`: each one's bytes, or
+   * null where its commit has no such file (or it is not a file).
+   */
+  async readBlobs(files: readonly { readonly revision: string; readonly name: string }[]): Promise<(Buffer | null)[]> {
+    if (files.length === 0) return [];
+    const output = await this.git.run(['cat-file', '--batch'], { input: files.map(f => `${f.revision}:${f.name}\n`).join('') });
     if (output.code !== 0) throw failure(output, 'cat-file');
     return parseBatch(output.stdout).map(file => (file === null || file.type !== 'blob' ? null : file.content));
   }

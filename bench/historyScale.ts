@@ -8,7 +8,9 @@
  *  - `status`                 in a clone after another clone's transition (one new commit to fetch)
  *  - `status --remote URL`    the page read from the remote without a clone
  *  - a fresh clone's first read `status` in a new clone: the lock ref's history is fetched
- *  - the timeline             the lock page's history read (its 2,000 newest entries) and buildTimeline
+ *  - the timeline             the lock page's history read (its 2,000 newest entries, from the record the window
+ *                             read) and buildTimeline, in a new window: in a clone that read the history before
+ *                             (its parsed entries kept in .git/lockstep), and in one that never did
  *
  * and the page size (bytes of record.json) with 100 petitioners, 1,000 leased ranges and 100 blocks,
  * built with the pure transition functions (target ≤ 64 KB).
@@ -54,7 +56,10 @@ interface Figures {
   status: number;
   statusRemote: number;
   freshClone: number;
+  /** The lock page's timeline in a new window of a clone that read the history before (parsedHistory.ts keeps it). */
   timeline: number;
+  /** The same in a clone that never read it. */
+  timelineFirst: number;
   draw: number;
   refCommits: number;
   /** The automatic compactions (snapshots) the built history went through. */
@@ -280,25 +285,37 @@ async function measureAt(total: number): Promise<Figures> {
       fresh.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
     }
 
-    // The lock page's timeline: its history read (newest HISTORY_LIMIT entries) and drawn.
+    // The lock page's timeline: its history read (newest HISTORY_LIMIT entries, from the record the window read for its
+    // badge: no fetch) and drawn, as a window that opens the page does it: a new Container each time. `timelineFirst`: in a clone that never read the history (nothing kept in
+    // .git/lockstep, parsedHistory.ts); `timeline`: in a clone that read it before (a new window, or another command).
+    const timelineFirst: number[] = [];
     const timeline: number[] = [];
     const draws: number[] = [];
-    const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
-    try {
-      for (let i = 0; i < OPS; i++) {
-        timeline.push(
-          await timed(async () => {
-            const { record } = await container.read();
-            const entries = await container.history(HISTORY_LIMIT);
-            const drawn = performance.now();
-            const audit = longerAudit(record.audit, entries ? auditFromHistory(entries) : undefined);
-            buildTimeline({ audit, holder: record.holder, leaseTtlMs: container.settings.leaseTtlMs, now: Date.now() });
-            draws.push(performance.now() - drawn);
-          }),
-        );
+    const kept = path.join(lead.dir, '.git', 'lockstep');
+    const forgetKept = () => {
+      for (const f of fs.existsSync(kept) ? fs.readdirSync(kept) : []) if (f.startsWith('history-')) fs.rmSync(path.join(kept, f));
+    };
+    const openPage = async () => {
+      const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
+      try {
+        // The window read the record for its badge when it opened; the page waits for the history read and the draw.
+        const { record, revision } = await container.read();
+        return await timed(async () => {
+          const entries = await container.history(HISTORY_LIMIT, revision);
+          const drawn = performance.now();
+          const audit = longerAudit(record.audit, entries ? auditFromHistory(entries) : undefined);
+          buildTimeline({ audit, holder: record.holder, leaseTtlMs: container.settings.leaseTtlMs, now: Date.now() });
+          draws.push(performance.now() - drawn);
+          if (entries === undefined || entries[0]?.revision !== revision) throw new Error('the history does not start at the record read');
+        }, `the timeline at ${total}`);
+      } finally {
+        await container.close();
       }
-    } finally {
-      await container.close();
+    };
+    for (let i = 0; i < OPS; i++) {
+      forgetKept();
+      timelineFirst.push(await openPage());
+      timeline.push(await openPage());
     }
     // One compaction, as a write past the bound runs it (once per AUTO_COMPACT_AFTER writes), and the guard's check of it.
     const guardRuns = fs.readFileSync(log, 'utf8').trim().split('\n').length;
@@ -313,6 +330,7 @@ async function measureAt(total: number): Promise<Figures> {
       statusRemote: median(remoteReads),
       freshClone: median(fresh),
       timeline: median(timeline),
+      timelineFirst: median(timelineFirst),
       draw: median(draws),
       refCommits,
       snapshots,
@@ -374,7 +392,8 @@ async function main(): Promise<void> {
     ['`status` in a clone (one new commit to fetch)', 'status'],
     ['`status --remote URL` (no clone)', 'statusRemote'],
     ["a fresh clone's first read (`status`)", 'freshClone'],
-    ['lock page timeline: history read (newest 2,000) and draw', 'timeline'],
+    ['lock page timeline in a new window: history read (newest 2,000) and draw', 'timeline'],
+    ["lock page timeline, the clone's first read of the history", 'timelineFirst'],
     ['lock page timeline: the draw alone (buildTimeline; target ≤ 50 ms)', 'draw'],
   ];
   console.log(
@@ -421,7 +440,8 @@ function summarizeHistory(small: Figures, big: Figures): void {
     ['`status` after one new commit', 'status'],
     ['`status --remote URL`', 'statusRemote'],
     ["a fresh clone's first read", 'freshClone'],
-    ['the timeline (its history read)', 'timeline'],
+    ['the timeline in a new window (its history read and draw, what opening the lock page waits for)', 'timeline'],
+    ["the same, the clone's first read of the history", 'timelineFirst'],
   ];
   const ratioOf = (k: keyof Figures) => big[k] / small[k];
   const figure = ([label, k]: [string, keyof Figures]) => {
@@ -456,8 +476,9 @@ function summarizeHistory(small: Figures, big: Figures): void {
     baseline: `the same operations at ${SMALL} transitions, ${compacted(small)}`,
     target:
       `one transition, the guard's check, \`status --remote\` and a fresh clone's first read ≤ 1.3×: ${ratioVerdict}; ` +
-      `the timeline renders in ≤ 50 ms: its draw ${Number.isNaN(big.draw) ? '**FAILED**' : verdict(big.draw <= 50)}, ` +
-      `with its history read (what opening the lock page waits for, ${duration(big.timeline)}) ${Number.isNaN(big.timeline) ? '**FAILED**' : verdict(big.timeline <= 50)}`,
+      `the timeline renders in ≤ 50 ms: its draw ${Number.isNaN(big.draw) ? '**FAILED**' : verdict(big.draw <= 50)}; ` +
+      `with its history read: in a new window ${Number.isNaN(big.timeline) ? '**FAILED**' : verdict(big.timeline <= 50)}, ` +
+      `at the clone's first read of the history ${Number.isNaN(big.timelineFirst) ? '**FAILED**' : verdict(big.timelineFirst <= 50)}`,
   });
 }
 

@@ -86,6 +86,10 @@ export class ParsedHistory {
   }
 }
 
+/**
+ * The file's format. Raise it whenever what an entry is derived into changes (auditEntry.ts lineEntry, recordCommit.ts
+ * transitionSubject): entries an older build kept are then read again from their commits.
+ */
 const FORMAT = 1;
 /** A commit's SHA-1 or SHA-256 name. */
 const COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;

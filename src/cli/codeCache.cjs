@@ -27,6 +27,14 @@ const Module = module.constructor;
 const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split('.').map(Number);
 const HAS_COMPILE_CACHE = NODE_MAJOR > 22 || (NODE_MAJOR === 22 && NODE_MINOR >= 1);
 
+/** What Node >= 22.1's enableCompileCache answered, as LOCKSTEP_DEBUG_CODE_CACHE says it. */
+const NODE_CACHE_STATUS = {
+  ENABLED: 'on, in the private folder',
+  ALREADY_ENABLED: 'on already (NODE_COMPILE_CACHE names its folder)',
+  DISABLED: 'off (NODE_DISABLE_COMPILE_CACHE)',
+  FAILED: 'off (Node could not use the folder)',
+};
+
 /** The cache's own folder below the per-user cache folder. */
 const SUBFOLDER = ['lockstep', 'v8'];
 
@@ -199,6 +207,26 @@ function sourceMapsOn() {
 }
 
 /**
+ * Node >= 22.1 keeps its cache as `node/<Node version and flags>/<one file per module>` and reads those files
+ * without asking who wrote them. A file is read only when all of it is this user's and nobody else can write
+ * it: the folders and files below `node` too, which another user could have put there before the cache folder
+ * was made private. Missing (the first run): private. More than a few dozen entries: not private (removed).
+ */
+function nodeCacheIsPrivate(nodeFolder) {
+  let checked = 0;
+  const privateEntry = (entry, depth) => {
+    if (++checked > 64) return false;
+    const stats = fs.lstatSync(entry);
+    if (!private_(stats)) return false;
+    if (stats.isFile()) return depth === 2;
+    if (!stats.isDirectory() || depth === 2) return false;
+    return fs.readdirSync(entry).every(name => privateEntry(path.join(entry, name), depth + 1));
+  };
+  if (!fs.existsSync(nodeFolder)) return true;
+  return privateEntry(nodeFolder, 0);
+}
+
+/**
  * Node 20: the bundle compiled with the cache of the last run; undefined where the cache cannot be
  * used (then the caller requires it). Only reading and compiling are guarded: the bundle's own top
  * level runs once, outside, and its errors are its own.
@@ -242,12 +270,22 @@ function compileCached(file, env, serverGuard) {
 function loadBundle(file, { serverGuard = false } = {}) {
   const env = serverGuard ? Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('LOCKSTEP_'))) : process.env;
   if (HAS_COMPILE_CACHE) {
-    let folder;
     try {
-      folder = cacheFolder(env, serverGuard);
-      if (folder !== undefined) require('node:module').enableCompileCache(path.join(folder, 'node'));
+      const folder = cacheFolder(env, serverGuard);
+      const nodeFolder = folder === undefined ? undefined : path.join(folder, 'node');
+      if (nodeFolder !== undefined && !nodeCacheIsPrivate(nodeFolder)) {
+        // Someone else's entry, or one anyone can write: Node's whole cache goes, and Node writes it anew.
+        fs.rmSync(nodeFolder, { recursive: true, force: true });
+        debug(env, "removed (a folder or file of Node's own cache was not private to this user)");
+      }
+      if (nodeFolder !== undefined) {
+        const { enableCompileCache, constants } = require('node:module');
+        const { status } = enableCompileCache(nodeFolder);
+        const name = Object.keys(constants.compileCacheStatus).find(key => constants.compileCacheStatus[key] === status);
+        debug(env, `node's own: ${NODE_CACHE_STATUS[name] ?? status}`);
+      }
     } catch {
-      /* no cache: compile as usual */
+      debug(env, 'off (error)');
     }
     return require(file);
   }

@@ -3,8 +3,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hasNonAscii } from '../../scripts/asciiComments.mjs';
+import { inCi } from '../helpers/ci';
 import { childEnv } from '../helpers/children';
 import { cliPath } from '../helpers/gitFixture';
+import { nodeWithCompileCache } from '../helpers/nodeWithCompileCache';
 import { useTempDir } from '../helpers/tempDir';
 
 /**
@@ -27,12 +29,12 @@ interface Ran {
 const DEBUG_LINE = /^lockstep code cache: (.*)$/;
 const onPosix = typeof process.geteuid === 'function';
 
-function run(cli: string, args: readonly string[], cwd: string, env: Record<string, string | undefined>): Ran {
+function run(cli: string, args: readonly string[], cwd: string, env: Record<string, string | undefined>, node = process.execPath): Ran {
   const base = childEnv({ LOCKSTEP_DEBUG_CODE_CACHE: '1' });
   delete base.XDG_CACHE_HOME;
   const merged: NodeJS.ProcessEnv = { ...base, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete merged[k];
-  const done = spawnSync(process.execPath, [cli, ...args], { cwd, env: merged, encoding: 'utf8' });
+  const done = spawnSync(node, [cli, ...args], { cwd, env: merged, encoding: 'utf8' });
   const lines = done.stderr.split('\n');
   return {
     status: done.status,
@@ -248,5 +250,108 @@ describe('code cache of the command line (dist/cli.js)', function () {
     const noHome = run(cli, guardArgs, work, { HOME: undefined, XDG_CACHE_HOME: xdg });
     assert.deepEqual([noHome.status, noHome.stdout, noHome.stderr], [guard.status, guard.stdout, guard.stderr]);
     assert.deepEqual([fs.existsSync(path.join(home, '.cache')), fs.existsSync(xdg)], [false, false], 'no cache without HOME');
+  });
+});
+
+describe("code cache of the command line on Node >= 22.1 (Node's own compile cache, kept in the private folder)", function () {
+  this.timeout(360_000);
+  const tmp = useTempDir('lockstep-code-cache-22');
+  let cli: string;
+  let node: string;
+  let home: string;
+  let work: string;
+  let folder: string;
+  /** Node's cache files: node/<its version and flags>/<one per module>. */
+  const nodeFiles = () => {
+    const root = path.join(folder, 'node');
+    if (!fs.existsSync(root)) return [];
+    return fs.readdirSync(root).flatMap(v => fs.readdirSync(path.join(root, v)).map(f => path.join(root, v, f)));
+  };
+  const run22 = (env: Record<string, string | undefined> = {}) =>
+    run(cli, ['--version'], work, { HOME: home, TMPDIR: tmp.path, ...env }, node);
+
+  before(async function () {
+    const found = nodeWithCompileCache();
+    if ('missing' in found) {
+      if (inCi()) throw new Error(`${found.missing}; in CI the launcher's branch for Node >= 22.1 must be tested.`);
+      console.log(`\n!!!!!!!! SKIPPED: ${found.missing} — the code cache on Node >= 22.1 was not tested !!!!!!!!\n`);
+      this.skip();
+    }
+    node = found.node;
+    cli = await cliPath();
+  });
+  beforeEach(() => {
+    home = path.join(tmp.path, 'home');
+    work = path.join(tmp.path, 'work');
+    fs.mkdirSync(home, { mode: 0o700 });
+    fs.mkdirSync(work);
+    folder = path.join(home, '.cache', 'lockstep', 'v8');
+  });
+
+  it("gives Node the private folder, never the temporary one (Node's default), and the command is the same with and without", () => {
+    const first = run22();
+    assert.deepEqual(first.cache, ["node's own: on, in the private folder"]);
+    assert.ok(nodeFiles().length > 0, `Node wrote its cache below ${folder}`);
+    if (onPosix) assert.equal(fs.statSync(folder).mode & 0o777, 0o700);
+    assert.ok(!fs.readdirSync(tmp.path).some(name => name.includes('compile-cache')), 'nothing in the temporary folder');
+    const again = run22();
+    assert.deepEqual(again.cache, ["node's own: on, in the private folder"]);
+    const without = run22({ LOCKSTEP_NO_CODE_CACHE: '1' });
+    assert.deepEqual(without.cache, ['off (LOCKSTEP_NO_CODE_CACHE)']);
+    assert.deepEqual([again.status, again.stdout, again.stderr], [first.status, first.stdout, first.stderr]);
+    assert.deepEqual([without.status, without.stdout, without.stderr], [first.status, first.stdout, first.stderr]);
+  });
+
+  it('gives Node no folder when the cache folder is group- or other-writable', function () {
+    if (!onPosix) this.skip();
+    run22();
+    fs.chmodSync(folder, 0o770);
+    const ran = run22();
+    assert.deepEqual([ran.status, ran.cache], [0, ['off (the cache folder is not private to this user)']]);
+    assert.ok(
+      !fs.readdirSync(tmp.path).some(name => name.includes('compile-cache')),
+      'and Node does not fall back to the temporary folder',
+    );
+  });
+
+  it("removes Node's cache when a file or folder in it could be someone else's, and Node writes it anew", function () {
+    if (!onPosix) this.skip();
+    const root = path.join(folder, 'node');
+    const plantings: [string, () => void][] = [
+      ['a file anyone can write', () => fs.chmodSync(nodeFiles()[0], 0o666)],
+      ['a folder the group can write', () => fs.chmodSync(path.dirname(nodeFiles()[0]), 0o775)],
+      [
+        'a symbolic link in place of a file',
+        () => {
+          const [file] = nodeFiles();
+          fs.renameSync(file, `${file}.elsewhere`);
+          fs.symlinkSync(`${file}.elsewhere`, file);
+        },
+      ],
+      [
+        'a symbolic link in place of its folder',
+        () => {
+          fs.renameSync(root, `${root}.elsewhere`);
+          fs.symlinkSync(`${root}.elsewhere`, root);
+        },
+      ],
+    ];
+    if (process.geteuid!() === 0) plantings.push(['a file of another user', () => fs.chownSync(nodeFiles()[0], 4242, 4242)]);
+    for (const [what, plant] of plantings) {
+      run22();
+      plant();
+      const ran = run22();
+      assert.deepEqual(
+        [ran.status, ran.cache],
+        [0, ["removed (a folder or file of Node's own cache was not private to this user)", "node's own: on, in the private folder"]],
+        what,
+      );
+      assert.ok(!fs.lstatSync(root).isSymbolicLink(), `${what}: Node's folder is a folder again`);
+      for (const file of nodeFiles()) {
+        const stats = fs.lstatSync(file);
+        assert.ok(stats.isFile() && (stats.mode & 0o022) === 0 && stats.uid === process.geteuid!(), `${what}: ${file} is private`);
+      }
+      fs.rmSync(`${root}.elsewhere`, { recursive: true, force: true });
+    }
   });
 });

@@ -91,11 +91,12 @@ function trimOldest(
   maxBytes: number,
 ): void {
   let lines = 0;
-  let bytes = 0;
+  const countedLines: AuditLine[] = [];
   for (const l of audit) {
     if (droppable(l)) lines++;
-    if (counted(l)) bytes += lineBytes(l);
+    if (counted(l)) countedLines.push(l);
   }
+  let bytes = linesBytes(countedLines);
   for (let i = 0; i < audit.length - 1 && (lines > maxLines || bytes > maxBytes); i++) {
     if (!droppable(audit[i])) continue;
     keep[i] = false;
@@ -105,11 +106,22 @@ function trimOldest(
 }
 
 /**
+ * The sum of {@link lineBytes} over `lines`, from ONE JSON text of them all: `[a,b,…]` is each line's JSON
+ * and a comma between two, so its UTF-8 length is that sum plus one. Records are parsed afresh at every read,
+ * so the per-line cache below never hits for the lines carried over; measuring 500 of them one by one was
+ * about a millisecond of every transition (issue 30, bench/pageScale.ts). Only the lines a trim drops are
+ * measured one by one.
+ */
+export function linesBytes(lines: readonly AuditLine[]): number {
+  return lines.length === 0 ? 0 : UTF8.encode(JSON.stringify(lines)).length - 1;
+}
+
+/**
  * A line's share of the budget: its JSON in UTF-8 and a separator. Lines are immutable and carried
  * from record to record, so each is measured once (a cache with no effect on any result).
  */
 const measured = new WeakMap<AuditLine, number>();
-function lineBytes(line: AuditLine): number {
+export function lineBytes(line: AuditLine): number {
   let bytes = measured.get(line);
   if (bytes === undefined) {
     bytes = UTF8.encode(JSON.stringify(line)).length + 1;

@@ -10,10 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-// The benches that load the machine (many processes, servers, a long history) run last, heaviest last, so that the
-// start-up and latency figures are taken on a machine they have not loaded; before each bench the run waits for the
-// load they leave behind to settle (below).
-const HEAVY = ['fileDisk', 'signedWindow', 'etcdLeases', 'historyScale', 'fiftyClonesLive'];
+// The benches that load the machine (many processes, servers, a long history, long runs of writes) run last, heaviest
+// last, so that the start-up and latency figures are taken on a machine they have not loaded; before each bench the run
+// waits for the load they leave behind to settle (below).
+const HEAVY = ['fileDisk', 'signedWindow', 'etcdLeases', 'pageScale', 'historyScale', 'fiftyClonesLive'];
 const available = fs
   .readdirSync(path.join(root, 'bench'))
   .filter(f => f.endsWith('.ts') && f !== 'summary.ts')

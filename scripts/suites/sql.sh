@@ -131,7 +131,7 @@ fi
 say "servers ready after $((SECONDS - START)) s (mariadb=$have_mariadb postgres=$have_postgres)"
 
 if [ "$MODE" = bench ] && [ "${2:-}" = --all ]; then # every bench, one run, the sizes
-  LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} BENCH_HISTORY_N=${BENCH_HISTORY_N:-100000} \
+  LOCKSTEP_BENCH_MYSQL_URL=${MDB_URL:-} LOCKSTEP_BENCH_POSTGRES_URL=${PG_URL:-} BENCH_HISTORY_N=${BENCH_HISTORY_N:-100000} BENCH_PAGE_N=${BENCH_PAGE_N:-1000} \
     node scripts/bench.mjs
   exit $?
 fi

@@ -207,23 +207,29 @@ function sourceMapsOn() {
 }
 
 /**
- * Node >= 22.1 keeps its cache as `node/<Node version and flags>/<one file per module>` and reads those files
- * without asking who wrote them. A file is read only when all of it is this user's and nobody else can write
- * it: the folders and files below `node` too, which another user could have put there before the cache folder
- * was made private. Missing (the first run): private. More than a few dozen entries: not private (removed).
+ * Node >= 22.1 keeps its cache as `node/<Node version and flags>/<one file per module>`, creating them with the
+ * user's umask, and reads those files without asking who wrote them. They are safe when nobody else could have
+ * reached them: the cache folder shut to everyone but the user (0700, whatever the umask made of Node's own folders
+ * and files below it) and every entry below `node` the user's own, and no symbolic link. A cache folder found open
+ * to others (say 0755, which privateFolder accepts: nobody else can write it) is shut, and `node` removed, since
+ * someone may have written below it while it was open. Missing (the first run): safe. More than a few dozen
+ * entries: not safe (removed; this also bounds the Node versions left behind).
  */
-function nodeCacheIsPrivate(nodeFolder) {
+function nodeCacheIsSafe(folder, nodeFolder) {
+  if (typeof process.geteuid === 'function' && (fs.statSync(folder).mode & 0o077) !== 0) {
+    fs.chmodSync(folder, 0o700);
+    return false;
+  }
   let checked = 0;
-  const privateEntry = (entry, depth) => {
+  const ownEntry = (entry, depth) => {
     if (++checked > 64) return false;
     const stats = fs.lstatSync(entry);
-    if (!private_(stats)) return false;
+    if (typeof process.geteuid === 'function' && stats.uid !== process.geteuid()) return false;
     if (stats.isFile()) return depth === 2;
     if (!stats.isDirectory() || depth === 2) return false;
-    return fs.readdirSync(entry).every(name => privateEntry(path.join(entry, name), depth + 1));
+    return fs.readdirSync(entry).every(name => ownEntry(path.join(entry, name), depth + 1));
   };
-  if (!fs.existsSync(nodeFolder)) return true;
-  return privateEntry(nodeFolder, 0);
+  return !fs.existsSync(nodeFolder) || ownEntry(nodeFolder, 0);
 }
 
 /**
@@ -273,10 +279,10 @@ function loadBundle(file, { serverGuard = false } = {}) {
     try {
       const folder = cacheFolder(env, serverGuard);
       const nodeFolder = folder === undefined ? undefined : path.join(folder, 'node');
-      if (nodeFolder !== undefined && !nodeCacheIsPrivate(nodeFolder)) {
-        // Someone else's entry, or one anyone can write: Node's whole cache goes, and Node writes it anew.
+      if (nodeFolder !== undefined && !nodeCacheIsSafe(folder, nodeFolder)) {
+        // Someone else's entry, or a folder others could reach: Node's whole cache goes, and Node writes it anew.
         fs.rmSync(nodeFolder, { recursive: true, force: true });
-        debug(env, "removed (a folder or file of Node's own cache was not private to this user)");
+        debug(env, "removed (Node's own cache could have been written by someone else)");
       }
       if (nodeFolder !== undefined) {
         const { enableCompileCache, constants } = require('node:module');

@@ -314,12 +314,25 @@ describe("code cache of the command line on Node >= 22.1 (Node's own compile cac
     );
   });
 
-  it("removes Node's cache when a file or folder in it could be someone else's, and Node writes it anew", function () {
+  it("keeps Node's cache as the user's umask made it (002: group-writable files) inside the shut cache folder", function () {
+    if (!onPosix) this.skip();
+    run22();
+    const [file] = nodeFiles();
+    fs.chmodSync(path.dirname(file), 0o775);
+    fs.chmodSync(file, 0o664);
+    const ran = run22();
+    assert.deepEqual([ran.status, ran.cache], [0, ["node's own: on, in the private folder"]], 'not removed at every run');
+    assert.ok(fs.existsSync(file), 'the same cache file is used');
+  });
+
+  it("removes Node's cache when someone else could have written it, and Node writes it anew", function () {
     if (!onPosix) this.skip();
     const root = path.join(folder, 'node');
     const plantings: [string, () => void][] = [
-      ['a file anyone can write', () => fs.chmodSync(nodeFiles()[0], 0o666)],
-      ['a folder the group can write', () => fs.chmodSync(path.dirname(nodeFiles()[0]), 0o775)],
+      [
+        'the cache folder open to others (0755: nobody else can write it, but anyone can reach below it)',
+        () => fs.chmodSync(folder, 0o755),
+      ],
       [
         'a symbolic link in place of a file',
         () => {
@@ -336,20 +349,24 @@ describe("code cache of the command line on Node >= 22.1 (Node's own compile cac
         },
       ],
     ];
-    if (process.geteuid!() === 0) plantings.push(['a file of another user', () => fs.chownSync(nodeFiles()[0], 4242, 4242)]);
+    if (process.geteuid!() === 0) {
+      plantings.push(['a file of another user', () => fs.chownSync(nodeFiles()[0], 4242, 4242)]);
+      plantings.push(['a folder of another user', () => fs.chownSync(path.dirname(nodeFiles()[0]), 4242, 4242)]);
+    }
     for (const [what, plant] of plantings) {
       run22();
       plant();
       const ran = run22();
       assert.deepEqual(
         [ran.status, ran.cache],
-        [0, ["removed (a folder or file of Node's own cache was not private to this user)", "node's own: on, in the private folder"]],
+        [0, ["removed (Node's own cache could have been written by someone else)", "node's own: on, in the private folder"]],
         what,
       );
+      assert.equal(fs.statSync(folder).mode & 0o777, 0o700, `${what}: the cache folder is shut`);
       assert.ok(!fs.lstatSync(root).isSymbolicLink(), `${what}: Node's folder is a folder again`);
       for (const file of nodeFiles()) {
         const stats = fs.lstatSync(file);
-        assert.ok(stats.isFile() && (stats.mode & 0o022) === 0 && stats.uid === process.geteuid!(), `${what}: ${file} is private`);
+        assert.ok(stats.isFile() && stats.uid === process.geteuid!(), `${what}: ${file} is the user's own file`);
       }
       fs.rmSync(`${root}.elsewhere`, { recursive: true, force: true });
     }

@@ -5,7 +5,8 @@ import type { ChainStep } from '../../src/core/chain/signedChain';
 import { LockStorageError } from '../../src/core/errors';
 import { parseRecord } from '../../src/core/recordCodec';
 import { createMemoryDriver } from '../../src/core/stores/memory';
-import { MAX_PAGE_BYTES, PACK_ABOVE_BYTES, packPage, unpackPage } from '../../src/core/stores/packedPage';
+import { MAX_PAGE_BYTES, PACK_ABOVE_BYTES, packedJson, packPage, unpackPage } from '../../src/core/stores/packedPage';
+import { jsonText, SerializedJson } from '../../src/core/stores/serializedJson';
 import { CROWDED_CONTAINER, crowdedPage, crowdedSignedWindow } from '../helpers/crowdedPage';
 import { assertHygienic } from '../helpers/hygiene';
 
@@ -47,6 +48,23 @@ describe('packedPage: how a store-backed driver keeps a large lock page', () => 
     const over = { pad: `${atBound.pad}x` };
     assert.equal(typeof (packPage(over, 'file') as Packed).lockstepPacked, 'string', 'one byte over: packed');
     assert.equal(unpackPage(small, 'file'), small, 'a plain value reads as it is');
+  });
+
+  it('gives the text a driver stores with the page stringified once: the same bytes as stringifying its stored value', () => {
+    const small = { v: 1, grant: 3, queue: [{ identity: 'ann@example.com', at: 1 }], note: 'é \u2028 "q"' };
+    const atBound = { pad: 'x'.repeat(PACK_ABOVE_BYTES - '{"pad":""}'.length) };
+    const over = { pad: `${atBound.pad}x` };
+    for (const [what, value] of [
+      ['small', small],
+      ['at the bound', atBound],
+      ['one byte over', over],
+      ['crowded', page],
+    ] as const) {
+      assert.equal(packedJson(value, 'sql'), JSON.stringify(packPage(value, 'sql')), what);
+      assert.equal(jsonText(new SerializedJson(packedJson(value, 'sql') as string)), JSON.stringify(packPage(value, 'sql')), what);
+    }
+    assert.equal(packedJson(undefined, 'sql'), undefined, 'no JSON: the driver refuses it');
+    assert.equal(jsonText(small), JSON.stringify(small), 'any other value: its JSON');
   });
 
   it('stores the crowded page (100 petitioners, 1,000 ranges, 100 blocks) in at most 64 KiB, and reads back exactly its bytes', () => {

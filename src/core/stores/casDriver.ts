@@ -3,7 +3,8 @@ import { claimTransition, extendTransition, isLeaseState, releaseTransition, typ
 import { nextTurn, RefusalPacing, type PacingOptions } from './refusalPacing';
 import { isLeaseSlot, leaseInSlot, slotOf, slotWithLease, type LeaseSlot } from './leaseSlots';
 import type { DriverName } from '../config';
-import { packPage, unpackPage } from './packedPage';
+import { packedJson, unpackPage } from './packedPage';
+import { SerializedJson } from './serializedJson';
 import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from './store';
 
 /**
@@ -106,7 +107,8 @@ export class CasDriver implements Driver {
   }
 
   async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
-    return this.settled(this.#cells.put(recordCell(key), expectedRevision, packPage(next, this.name)));
+    const text = packedJson(next, this.name);
+    return this.settled(this.#cells.put(recordCell(key), expectedRevision, text === undefined ? next : new SerializedJson(text)));
   }
 
   /** The operation's outcome, after one turn of the event loop when the cells asked for it. */

@@ -8,6 +8,7 @@ import { frameRevision, unframeRevision } from './revisionFraming';
 import { decodeLinkTarget, encodeLinkTarget } from './linkTarget';
 import { namespaceDigest } from '../names';
 import { CasDriver, type CasCells } from './casDriver';
+import { jsonText } from './serializedJson';
 import type { CasResult, VersionedRecord, Watch, WatchOptions } from './store';
 import { watchDir } from './fileWatch';
 
@@ -136,7 +137,9 @@ class FileCells implements CasCells {
     const next = base.number + 1;
     const nonce = newNonce();
     const lineage = [nonce, ...base.lineage].slice(0, LINEAGE);
-    const json = JSON.stringify({ l: lineage, v: value } satisfies Envelope);
+    // What JSON.stringify({ l: lineage, v: value }) gives, with a page's text made once (serializedJson.ts).
+    const v = jsonText(value);
+    const json = v === undefined ? JSON.stringify({ l: lineage }) : `{"l":${JSON.stringify(lineage)},"v":${v}}`;
     const text = frameRevision(json);
     const published = this.publish(dir, next, text);
     if (published === undefined) return { ok: false };

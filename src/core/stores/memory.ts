@@ -1,4 +1,5 @@
 import { CasDriver, type CasCells } from './casDriver';
+import { jsonText } from './serializedJson';
 import type { CasResult, Disposable, VersionedRecord } from './store';
 
 /**
@@ -19,7 +20,7 @@ export class MemoryCells implements CasCells {
     const actual = entry ? String(entry.revision) : null;
     if (actual !== expectedRevision) return { ok: false };
     const revision = (entry?.revision ?? 0) + 1;
-    this.cells.set(cell, { text: JSON.stringify(value), revision });
+    this.cells.set(cell, { text: jsonText(value) as string, revision });
     for (const listener of this.listeners.get(cell) ?? []) queueMicrotask(listener);
     return { ok: true, revision: String(revision) };
   }

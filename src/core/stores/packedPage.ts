@@ -47,16 +47,32 @@ interface Packed {
 /** The value a driver stores for `page`: `page` itself when small, else its packed form. */
 export function packPage(page: unknown, driver: string): unknown {
   const json = JSON.stringify(page);
-  if (json === undefined) return page; // the driver's own check refuses it
+  return json === undefined ? page : (packed(json, driver) ?? page); // undefined: the driver's own check refuses it
+}
+
+/**
+ * The JSON text a driver stores for `page` (what `JSON.stringify(packPage(page))` gives), with the page
+ * stringified once: a write of a page below the bound costs one `JSON.stringify`, not two. Undefined for a
+ * value that has no JSON (the driver's own check refuses it).
+ */
+export function packedJson(page: unknown, driver: string): string | undefined {
+  const json = JSON.stringify(page);
+  if (json === undefined) return undefined;
+  const value = packed(json, driver);
+  return value === undefined ? json : JSON.stringify(value);
+}
+
+/** The packed form of a page's JSON text; undefined when the page is small enough to be stored as it is. */
+function packed(json: string, driver: string): Packed | undefined {
   const bytes = Buffer.byteLength(json);
-  if (bytes <= PACK_ABOVE_BYTES) return page;
+  if (bytes <= PACK_ABOVE_BYTES) return undefined;
   if (bytes > MAX_PAGE_BYTES)
     throw new LockStorageError(
       driver,
       `A lock page must be at most ${MAX_PAGE_BYTES} bytes of JSON; this write was refused and nothing was stored.`,
     );
   const data = brotliCompressSync(json, { params: { ...BROTLI, [constants.BROTLI_PARAM_SIZE_HINT]: bytes } }).toString('base64');
-  return { lockstepPacked: CODEC, bytes, sha256: sha256(json), data } satisfies Packed;
+  return { lockstepPacked: CODEC, bytes, sha256: sha256(json), data };
 }
 
 /** The page a stored value holds: a packed value unpacked, anything else as it is. */

@@ -2,6 +2,7 @@ import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { LockStorageError } from '../../errors';
 import type { CasCells } from '../casDriver';
 import { callSafely } from '../callSafely';
+import { jsonText } from '../serializedJson';
 import type { CasResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import type { EtcdFailures } from './etcdErrors';
 
@@ -50,7 +51,7 @@ export class EtcdCells implements CasCells {
   }
 
   async put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult> {
-    const text = JSON.stringify(value);
+    const text = jsonText(value);
     if (text === undefined || Buffer.byteLength(text) > MAX_VALUE_BYTES) {
       throw new LockStorageError(
         'etcd',

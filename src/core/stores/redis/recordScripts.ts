@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { LockStorageError } from '../../errors';
-import { packPage, unpackPage } from '../packedPage';
+import { packedJson, unpackPage } from '../packedPage';
 import type { CasResult, VersionedRecord } from '../store';
 import { defineScript, evalScript, type ScriptClient } from './evalScript';
 
@@ -51,7 +51,7 @@ export async function compareAndSwapRecord(
   expectedRevision: string | null,
   next: unknown,
 ): Promise<CasResult> {
-  const text = JSON.stringify(packPage(next, 'redis'));
+  const text = packedJson(next, 'redis');
   if (text === undefined || Buffer.byteLength(text) > MAX_RECORD_BYTES) {
     throw new LockStorageError(
       'redis',

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../../clock';
 import { DEFAULT_COMMAND_TIMEOUT_MS, type ResolvedConfig } from '../../config';
 import { LockConfigurationError } from '../../errors';
-import { packPage } from '../packedPage';
+import { packedJson } from '../packedPage';
 import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedRecord, Watch, WatchOptions } from '../store';
 import { recordChannel } from './changeFeed';
 import { parseDatabaseUrl } from './databaseUrl';
@@ -120,7 +120,7 @@ export class SqlDriver implements Driver {
   }
 
   async compareAndSwap(key: string, expectedRevision: string | null, next: unknown, _meta: CasMeta): Promise<CasResult> {
-    const text = JSON.stringify(packPage(next, 'sql'));
+    const text = packedJson(next, 'sql');
     if (typeof text !== 'string') throw new LockConfigurationError('A record must be a JSON value.', { setting: 'record' });
     try {
       let written: CasResult = { ok: false };

@@ -2,6 +2,7 @@
 // registers it, a plain `mocha --require tsx/cjs` does not (loading it twice is a no-op).
 import 'tsx/esm';
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { openDriver } from '../../src/core/drivers';
@@ -261,7 +262,9 @@ describe('git driver', function () {
         assert.ok(written.ok);
         expected = written.revision;
       };
-      for (let i = 0; i < 70; i++) await write(i);
+      // More records than one cat-file reads (BATCH, 128): the walk reads them in two.
+      const n = 130;
+      for (let i = 0; i < n; i++) await write(i);
       const readAll = () => readCounted(a, key, spawned);
       // A reader in a clone that never read this history: nothing in memory, nothing kept on disk.
       const remembersNothing = async () => {
@@ -272,16 +275,16 @@ describe('git driver', function () {
       const first = await readAll();
       assert.deepEqual(
         first.entries.map(e => e.summary),
-        Array.from({ length: 70 }, (_, i) => `grant ${69 - i}`),
+        Array.from({ length: n }, (_, i) => `grant ${n - 1 - i}`),
       );
-      assert.equal(first.catFiles, 2, '70 records, read 64 at a time');
+      assert.equal(first.catFiles, 2, '130 records, read 128 at a time');
       assert.deepEqual(await readAll(), { entries: first.entries, catFiles: 0 }, 'nothing written since: nothing read');
 
-      await write(70);
+      await write(n);
       const second = await readAll();
       assert.equal(second.catFiles, 1, 'one new record');
       assert.deepEqual(second.entries, [second.entries[0], ...first.entries]);
-      assert.equal(second.entries[0].summary, 'grant 70');
+      assert.equal(second.entries[0].summary, `grant ${n}`);
       assert.deepEqual(second.entries, await remembersNothing());
 
       // Another clone compacts: the snapshot is a new commit; its audit.log is read once, then remembered.
@@ -291,7 +294,7 @@ describe('git driver', function () {
       const compacted = await readAll();
       assert.equal(compacted.catFiles, 1, "the snapshot's audit.log");
       assert.deepEqual(compacted.entries, second.entries);
-      await write(71);
+      await write(n + 1);
       const after = await readAll();
       assert.equal(after.catFiles, 1, 'the one record written since, not the audit.log again');
       assert.deepEqual(after.entries, [after.entries[0], ...second.entries]);
@@ -314,7 +317,7 @@ describe('git driver', function () {
       };
       forgetKept(0);
       const first = await process();
-      assert.equal(first.catFiles, 2, 'nothing kept yet: every record is read');
+      assert.equal(first.catFiles, 1, 'nothing kept yet: every record is read, by one process');
       const [file] = keptFiles(0);
       assert.ok(file !== undefined, 'the parsed entries are kept in .git/lockstep');
       assert.equal(fs.statSync(file).mode & 0o077, 0, "readable by the clone's owner only");
@@ -329,9 +332,29 @@ describe('git driver', function () {
       ];
       for (const [label, text] of damages) {
         fs.writeFileSync(file, text);
-        assert.deepEqual(await process(), { entries: first.entries, catFiles: 2 }, `${label}: read again from the commits`);
+        assert.deepEqual(await process(), { entries: first.entries, catFiles: 1 }, `${label}: read again from the commits`);
         assert.deepEqual(await process(), { entries: first.entries, catFiles: 0 }, `${label}: replaced by a sound file`);
       }
+    });
+
+    it('a temporary file a killed reader left beside the kept entries is removed at the next save, one of a live process is not', async () => {
+      const b = driverIn(1);
+      const key = randomKey();
+      assert.ok((await b.compareAndSwap(key, null, { grant: 0 }, meta('grant 0'))).ok);
+      forgetKept(0);
+      await driverIn(0).readHistory(key);
+      const dir = path.join(world.clones[0], '.git', 'lockstep');
+      // A process that has exited: its pid names no process now (a reader killed between its write and its rename).
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      const orphan = path.join(dir, `.tmp-${gone}-0a1b2c3d-history-${'0'.repeat(32)}.json`);
+      const live = path.join(dir, `.tmp-${process.pid}-0a1b2c3d-history-${'1'.repeat(32)}.json`);
+      for (const file of [orphan, live]) fs.writeFileSync(file, '{"v":1,"entries":[');
+      assert.ok((await b.compareAndSwap(key, (await b.read(key))!.revision, { grant: 1 }, meta('grant 1'))).ok);
+      await driverIn(0).readHistory(key);
+      assert.equal(fs.existsSync(orphan), false, "the dead process's file is gone");
+      assert.equal(fs.existsSync(live), true, "a live process's file is left to it");
+      assert.equal(keptFiles(0).length, 1, 'the entries themselves are kept');
+      fs.rmSync(live);
     });
 
     it('refuses a damaged record in the history at every read: what failed to parse is never remembered', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PID, removeOrphanTemp, TEMP_PREFIX } from '../fileIo';
 import { type AuditEntry, storedEntry } from './auditEntry';
 
 /**
@@ -52,16 +53,28 @@ export class ParsedHistory {
     this.archive = { revision, entries };
   }
 
-  /** Keeps `chain` (the commits' entries just listed, newest first) on disk for the next process. */
+  /**
+   * Keeps `chain` (the commits' entries just listed, newest first) on disk for the next process. A cache, so a
+   * failed write is dropped, not retried (atomicReplace.ts retries a rename Windows refuses for a moment: here the
+   * next read writes it again). Temporary files that a killed process left here are removed (fileIo.ts
+   * removeOrphanTemp: only those of a process that is gone).
+   */
   save(chain: readonly AuditEntry[]): void {
     if (this.file === undefined) return;
-    const temp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const dir = path.dirname(this.file);
+    const temp = path.join(dir, `${TEMP_PREFIX}${PID}-${randomBytes(4).toString('hex')}-${path.basename(this.file)}`);
     try {
-      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       fs.writeFileSync(temp, JSON.stringify({ v: FORMAT, entries: chain }), { mode: 0o600 });
       fs.renameSync(temp, this.file);
     } catch {
       fs.rmSync(temp, { force: true });
+      return;
+    }
+    try {
+      for (const name of fs.readdirSync(dir)) if (name.startsWith(TEMP_PREFIX) && name.endsWith('.json')) removeOrphanTemp(dir, name);
+    } catch {
+      // left for the next save
     }
   }
 

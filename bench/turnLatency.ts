@@ -35,7 +35,7 @@ import type { Driver } from '../src/core/stores/store';
 import { createGitFixture, type GitFixture } from '../test/helpers/gitFixture';
 import { runUntil, seededRandom } from '../test/helpers/simulatedPolls';
 import { RedisServer } from '../test/live/redis/redisServer';
-import { fmt, summaryRow, times, verdict } from './summary';
+import { fmt, reasonOf, summaryRow, times, verdict } from './summary';
 
 const ROUNDS = Number(process.env.BENCH_TURN_ROUNDS ?? 15);
 /** The holder's work between the waiter going to sleep and the release (spread, so a poll's phase is random). */
@@ -47,6 +47,8 @@ interface TurnRow {
   readonly how: string;
   readonly latencies?: number[];
   readonly skipped?: string;
+  /** Why the row's run threw: the other rows still run, and the bench exits 1. */
+  readonly failed?: string;
 }
 
 const quantile = (xs: number[], q: number) => {
@@ -124,8 +126,22 @@ async function containerRow(
   how: string,
   setUp: () => Promise<{ env: Record<string, string>; initArgs?: string[]; beforeInit?: string[][] } | string>,
 ): Promise<TurnRow> {
-  const set = await setUp();
-  if (typeof set === 'string') return { label, how, skipped: set };
+  try {
+    const set = await setUp();
+    if (typeof set === 'string') return { label, how, skipped: set };
+    return await measuredRow(label, how, set);
+  } catch (error) {
+    console.error(`\n!!!!!!!! FAILED: your-turn row ${label}: ${reasonOf(error)} !!!!!!!!\n`);
+    console.error(error);
+    return { label, how, failed: reasonOf(error) };
+  }
+}
+
+async function measuredRow(
+  label: string,
+  how: string,
+  set: { env: Record<string, string>; initArgs?: string[]; beforeInit?: string[][] },
+): Promise<TurnRow> {
   const team = await createGitFixture({
     members: ['alice', 'bob'],
     operators: [],
@@ -301,6 +317,10 @@ async function main(): Promise<void> {
       console.log(`\n!!!!!!!! SKIPPED: your-turn row ${row.label} (${row.skipped}) !!!!!!!!\n`);
       continue;
     }
+    if (row.failed) {
+      console.log(`| ${row.label.padEnd(21)} | ${row.how.padEnd(16)} | FAILED: ${row.failed}`);
+      continue;
+    }
     const xs = row.latencies!;
     const target = targets[row.label];
     const verdict = target === undefined ? 'peer' : `≤ ${target} ${quantile(xs, 0.5) <= target ? 'met' : 'NOT met'}`;
@@ -324,6 +344,7 @@ async function main(): Promise<void> {
     '  (the VS Code window adds a 30 s safety re-read only where the watch states no freshness of its own: Redis and file, 120 reads/h)',
   );
   summarize(rows, targets, idle);
+  if (rows.some(r => r.failed)) process.exitCode = 1;
 }
 
 const msText = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
@@ -345,10 +366,12 @@ function summarize(
   const ours = rows.filter(r => targets[r.label] !== undefined);
   const measured = ours.filter(r => r.latencies);
   const skipped = ours.filter(r => r.skipped);
+  const failed = ours.filter(r => r.failed);
   const p50 = (r: TurnRow) => quantile(r.latencies!, 0.5);
   const lockstep = [
     ...measured.map(r => `${names[r.label]} ${msText(p50(r))} ms (${r.how})`),
     ...skipped.map(r => `${names[r.label]} SKIPPED (${r.skipped!.split(';')[0]})`),
+    ...failed.map(r => `${names[r.label]} **FAILED** (${r.failed})`),
   ].join('; ');
   const redisRow = rows.find(r => r.label === 'redis' && r.latencies);
   const peers = [
@@ -366,7 +389,7 @@ function summarize(
   const met =
     measured.length === 0
       ? 'SKIPPED (no driver measured)'
-      : `${verdict(missed.length === 0)}${missed.length > 0 ? ` (${missed.join(', ')} over)` : ''}${skipped.length > 0 ? ` on ${measured.map(r => names[r.label]).join(', ')}; ${skipped.map(r => names[r.label]).join(', ')} SKIPPED` : ''}`;
+      : `${verdict(missed.length === 0)}${missed.length > 0 ? ` (${missed.join(', ')} over)` : ''}${skipped.length + failed.length > 0 ? ` on ${measured.map(r => names[r.label]).join(', ')}` : ''}${skipped.length > 0 ? `; ${skipped.map(r => names[r.label]).join(', ')} SKIPPED` : ''}${failed.length > 0 ? `; ${failed.map(r => names[r.label]).join(', ')} **FAILED**` : ''}`;
   summaryRow({
     bench,
     what: `your turn, from a release to the waiting \`acquire --wait\` returning with the grant (p50 of ${ROUNDS}; another clone, its own connection)`,

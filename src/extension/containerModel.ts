@@ -24,6 +24,15 @@ import type { ExtensionSettings } from './settings';
 import { interestFor, settleMsFor } from './windowInterest';
 import { WatchKeeper } from './watchKeeper';
 
+/** How many of the git driver's commits the lock page's timeline reads (a week of a busy container). */
+export const TIMELINE_ENTRIES = 2000;
+
+/**
+ * How long after a container's first read its history is read in the background, for the lock page's timeline
+ * (prepareTimeline): after the window's start-up work, which it must not slow.
+ */
+const PREPARE_TIMELINE_AFTER_MS = 3_000;
+
 /**
  * One container (one workspace folder's repository) as the extension sees it: the last record
  * read, the badge source derived from it, the heartbeat, and events when something changed.
@@ -50,6 +59,9 @@ export class ContainerModel implements vscode.Disposable {
   /** When the user last asked for news (Refresh, an action): a polling watch runs fast for a while. */
   private askedAt: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The background read of the timeline's history, once per opened container (prepareTimeline). */
+  private prepareTimer: NodeJS.Timeout | undefined;
+  private timelinePrepared = false;
   private transitionTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   /** The grant whose loss was last reported: one notification per lost lease, whoever noticed it first. */
@@ -173,6 +185,7 @@ export class ContainerModel implements vscode.Disposable {
     this.disposed = true;
     this.heartbeat.dispose();
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.prepareTimer) clearTimeout(this.prepareTimer);
     if (this.transitionTimer) clearTimeout(this.transitionTimer);
     void this.closeContainer();
     this._onDidChange.dispose();
@@ -203,6 +216,7 @@ export class ContainerModel implements vscode.Disposable {
       }
       this.heartbeat.update(status);
       this.scheduleTransition(status);
+      this.prepareTimeline();
       // Holding or waiting now (or no longer): a polling watch re-decides its pace (interest()).
       this.watcher?.nudge();
       // A read can find our lease gone before the heartbeat does (the window slept, the store was away past
@@ -230,6 +244,29 @@ export class ContainerModel implements vscode.Disposable {
       }
     }
     this._onDidChange.fire(this);
+  }
+
+  /**
+   * Once per opened container, a few seconds after its first read: the history of the record read, as the lock
+   * page's timeline reads it, read in the background and dropped. On the git driver this is the clone's costly
+   * first read of the history (each record since the last snapshot parsed: 124 ms on a page a year old, issue 30),
+   * whose entries are kept in `.git/lockstep/`; the page then opens at the cost of the commits written since (39 ms).
+   * Nothing is fetched: the history is that of the revision just read. Other drivers keep no history: nothing runs.
+   */
+  private prepareTimeline(): void {
+    if (this.timelinePrepared || this.disposed) return;
+    this.timelinePrepared = true;
+    this.prepareTimer = setTimeout(() => {
+      this.prepareTimer = undefined;
+      this.history(TIMELINE_ENTRIES).then(
+        entries => {
+          if (entries !== undefined) this.log.debug(`${this.folder.name}: the timeline's history read (${entries.length} entries)`);
+        },
+        // The lock page reads it again when shown, and says when it could not.
+        error => this.log.debug(`${this.folder.name}: the timeline's history could not be read in the background: ${String(error)}`),
+      );
+    }, PREPARE_TIMELINE_AFTER_MS);
+    this.prepareTimer.unref?.();
   }
 
   private async confirmLost(container: Container): Promise<void> {
@@ -338,6 +375,9 @@ export class ContainerModel implements vscode.Disposable {
     const container = this.container;
     this.container = undefined;
     this.revision = undefined;
+    if (this.prepareTimer) clearTimeout(this.prepareTimer);
+    this.prepareTimer = undefined;
+    this.timelinePrepared = false;
     await container?.close().catch(() => undefined);
   }
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { badgeFor, badgeWords } from './badge';
 import { CommandIds } from './commandIds';
-import type { ContainerModel } from './containerModel';
+import { type ContainerModel, TIMELINE_ENTRIES } from './containerModel';
 import {
   auditFromHistory,
   type AuditLine,
@@ -14,9 +14,6 @@ import {
 } from '../core/application';
 import type { FromWebview, LockPageView, TimelineView, ToWebview } from './lockPageProtocol';
 import type { WorkspaceModel } from './workspaceModel';
-
-/** How many of the git driver's commits the timeline reads (a week of a busy container). */
-const HISTORY_LIMIT = 2000;
 
 const VIEW_TYPE = 'lockstep.lockPage';
 
@@ -65,7 +62,7 @@ export class LockPagePanel implements vscode.Disposable {
     const model = this.workspace.active;
     if (!model || !this.panel) return;
     try {
-      const entries = await model.history(HISTORY_LIMIT);
+      const entries = await model.history(TIMELINE_ENTRIES);
       if (entries === undefined) return;
       this.histories.set(model, auditFromHistory(entries));
       this.post();

@@ -5,6 +5,7 @@ import { createLockManager, type LockHandle } from '../../src/core/leases';
 import { keyDigest } from '../../src/core/names';
 import { CasDriver, type CasCells } from '../../src/core/stores/casDriver';
 import { createMemoryDriver } from '../../src/core/stores/memory';
+import { jsonText } from '../../src/core/stores/serializedJson';
 import type { Driver } from '../../src/core/stores/store';
 import { hashToken } from '../../src/core/tokens';
 import { assertHygienic } from '../helpers/hygiene';
@@ -27,7 +28,7 @@ function switchableCells(): CasCells & { refuseWrites: boolean } {
       const entry = cells.get(cell);
       if (this.refuseWrites || (entry ? String(entry.revision) : null) !== expected) return { ok: false };
       const revision = (entry?.revision ?? 0) + 1;
-      cells.set(cell, { text: JSON.stringify(value), revision });
+      cells.set(cell, { text: jsonText(value) as string, revision });
       return { ok: true, revision: String(revision) };
     },
     close: async () => undefined,

@@ -14,6 +14,10 @@ import type { CasMeta, CasResult, ClaimResult, Driver, ReleaseResult, VersionedR
  */
 export interface CasCells {
   get(cell: string): Promise<VersionedRecord | null>;
+  /**
+   * `value`: a lease's state, or a container record's stored form as a {@link SerializedJson} (its text made
+   * once, packedPage.ts): cells store `jsonText(value)` (serializedJson.ts).
+   */
   put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult>;
   /**
    * Optional and free of I/O: the last record this instance read or wrote for `cell`, which may be

@@ -65,20 +65,22 @@ function private_(stats) {
 
 /**
  * The cache folder, created 0700 where missing, or undefined when it (or the folder above it, or
- * the user's cache folder) is not a directory of this user that nobody else can write.
+ * the user's cache folder) is not a directory of this user that nobody else can write. `shut`: nobody
+ * else can even reach into it (no permission for group or others; always so where there are no uids).
  */
 function privateFolder(base) {
   const lockstep = path.join(base, SUBFOLDER[0]);
   const folder = path.join(lockstep, SUBFOLDER[1]);
   fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  let stats;
   for (const dir of [base, lockstep, folder]) {
-    const stats = fs.statSync(dir);
+    stats = fs.statSync(dir);
     if (!stats.isDirectory() || !private_(stats)) return undefined;
   }
-  return folder;
+  return { path: folder, shut: typeof process.geteuid !== 'function' || (stats.mode & 0o077) === 0 };
 }
 
-/** The cache folder for this run, or undefined (with the reason said under LOCKSTEP_DEBUG_CODE_CACHE). */
+/** The cache folder for this run ({@link privateFolder}), or undefined (with the reason said under LOCKSTEP_DEBUG_CODE_CACHE). */
 function cacheFolder(env, serverGuard) {
   if (env.LOCKSTEP_NO_CODE_CACHE === '1') return debug(env, 'off (LOCKSTEP_NO_CODE_CACHE)');
   const base = userCacheBase(env, process.platform, serverGuard);
@@ -210,21 +212,18 @@ function sourceMapsOn() {
  * Node >= 22.1 keeps its cache as `node/<Node version and flags>/<one file per module>`, creating them with the
  * user's umask, and reads those files without asking who wrote them. They are safe when nobody else could have
  * reached them: the cache folder shut to everyone but the user (0700, whatever the umask made of Node's own folders
- * and files below it) and every entry below `node` the user's own, and no symbolic link. A cache folder found open
- * to others (say 0755, which privateFolder accepts: nobody else can write it) is shut, and `node` removed, since
- * someone may have written below it while it was open. Missing (the first run): safe. More than a few dozen
- * entries: not safe (removed; this also bounds the Node versions left behind).
+ * and files below it: loadBundle shuts a folder it finds open, such as 0755, which privateFolder accepts, and
+ * removes `node`, since someone may have written below it while it was open) and, checked here, every entry below
+ * `node` the user's own, and no symbolic link. Missing (the first run): own. More than a few dozen entries: not
+ * (removed; this also bounds the Node versions left behind).
  */
-function nodeCacheIsSafe(folder, nodeFolder) {
-  if (typeof process.geteuid === 'function' && (fs.statSync(folder).mode & 0o077) !== 0) {
-    fs.chmodSync(folder, 0o700);
-    return false;
-  }
+function nodeCacheIsOwn(nodeFolder) {
+  const uid = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
   let checked = 0;
   const ownEntry = (entry, depth) => {
     if (++checked > 64) return false;
     const stats = fs.lstatSync(entry);
-    if (typeof process.geteuid === 'function' && stats.uid !== process.geteuid()) return false;
+    if (uid !== undefined && stats.uid !== uid) return false;
     if (stats.isFile()) return depth === 2;
     if (!stats.isDirectory() || depth === 2) return false;
     return fs.readdirSync(entry).every(name => ownEntry(path.join(entry, name), depth + 1));
@@ -246,7 +245,7 @@ function compileCached(file, env, serverGuard) {
     const folder = cacheFolder(env, serverGuard);
     if (folder === undefined) return undefined;
     const source = fs.readFileSync(file, 'utf8');
-    cache = cacheFile(folder, file, fs.statSync(file));
+    cache = cacheFile(folder.path, file, fs.statSync(file));
     const cachedData = readCache(cache);
     hadCache = cachedData !== undefined;
     script = compile(file, source, cachedData);
@@ -278,13 +277,14 @@ function loadBundle(file, { serverGuard = false } = {}) {
   if (HAS_COMPILE_CACHE) {
     try {
       const folder = cacheFolder(env, serverGuard);
-      const nodeFolder = folder === undefined ? undefined : path.join(folder, 'node');
-      if (nodeFolder !== undefined && !nodeCacheIsSafe(folder, nodeFolder)) {
-        // Someone else's entry, or a folder others could reach: Node's whole cache goes, and Node writes it anew.
-        fs.rmSync(nodeFolder, { recursive: true, force: true });
-        debug(env, "removed (Node's own cache could have been written by someone else)");
-      }
-      if (nodeFolder !== undefined) {
+      if (folder !== undefined) {
+        const nodeFolder = path.join(folder.path, 'node');
+        if (!folder.shut) fs.chmodSync(folder.path, 0o700);
+        if (!folder.shut || !nodeCacheIsOwn(nodeFolder)) {
+          // A folder others could reach, or someone else's entry: Node's whole cache goes, and Node writes it anew.
+          fs.rmSync(nodeFolder, { recursive: true, force: true });
+          debug(env, "removed (Node's own cache could have been written by someone else)");
+        }
         const { enableCompileCache, constants } = require('node:module');
         const { status } = enableCompileCache(nodeFolder);
         const name = Object.keys(constants.compileCacheStatus).find(key => constants.compileCacheStatus[key] === status);

@@ -46,6 +46,7 @@ import { TABLE } from '../src/core/stores/sql/migration';
 import { recordRowKey } from '../src/core/stores/sql/sqlDriver';
 import { createGitFixture, type GitFixture } from '../test/helpers/gitFixture';
 import { makeTempDir, removeTempDir } from '../test/helpers/tempDir';
+import { adminQuery } from '../test/live/sql/sqlLive';
 import { fmt, reasonOf, summaryRow, times, verdict } from './summary';
 
 const SMALL = 100;
@@ -205,56 +206,17 @@ function sqliteSetUp(dir: string): DriverSetUp {
 /** MariaDB or PostgreSQL: the row's `record` read back through the client library, and the row removed at the end. */
 function serverSetUp(url: string, dir: string): DriverSetUp {
   const target = parseDatabaseUrl(url, dir) as ServerTarget;
-  /**
-   * One statement's first row, its values as numbers (undefined: no row); `key` (a record's key) fills its one parameter,
-   * when it has one. `mysqlFirst`: a statement run before it on MySQL/MariaDB.
-   */
-  const query = async (
-    sql: { postgres: string; mysql: string; mysqlFirst?: string },
-    key?: string,
-  ): Promise<Record<string, number> | undefined> => {
-    const numbers = (row: Record<string, unknown> | undefined) =>
-      row === undefined ? undefined : Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
-    const parameters = key === undefined ? [] : [recordRowKey(key)];
-    if (target.dialect === 'postgres') {
-      const pg = await import('pg');
-      const client = new pg.Client({ connectionString: target.url });
-      await client.connect();
-      try {
-        const result = await client.query(sql.postgres, parameters);
-        return numbers(result.rows[0]);
-      } finally {
-        await client.end();
-      }
-    }
-    const mysql = await import('mysql2/promise');
-    const connection = await mysql.createConnection({
-      host: target.host,
-      port: target.port,
-      user: target.user,
-      password: target.password,
-      database: target.database,
-    });
-    try {
-      if (sql.mysqlFirst !== undefined) await connection.query(sql.mysqlFirst);
-      const [rows] = await connection.query(sql.mysql, parameters);
-      return numbers((rows as Record<string, unknown>[])[0]);
-    } finally {
-      await connection.end();
-    }
+  /** One statement's first row (`?` placeholders: test/live/sql/sqlLive.ts adminQuery), its values as numbers; undefined: no row. */
+  const query = async (sql: string, parameters: string[] = []): Promise<Record<string, number> | undefined> => {
+    const [row] = await adminQuery(url, sql, parameters);
+    return row === undefined ? undefined : Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
   };
   return {
     env: { LOCKSTEP_DRIVER: 'sql', LOCKSTEP_DATABASE_URL: url, LOCKSTEP_PREFIX: `pagescale-${randomBytes(4).toString('hex')}` },
     initArgs: ['--driver', 'sql'],
     beforeInit: [['migrate']],
     storedBytes: async key => {
-      const row = await query(
-        {
-          postgres: `SELECT octet_length(record) AS n FROM ${TABLE} WHERE key_hash = $1`,
-          mysql: `SELECT OCTET_LENGTH(record) AS n FROM ${TABLE} WHERE key_hash = ?`,
-        },
-        key,
-      );
+      const row = await query(`SELECT OCTET_LENGTH(record) AS n FROM ${TABLE} WHERE key_hash = ?`, [recordRowKey(key)]);
       if (row === undefined) throw new Error('no row of the record in the database');
       return row.n!;
     },
@@ -262,13 +224,14 @@ function serverSetUp(url: string, dir: string): DriverSetUp {
     // an update leaves behind count until autovacuum (PostgreSQL) or the purge (InnoDB) reuses their space. InnoDB's
     // figure is from its statistics, brought up to date first (ANALYZE TABLE).
     storeSize: async () => {
-      const row = await query({
-        mysqlFirst: `ANALYZE TABLE ${TABLE}`,
-        postgres: `SELECT pg_total_relation_size(c.oid) AS n, pg_total_relation_size(c.reltoastrelid) AS toast,
+      if (target.dialect === 'mysql') await adminQuery(url, `ANALYZE TABLE ${TABLE}`);
+      const row = await query(
+        target.dialect === 'postgres'
+          ? `SELECT pg_total_relation_size(c.oid) AS n, pg_total_relation_size(c.reltoastrelid) AS toast,
           (SELECT autovacuum_count FROM pg_stat_all_tables WHERE relid = c.reltoastrelid) AS vacuums
-          FROM pg_class c WHERE c.oid = to_regclass('${TABLE}')`,
-        mysql: `SELECT data_length + index_length AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '${TABLE}'`,
-      });
+          FROM pg_class c WHERE c.oid = to_regclass('${TABLE}')`
+          : `SELECT data_length + index_length AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '${TABLE}'`,
+      );
       if (row === undefined) throw new Error(`no table ${TABLE}`);
       const how =
         target.dialect === 'postgres'
@@ -278,13 +241,7 @@ function serverSetUp(url: string, dir: string): DriverSetUp {
     },
     dispose: async key => {
       if (key === undefined) return;
-      await query(
-        {
-          postgres: `DELETE FROM ${TABLE} WHERE key_hash = $1 AND kind = 'record'`,
-          mysql: `DELETE FROM ${TABLE} WHERE key_hash = ? AND kind = 'record'`,
-        },
-        key,
-      );
+      await query(`DELETE FROM ${TABLE} WHERE key_hash = ? AND kind = 'record'`, [recordRowKey(key)]);
     },
   };
 }

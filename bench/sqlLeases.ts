@@ -23,6 +23,7 @@ import { parseDatabaseUrl, type ServerTarget } from '../src/core/stores/sql/data
 import { openSqlDriver } from '../src/core/stores/sql/sqlDriver';
 import { resolveConfig } from '../src/core/config';
 import { SQLITE_SYNCHRONOUS } from '../src/core/stores/sql/sqlite';
+import { adminQuery } from '../test/live/sql/sqlLive';
 import { fmt, summaryRow, times } from './summary';
 
 const OPS = Number(process.env.BENCH_SQL_OPS ?? 500);
@@ -178,31 +179,9 @@ async function mysqlFloor(target: ServerTarget): Promise<Side> {
   };
 }
 
-async function serverVersion(target: ServerTarget): Promise<string> {
-  if (target.dialect === 'postgres') {
-    const pg = await import('pg');
-    const client = new pg.Client({ connectionString: target.url });
-    await client.connect();
-    try {
-      return `PostgreSQL ${(await client.query('SHOW server_version')).rows[0].server_version}`;
-    } finally {
-      await client.end();
-    }
-  }
-  const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({
-    host: target.host,
-    port: target.port,
-    user: target.user,
-    password: target.password,
-    database: target.database,
-  });
-  try {
-    const [rows] = await connection.query('SELECT VERSION() AS v');
-    return `MySQL/MariaDB ${(rows as { v: string }[])[0].v}`;
-  } finally {
-    await connection.end();
-  }
+async function serverVersion(url: string, target: ServerTarget): Promise<string> {
+  if (target.dialect === 'postgres') return `PostgreSQL ${(await adminQuery(url, 'SHOW server_version'))[0]!.server_version}`;
+  return `MySQL/MariaDB ${(await adminQuery(url, 'SELECT VERSION() AS v'))[0]!.v}`;
 }
 
 async function main(): Promise<void> {
@@ -251,7 +230,7 @@ async function main(): Promise<void> {
           `SQLite: journal_mode=${s.journal_mode}, synchronous=${s.synchronous} (both sides), busy_timeout=${s.busy_timeout_ms} ms, on ${os.tmpdir()}`,
         );
       } else {
-        notes.push(`${label}: ${await serverVersion(target)} on loopback, READ COMMITTED, server defaults (durable commits)`);
+        notes.push(`${label}: ${await serverVersion(url, target)} on loopback, READ COMMITTED, server defaults (durable commits)`);
       }
     }
     console.log(

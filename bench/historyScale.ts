@@ -15,6 +15,9 @@
  * and the page size (bytes of record.json) with 100 petitioners, 1,000 leased ranges and 100 blocks,
  * built with the pure transition functions (target ≤ 64 KB).
  *
+ * Both histories are built first and then measured in turns, a round on each (the first of the two alternates), so that
+ * a change in the machine's load during the run weighs on both sides of each ratio.
+ *
  * The old history is built quickly: a real team (createFencingTeam: a bare remote with the server
  * guard, the git driver, real CLI processes) makes the first transitions; then `git fast-import`
  * appends a chain of petition/withdraw transitions, each record made by the pure transition functions
@@ -48,7 +51,7 @@ const BIG = Number(process.env.BENCH_HISTORY_N ?? 10_000);
 const SMALL = 100;
 const OPS = Number(process.env.BENCH_HISTORY_OPS ?? 7);
 const HISTORY_LIMIT = 2000;
-const FRESH = Number(process.env.BENCH_HISTORY_FRESH ?? 3);
+const FRESH = Number(process.env.BENCH_HISTORY_FRESH ?? 5);
 
 interface Figures {
   transition: number;
@@ -213,7 +216,29 @@ function timeTheGuard(remote: string, log: string): void {
   );
 }
 
-async function measureAt(total: number): Promise<Figures> {
+/** One history built and ready to measure: its team, and the samples its rounds gathered so far. */
+interface Scene {
+  readonly total: number;
+  readonly team: FencingTeam;
+  readonly must: (dir: string, args: string[]) => Promise<unknown>;
+  /** The pre-receive guard's durations (ns), one line per run (timeTheGuard). */
+  readonly guardLog: string;
+  readonly refCommits: number;
+  readonly snapshots: number;
+  readonly samples: {
+    transition: number[];
+    status: number[];
+    statusRemote: number[];
+    freshClone: number[];
+    timeline: number[];
+    timelineFirst: number[];
+    draw: number[];
+  };
+  fresh: number;
+}
+
+/** Builds the lock ref's history of `total` transitions behind a real team, and lets both clones catch up (untimed). */
+async function prepareAt(total: number): Promise<Scene> {
   const team: FencingTeam = await createFencingTeam({ members: ['lead', 'ana'], operators: ['lead'], driver: 'git' });
   try {
     const [lead, ana] = team.members;
@@ -254,89 +279,119 @@ async function measureAt(total: number): Promise<Figures> {
     console.log(
       `  ${total} transitions built in ${(buildMs / 1000).toFixed(1)} s (fast-import + gc): ${snapshots} automatic compactions, ${refCommits} commits on the lock ref now`,
     );
-    const log = path.join(team.root, 'guard-times');
-    timeTheGuard(team.remote, log);
+    const guardLog = path.join(team.root, 'guard-times');
+    timeTheGuard(team.remote, guardLog);
     // Each clone fetches the old history once (untimed): the figures are those of a clone that keeps up.
     const caughtUp = await timed(() => must(lead.dir, ['status']), `first status after the history was appended, at ${total}`);
     console.log(`  a clone's first read after the history was appended: ${(caughtUp / 1000).toFixed(1)} s`);
     await must(ana.dir, ['status']);
-
-    const transitions: number[] = [];
-    const statuses: number[] = [];
-    const remoteReads: number[] = [];
-    for (let i = 0; i < OPS + 1; i++) {
-      const t1 = await timed(() => must(ana.dir, ['petition']));
-      const s = await timed(() => must(lead.dir, ['status']));
-      const r = await timed(() => must(lead.dir, ['status', '--remote', team.remoteUrl]), `status --remote URL at ${total}`);
-      const t2 = await timed(() => must(ana.dir, ['withdraw']));
-      if (i === 0) continue; // warm-up
-      transitions.push(t1, t2);
-      statuses.push(s);
-      remoteReads.push(r);
-    }
-    const guardNs = fs.readFileSync(log, 'utf8').trim().split('\n').map(Number).slice(2);
-
-    const fresh: number[] = [];
-    for (let i = 0; i < FRESH; i++) {
-      // --no-local: a clone by path would hard-link every object of the remote, the lock ref's history too.
-      const dir = path.join(team.root, `fresh-${i}`);
-      execFileSync('git', ['clone', '--quiet', '--no-local', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
-      execFileSync('git', ['-C', dir, 'config', 'user.email', 'fresh@example.com'], { env: team.env });
-      fresh.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
-    }
-
-    // The lock page's timeline: its history read (newest HISTORY_LIMIT entries, from the record the window read for its
-    // badge: no fetch) and drawn, as a window that opens the page does it: a new Container each time. `timelineFirst`: in a clone that never read the history (nothing kept in
-    // .git/lockstep, parsedHistory.ts); `timeline`: in a clone that read it before (a new window, or another command).
-    const timelineFirst: number[] = [];
-    const timeline: number[] = [];
-    const draws: number[] = [];
-    const kept = path.join(lead.dir, '.git', 'lockstep');
-    const forgetKept = () => {
-      for (const f of fs.existsSync(kept) ? fs.readdirSync(kept) : []) if (f.startsWith('history-')) fs.rmSync(path.join(kept, f));
-    };
-    const openPage = async () => {
-      const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
-      try {
-        // The window read the record for its badge when it opened; the page waits for the history read and the draw.
-        const { record, revision } = await container.read();
-        return await timed(async () => {
-          const entries = await container.history(HISTORY_LIMIT, revision);
-          const drawn = performance.now();
-          const audit = longerAudit(record.audit, entries ? auditFromHistory(entries) : undefined);
-          buildTimeline({ audit, holder: record.holder, leaseTtlMs: container.settings.leaseTtlMs, now: Date.now() });
-          draws.push(performance.now() - drawn);
-          if (entries === undefined || entries[0]?.revision !== revision) throw new Error('the history does not start at the record read');
-        }, `the timeline at ${total}`);
-      } finally {
-        await container.close();
-      }
-    };
-    for (let i = 0; i < OPS; i++) {
-      forgetKept();
-      timelineFirst.push(await openPage());
-      timeline.push(await openPage());
-    }
-    // One compaction, as a write past the bound runs it (once per AUTO_COMPACT_AFTER writes), and the guard's check of it.
-    const guardRuns = fs.readFileSync(log, 'utf8').trim().split('\n').length;
-    const compaction = await timed(() => must(lead.dir, ['compact']), `compaction at ${total}`);
-    const compactionGuard = Number(fs.readFileSync(log, 'utf8').trim().split('\n')[guardRuns] ?? Number.NaN) / 1e6;
-    return {
-      compaction,
-      compactionGuard,
-      transition: median(transitions),
-      guard: median(guardNs) / 1e6,
-      status: median(statuses),
-      statusRemote: median(remoteReads),
-      freshClone: median(fresh),
-      timeline: median(timeline),
-      timelineFirst: median(timelineFirst),
-      draw: median(draws),
-      refCommits,
-      snapshots,
-    };
-  } finally {
+    const samples = { transition: [], status: [], statusRemote: [], freshClone: [], timeline: [], timelineFirst: [], draw: [] };
+    return { total, team, must, guardLog, refCommits, snapshots, samples, fresh: 0 };
+  } catch (error) {
     team.dispose();
+    throw error;
+  }
+}
+
+/** One round of the everyday operations: a petition, `status` in the other clone, `status --remote`, the withdrawal. */
+async function opsRound(scene: Scene, warmUp: boolean): Promise<void> {
+  const { team, must, total, samples } = scene;
+  const [lead, ana] = team.members;
+  const t1 = await timed(() => must(ana.dir, ['petition']));
+  const s = await timed(() => must(lead.dir, ['status']));
+  const r = await timed(() => must(lead.dir, ['status', '--remote', team.remoteUrl]), `status --remote URL at ${total}`);
+  const t2 = await timed(() => must(ana.dir, ['withdraw']));
+  if (warmUp) return;
+  samples.transition.push(t1, t2);
+  samples.status.push(s);
+  samples.statusRemote.push(r);
+}
+
+/** A new clone of the remote (untimed), and its first `status`, which fetches the lock ref's history. */
+async function freshRound(scene: Scene): Promise<void> {
+  const { team, must, total } = scene;
+  // --no-local: a clone by path would hard-link every object of the remote, the lock ref's history too.
+  const dir = path.join(team.root, `fresh-${scene.fresh++}`);
+  execFileSync('git', ['clone', '--quiet', '--no-local', team.remoteUrl, dir], { env: team.env, stdio: 'ignore' });
+  execFileSync('git', ['-C', dir, 'config', 'user.email', 'fresh@example.com'], { env: team.env });
+  scene.samples.freshClone.push(await timed(() => must(dir, ['status']), `fresh clone's first read at ${total}`));
+}
+
+/**
+ * The lock page's timeline: its history read (newest HISTORY_LIMIT entries, from the record the window read for its
+ * badge: no fetch) and drawn, as a window that opens the page does it: a new Container each time. `timelineFirst`: in
+ * a clone that never read the history (nothing kept in .git/lockstep, parsedHistory.ts); `timeline`: in a clone that
+ * read it before (a new window, or another command).
+ */
+async function timelineRound(scene: Scene): Promise<void> {
+  const { team, total, samples } = scene;
+  const [lead] = team.members;
+  const kept = path.join(lead.dir, '.git', 'lockstep');
+  for (const f of fs.existsSync(kept) ? fs.readdirSync(kept) : []) if (f.startsWith('history-')) fs.rmSync(path.join(kept, f));
+  const openPage = async () => {
+    const container = await Container.open({ cwd: lead.dir, env: { ...team.env, LOCKSTEP_GIT_TIMEOUT_SECONDS: '600' } });
+    try {
+      // The window read the record for its badge when it opened; the page waits for the history read and the draw.
+      const { record, revision } = await container.read();
+      return await timed(async () => {
+        const entries = await container.history(HISTORY_LIMIT, revision);
+        const drawn = performance.now();
+        const audit = longerAudit(record.audit, entries ? auditFromHistory(entries) : undefined);
+        buildTimeline({ audit, holder: record.holder, leaseTtlMs: container.settings.leaseTtlMs, now: Date.now() });
+        samples.draw.push(performance.now() - drawn);
+        if (entries === undefined || entries[0]?.revision !== revision) throw new Error('the history does not start at the record read');
+      }, `the timeline at ${total}`);
+    } finally {
+      await container.close();
+    }
+  };
+  samples.timelineFirst.push(await openPage());
+  samples.timeline.push(await openPage());
+}
+
+/** One compaction, as a write past the bound runs it (once per AUTO_COMPACT_AFTER writes), the guard's check of it, and the medians. */
+async function finish(scene: Scene): Promise<Figures> {
+  const { team, must, total, samples, guardLog } = scene;
+  const guardLines = () => fs.readFileSync(guardLog, 'utf8').trim().split('\n');
+  // The first two runs are the warm-up round's petition and withdrawal.
+  const guardNs = guardLines().map(Number).slice(2);
+  const guardRuns = guardLines().length;
+  const compaction = await timed(() => must(team.members[0].dir, ['compact']), `compaction at ${total}`);
+  const compactionGuard = Number(guardLines()[guardRuns] ?? Number.NaN) / 1e6;
+  return {
+    compaction,
+    compactionGuard,
+    transition: median(samples.transition),
+    guard: median(guardNs) / 1e6,
+    status: median(samples.status),
+    statusRemote: median(samples.statusRemote),
+    freshClone: median(samples.freshClone),
+    timeline: median(samples.timeline),
+    timelineFirst: median(samples.timelineFirst),
+    draw: median(samples.draw),
+    refCommits: scene.refCommits,
+    snapshots: scene.snapshots,
+  };
+}
+
+/**
+ * Both histories measured in ONE interleaved run: each round of each operation runs on one history and then the
+ * other (which one first alternates), so that what the machine does meanwhile (another process, a frequency change)
+ * weighs on both sides of a ratio alike instead of on one phase of the run.
+ */
+async function measureBoth(): Promise<{ small: Figures; big: Figures }> {
+  const small = await prepareAt(SMALL);
+  let big: Scene | undefined;
+  try {
+    big = await prepareAt(BIG);
+    const both = (i: number): Scene[] => (i % 2 === 0 ? [small, big!] : [big!, small]);
+    for (let i = 0; i < OPS + 1; i++) for (const scene of both(i)) await opsRound(scene, i === 0);
+    for (let i = 0; i < FRESH; i++) for (const scene of both(i)) await freshRound(scene);
+    for (let i = 0; i < OPS; i++) for (const scene of both(i)) await timelineRound(scene);
+    return { small: await finish(small), big: await finish(big) };
+  } finally {
+    small.team.dispose();
+    big?.team.dispose();
   }
 }
 
@@ -384,8 +439,7 @@ async function main(): Promise<void> {
   );
   summarizePage(page);
   console.log(`history at ${SMALL} and ${BIG} transitions (git driver, local bare remote, server guard installed), medians of ${OPS}`);
-  const small = await measureAt(SMALL);
-  const big = await measureAt(BIG);
+  const { small, big } = await measureBoth();
   const rows: [string, keyof Figures][] = [
     ['one transition (petition or withdraw, CLI)', 'transition'],
     ["the server guard's check of one update", 'guard'],
@@ -468,7 +522,7 @@ function summarizeHistory(small: Figures, big: Figures): void {
   summaryRow({
     bench: 'historyScale',
     what:
-      `the git lock ref at ${SMALL} and at ${fmt(BIG)} transitions (${process.env.BENCH_HISTORY_N === undefined ? 'the default N' : `BENCH_HISTORY_N=${BIG}`}), medians of ${OPS}, fresh clones of ${FRESH}, real CLI processes, server guard installed; ` +
+      `the git lock ref at ${SMALL} and at ${fmt(BIG)} transitions (${process.env.BENCH_HISTORY_N === undefined ? 'the default N' : `BENCH_HISTORY_N=${BIG}`}), medians of ${OPS}, fresh clones of ${FRESH}, the two histories measured in turns, real CLI processes, server guard installed; ` +
       `at ${fmt(BIG)}: ${compacted(big)}`,
     lockstep:
       `${ops.map(figure).join('; ')}, its draw alone ${duration(big.draw)}; one compaction, what the write that reaches the bound pays once per ${AUTO_COMPACT_AFTER} writes: ${duration(big.compaction)}, the guard's check of it ${duration(big.compactionGuard)}` +

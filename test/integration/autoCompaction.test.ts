@@ -17,7 +17,7 @@ import { SIGNING_TEAM, signWithSshKeys } from '../helpers/teamSigning';
  * snapshot squashes the history as `lockstep compact` does, the server guard checks that snapshot as
  * any other, and nothing about it may change a command's outcome — a refusal (an older guard) is told
  * once and backed off, a compaction cut short is finished by the next write. The bound is the tests'
- * (LOCKSTEP_TEST_COMPACT_AFTER), not the real 1,000. Real CLI processes, a bare remote with the server
+ * (LOCKSTEP_TEST_COMPACT_AFTER), not the real 100 (AUTO_COMPACT_AFTER). Real CLI processes, a bare remote with the server
  * guard, reached by its path and through `git daemon`.
  */
 

@@ -449,6 +449,39 @@ describe('file driver (separate processes, real filesystem)', function () {
       replaceRevision(currentRevisionFile(store, 'damage', 'held-then-damaged'), '{');
       await assert.rejects(handle.release(), LockStorageError);
     });
+
+    it("a write that expects no record (a page's creation, an adopt) is refused over a record, damaged or not, and leaves no revision behind", async () => {
+      const store = path.join(tmp.path, 'store');
+      const key = keyDigest('damage', 'created-twice');
+      const dir = path.join(store, namespaceDigest('damage'), key.slice(0, 2), `r${key}`);
+      const writer = createFileDriver({ path: store, prefix: 'damage' });
+      let written = await writer.compareAndSwap(key, null, { grant: 3 }, { summary: 'create' });
+      for (const grant of [4, 5]) {
+        assert.ok(written.ok);
+        written = await writer.compareAndSwap(key, written.revision, { grant }, { summary: 'write' });
+      }
+      await writer.close();
+      const files = () => fs.readdirSync(dir).sort();
+      const kept = files();
+      assert.deepEqual(kept, ['0000000000000002.json', '0000000000000003.json']);
+
+      const creator = createFileDriver({ path: store, prefix: 'damage' });
+      try {
+        assert.equal((await creator.compareAndSwap(key, null, { grant: 7 }, { summary: 'adopt' })).ok, false);
+        assert.deepEqual(files(), kept);
+        replaceRevision(path.join(dir, kept[1]), '2:00000000:{"l":[');
+        assert.equal((await creator.compareAndSwap(key, null, { grant: 7 }, { summary: 'adopt' })).ok, false);
+        assert.deepEqual(files(), kept, 'nothing is published below a damaged revision');
+        await assert.rejects(creator.read(key), LockStorageError);
+        // The operator removes the damaged revision: what remains is the page's own older revision, not an adopt refused earlier.
+        fs.rmSync(path.join(dir, kept[1]));
+        const reader = createFileDriver({ path: store, prefix: 'damage' });
+        assert.deepEqual((await reader.read(key))?.value, { grant: 4 });
+        await reader.close();
+      } finally {
+        await creator.close();
+      }
+    });
   });
 
   it('two namespaces are isolated: the same name is held independently, across processes', async () => {

@@ -238,6 +238,8 @@ export class Container {
           (await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary })))
         : await driver.compareAndSwap(this.key, null, outcome.record, { summary: outcome.summary });
     if (!written.ok) {
+      // A damaged page says so (its own error names the repair) rather than reading as one that is merely there.
+      await driver.read(this.key);
       throw new LockConfigurationError(
         `This store (${describePage(await this.page())}) already holds the lock page of container ${this.file.container.slice(0, 8)}…; it is never overwritten. \`lockstep status\` shows it.`,
         { setting: 'container' },

@@ -132,6 +132,9 @@ class FileCells implements CasCells {
   async put(cell: string, expectedRevision: string | null, value: unknown): Promise<CasResult> {
     const dir = this.cellDir(cell);
     if (isSlot(cell)) return this.slots.put(dir, expectedRevision, value);
+    // A cell that holds revisions, readable or damaged, is not created again: revision 1 would be published below
+    // them, and a damaged newest one would leave it there for the day the damaged ones are removed.
+    if (expectedRevision === null && fileIo(() => listRevisions(dir)).length > 0) return { ok: false };
     const base = expectedRevision === null ? { number: 0, lineage: [] } : this.baseLineage(dir, expectedRevision);
     if (base === undefined) return { ok: false }; // the base is gone from disk, so it is no longer current
     const next = base.number + 1;
@@ -144,7 +147,15 @@ class FileCells implements CasCells {
     const published = this.publish(dir, next, text);
     if (published === undefined) return { ok: false };
 
-    const { verdict, revisions } = this.confirm(dir, next, nonce);
+    let confirmed: ReturnType<FileCells['confirm']>;
+    try {
+      confirmed = this.confirm(dir, next, nonce);
+    } catch (error) {
+      // The newest revision, above this one, could not be read (damaged): this write is not the record's and is withdrawn.
+      fileIo(() => unlinkQuietly(revisionPath(dir, next)));
+      throw error;
+    }
+    const { verdict, revisions } = confirmed;
     if (verdict !== 'mine') {
       fileIo(() => unlinkQuietly(revisionPath(dir, next))); // not the highest, so no reader needs it
       if (verdict === 'lost') return { ok: false };

@@ -168,12 +168,27 @@ export class LockNoPageError extends LockStorageError {
 
 function noPageMessage(page: PageLocation, committed: Omit<PageLocation, 'container'> | undefined): string {
   const said = committed === undefined ? '' : `; the committed settings say ${describePage(committed)}`;
+  const where = `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}`;
+  if (page.driver === 'memory') {
+    return (
+      `${where}. The memory driver keeps a page only inside the process that made it, and each lockstep command is a process of its own:` +
+      ' a container needs a store other processes and clones read. Commit another driver in .lockstep.json (file, sql, redis, etcd or git).'
+    );
+  }
   return (
-    `This store (${describePage(page)}) holds no lock page for container ${page.container.slice(0, 8)}…${said}` +
-    ' — check LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER (and LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL).' +
+    `${where} — check ${PAGE_VARIABLES[page.driver] ?? 'LOCKSTEP_DRIVER'}.` +
     ' A new container gets its page from `lockstep init`; an operator recreates a lost one with `lockstep adopt`.'
   );
 }
+
+/** The settings that choose which page a driver reads, as the no-page message names them. */
+const PAGE_VARIABLES: Readonly<Record<string, string>> = {
+  file: 'LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
+  redis: 'LOCKSTEP_REDIS_URL / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
+  sql: 'LOCKSTEP_DATABASE_URL / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
+  etcd: 'LOCKSTEP_ETCD_ENDPOINTS / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
+  git: "LOCKSTEP_GIT_REMOTE / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER, and that the remote still has the page's lock ref (refs/lockstep/…)",
+};
 
 function mismatchMessage(page: PageLocation, committed: Omit<PageLocation, 'container'>, mismatch: readonly string[]): string {
   const names = mismatch.join(' and ');

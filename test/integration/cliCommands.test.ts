@@ -292,5 +292,18 @@ describe('CLI commands beyond the container story (real processes, real git)', f
       assert.match(error.message, /driver/);
       assert.equal(fs.existsSync(path.join(repo, '.lockstep.json')), false);
     });
+
+    it('refuses the memory driver (exit 2), whose page no later command would find, and writes nothing', async () => {
+      const repo = path.join(team.root, 'fourth');
+      execFileSync('git', ['clone', '--quiet', team.remote, repo]);
+      fs.rmSync(path.join(repo, '.lockstep.json'));
+      const who = { name: 'y', identity: 'y@example.com', dir: repo };
+      for (const env of [{}, { LOCKSTEP_DRIVER: 'memory' }]) {
+        const args = 'LOCKSTEP_DRIVER' in env ? ['init'] : ['init', '--driver', 'memory'];
+        const error = expectError(await team.cli(who, args, { env }), 2, 'configuration');
+        assert.match(error.message, /memory driver keeps a lock page only inside the process/);
+        assert.equal(fs.existsSync(path.join(repo, '.lockstep.json')), false);
+      }
+    });
   });
 });

@@ -89,6 +89,13 @@ export async function initContainer(
   // An explicit --driver wins over LOCKSTEP_DRIVER here: it is what the user asked to commit.
   const pageEnv: Env = options.driver === undefined ? env : { ...env, LOCKSTEP_DRIVER: options.driver };
   const config = resolveConfig({ gitRemote: remote, ...options.driverOptions, gitDir: clone.root }, pageEnv);
+  if (config.driver === 'memory') {
+    throw new LockConfigurationError(
+      'The memory driver keeps a lock page only inside the process that made it, so a container committed on it would have no page' +
+        ' for the next command or clone. Choose a driver other processes read: --driver file (the default), sql, redis, etcd or git.',
+      { setting: 'driver' },
+    );
+  }
   await refuseWhereNoContainerBelongs(clone, remote);
   const driver = await decideDriver(config);
   const operators = options.operators?.length ? [...options.operators] : [await resolveIdentity(clone, env, options.identity)];

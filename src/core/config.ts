@@ -82,6 +82,17 @@ export interface ResolvedConfig {
   readonly gitOpenpgp: boolean;
 }
 
+/**
+ * One folder, one spelling: `/srv/locks/` is the committed `/srv/locks`, not another page (pageSettings.ts compares
+ * locations as text). Only trailing separators go, never the root's own.
+ */
+function withoutTrailingSeparators(folder: string): string {
+  const trailing = path.sep === '\\' ? /[\\/]$/ : /\/$/;
+  let trimmed = folder;
+  while (trimmed.length > path.parse(trimmed).root.length && trailing.test(trimmed)) trimmed = trimmed.slice(0, -1);
+  return trimmed;
+}
+
 export const DEFAULT_PREFIX = 'lockstep';
 /** The Redis server used when no URL is configured. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -109,12 +120,13 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
   const prefix = explicitPrefix ?? DEFAULT_PREFIX;
   assertValidPrefix(prefix, prefixSource);
 
-  const storePath = pick(env.LOCKSTEP_PATH, options.path, defaultStorePath());
-  if (!path.isAbsolute(storePath)) {
+  const givenPath = pick(env.LOCKSTEP_PATH, options.path, defaultStorePath());
+  if (!path.isAbsolute(givenPath)) {
     throw new LockConfigurationError('The storage path must be absolute; check LOCKSTEP_PATH or the path setting.', {
       setting: env.LOCKSTEP_PATH !== undefined ? 'LOCKSTEP_PATH' : 'path',
     });
   }
+  const storePath = withoutTrailingSeparators(givenPath);
 
   const requireDistributed =
     env.LOCKSTEP_REQUIRE_DISTRIBUTED !== undefined

@@ -52,6 +52,12 @@ describe('config: defaults and precedence', () => {
     );
   });
 
+  it('reads a store folder with trailing separators as the same folder, and leaves the root alone', () => {
+    assert.equal(resolveConfig({ path: '/srv/locks' }, { LOCKSTEP_PATH: '/srv/locks//' }).path, '/srv/locks');
+    assert.equal(resolveConfig({ path: '/srv/locks/' }, {}).path, '/srv/locks');
+    assert.equal(resolveConfig({}, { LOCKSTEP_PATH: '/' }).path, '/');
+  });
+
   it('the environment overrides options in a real manager too', async () => {
     const manager = createLockManager({ driver: 'file', env: { LOCKSTEP_DRIVER: 'memory' } });
     try {

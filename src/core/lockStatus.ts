@@ -37,9 +37,9 @@ export interface Lapse {
   readonly grant: number;
   /** expired: its lease ran out; superseded: a later grant was issued; cleared: by an operator; released: elsewhere. */
   readonly how: 'expired' | 'superseded' | 'cleared' | 'released';
-  /** When, where the page says (epoch ms). */
+  /** When, where the page says (epoch ms); superseded: when grant + 1, the grant that ended this one, was acquired. */
   readonly at: number | null;
-  /** Who took over, cleared or released, where the page says. */
+  /** Who took over (grant + 1's holder), cleared or released, where the page says. */
   readonly by: string | null;
   /** The current grant. */
   readonly current: number;
@@ -161,6 +161,17 @@ function lapseOf(record: LockRecord, grant: number, now: number): Lapse {
 }
 
 /**
+ * A superseded lease: the grant after it (its `by` and `at` are that grant's acquire, when the audit still has it), and
+ * the latest one when more came since — never the latest grant's number beside the next one's taker.
+ */
+function supersededLine(lapse: Lapse, when: string): string {
+  const ended = `your lease #${lapse.grant} has ended`;
+  if (lapse.by === null && lapse.at === null) return `${ended}: grant #${lapse.current} has been issued since`;
+  const next = `grant #${lapse.grant + 1} was issued${lapse.by === null ? '' : ` to ${lapse.by}`}${when}`;
+  return lapse.current > lapse.grant + 1 ? `${ended}: ${next}; grant #${lapse.current} is the latest` : `${ended}: ${next}`;
+}
+
+/**
  * The lapse as one line true for the reader: "your lease #2 expired at 14:05 UTC; the work you did
  * under it is not pushed". `unpushed` is what the clone knows of its own work (undefined: not known).
  */
@@ -170,7 +181,7 @@ export function lapseLine(lapse: Lapse, unpushed?: boolean): string {
     lapse.how === 'expired'
       ? `your lease #${lapse.grant} expired${when}`
       : lapse.how === 'superseded'
-        ? `your lease #${lapse.grant} has ended: grant #${lapse.current} was issued${lapse.by ? ` to ${lapse.by}` : ''}${when}`
+        ? supersededLine(lapse, when)
         : lapse.how === 'cleared'
           ? `your lease #${lapse.grant} was cleared${lapse.by ? ` by ${lapse.by}` : ''}${when}`
           : `your lease #${lapse.grant} was released${when}`;

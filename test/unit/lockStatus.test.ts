@@ -301,6 +301,24 @@ describe('lockStatus: a lapsed lease shows what the person can do next', () => {
     assert.match(status.next, /petition to join the queue/);
   });
 
+  it("superseded more than once: the line names the grant after the reader's with its own taker and time, and the latest apart", () => {
+    let record = acquireAs(leadHeld().record, ANA, at(3)).record;
+    record = ok(release(record, proofOf(ANA, 2), at(3, 1))).record;
+    record = acquireAs(record, BEN, at(4)).record;
+    record = ok(release(record, proofOf(BEN, 3), at(4, 1))).record;
+    record = acquireAs(record, CYD, at(5)).record;
+    const status = describeLock(record, SETTINGS, viewer, at(5, 1));
+    assert.deepEqual({ ...status.lapse }, { grant: 1, how: 'superseded', at: at(3), by: ANA, current: 4 });
+    assert.equal(
+      lapseLine(status.lapse!),
+      `your lease #1 has ended: grant #2 was issued to ${ANA} at ${formatClock(at(3))}; grant #4 is the latest`,
+    );
+    // An audit that no longer holds grant #2's acquire names no one rather than the wrong one.
+    const trimmed = { ...record, audit: record.audit.filter(line => line.grant !== 2) };
+    const unknown = describeLock(trimmed, SETTINGS, viewer, at(5, 1)).lapse!;
+    assert.equal(lapseLine(unknown), 'your lease #1 has ended: grant #4 has been issued since');
+  });
+
   it('the holder\'s own expired grant, nobody queued: stale, may acquire again, and says expired (not "below grant #1 held by you")', () => {
     const status = describeLock(leadHeld().record, SETTINGS, viewer, at(2, 5));
     assert.equal(status.state, LockState.Stale);

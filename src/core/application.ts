@@ -19,6 +19,7 @@ export {
   type ContainerFile,
   containerSettings,
   driverOptions,
+  parseContainerFile,
   readContainerFile,
 } from './container/containerFile';
 export { PageWithoutClone, type ServerProof } from './container/guardPageAccess';
@@ -58,6 +59,7 @@ export { type GitCommand, gitIn, type GitOutput, GitRunner, type GitRunOptions }
 export { checkLeaseUpdate, type LeaseBefore } from './guard/leaseUpdate';
 export { pinnedDriftWarning } from './guard/pinnedDrift';
 export { carriesProof, checkProofLeak, proofsSent } from './guard/proofLeak';
+export { sameRepository } from './guard/repositoryUrl';
 export { parsePushArguments, pushArgumentsOf } from './guard/pushCommandLine';
 export { checkCompaction, type PushedCommit, recordCommitShape } from './guard/recordHistory';
 export { type RefUpdate, ruleFor, ZERO_SHA } from './guard/refRules';

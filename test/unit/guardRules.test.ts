@@ -187,7 +187,7 @@ describe('server guard rules (pure)', () => {
       assert.equal(checkProofLeak(seen({ remoteName: 'git://shared/x.git' })), undefined, 'the URL itself, without a name');
       assert.match(
         checkProofLeak(seen({ remoteName: 'https://me:secret@fork/x.git', pushUrl: 'https://me:secret@fork/x.git' })) ?? '',
-        /goes to that URL, not/,
+        /goes to a URL that is not the container's shared remote .*git -c push\.pushOption= push URL …/,
       );
       assert.ok(
         !(checkProofLeak(seen({ remoteName: 'https://me:secret@fork/x.git', pushUrl: 'https://me:secret@fork/x.git' })) ?? '').includes(

@@ -4,6 +4,7 @@ import {
   configuredUrls,
   Container,
   CONTAINER_DEFAULTS,
+  CONTAINER_FILE,
   digestsEqual,
   fenceClientPush,
   type GitCommand,
@@ -12,6 +13,7 @@ import {
   LockError,
   type LockFencedError,
   LockRefusedError,
+  parseContainerFile,
   parsePushArguments,
   proofsSent,
   pushArgumentsOf,
@@ -19,10 +21,11 @@ import {
   type RecordAtRevision,
   readCloneSettings,
   refusalGist,
+  sameRepository,
   type SettingEntry,
 } from '../../core/application';
 import type { CommandContext } from '../command';
-import { parsePrePush, readStdin, ZERO_SHA } from './hookInput';
+import { parsePrePush, type PushedRef, readStdin, ZERO_SHA } from './hookInput';
 import { announcedArguments, gitProcessArguments, unseenCommandLine } from './pushArguments';
 
 /**
@@ -55,8 +58,8 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   } catch (error) {
     const opened = await opening;
     if ('container' in opened) await opened.container.close();
-    // Not a container (no .lockstep.json): there is nothing more to guard.
-    if (error instanceof LockRefusedError && error.reason === 'not-initialised') return 0;
+    // No .lockstep.json in this work tree: nothing to guard, unless the clone's default branch commits one (checkUnsettled).
+    if (error instanceof LockRefusedError && error.reason === 'not-initialised') return checkUnsettled(git, pushed);
     throw error;
   }
   try {
@@ -108,6 +111,34 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
   }
 }
 
+/**
+ * A push from a work tree without `.lockstep.json` (a checkout of a branch from before the container, or the file
+ * removed) in a clone whose fetched default branch commits one: the repository is a container all the same, and the
+ * guard cannot check the lock without the settings this checkout lacks. A push of a branch those settings protect is
+ * refused (fail closed; settings it cannot read protect every branch); anything else passes, as from a folder that is
+ * no container.
+ */
+async function checkUnsettled(git: GitCommand, pushed: readonly PushedRef[]): Promise<number> {
+  const committed = `refs/remotes/${CONTAINER_DEFAULTS.remote}/HEAD:${CONTAINER_FILE}`;
+  const text = await git.raw(['cat-file', 'blob', '--end-of-options', committed]).catch(() => undefined);
+  if (text === undefined) return 0;
+  let protectedRefs: Set<string> | undefined;
+  try {
+    protectedRefs = new Set(parseContainerFile(text).protectedBranches.map(b => `refs/heads/${b}`));
+  } catch {
+    protectedRefs = undefined;
+  }
+  const touching = pushed.filter(p => protectedRefs === undefined || protectedRefs.has(p.remoteRef));
+  if (touching.length === 0) return 0;
+  const names = touching.map(p => p.remoteRef.replace(/^refs\/heads\//, '')).join(', ');
+  throw new LockRefusedError(
+    'not-initialised',
+    `The push of ${names} is refused: this checkout has no ${CONTAINER_FILE}, but the default branch of ${CONTAINER_DEFAULTS.remote} commits one,` +
+      " so this repository is a container and the lock cannot be checked from here. Check out a branch that has the container's settings" +
+      ' (its default branch, or a branch made from it) and push again.',
+  );
+}
+
 async function isSharedRemote(
   container: Container,
   name: string | undefined,
@@ -115,12 +146,14 @@ async function isSharedRemote(
   settings: readonly SettingEntry[],
 ): Promise<boolean> {
   if (name === container.file.remote) return true;
-  // `git remote get-url` prints the first fetch URL: as the settings already read say it where they are certain.
-  const shared = (
-    configuredUrls(settings, container.file.remote)?.fetch[0] ??
-    (await container.clone.git.raw(['remote', 'get-url', '--end-of-options', container.file.remote]).catch(() => ''))
-  ).trim();
-  return shared !== '' && shared === url;
+  // The shared remote's fetch URLs: as the settings already read say them where they are certain, else as git lists them.
+  const shared =
+    configuredUrls(settings, container.file.remote)?.fetch ??
+    (await container.clone.git.raw(['remote', 'get-url', '--all', '--end-of-options', container.file.remote]).catch(() => ''))
+      .split('\n')
+      .filter(line => line.trim() !== '');
+  // The same repository spelt another way (file://, a relative path, a trailing slash, another remote's name) is fenced too.
+  return url !== undefined && sameRepository(url, shared, container.clone.root);
 }
 
 /**
@@ -152,8 +185,17 @@ async function proofLeak(
   const sharedUrls =
     configuredUrls(config, sharedRemote)?.fetch ??
     (await git.raw(['remote', 'get-url', '--all', '--end-of-options', sharedRemote]).catch(() => '')).split('\n').filter(Boolean);
+  // The shared repository spelt another way (file://, a relative path, a trailing slash) receives the proof as the shared remote does.
+  const sameAsShared = sameRepository(pushUrl, sharedUrls, context.cwd);
   const message =
-    checkProofLeak({ remoteName, pushUrl, sharedRemote, sharedUrls, config, commandLine }) ?? unseenCommandLine(process.platform, argv);
+    checkProofLeak({
+      remoteName,
+      pushUrl,
+      sharedRemote,
+      sharedUrls: sameAsShared ? [...sharedUrls, pushUrl] : sharedUrls,
+      config,
+      commandLine,
+    }) ?? unseenCommandLine(process.platform, argv);
   return message === undefined ? undefined : { message, proofs: proofsSent({ config, commandLine }) };
 }
 

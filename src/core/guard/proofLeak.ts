@@ -99,8 +99,10 @@ export function checkProofLeak(seen: PushSeen): string | undefined {
         `Push there without it: git -c push.pushOption= push ${name} …; to land, push to the URL ${name} is fetched from.`
       );
     }
-    const where = name ?? 'that URL';
-    return `This push goes to ${where}, not the container's shared remote, and would hand it the proof of your lock. Push there without it: git -c push.pushOption= push ${where} …`;
+    if (name === undefined) {
+      return "This push goes to a URL that is not the container's shared remote (the URL is not repeated here: it may hold a credential), and would hand it the proof of your lock. Push there without it: git -c push.pushOption= push URL …";
+    }
+    return `This push goes to ${name}, not the container's shared remote, and would hand it the proof of your lock. Push there without it: git -c push.pushOption= push ${name} …`;
   }
   const doubtful = seen.commandLine?.doubtful ?? [];
   if (doubtful.length > 0) {

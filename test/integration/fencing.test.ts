@@ -292,6 +292,80 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
     });
   });
 
+  describe('the client guard is not skipped by another spelling of the remote or a checkout without the settings', () => {
+    /** Eve's own commit on main for the story's pushes (a push of what the remote has pushes nothing), taken back after. */
+    const withEvesCommit = async (story: () => Promise<void>) => {
+      const head = await team.gitOk(eve.dir, 'rev-parse', 'HEAD');
+      await team.gitOk(eve.dir, 'commit', '--quiet', '--allow-empty', '-m', "eve's unfenced attempt");
+      try {
+        await story();
+      } finally {
+        await team.gitOk(eve.dir, 'checkout', '--quiet', '--force', 'main');
+        await team.gitOk(eve.dir, 'reset', '--quiet', '--hard', head);
+      }
+    };
+
+    it("the container's repository named by file://, a relative path or a trailing slash is fenced as origin is", async () => {
+      const before = team.remoteSha();
+      const relative = path.relative(eve.dir, team.remote);
+      await withEvesCommit(async () => {
+        for (const url of [`file://${team.remote}`, `${team.remote}/`, relative, `${relative}/`]) {
+          assert.match(
+            refusedByClient(await team.git(eve.dir, ['push', url, 'HEAD:refs/heads/main']), `eve pushes main to ${url}`),
+            /does not hold the lock/,
+          );
+        }
+        await team.gitOk(eve.dir, 'remote', 'add', 'slashed', `${team.remote}/`);
+        assert.match(
+          refusedByClient(await team.git(eve.dir, ['push', 'slashed', 'HEAD:refs/heads/main']), 'eve via slashed'),
+          /does not hold the lock/,
+        );
+      });
+      assert.equal(team.remoteSha(), before);
+    });
+
+    it('a checkout of a branch from before the container, or whose .lockstep.json is empty or garbled, cannot push a protected branch', async () => {
+      const before = team.remoteSha();
+      await withEvesCommit(() => oldCheckouts());
+      assert.equal(team.remoteSha(), before);
+    });
+
+    const oldCheckouts = async () => {
+      const root = await team.gitOk(eve.dir, 'rev-list', '--max-parents=0', 'HEAD');
+      assert.equal(
+        (await team.git(eve.dir, ['cat-file', '-e', `${root}:.lockstep.json`])).code,
+        128,
+        'the first commit predates the container',
+      );
+      await team.gitOk(eve.dir, 'checkout', '--quiet', '-b', 'old-base', root);
+      try {
+        assert.match(
+          refusedByClient(await team.git(eve.dir, ['push', 'origin', 'main']), 'eve pushes main from an old checkout'),
+          /The push of main is refused: this checkout has no \.lockstep\.json, but the default branch of origin commits one/,
+        );
+        ok(await team.git(eve.dir, ['push', 'origin', 'HEAD:refs/heads/feature/old-base']), 'an unprotected branch still goes');
+        // status says where the settings are, not to pull what the clone has pulled.
+        const status = await team.lockstep(eve.dir, ['status']);
+        assert.match(status.stderr + status.stdout, /The checked-out branch has no \.lockstep\.json, but main has it/);
+      } finally {
+        await team.gitOk(eve.dir, 'checkout', '--quiet', 'main');
+      }
+      for (const [label, text] of [
+        ['empty', ''],
+        ['garbled', '{bad'],
+      ]) {
+        await team.gitOk(eve.dir, 'checkout', '--quiet', '-b', `settings-${label}`);
+        try {
+          fs.writeFileSync(path.join(eve.dir, '.lockstep.json'), text);
+          await team.gitOk(eve.dir, 'commit', '--quiet', '-am', `${label} settings`);
+          refusedByClient(await team.git(eve.dir, ['push', 'origin', 'HEAD:refs/heads/main']), `eve pushes main with ${label} settings`);
+        } finally {
+          await team.gitOk(eve.dir, 'checkout', '--quiet', '--force', 'main');
+        }
+      }
+    };
+  });
+
   describe('release and the push proof', () => {
     it('release is refused before the push and allowed after; then push.config is gone and pushes are fenced again', async () => {
       const config = path.join(carol.dir, '.git', 'lockstep', 'push.config');

@@ -224,6 +224,15 @@ describe('hook scripts (text and shell behaviour)', () => {
       assert.equal(run(hook, ['elsewhere', 'url'], FEATURE, {}).guard.length, 1);
     });
 
+    it("the guard runs when .lockstep.json lacks the key every container's file has (empty, garbled), which it refuses", () => {
+      for (const text of ['', '{bad', '{"container":"demo"}']) {
+        const hook = hookInClone();
+        fs.rmSync(path.join(tmp.path, 'record.jsonl'), { force: true });
+        fs.writeFileSync(path.join(tmp.path, '.lockstep.json'), text);
+        assert.equal(run(hook, ['origin', 'url'], FEATURE, {}).guard.length, 1, JSON.stringify(text));
+      }
+    });
+
     it('the guard runs when .lockstep.json holds a JSON escape, which could spell a protected name', () => {
       const hook = hookInClone();
       fs.writeFileSync(

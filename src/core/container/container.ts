@@ -81,10 +81,18 @@ async function readCommittedFile(clone: Clone): Promise<ContainerFile> {
     if (!(error instanceof LockRefusedError && error.reason === 'not-initialised')) throw error;
     const branch = await containerFileOnRemote(clone, CONTAINER_DEFAULTS.remote, CONTAINER_FILE, { fetch: false }).catch(() => undefined);
     if (branch === undefined) throw error;
+    // The branch itself may have it here already: then the work tree is a checkout of another branch, from before the container.
+    const local = await clone.git
+      .raw(['cat-file', '-e', '--end-of-options', `refs/heads/${branch}:${CONTAINER_FILE}`])
+      .then(() => true)
+      .catch(() => false);
     throw new LockRefusedError(
       'not-initialised',
-      `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).` +
-        ' Pull it (`git pull`) and run the command again; do not run lockstep init.',
+      local
+        ? `The checked-out branch has no ${CONTAINER_FILE}, but ${branch} has it (this repository is a container): check out ${branch},` +
+            ' or a branch made from it, and run the command again; do not run lockstep init.'
+        : `This clone has not pulled ${CONTAINER_FILE} yet: ${CONTAINER_DEFAULTS.remote}/${branch} has it (a teammate made this repository a container).` +
+            ' Pull it (`git pull`) and run the command again; do not run lockstep init.',
       { cause: error },
     );
   }

@@ -81,13 +81,21 @@ export const SKIP_MAX_SETTINGS_LINES = 512;
  * the guard whenever a pushed name appears in it). The search is bounded: only a regular file (not
  * a symbolic link — one to /dev/zero never ends — nor a FIFO) of at most
  * {@link SKIP_MAX_SETTINGS_BYTES} and {@link SKIP_MAX_SETTINGS_LINES} lines is searched; anything
- * else goes to the guard, which refuses what is not a container's settings. Only shell built-ins,
- * plus `wc -c` (the size, before anything is read) and one git rev-parse in a linked worktree.
+ * else goes to the guard, which refuses what is not a container's settings, as it refuses a file without the
+ * `"protectedBranches"` key every container's file has (an empty or garbled one). A work tree without the file is no
+ * container unless the default branch the clone fetched (`origin/HEAD`) commits one: then the guard runs and reads
+ * that. Only shell built-ins, plus `wc -c` (the size, before anything is read), one git rev-parse in a linked
+ * worktree, and one git cat-file where the work tree has no `.lockstep.json`.
  */
 const CLIENT_SKIP = `lockstep_skip() {
   if [ -z "\${GIT_DIR:-}" ] && [ -d .git ]; then common_dir=.git; else common_dir=$(git rev-parse --git-common-dir 2>/dev/null) || return 1; fi
   ! [ -e "$common_dir/lockstep/push.config" ] || return 1
-  [ -e .lockstep.json ] || [ -L .lockstep.json ] || return 0
+  if ! [ -e .lockstep.json ] && ! [ -L .lockstep.json ]; then
+    # No settings in this work tree (a branch from before the container, or the file removed): a container's clone
+    # all the same when the default branch it fetched commits them; the guard reads those.
+    git cat-file -e refs/remotes/origin/HEAD:.lockstep.json 2>/dev/null && return 1
+    return 0
+  fi
   [ -f .lockstep.json ] && ! [ -L .lockstep.json ] || return 1
   settings_size=$(wc -c < .lockstep.json 2>/dev/null) || return 1
   case $settings_size in *[!0-9[:space:]]* | '') return 1 ;; esac
@@ -100,6 +108,8 @@ const CLIENT_SKIP = `lockstep_skip() {
     settings="$settings$line "
   done < .lockstep.json || return 1
   case $settings in *\\\\*) return 1 ;; esac
+  # Settings without the key every container's file has (empty, garbled) are no container's: the guard refuses them.
+  case $settings in *'"protectedBranches"'*) ;; *) return 1 ;; esac
   while read -r _local _sha remote_ref _rest; do
     case $remote_ref in refs/heads/*) ;; *) continue ;; esac
     case $settings in *"\\"\${remote_ref#refs/heads/}\\""*) return 1 ;; esac

@@ -213,16 +213,41 @@ export class LockTamperedPageError extends LockStorageError {
   readonly revision: string;
   /** What is wrong with it, one sentence naming no secret. */
   readonly why: string;
-  constructor(driver: string, revision: string, why: string, options: LockErrorOptions = {}) {
+  constructor(driver: string, revision: string, why: string, options: LockErrorOptions & { readonly message?: string } = {}) {
     super(
       driver,
-      `The lock page is tampered: its history step ${revision.slice(0, 12)} is not proven — ${why}` +
-        ' No one is read as its holder. An operator repairs it with a signed `lockstep adopt` (lockstep doctor shows the signing set-up).',
+      options.message ??
+        `The lock page is tampered: its history step ${revision.slice(0, 12)} is not proven — ${why}` +
+          ' No one is read as its holder. An operator repairs it with a signed `lockstep adopt` (lockstep doctor shows the signing set-up).',
       options,
     );
     this.name = 'LockTamperedPageError';
     this.revision = revision;
     this.why = why;
+  }
+}
+
+/**
+ * The page reads an older grant than this clone has already seen on it (grantWatermark.ts): it was set back — an old
+ * backup of the store restored, a lock ref moved back on the remote — and read as it is it would call a lock free that
+ * is held, and issue a grant a second time. A tampered page (JSON `reason: "tampered"`, exit 5): no one is read as
+ * its holder until an operator repairs it.
+ */
+export class LockRewoundPageError extends LockTamperedPageError {
+  /** The grant the page reads. */
+  readonly grant: number;
+  /** The highest grant this clone saw on it before. */
+  readonly seen: number;
+  constructor(driver: string, revision: string, grant: number, seen: number) {
+    const why = `the page reads grant #${grant}, but this clone has already seen grant #${seen} on it: it was set back (an old copy of the store restored, or the lock ref moved back).`;
+    super(driver, revision, why, {
+      message:
+        `The lock page was set back: ${why} No one is read as its holder, so no grant is issued twice.` +
+        ` An operator repairs it: remove the set-back page from the store and run \`lockstep adopt --grant ${seen}\` or higher (README: damaged records).`,
+    });
+    this.name = 'LockRewoundPageError';
+    this.grant = grant;
+    this.seen = seen;
   }
 }
 

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createGitFixture, type CliResult, type GitFixture, type TeamMember } from '../helpers/gitFixture';
@@ -250,6 +251,41 @@ describe('one lock page per container: file driver (real processes, real git)', 
     const again = await team.cli(op, ['adopt', '--reason', 'again', '--grant', '1', '--next-id', '1']);
     assert.equal(again.code, 2, 'an existing page is never overwritten');
   });
+
+  it('a page set back to an older copy is no free lock in a clone that read past it: exit 5, no grant twice, repaired by an adopt above it', async () => {
+    // Ana holds grant #10 (the test before). A copy of the store now, as a backup taken then would be.
+    const backup = path.join(team.root, 'store-backup');
+    fs.cpSync(team.store, backup, { recursive: true, verbatimSymlinks: true });
+    ok(await team.cli(ana, ['release']), 'ana releases #10');
+    assert.equal(ok(await team.cli(op, ['acquire']), 'op acquires').grant, 11);
+    assert.equal(ok(await team.cli(lead, ['status']), 'lead reads #11').grant, 11);
+    ok(await team.cli(op, ['release']), 'op releases #11');
+    // The backup restored: the page reads grant #10 again, held by ana.
+    fs.rmSync(team.store, { recursive: true, force: true });
+    fs.cpSync(backup, team.store, { recursive: true, verbatimSymlinks: true });
+    for (const [who, args] of [
+      [lead, ['status']],
+      [op, ['acquire']],
+      [lead, ['acquire']],
+    ] as const) {
+      const result = await team.cli(who, [...args]);
+      assert.equal(result.code, 5, `${who.name} ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      assert.equal(result.json.error.reason, 'tampered');
+      assert.match(
+        result.json.error.message,
+        /The lock page was set back: the page reads grant #10, but this clone has already seen grant #11 on it/,
+      );
+      assert.match(result.json.error.message, /lockstep adopt --grant 11/);
+    }
+    // The repair: the set-back page removed, an adopt whose floor the operator's clone raises to what it has seen.
+    fs.rmSync(team.store, { recursive: true, force: true });
+    const adopted = ok(
+      await team.cli(op, ['adopt', '--reason', 'an old backup was restored', '--grant', '10', '--next-id', '200']),
+      'adopt',
+    );
+    assert.equal(adopted.grant, 11, "the operator's clone saw #11: the new page starts there");
+    assert.equal(ok(await team.cli(lead, ['acquire']), 'lead acquires').grant, 12);
+  });
 });
 
 describe('one lock page per container: git driver (real processes, real git)', function () {
@@ -295,6 +331,31 @@ describe('one lock page per container: git driver (real processes, real git)', f
     );
     const status = ok(await team.cli(ben, ['status']), 'status');
     assert.deepEqual([status.grant, status.holder.identity], [1, ana.identity]);
+  });
+
+  it('a lock ref moved back on the remote reads as set back in the clones that read past it, never as free', async () => {
+    const ben = team.member('ben');
+    const remoteGit = (...args: string[]) => execFileSync('git', ['-C', team.remote, ...args], { encoding: 'utf8' }).trim();
+    const ref = remoteGit('for-each-ref', '--format=%(refname)', 'refs/lockstep/')
+      .split('\n')
+      .find(r => r.includes('record'))!;
+    const atGrant1 = remoteGit('rev-parse', ref);
+    ok(await team.cli(ana, ['release']), 'ana releases #1');
+    assert.equal(ok(await team.cli(ben, ['acquire']), 'ben acquires').grant, 2);
+    assert.equal(ok(await team.cli(ana, ['status']), 'ana reads #2').grant, 2);
+    remoteGit('update-ref', ref, atGrant1);
+    for (const [who, args] of [
+      [ana, ['status']],
+      [ana, ['acquire']],
+      [ben, ['status']],
+    ] as const) {
+      const result = await team.cli(who, [...args]);
+      assert.equal(result.code, 5, `${who.name} ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      assert.match(
+        result.json.error.message,
+        /The lock page was set back: the page reads grant #1, but this clone has already seen grant #2 on it/,
+      );
+    }
   });
 });
 

@@ -48,14 +48,14 @@ Recreates the lock page of this container where .lockstep.json points (driver, p
 location), when that store holds none (a lost or wiped store). A LOCKSTEP_* variable that points
 at another page is refused (exit 5) and nothing is created: the environment supplies credentials
 only. Only an operator may (exit 1 otherwise), with a reason; the page's first audit line says so.
-An existing page — a damaged one too — is never overwritten (exit 2), with one exception: on a
+An existing page is never overwritten (exit 2; a damaged one says so, exit 5), with one exception: on a
 signed page (allowedSigners), a page that reads tampered is replaced by this adopt, signed with
 the operator's key, and its verified history restarts there.
 
   --reason TEXT  why, for the audit trail
   --grant N      the highest grant anyone has seen (old audit output, clones' \`lockstep status\`):
                  the next grant is #N+1, so that no fence accepts an old clone's grant. A clone
-                 that holds a session raises N to its own grant by itself.
+                 raises N by itself to its own session's grant and the highest it has read.
   --next-id N    the first identifier the new page hands out: above every identifier minted on
                  the lost page, so that none is handed out again (a whole number from 1)`,
 
@@ -71,8 +71,8 @@ the operator's key, and its verified history restarts there.
     // Identifiers start at 1 (the help says so): 0 is a usage error here, before the store is touched.
     if (nextIdFloor < 1) throw new LockConfigurationError('--next-id must be a whole number from 1.', { setting: '--next-id' });
     return withContainer(context, async container => {
-      // A clone that held a grant knows a floor: never let the new page go below it.
-      const floor = Math.max(grantFloor, container.session()?.grant ?? 0);
+      // A clone that held or read a grant knows a floor: never let the new page go below it.
+      const floor = Math.max(grantFloor, container.highestGrantSeen());
       const { grant, nextId } = await container.createPage({ reason, grantFloor: floor, nextIdFloor });
       const page = await container.page();
       context.out.result(

@@ -13,6 +13,7 @@ import {
   LockTamperedPageError,
   type PageLocation,
 } from '../errors';
+import * as path from 'node:path';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, IdSpan, Landing, LockRecord, Outcome } from '../lockRecord';
 import { describe, type LockStatus } from '../lockStatus';
@@ -39,7 +40,8 @@ import { allowedSignersText, openpgpListingReader, signedPageDriver, signingPoli
 import { ChangeWaiter, WAITING } from './turnWait';
 import { readCloneSettings, type SettingEntry } from '../git/cloneSettings';
 import { resolveSharedRemote } from './sharedRemote';
-import type { Session } from './session';
+import { type Session, sessionDir } from './session';
+import { GrantWatermark } from './grantWatermark';
 import { MAX_CAS_ATTEMPTS, swap, type RecordAtRevision, type SwapOptions } from './swapService';
 import { AUDIT_LOG_KEEP, AUTO_COMPACT_AFTER } from '../stores/gitPageLayout';
 import { COMPACTION_RETRY_WRITES, CompactionBackoff } from './compactionBackoff';
@@ -108,6 +110,8 @@ export class Container {
   private driverPromise: Promise<Driver> | undefined;
   /** The clone's session kept in step with the page: settled at every read, promoted by an acquire. */
   private readonly sessions: SessionChoreography;
+  /** The highest grant this clone has read on the page (grantWatermark.ts). */
+  private readonly watermark: GrantWatermark;
   /** The automatic compactions started by this container's writes, one after another; awaited by close(). */
   private compacting: Promise<void> = Promise.resolve();
 
@@ -123,6 +127,7 @@ export class Container {
     private readonly onNotice: ((message: string) => void) | undefined,
   ) {
     this.sessions = new SessionChoreography(clone, file, settings, identity, clock);
+    this.watermark = new GrantWatermark(path.join(sessionDir(clone.gitDir), `grant-${this.key.slice(0, 32)}`));
   }
 
   static async open(options: OpenContainerOptions): Promise<Container> {
@@ -183,8 +188,15 @@ export class Container {
     if (stored === null) throw new LockNoPageError(await this.page(), committedPage(this.file, this.clone.root));
     if (this.file.allowedSigners !== undefined) stored = await this.proven(driver, stored);
     const record = parseRecord(stored.value, driver.name, this.file.container, this.settings);
+    // A page below a grant this clone has seen was set back: never read as free, never a grant issued twice.
+    this.watermark.check(driver.name, stored.revision, record.grant, this.session()?.grant);
     await this.sessions.settle(record);
     return { record, revision: stored.revision };
+  }
+
+  /** The highest grant this clone has seen on the page: read there, or its own session's (grantWatermark.ts). */
+  highestGrantSeen(): number {
+    return this.watermark.seen(this.session()?.grant);
   }
 
   /**

@@ -141,9 +141,9 @@ export function diagnose(facts: DoctorFacts): Finding[] {
         : p.kind === 'backend'
           ? 'Start or reach the store (network, credentials in LOCKSTEP_REDIS_URL / LOCKSTEP_DATABASE_URL / LOCKSTEP_ETCD_ENDPOINTS), then run lockstep doctor again.'
           : p.kind === 'tampered'
-            ? "Find who pushed the named commit (the remote's logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen)."
+            ? "Find who wrote the named step (the remote's or the store's logs), then an operator repairs the page with a signed lockstep adopt --reason TEXT --grant N --next-id N (N above the highest grant and identifier anyone has seen). A page set back below a grant this clone has seen is removed from the store first, then adopted the same way."
             : p.kind === 'storage'
-              ? "Restore the record from the store's history (lockstep audit --history with the git driver) or a backup."
+              ? 'Stop the clones that use the page and note the highest grant anyone has seen (with the git driver, lockstep audit --history still reads the lock ref). Then restore the store from a backup taken after that grant, or remove the damaged record (file driver: the folder <store path>/<sha256 of the prefix>; README, "Damaged records"), and an operator runs lockstep adopt --grant N --next-id N above what was seen.'
               : 'Read the message, fix the setting it names, and run lockstep doctor again.';
     out.push({ check: 'page', level: 'error', found: p.why, fix });
   }

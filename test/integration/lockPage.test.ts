@@ -17,6 +17,20 @@ function ok(result: CliResult, what: string): any {
   return result.json;
 }
 
+/** Each command reads the page as set back (exit 5, tampered), naming the grant it reads and the higher one the clone saw. */
+async function assertSetBack(team: GitFixture, runs: [TeamMember, string[]][], grant: number, seen: number): Promise<void> {
+  for (const [who, args] of runs) {
+    const result = await team.cli(who, args);
+    assert.equal(result.code, 5, `${who.name} ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+    assert.equal(result.json.error.reason, 'tampered');
+    assert.match(
+      result.json.error.message,
+      new RegExp(`The lock page was set back: the page reads grant #${grant}, but this clone has already seen grant #${seen} on it`),
+    );
+    assert.match(result.json.error.message, new RegExp(`lockstep adopt --grant ${seen}\\b`));
+  }
+}
+
 /**
  * Exit 5, `reason: "no-page"`, for a clone whose environment points at another page than the
  * committed one: the message names the variable and both pages, and nothing was opened.
@@ -263,20 +277,16 @@ describe('one lock page per container: file driver (real processes, real git)', 
     // The backup restored: the page reads grant #10 again, held by ana.
     fs.rmSync(team.store, { recursive: true, force: true });
     fs.cpSync(backup, team.store, { recursive: true, verbatimSymlinks: true });
-    for (const [who, args] of [
-      [lead, ['status']],
-      [op, ['acquire']],
-      [lead, ['acquire']],
-    ] as const) {
-      const result = await team.cli(who, [...args]);
-      assert.equal(result.code, 5, `${who.name} ${args.join(' ')}: ${result.stdout}${result.stderr}`);
-      assert.equal(result.json.error.reason, 'tampered');
-      assert.match(
-        result.json.error.message,
-        /The lock page was set back: the page reads grant #10, but this clone has already seen grant #11 on it/,
-      );
-      assert.match(result.json.error.message, /lockstep adopt --grant 11/);
-    }
+    await assertSetBack(
+      team,
+      [
+        [lead, ['status']],
+        [op, ['acquire']],
+        [lead, ['acquire']],
+      ],
+      10,
+      11,
+    );
     // The repair: the set-back page removed, an adopt whose floor the operator's clone raises to what it has seen.
     fs.rmSync(team.store, { recursive: true, force: true });
     const adopted = ok(
@@ -344,18 +354,16 @@ describe('one lock page per container: git driver (real processes, real git)', f
     assert.equal(ok(await team.cli(ben, ['acquire']), 'ben acquires').grant, 2);
     assert.equal(ok(await team.cli(ana, ['status']), 'ana reads #2').grant, 2);
     remoteGit('update-ref', ref, atGrant1);
-    for (const [who, args] of [
-      [ana, ['status']],
-      [ana, ['acquire']],
-      [ben, ['status']],
-    ] as const) {
-      const result = await team.cli(who, [...args]);
-      assert.equal(result.code, 5, `${who.name} ${args.join(' ')}: ${result.stdout}${result.stderr}`);
-      assert.match(
-        result.json.error.message,
-        /The lock page was set back: the page reads grant #1, but this clone has already seen grant #2 on it/,
-      );
-    }
+    await assertSetBack(
+      team,
+      [
+        [ana, ['status']],
+        [ana, ['acquire']],
+        [ben, ['status']],
+      ],
+      1,
+      2,
+    );
   });
 });
 

@@ -181,11 +181,11 @@ function noPageMessage(page: PageLocation, committed: Omit<PageLocation, 'contai
   );
 }
 
-/** The settings that choose which page a driver reads, as the no-page message names them. */
+/** The settings that choose which page a driver reads, as the no-page message names them (pageSettings.ts pointingAway names the same). */
 const PAGE_VARIABLES: Readonly<Record<string, string>> = {
   file: 'LOCKSTEP_PATH / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
   redis: 'LOCKSTEP_REDIS_URL / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
-  sql: 'LOCKSTEP_DATABASE_URL / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
+  sql: 'LOCKSTEP_DATABASE_URL (without one, LOCKSTEP_PATH: the SQLite file is there) / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
   etcd: 'LOCKSTEP_ETCD_ENDPOINTS / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER',
   git: "LOCKSTEP_GIT_REMOTE / LOCKSTEP_PREFIX / LOCKSTEP_DRIVER, and that the remote still has the page's lock ref (refs/lockstep/…)",
 };

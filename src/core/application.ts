@@ -19,7 +19,6 @@ export {
   type ContainerFile,
   containerSettings,
   driverOptions,
-  parseContainerFile,
   readContainerFile,
 } from './container/containerFile';
 export { PageWithoutClone, type ServerProof } from './container/guardPageAccess';

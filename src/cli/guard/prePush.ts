@@ -2,6 +2,7 @@ import {
   carriesProof,
   checkProofLeak,
   configuredUrls,
+  containerFileAt,
   Container,
   CONTAINER_DEFAULTS,
   CONTAINER_FILE,
@@ -13,7 +14,6 @@ import {
   LockError,
   type LockFencedError,
   LockRefusedError,
-  parseContainerFile,
   parsePushArguments,
   proofsSent,
   pushArgumentsOf,
@@ -119,15 +119,17 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
  * no container.
  */
 async function checkUnsettled(git: GitCommand, pushed: readonly PushedRef[]): Promise<number> {
-  const committed = `refs/remotes/${CONTAINER_DEFAULTS.remote}/HEAD:${CONTAINER_FILE}`;
-  const text = await git.raw(['cat-file', 'blob', '--end-of-options', committed]).catch(() => undefined);
-  if (text === undefined) return 0;
-  let protectedRefs: Set<string> | undefined;
-  try {
-    protectedRefs = new Set(parseContainerFile(text).protectedBranches.map(b => `refs/heads/${b}`));
-  } catch {
-    protectedRefs = undefined;
-  }
+  const head = `refs/remotes/${CONTAINER_DEFAULTS.remote}/HEAD`;
+  const committed = await git.raw(['cat-file', '-e', '--end-of-options', `${head}:${CONTAINER_FILE}`]).then(
+    () => true,
+    () => false,
+  );
+  if (!committed) return 0;
+  // Read as verify reads a committed .lockstep.json (its size bounded before it is read).
+  const protectedRefs = await containerFileAt(git, head).then(
+    file => new Set(file.protectedBranches.map(b => `refs/heads/${b}`)),
+    () => undefined,
+  );
   const touching = pushed.filter(p => protectedRefs === undefined || protectedRefs.has(p.remoteRef));
   if (touching.length === 0) return 0;
   const names = touching.map(p => p.remoteRef.replace(/^refs\/heads\//, '')).join(', ');

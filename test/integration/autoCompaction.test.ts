@@ -360,7 +360,20 @@ describe('git driver: a signed lock page compacts itself, signed by its writer',
       await readsAfter(await snapshot(AUDIT_LOG_KEEP, line.at - 20_000)),
       'a full snapshot with entries older than the verified step (a rewind)',
     );
+    // Alice was away while the team compacted: her git pruned the commit she verified last (unreachable
+    // once compacted), and her checkpoint still judges the snapshot by that step's time and record.
+    await team.gitOk(alice.dir, 'reflog', 'expire', '--expire-unreachable=now', '--all');
+    await team.gitOk(alice.dir, 'gc', '--quiet', '--prune=now');
+    assert.notEqual((await team.git(alice.dir, ['cat-file', '-e', tip])).code, 0, "the verified step's commit is gone from alice's clone");
+    tampered(
+      await readsAfter(await snapshot(AUDIT_LOG_KEEP, line.at - 20_000)),
+      'a full snapshot with entries older than the verified step, its commit pruned (a rewind)',
+    );
     const full = await readsAfter(await snapshot(AUDIT_LOG_KEEP, line.at + 1));
-    assert.equal(full.code, 0, `a full snapshot whose entries are all newer reads fine\n${full.stdout}${full.stderr}`);
+    assert.equal(
+      full.code,
+      0,
+      `a full snapshot whose entries are all newer reads fine, the verified commit pruned\n${full.stdout}${full.stderr}`,
+    );
   });
 });

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../../atomicReplace';
+import { writeFileAtomically } from '../../atomicReplace';
 import { LockTamperedPageError } from '../../errors';
 import { type OpenpgpListing, type OpenpgpListingText, readOpenpgpListing, stepSignature } from '../../chain/openpgpSigners';
 import { checkSignedSnapshot, checkSignedStep, type StepSignature } from '../../chain/signedStep';
@@ -50,11 +51,11 @@ export interface SigningPolicy {
 
 export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningPolicy): Promise<void> {
   const checkpoint = readCheckpoint(policy.checkpointFile);
-  if (checkpoint === tip) return;
+  if (checkpoint?.revision === tip) return;
   const listed = await openpgpListing(policy);
   const commits = await withSignersFile(
     await policy.allowedSigners(),
-    (file, env) => refs.signedLog(tip, checkpoint, file, env),
+    (file, env) => refs.signedLog(tip, checkpoint?.revision, file, env),
     listed?.keyring,
   );
   const tampered = (revision: string, why: string) => new LockTamperedPageError('git', revision, why);
@@ -63,7 +64,7 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
     throw tampered(tip, 'the ref was set back to an older step than one this clone has already verified (a rewind).');
   }
   const oldest = commits[commits.length - 1];
-  const continues = checkpoint !== undefined && oldest.parents.length === 1 && oldest.parents[0] === checkpoint;
+  const continues = checkpoint !== undefined && oldest.parents.length === 1 && oldest.parents[0] === checkpoint.revision;
   if (!continues && oldest.parents.length !== 0) {
     throw tampered(
       oldest.revision,
@@ -73,7 +74,7 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
     );
   }
   const chain = commits.slice().reverse();
-  const texts = await refs.readFiles([...(continues ? [checkpoint] : []), ...chain.map(c => c.revision)], RECORD_FILE);
+  const texts = await refs.readFiles([...(continues ? [checkpoint.revision] : []), ...chain.map(c => c.revision)], RECORD_FILE);
   const record = (revision: string, text: Buffer | null): { value: LockRecord; text: string } => {
     if (text === null || text.length > MAX_RECORD_BYTES) throw tampered(revision, `its commit holds no ${RECORD_FILE} a reader reads.`);
     try {
@@ -85,7 +86,8 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
       throw new LockTamperedPageError('git', revision, `its ${RECORD_FILE} is not a valid lock record of this container.`, { cause });
     }
   };
-  let before: LockRecord | null = continues ? record(checkpoint, texts[0]).value : null;
+  let before: LockRecord | null = continues ? record(checkpoint.revision, texts[0]).value : null;
+  let last = '';
   const offset = continues ? 1 : 0;
   for (const [i, commit] of chain.entries()) {
     const after = record(commit.revision, texts[i + offset]);
@@ -95,8 +97,9 @@ export async function verifyHistory(refs: GitRefs, tip: string, policy: SigningP
     else why = checkSignedStep(before, after.value, after.text, signature, policy.settings);
     if (why !== undefined) throw tampered(commit.revision, why);
     before = after.value;
+    last = after.text;
   }
-  writeCheckpoint(policy.checkpointFile, tip);
+  writeCheckpoint(policy.checkpointFile, { revision: tip, at: lastLineTime(last), digest: digestOf(last) });
 }
 
 /** The policy's OpenPGP listing, parsed, and what the reader's keyring imports from it. */
@@ -111,7 +114,7 @@ async function checkStart(
   after: { value: LockRecord; text: string },
   signature: StepSignature,
   policy: SigningPolicy,
-  checkpoint: string | undefined,
+  checkpoint: Checkpoint | undefined,
 ): Promise<string | undefined> {
   if (commit.snapshot) {
     const why = checkSignedSnapshot(after.value, signature, policy.settings);
@@ -119,13 +122,13 @@ async function checkStart(
     // A compaction of what this clone verified keeps that step among the revisions of its audit.log, and
     // when it compacted exactly that step, its record byte for byte.
     const log = await refs.readFile(commit.revision, AUDIT_FILE);
-    if (log === null || (!log.includes(`"revision":"${checkpoint}"`) && !(await leftBehind(refs, log, checkpoint)))) {
+    if (log === null || (!log.includes(`"revision":"${checkpoint.revision}"`) && !leftBehind(log, await verifiedStep(refs, checkpoint)))) {
       return 'it replaces the history with a snapshot that does not hold the step this clone verified last.';
     }
     const lastRevision = /"revision":"([0-9a-f]{40,64})"[^\n]*\n?$/.exec(log)?.[1];
-    if (lastRevision === checkpoint) {
-      const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
-      if (known === null || known.toString('utf8') !== after.text) return 'it is a compaction that changes the record it compacts.';
+    if (lastRevision === checkpoint.revision) {
+      const { digest } = await verifiedStep(refs, checkpoint);
+      if (digest !== digestOf(after.text)) return 'it is a compaction that changes the record it compacts.';
     }
     return undefined;
   }
@@ -134,8 +137,7 @@ async function checkStart(
     // A new history over a verified one: only an operator's adopt, written after what was verified.
     if (line?.action !== 'adopt')
       return "it replaces the page's history with a new one, which only an operator's signed lockstep adopt may.";
-    const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
-    const verifiedAt = known === null ? undefined : lastLineTime(known.toString('utf8'));
+    const { at: verifiedAt } = await verifiedStep(refs, checkpoint);
     if (verifiedAt !== undefined && line.at <= verifiedAt) return 'it is an adopt older than the step this clone verified last (a replay).';
   }
   return checkSignedStep(null, after.value, after.text, signature, policy.settings);
@@ -144,10 +146,10 @@ async function checkStart(
 /**
  * Whether the step this clone verified last is older than everything a full snapshot keeps: its audit.log
  * holds AUDIT_LOG_KEEP entries (so older ones were left out) and the oldest is no older than that step
- * (its record, still in the clone, dated by its last line). A snapshot that rewinds past the step keeps
- * older entries, and one that is not full has left nothing out.
+ * (dated by its record's last line). A snapshot that rewinds past the step keeps older entries, and one
+ * that is not full has left nothing out.
  */
-async function leftBehind(refs: GitRefs, log: string, checkpoint: string): Promise<boolean> {
+function leftBehind(log: string, verified: VerifiedStep): boolean {
   const lines = log.split('\n').filter(l => l !== '');
   if (lines.length < AUDIT_LOG_KEEP) return false;
   let oldest: unknown;
@@ -156,9 +158,35 @@ async function leftBehind(refs: GitRefs, log: string, checkpoint: string): Promi
   } catch {
     return false;
   }
-  const [known] = await refs.readFiles([checkpoint], RECORD_FILE);
-  const verifiedAt = known === null ? undefined : lastLineTime(known.toString('utf8'));
-  return typeof oldest === 'number' && verifiedAt !== undefined && verifiedAt <= oldest;
+  return typeof oldest === 'number' && verified.at !== undefined && verified.at <= oldest;
+}
+
+/** What a compaction is judged by: the verified step's last audit time and its record's digest. */
+interface VerifiedStep {
+  readonly at?: number;
+  readonly digest?: string;
+}
+
+/**
+ * The last step this clone verified. Its time and its record's digest are kept in the checkpoint file,
+ * so that a clone away while the team compacted the ref judges the snapshot even after its own git
+ * pruned that step's commit (unreachable once compacted: `git gc` removes it two weeks on). A
+ * checkpoint an earlier version wrote holds the revision alone, and its commit is read.
+ */
+interface Checkpoint extends VerifiedStep {
+  readonly revision: string;
+}
+
+async function verifiedStep(refs: GitRefs, checkpoint: Checkpoint): Promise<VerifiedStep> {
+  if (checkpoint.at !== undefined && checkpoint.digest !== undefined) return checkpoint;
+  const [known] = await refs.readFiles([checkpoint.revision], RECORD_FILE);
+  if (known === null) return {};
+  const text = known.toString('utf8');
+  return { at: lastLineTime(text), digest: digestOf(text) };
+}
+
+function digestOf(recordText: string): string {
+  return createHash('sha256').update(recordText).digest('hex');
 }
 
 function lastLineTime(text: string): number | undefined {
@@ -171,19 +199,22 @@ function lastLineTime(text: string): number | undefined {
   }
 }
 
-function readCheckpoint(file: string): string | undefined {
+/** `<revision> <time> <digest>`, or an earlier version's `<revision>`; anything else is no checkpoint. */
+function readCheckpoint(file: string): Checkpoint | undefined {
+  let text: string;
   try {
-    const text = fs.readFileSync(file, 'utf8').trim();
-    return /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(text) ? text : undefined;
+    text = fs.readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
+  const parts = /^([0-9a-f]{40}|[0-9a-f]{64})(?: (\d{1,15}) ([0-9a-f]{64}))?\n?$/.exec(text);
+  if (parts === null) return undefined;
+  return parts[2] === undefined ? { revision: parts[1] } : { revision: parts[1], at: Number(parts[2]), digest: parts[3] };
 }
 
 /** Atomically, so that two processes of the clone leave one whole checkpoint. */
-function writeCheckpoint(file: string, revision: string): void {
+function writeCheckpoint(file: string, checkpoint: Checkpoint): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${revision}\n`);
-  replaceAtomically(temp, file, "The clone's checkpoint of the verified history");
+  const dated = checkpoint.at !== undefined && checkpoint.digest !== undefined ? ` ${checkpoint.at} ${checkpoint.digest}` : '';
+  writeFileAtomically(file, `${checkpoint.revision}${dated}\n`, "The clone's checkpoint of the verified history");
 }

@@ -2,7 +2,7 @@
  * The one entry of `src/core` for the command line (`src/cli`) and the extension (`src/extension`): everything they may
  * use of core, and nothing else (test/unit/layers.test.ts keeps it so). A driver's internals stay inside `stores/`.
  */
-export { replaceAtomically } from './atomicReplace';
+export { writeFileAtomically } from './atomicReplace';
 export { assertWait, parseSeconds, parseTtlSeconds, TTL_MAX_SECONDS, TTL_MIN_SECONDS, WAIT_MAX_SECONDS } from './bounds';
 export { checkRecordUpdate } from './chain/recordUpdate';
 export { digestOf } from './chain/signedChain';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically, shellQuote } from '../core/application';
+import { shellQuote, writeFileAtomically } from '../core/application';
 import * as vscode from 'vscode';
 import type { Log } from './log';
 
@@ -53,8 +53,5 @@ function writeIfChanged(file: string, text: string, mode: number): void {
   } catch {
     // not there yet
   }
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, text, { mode });
-  fs.chmodSync(temp, mode);
-  replaceAtomically(temp, file, 'The lockstep launcher for terminals');
+  writeFileAtomically(file, text, 'The lockstep launcher for terminals', { mode });
 }

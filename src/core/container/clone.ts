@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../atomicReplace';
+import { writeFileAtomically } from '../atomicReplace';
 import { LockBackendError, LockConfigurationError, LockRefusedError } from '../errors';
 import { gitIn, type GitCommand } from '../git/runner';
 import { lastSetting, type SettingEntry } from '../git/cloneSettings';
@@ -314,18 +314,16 @@ const INCLUDE = 'lockstep/push.config';
 export async function writePushProof(clone: Clone, grant: number, proof: string, sharedRemote: string): Promise<void> {
   const dir = sessionDir(clone.gitDir);
   ensurePrivateFolder(dir);
-  const temp = path.join(dir, `.push-${process.pid}.tmp`);
   // push.recurseSubmodules = check: git hands push options to the submodules' pushes (on their
   // command lines), so while the proof is configured no push recurses by configuration; the client
   // guard refuses one that recurses by the command line or by a later setting. lockstep.sharedRemote:
   // the one remote the proof may go to, for the client guard on any branch (with or without .lockstep.json).
-  fs.writeFileSync(
-    temp,
+  writeFileAtomically(
+    path.join(dir, PUSH_CONFIG),
     `# Written by Lockstep on acquire; removed on release.\n[push]\n\tpushOption = lockstep-grant=${grant}\n\tpushOption = lockstep-proof=${proof}\n\trecurseSubmodules = check\n` +
       `[lockstep]\n\tsharedRemote = ${sharedRemote}\n`,
-    { mode: 0o600 },
+    "The clone's push proof file (.git/lockstep/push.config)",
   );
-  replaceAtomically(temp, path.join(dir, PUSH_CONFIG), "The clone's push proof file (.git/lockstep/push.config)");
   await includePushConfig(clone);
 }
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../atomicReplace';
+import { writeFileAtomically } from '../atomicReplace';
 import { LockRewoundPageError } from '../errors';
 
 /**
@@ -47,16 +47,10 @@ function readMark(file: string): number {
 
 /** Atomically (two processes of the clone leave one whole number); a failure only leaves the older mark. */
 function writeMark(file: string, grant: number): void {
-  const temp = `${file}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    fs.writeFileSync(temp, `${grant}\n`, { mode: 0o600 });
-    replaceAtomically(temp, file, "The clone's highest grant seen");
+    writeFileAtomically(file, `${grant}\n`, "The clone's highest grant seen");
   } catch {
-    try {
-      fs.rmSync(temp, { force: true });
-    } catch {
-      // nothing was written there (its folder is not one)
-    }
+    // the older mark stays: a later read raises it again
   }
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../atomicReplace';
+import { removeOrphanTemps, writeFileAtomically } from '../atomicReplace';
 import { ensurePrivateFolder } from './privateFolder';
 
 /**
@@ -83,11 +83,12 @@ function readTokenFile(gitDir: string, name: string, container: string | undefin
 function writeTokenFile(gitDir: string, name: string, value: Session): void {
   const dir = sessionDir(gitDir);
   ensurePrivateFolder(dir);
-  const temp = path.join(dir, `.${path.basename(name, '.json')}-${process.pid}.tmp`);
-  fs.writeFileSync(temp, JSON.stringify(value), { mode: 0o600 });
-  replaceAtomically(
-    temp,
+  removeOrphanTemps(dir);
+  // Durable: the owner token is nowhere else, and a grant whose token is lost serves no clone.
+  writeFileAtomically(
     path.join(dir, name),
+    JSON.stringify(value),
     `The clone's ${name === SESSION ? 'session' : 'pending acquire'} file (.git/lockstep/${name})`,
+    { durable: true },
   );
 }

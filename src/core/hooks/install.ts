@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../atomicReplace';
+import { writeFileAtomically } from '../atomicReplace';
 import { LockConfigurationError } from '../errors';
 import { gitIn } from '../git/runner';
 import { CONTAINER_FILE, MAX_CONTAINER_FILE_BYTES } from '../container/containerFile';
@@ -147,10 +147,11 @@ export async function installServerHooks(
   const dir = await hooksDir(repo);
   fs.mkdirSync(dir, { recursive: true });
   const settingsFile = path.join(dir, SERVER_SETTINGS_FILE);
-  const temp = `${settingsFile}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
-  fs.chmodSync(temp, 0o600);
-  replaceAtomically(temp, settingsFile, `The server guard's pinned settings (${SERVER_SETTINGS_FILE})`);
+  writeFileAtomically(
+    settingsFile,
+    `${JSON.stringify(settings, null, 2)}\n`,
+    `The server guard's pinned settings (${SERVER_SETTINGS_FILE})`,
+  );
   // The environment file of earlier versions held credentials and is read no more.
   fs.rmSync(path.join(dir, 'lockstep.env'), { force: true });
   const installed = writeHook(

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { replaceAtomically } from '../atomicReplace';
+import { writeFileAtomically } from '../atomicReplace';
 import { LockBackendError, LockStorageError, LockTamperedPageError } from '../errors';
 import { appendStep, readChain, type ReadChain } from '../chain/chainLayout';
 import { coalescedStep } from '../chain/heartbeatRenewals';
@@ -266,7 +266,5 @@ function readWitness(file: string): Witness | undefined {
 /** Atomically, so that two processes of the clone leave one whole witness. */
 function writeWitness(file: string, witness: Witness): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(witness), { mode: 0o600 });
-  replaceAtomically(temp, file, "The clone's witness of the signed chain");
+  writeFileAtomically(file, JSON.stringify(witness), "The clone's witness of the signed chain");
 }

@@ -144,9 +144,10 @@ export function resolveConfig(options: LockManagerOptions = {}, env: Env = proce
     prefix,
     prefixExplicit: explicitPrefix !== undefined,
     path: storePath,
-    redisUrl: env.LOCKSTEP_REDIS_URL ?? options.redisUrl,
+    // An empty variable is an unset one, as for every other setting (a CI secret that is missing expands to '').
+    redisUrl: pick(env.LOCKSTEP_REDIS_URL, options.redisUrl, '') || undefined,
     redisMinReplicas: minReplicas(env.LOCKSTEP_REDIS_MIN_REPLICAS, options.redisMinReplicas),
-    databaseUrl: env.LOCKSTEP_DATABASE_URL ?? options.databaseUrl,
+    databaseUrl: pick(env.LOCKSTEP_DATABASE_URL, options.databaseUrl, '') || undefined,
     etcdEndpoints: pick(env.LOCKSTEP_ETCD_ENDPOINTS, options.etcdEndpoints, '') || undefined,
     etcdCaFile: pick(env.LOCKSTEP_ETCD_CA_FILE, options.etcdCaFile, '') || undefined,
     etcdCertFile: pick(env.LOCKSTEP_ETCD_CERT_FILE, options.etcdCertFile, '') || undefined,

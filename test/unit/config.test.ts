@@ -52,6 +52,20 @@ describe('config: defaults and precedence', () => {
     );
   });
 
+  it('reads an empty store URL variable as unset, as LOCKSTEP_GIT_REMOTE (a missing CI secret expands to an empty one)', () => {
+    const env = { LOCKSTEP_REDIS_URL: '', LOCKSTEP_DATABASE_URL: '', LOCKSTEP_GIT_REMOTE: '' };
+    const committed = resolveConfig(
+      { redisUrl: 'redis://team:6379', databaseUrl: 'postgres://db/team', prefix: 'team', gitRemote: 'up' },
+      env,
+    );
+    assert.deepEqual(
+      [committed.redisUrl, committed.databaseUrl, committed.prefix, committed.gitRemote],
+      ['redis://team:6379', 'postgres://db/team', 'team', 'up'],
+    );
+    const none = resolveConfig({}, env);
+    assert.deepEqual([none.redisUrl, none.databaseUrl], [undefined, undefined]);
+  });
+
   it('reads a store folder with trailing separators as the same folder, and leaves the root alone', () => {
     assert.equal(resolveConfig({ path: '/srv/locks' }, { LOCKSTEP_PATH: '/srv/locks//' }).path, '/srv/locks');
     assert.equal(resolveConfig({ path: '/srv/locks/' }, {}).path, '/srv/locks');

@@ -87,6 +87,19 @@ export function renderStatus(
 }
 
 /** The stable JSON form of a status (documented in the README). */
+/** What this clone's interrupted commands left, as a read of the page judged it: said, never left for the reader to guess. */
+export function renderInterrupted(interrupted: { pendingAcquire: number | null; finishedRelease: number | null }): string[] {
+  const lines: string[] = [];
+  if (interrupted.finishedRelease !== null)
+    lines.push(`Your release of grant #${interrupted.finishedRelease}, whose answer was lost, had reached the page: it is finished now.`);
+  if (interrupted.pendingAcquire !== null)
+    lines.push(
+      `Your acquire of grant #${interrupted.pendingAcquire} was interrupted and the page does not show it yet: its write may still land.` +
+        ' `lockstep status` again says when it does; `lockstep acquire` retries with the same token (never two holders).',
+    );
+  return lines;
+}
+
 export function statusJson(
   status: LockStatus,
   identity: string | null,

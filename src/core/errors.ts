@@ -59,6 +59,24 @@ export class LockConfigurationError extends LockError {
   }
 }
 
+/**
+ * The clone holds a grant (or has an acquire in flight) on another lock page than the one the checked-out
+ * `.lockstep.json` names: a branch whose settings point elsewhere (whoever pushed the branch chose them).
+ * Nothing is read or written there while the session lasts: a read of that page would settle the session
+ * against a page its writes never went to, a write would heartbeat a copy while the real lease runs out.
+ */
+export class LockOtherPageError extends LockConfigurationError {
+  constructor(held: { readonly grant: number; readonly page: string; readonly pending: boolean }, checkedOut: string) {
+    super(
+      `This clone ${held.pending ? `has an acquire of grant #${held.grant} in flight` : `holds grant #${held.grant}`} on another lock page (${held.page})` +
+        ` than the one the checked-out .lockstep.json names (${checkedOut}). A branch's .lockstep.json says whatever its last pusher wrote;` +
+        ' check out the branch your grant was taken on (the default branch) to see the lock, heartbeat or release it. Nothing was read or written.',
+      { setting: '.lockstep.json' },
+    );
+    this.name = 'LockOtherPageError';
+  }
+}
+
 export class LockBackendError extends LockError {
   /** The driver that failed, e.g. `redis`. */
   readonly driver: string;
@@ -248,6 +266,26 @@ export class LockRewoundPageError extends LockTamperedPageError {
     this.name = 'LockRewoundPageError';
     this.grant = grant;
     this.seen = seen;
+  }
+}
+
+/**
+ * A page that names another holder for this clone's own grant. The page named this clone's token for that
+ * grant when its session began, and grants are never issued twice, so the page was rewritten: by hand, or by
+ * an adopt below this grant from a clone that had not seen it. Read as a tampered page, as a set-back one is.
+ */
+export class LockRegrantedPageError extends LockTamperedPageError {
+  /** This clone's grant, which the page gives to another holder. */
+  readonly grant: number;
+  constructor(driver: string, revision: string, grant: number) {
+    const why = `the page gives grant #${grant}, which this clone holds, to another holder; a grant is never issued twice, so the page was rewritten (by hand, or by an adopt below #${grant}).`;
+    super(driver, revision, why, {
+      message:
+        `The lock page was rewritten: ${why} No one is read as its holder.` +
+        ` An operator repairs it: remove the page from the store and run \`lockstep adopt --grant ${grant}\` or higher (README: damaged records).`,
+    });
+    this.name = 'LockRegrantedPageError';
+    this.grant = grant;
   }
 }
 

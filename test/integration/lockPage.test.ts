@@ -298,6 +298,40 @@ describe('one lock page per container: file driver (real processes, real git)', 
   });
 });
 
+describe("a page that gives this clone's own grant to another holder (file driver, real processes)", function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  before(async () => {
+    team = await createGitFixture({ members: ['lead', 'ben', 'op'], operators: ['op'] });
+  });
+  after(() => team?.dispose());
+
+  it("reads as rewritten (exit 5, tampered) in the holder's clone, never as held by another; repaired by an adopt at the grant", async () => {
+    const [lead, ben, op] = ['lead', 'ben', 'op'].map(name => team.member(name));
+    assert.equal(ok(await team.cli(lead, ['acquire']), 'lead acquires').grant, 1);
+    // The store wiped; an operator whose clone never read the page adopts below the lead's grant, and ben takes #1 again.
+    fs.rmSync(team.store, { recursive: true, force: true });
+    ok(await team.cli(op, ['adopt', '--reason', 'store wiped', '--grant', '0', '--next-id', '1']), 'op adopts at 0');
+    assert.equal(ok(await team.cli(ben, ['acquire']), 'ben acquires').grant, 1);
+    for (const args of [['status'], ['heartbeat'], ['release']]) {
+      const result = await team.cli(lead, args);
+      assert.equal(result.code, 5, `lead ${args[0]}: ${result.stdout}${result.stderr}`);
+      assert.equal(result.json.error.reason, 'tampered');
+      assert.match(
+        result.json.error.message,
+        /^The lock page was rewritten: the page gives grant #1, which this clone holds, to another holder/,
+      );
+      assert.match(result.json.error.message, /lockstep adopt --grant 1\b/);
+    }
+    // The repair the message names: the page removed, an adopt at the lead's grant; the lead's grant is then stale, not another's.
+    fs.rmSync(team.store, { recursive: true, force: true });
+    ok(await team.cli(op, ['adopt', '--reason', 'grant #1 was issued twice', '--grant', '1', '--next-id', '1']), 'op adopts at 1');
+    const status = ok(await team.cli(lead, ['status']), 'lead reads the repaired page');
+    assert.deepEqual([status.state, status.staleGrant], ['stale', 1]);
+    assert.equal(ok(await team.cli(ben, ['acquire']), 'ben acquires').grant, 2);
+  });
+});
+
 describe('one lock page per container: git driver (real processes, real git)', function () {
   this.timeout(120_000);
   let team: GitFixture;

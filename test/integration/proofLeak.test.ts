@@ -244,3 +244,78 @@ describe('the proof of grant goes to the shared remote only (client guard, git d
     }
   });
 });
+
+/**
+ * The git driver writes the lock ref with its own `git push --no-verify` (the server guard needs the holder's
+ * proof on it, so it carries the push options), which skips the client guard. A teammate who can push a
+ * branch commits a `.lockstep.json` there whose `gitRemote` names a fork of theirs (every clone has some remote
+ * beside origin: a fork, an upstream), with a copy of the page in it; the holder checks that branch out.
+ * Before the fix, her heartbeat there wrote the copy in the fork (the real lease ran out while her badge said
+ * she held it) and carried her live proof to the fork, whose owner landed on main with it. Now a grant is
+ * pinned to the page it was taken on: nothing is read or written on another while it lasts.
+ */
+describe("a branch's .lockstep.json naming a fork as gitRemote gets neither the holder's writes nor her proof", function () {
+  this.timeout(240_000);
+  let team: FencingTeam;
+  let alice: TeamMember, bob: TeamMember;
+  let heard: string, forkDir: string, lockRef: string;
+  const heardByFork = () => (fs.existsSync(heard) ? fs.readFileSync(heard, 'utf8') : '');
+  const forkPage = async () => (await team.git(forkDir, ['rev-parse', '--verify', '--quiet', lockRef])).stdout.trim();
+
+  before(async () => {
+    team = await createFencingTeam({ members: ['alice', 'bob'], driver: 'git', transport: 'daemon' });
+    [alice, bob] = team.members;
+    heard = path.join(team.root, 'fork-heard');
+    forkDir = path.join(team.root, 'fork.git');
+    await team.gitOk(team.root, 'init', '--quiet', '--bare', '--initial-branch=main', forkDir);
+    await team.gitOk(forkDir, 'config', 'receive.advertisePushOptions', 'true');
+    fs.writeFileSync(
+      path.join(forkDir, 'hooks', 'pre-receive'),
+      `#!/bin/sh\ncat >/dev/null\ni=0\nwhile [ "$i" -lt "\${GIT_PUSH_OPTION_COUNT:-0}" ]; do eval "echo \\"\\$GIT_PUSH_OPTION_$i\\"" >> '${heard}'; i=$((i + 1)); done\n`,
+      { mode: 0o755 },
+    );
+    const forkUrl = team.remoteUrl.replace(/remote\.git$/, 'fork.git');
+    const acquired = await team.lockstep(alice.dir, ['acquire']);
+    assert.equal(acquired.code, 0, acquired.stdout + acquired.stderr);
+
+    // Bob's branch names his fork as the page's remote, and his fork holds a copy of the page.
+    await team.gitOk(bob.dir, 'checkout', '--quiet', '-b', 'feat');
+    const settingsFile = path.join(bob.dir, '.lockstep.json');
+    const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+    settings.gitRemote = 'fork';
+    fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+    await team.gitOk(bob.dir, 'commit', '--quiet', '-am', 'the page lives in the fork now');
+    await team.gitOk(bob.dir, 'push', '--quiet', 'origin', 'feat');
+    lockRef = (await team.gitOk(bob.dir, 'ls-remote', 'origin', 'refs/lockstep/*')).split('\t')[1];
+    await team.gitOk(bob.dir, 'fetch', '--quiet', 'origin', `+${lockRef}:refs/copied/page`);
+    await team.gitOk(bob.dir, 'push', '--quiet', '--no-verify', forkUrl, `refs/copied/page:${lockRef}`);
+
+    await team.gitOk(alice.dir, 'remote', 'add', 'fork', forkUrl);
+    await team.gitOk(alice.dir, 'fetch', '--quiet', 'origin');
+  });
+  after(() => team?.dispose());
+
+  it('on that branch the holder is told her grant is on another page: nothing is read or written there; back on main it is hers', async () => {
+    await team.gitOk(alice.dir, 'checkout', '--quiet', 'feat');
+    const copy = await forkPage();
+    for (const command of [['heartbeat'], ['status'], ['release']]) {
+      const result = await team.lockstep(alice.dir, command);
+      assert.equal(result.code, 2, `${command[0]}: exit ${result.code}\n${result.stdout}${result.stderr}`);
+      assert.match(
+        result.stdout + result.stderr,
+        /holds grant #1 on another lock page \(git driver at remote origin.*check out the branch your grant was taken on/s,
+      );
+    }
+    assert.equal(await forkPage(), copy, "the fork's copy of the page was not written");
+    assert.equal(heardByFork(), '', 'the fork heard no push');
+    await team.gitOk(alice.dir, 'checkout', '--quiet', 'main');
+    const status = await team.lockstep(alice.dir, ['--json', 'status']);
+    assert.equal(status.code, 0, status.stdout + status.stderr);
+    assert.equal(JSON.parse(status.stdout).state, 'held-by-me');
+    // Her steps on the real page still carry her proof to the shared remote, as its server guard asks.
+    for (const command of [['heartbeat'], ['release']]) {
+      const result = await team.lockstep(alice.dir, command);
+      assert.equal(result.code, 0, `${command[0]} past the server guard: ${result.stdout}${result.stderr}`);
+    }
+  });
+});

@@ -116,7 +116,11 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     await assert.rejects(container.acquire(), LockBackendError);
     const pending = JSON.parse(fs.readFileSync(path.join(lockstepDir(alice), 'pending.json'), 'utf8')) as { token: string; grant: number };
     assert.equal(pending.grant, 1);
-    assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'the page does not show it: nothing is claimed');
+    const unsettled = expectOk(await team.cli(alice, ['status']), 'status');
+    assert.equal(unsettled.state, 'free', 'the page does not show it: nothing is claimed');
+    assert.equal(unsettled.pendingAcquire, 1, 'and the interrupted acquire is said, not left for the reader to guess');
+    const text = await team.cli(alice, ['status'], { json: false });
+    assert.match(text.stdout, /^Free\n[\s\S]*Your acquire of grant #1 was interrupted and the page does not show it yet/);
     assert.ok(fs.existsSync(path.join(lockstepDir(alice), 'pending.json')), 'kept while its write could still arrive');
     const doctor = await team.cli(alice, ['doctor']);
     const finding = (doctor.json.findings as { check: string; found: string; fix?: string }[]).find(f => /interrupted/.test(f.found));
@@ -161,6 +165,32 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'session.json')), false, 'the session is finished');
     assert.equal(fs.existsSync(path.join(lockstepDir(alice), 'push.config')), false);
     assert.equal(expectOk(await team.cli(alice, ['status']), 'status').state, 'free', 'not stale: the release happened');
+  });
+
+  it('a release whose lost answer a status finished in between: status says so, and release again answers that it landed', async () => {
+    expectOk(await team.cli(alice, ['acquire']), 'acquire');
+    const lossy = losingAnswers(real);
+    const container = await open(alice, lossy.driver);
+    lossy.lose('after-write');
+    const error = await container.release().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof LockBackendError, String(error));
+    assert.match(error.message, /Whether the release reached the page is not known yet: `lockstep release` again/);
+    const status = expectOk(await team.cli(alice, ['status']), 'status');
+    assert.deepEqual([status.state, status.staleGrant, status.finishedRelease, status.pendingAcquire], ['free', null, 1, null]);
+    assert.equal(
+      expectOk(await team.cli(alice, ['status']), 'status again').finishedRelease,
+      null,
+      'said once, by the read that finished it',
+    );
+    const again = expectOk(await team.cli(alice, ['release']), 'release again');
+    assert.deepEqual([again.grant, again.already], [1, true]);
+    // A new grant ends that answer: a release without a session is again "you hold nothing".
+    expectOk(await team.cli(alice, ['acquire']), 'acquire #2');
+    expectOk(await team.cli(alice, ['release']), 'release #2');
+    expectError(await team.cli(alice, ['release']), 1, 'refused', 'not-holder');
   });
 
   it('a clone the page names holder without a token for it hears the one fix from doctor', async () => {

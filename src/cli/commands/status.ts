@@ -8,7 +8,7 @@ import {
   readPageFromRemote,
   readPageInBareRepository,
 } from '../../core/application';
-import { renderStatus, statusJson } from '../renderStatus';
+import { renderInterrupted, renderStatus, statusJson } from '../renderStatus';
 import type { Command, CommandContext } from '../command';
 import { parseCommandArgs } from '../args';
 
@@ -50,10 +50,11 @@ error (exit 5), never a free lock.`,
       const page = await container.page();
       const unpushed = status.lapse ? await container.hasUnpushedWork() : undefined;
       const deployment = await container.deployment();
-      context.out.result(
-        renderStatus(status, Date.now(), page, deployment, unpushed),
-        statusJson(status, container.identity, page, deployment),
-      );
+      const interrupted = { pendingAcquire: container.pendingAcquire()?.grant ?? null, finishedRelease: container.finishedRelease ?? null };
+      context.out.result([...renderStatus(status, Date.now(), page, deployment, unpushed), ...renderInterrupted(interrupted)], {
+        ...statusJson(status, container.identity, page, deployment),
+        ...interrupted,
+      });
       return 0;
     } finally {
       await container.close();

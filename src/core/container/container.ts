@@ -10,6 +10,7 @@ import {
   LockLeaseLostError,
   LockNoPageError,
   LockRefusedError,
+  LockRegrantedPageError,
   LockTamperedPageError,
   type PageLocation,
 } from '../errors';
@@ -126,7 +127,7 @@ export class Container {
     private readonly compactAfter: number,
     private readonly onNotice: ((message: string) => void) | undefined,
   ) {
-    this.sessions = new SessionChoreography(clone, file, settings, identity, clock);
+    this.sessions = new SessionChoreography(clone, file, settings, identity, clock, describePage(pageLocation(config, file.container)));
     this.watermark = new GrantWatermark(path.join(sessionDir(clone.gitDir), `grant-${this.key.slice(0, 32)}`));
   }
 
@@ -175,6 +176,11 @@ export class Container {
     return this.sessions.session();
   }
 
+  /** The grant of this clone's release whose lost answer this command's read of the page found landed, and finished. */
+  get finishedRelease(): number | undefined {
+    return this.sessions.finishedRelease;
+  }
+
   /** An acquire of this clone whose outcome is not known yet (after a read of the page settled what it could). */
   pendingAcquire(): Pick<Session, 'grant'> | undefined {
     const pending = this.sessions.pending();
@@ -189,7 +195,12 @@ export class Container {
     if (this.file.allowedSigners !== undefined) stored = await this.proven(driver, stored);
     const record = parseRecord(stored.value, driver.name, this.file.container, this.settings);
     // A page below a grant this clone has seen was set back: never read as free, never a grant issued twice.
-    this.watermark.check(driver.name, stored.revision, record.grant, this.session()?.grant);
+    const session = this.session();
+    this.watermark.check(driver.name, stored.revision, record.grant, session?.grant);
+    // Nor one that gives this clone's own grant to another token.
+    const h = record.holder;
+    if (session !== undefined && h !== null && h.grant === session.grant && h.tokenHash !== hashToken(session.token))
+      throw new LockRegrantedPageError(driver.name, stored.revision, session.grant);
     await this.sessions.settle(record);
     return { record, revision: stored.revision };
   }
@@ -422,19 +433,29 @@ export class Container {
     landing.catch(() => undefined); // judged below, after the lease; never an unhandled rejection
     // A clone that does not hold the live grant is told that first: pushing would not help it.
     const { record } = await this.read();
-    // An earlier release whose answer was lost did land: it is finished now, and said so.
-    const finished = this.sessions.finishedRelease;
-    if (finished !== undefined && this.session() === undefined) {
-      return { grant: finished, reclaimed: 0, landed: null, already: true };
-    }
+    // An earlier release whose answer was lost did land: it is finished now (or was, by a command since), and said so.
+    const finished = this.session() === undefined ? (this.sessions.finishedRelease ?? this.sessions.releasedEarlier(record)) : undefined;
+    if (finished !== undefined) return { grant: finished, reclaimed: 0, landed: null, already: true };
     const proof = await this.holderProof();
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
     const landed = await landing;
+    let sent = false;
     const result = await this.apply(
       r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
-      HOLDER,
-    );
+      {
+        ...HOLDER,
+        beforeWrite: () => {
+          sent = true;
+        },
+      },
+    ).catch(error => {
+      if (sent && !(error instanceof LockRefusedError) && error instanceof Error) {
+        error.message +=
+          ' Whether the release reached the page is not known yet: `lockstep release` again in this clone finds out and finishes it (it answers that it already landed if it did).';
+      }
+      throw error;
+    });
     this.sessions.end();
     return { ...result, landed: landed ?? null };
   }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeOrphanTemps, writeFileAtomically } from '../atomicReplace';
+import { LockOtherPageError } from '../errors';
 import { ensurePrivateFolder } from './privateFolder';
 
 /**
@@ -21,6 +22,12 @@ export interface Session {
   readonly acquiredAt: number;
   /** The protected branch's commit when the grant began (a release's landing check); `fresh` when the remote itself said so. */
   readonly base?: { readonly commit: string; readonly fresh: boolean };
+  /**
+   * The lock page the grant was taken on (errors.ts describePage, with the container): a checkout whose
+   * `.lockstep.json` names another page is refused while the session lasts (LockOtherPageError). Absent in
+   * the files of earlier versions.
+   */
+  readonly page?: string;
 }
 
 const SESSION = 'session.json';
@@ -30,8 +37,8 @@ export function sessionDir(gitDir: string): string {
   return path.join(gitDir, 'lockstep');
 }
 
-export function readSession(gitDir: string, container: string): Session | undefined {
-  return readTokenFile(gitDir, SESSION, container);
+export function readSession(gitDir: string, container: string, page?: string): Session | undefined {
+  return onThisPage(readTokenFile(gitDir, SESSION, undefined), container, page, false);
 }
 
 /** Written atomically so that a crash leaves the old session or the new one, never half of one. */
@@ -43,9 +50,52 @@ export function clearSession(gitDir: string): void {
   fs.rmSync(path.join(sessionDir(gitDir), SESSION), { force: true });
 }
 
+const RELEASED = 'released.json';
+
+/**
+ * The grant whose release a read of the page found landed after its answer was lost (and finished by
+ * removing the session), kept until the clone's next session: `release` run again then answers that it
+ * landed (`already`), whichever command finished it. Holds no secret.
+ */
+export function writeReleased(gitDir: string, container: string, grant: number): void {
+  try {
+    writeFileAtomically(path.join(sessionDir(gitDir), RELEASED), JSON.stringify({ container, grant }), "The clone's finished release");
+  } catch {
+    // only the answer of a release run again is lost: it then says the clone holds nothing
+  }
+}
+
+export function readReleased(gitDir: string, container: string): number | undefined {
+  try {
+    const value = JSON.parse(fs.readFileSync(path.join(sessionDir(gitDir), RELEASED), 'utf8')) as { container?: unknown; grant?: unknown };
+    return value.container === container && Number.isSafeInteger(value.grant) ? (value.grant as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function clearReleased(gitDir: string): void {
+  fs.rmSync(path.join(sessionDir(gitDir), RELEASED), { force: true });
+}
+
 /** The acquire in flight or interrupted: `grant` is the grant its last write asked for. */
-export function readPending(gitDir: string, container: string): Session | undefined {
-  return readTokenFile(gitDir, PENDING, container);
+export function readPending(gitDir: string, container: string, page?: string): Session | undefined {
+  return onThisPage(readTokenFile(gitDir, PENDING, undefined), container, page, true);
+}
+
+/**
+ * The session (or pending acquire) of this container's page; another container's is none. One taken on
+ * another page than `page` (the checked-out settings') is refused: its writes went there, not here.
+ */
+function onThisPage(s: Session | undefined, container: string, page: string | undefined, pending: boolean): Session | undefined {
+  if (s === undefined) return undefined;
+  if (s.page !== undefined && page !== undefined && `${s.page}, container ${s.container}` !== `${page}, container ${container}`) {
+    throw new LockOtherPageError(
+      { grant: s.grant, page: `${s.page}, container ${s.container.slice(0, 8)}…`, pending },
+      `${page}, container ${container.slice(0, 8)}…`,
+    );
+  }
+  return s.container === container ? s : undefined;
 }
 
 export function writePending(gitDir: string, pending: Session): void {

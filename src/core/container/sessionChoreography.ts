@@ -5,7 +5,18 @@ import type { ContainerSettings, HolderProof, LockRecord } from '../lockRecord';
 import { hashProof, hashToken, pushProof } from '../tokens';
 import { hasPushProof, removePushProof, writePushProof, type Clone } from './clone';
 import type { ContainerFile } from './containerFile';
-import { clearPending, clearSession, readPending, readSession, writePending, writeSession, type Session } from './session';
+import {
+  clearPending,
+  clearReleased,
+  clearSession,
+  readPending,
+  readReleased,
+  readSession,
+  writePending,
+  writeReleased,
+  writeSession,
+  type Session,
+} from './session';
 
 /**
  * The clone's session kept in step with the page (docs/protocol.md#unknown-outcomes): what a read of
@@ -23,15 +34,17 @@ export class SessionChoreography {
     private readonly settings: ContainerSettings,
     private readonly identity: string,
     private readonly clock: Clock,
+    /** The lock page the checked-out settings name (errors.ts describePage): a session taken on another is refused. */
+    private readonly page: string,
   ) {}
 
   session(): Session | undefined {
-    return readSession(this.clone.gitDir, this.file.container);
+    return readSession(this.clone.gitDir, this.file.container, this.page);
   }
 
   /** The acquire of this clone whose write was sent and whose outcome is not known yet. */
   pending(): Session | undefined {
-    return readPending(this.clone.gitDir, this.file.container);
+    return readPending(this.clone.gitDir, this.file.container, this.page);
   }
 
   /**
@@ -63,14 +76,26 @@ export class SessionChoreography {
     if (released && record.holder?.tokenHash !== tokenHash) {
       this.end();
       this.finishedRelease = session.grant;
+      writeReleased(this.clone.gitDir, this.file.container, session.grant);
     }
   }
 
   /** The acquire's write is on the page: the clone's session, then its push proof, and only then the pending file goes. */
   async promote(session: Session, pending?: Session): Promise<void> {
     writeSession(this.clone.gitDir, session);
+    clearReleased(this.clone.gitDir);
     if (this.file.serverGuard) await this.writeProofOf(session);
     if (pending) clearPending(this.clone.gitDir, pending);
+  }
+
+  /**
+   * The grant of this clone's release that an earlier read finished (its answer was lost, and the page shows
+   * its release line), while the clone has no session since: what `release` run again answers.
+   */
+  releasedEarlier(record: LockRecord): number | undefined {
+    const grant = readReleased(this.clone.gitDir, this.file.container);
+    if (grant === undefined || this.session() !== undefined) return undefined;
+    return record.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === grant) ? grant : undefined;
   }
 
   /** The session is over (released, or forgotten on purpose): the session and the push proof go. */
@@ -106,7 +131,7 @@ export class SessionChoreography {
   beginAcquire(token: string, base: Session['base']): PendingAcquire {
     return new PendingAcquire(
       this.clone.gitDir,
-      { container: this.file.container, token, identity: this.identity, ...(base ? { base } : {}) },
+      { container: this.file.container, token, identity: this.identity, page: this.page, ...(base ? { base } : {}) },
       this.clock,
     );
   }
@@ -155,7 +180,7 @@ export class PendingAcquire {
    */
   ask(grant: number): void {
     this.asked = grant;
-    const kept = readPending(this.gitDir, this.attempt.container);
+    const kept = readPending(this.gitDir, this.attempt.container, this.attempt.page);
     if (kept?.token === this.attempt.token && kept.grant === grant) return;
     writePending(this.gitDir, this.session(grant));
   }

@@ -16,10 +16,14 @@ export class Output {
     private readonly stderr: NodeJS.WritableStream = process.stderr,
   ) {}
 
-  /** The command's result: `lines` for people, `data` for `--json` (merged under `ok: true`). */
-  result(lines: string | string[], data: Record<string, unknown> = {}): void {
+  /**
+   * The command's result: `lines` for people, `data` for `--json` (merged under `ok: true`). A verdict that
+   * fails the command (`doctor` unhealthy, `verify` failed) passes its exit code: `ok` is then false and the
+   * object says `exitCode`, so a script that checks `ok` never reads a failure as a success.
+   */
+  result(lines: string | string[], data: Record<string, unknown> = {}, exitCode = 0): void {
     if (this.json) {
-      this.writeJson({ ok: true, ...data });
+      this.writeJson(exitCode === 0 ? { ok: true, ...data } : { ok: false, exitCode, ...data });
     } else {
       for (const line of Array.isArray(lines) ? lines : [lines]) if (line !== '') this.stdout.write(`${escapeControls(line)}\n`);
     }

@@ -89,7 +89,10 @@ export function fenceServerPush(record: LockRecord, pushed: { grant?: number; pr
     !digestsEqual(h.proofHash, hashProof(pushed.proof))
   ) {
     return new LockFencedError(
-      `The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}. \`lockstep status\` in your clone says your next step.`,
+      (h !== null && pushed.grant === record.grant
+        ? `The proof presented for grant #${pushed.grant} is not its holder's proof${holderLine(record)}.`
+        : `The proof for grant #${pushed.grant} is not valid for the current grant #${record.grant}${holderLine(record)}.`) +
+        ' `lockstep status` in your clone says your next step.',
       record.grant,
       pushed.grant,
     );

@@ -112,6 +112,8 @@ describe('CLI conventions: exit 2 for usage, did you mean, help CMD, the bare re
       const broken = await team.cli(bare, ['doctor']);
       assert.equal(broken.code, 1);
       assert.equal(broken.json.findings.find((f: { check: string }) => f.check === 'page').level, 'error');
+      // A script that checks `ok` reads the failure as one.
+      assert.deepEqual([broken.json.ok, broken.json.exitCode, broken.json.healthy], [false, 1, false]);
     } finally {
       // (Opening the file driver makes its folder; the page is in the one moved away.)
       fs.rmSync(team.store, { recursive: true, force: true });

@@ -207,7 +207,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       const forged = [`lockstep-grant=3`, `lockstep-proof=${randomBytes(32).toString('hex')}`];
       assert.match(
         refusedByServer(await pushWithOptions(eve, forged, '--no-verify'), 'forged proof'),
-        /remote: lockstep: refused refs\/heads\/main: The proof for grant #3 is not valid for the current grant #3, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./,
+        /remote: lockstep: refused refs\/heads\/main: The proof presented for grant #3 is not its holder's proof, held by carol@example\.com since \d\d:\d\d \S+\. `lockstep status` in your clone says your next step\./,
       );
       assert.match(
         refusedByClient(await pushWithOptions(eve, forged), 'forged proof through the hook'),
@@ -221,7 +221,7 @@ describe('fencing at landing with real git (pre-push + pre-receive, file driver)
       const bobs = proofOf(bob); // grant #2's proof
       assert.match(
         refusedByServer(await pushWithOptions(eve, ['lockstep-grant=3', `lockstep-proof=${alices}`], '--no-verify'), 'grant 1 proof as 3'),
-        /The proof for grant #3 is not valid for the current grant #3/,
+        /The proof presented for grant #3 is not its holder's proof/,
       );
       assert.match(
         refusedByServer(await pushWithOptions(eve, ['lockstep-grant=2', `lockstep-proof=${bobs}`], '--no-verify'), 'grant 2 proof as 2'),

@@ -230,7 +230,7 @@ describe('fencing verdicts (pure)', () => {
           {
             current: 2,
             presented: 2,
-            why: new RegExp(`The proof for grant #2 is not valid for the current grant #2, held by ${BOB} since ${formatClock(at(3))}`),
+            why: new RegExp(`The proof presented for grant #2 is not its holder's proof, held by ${BOB} since ${formatClock(at(3))}`),
             todo: /lockstep status/,
           },
           [...everySecret(alice, bob), proof, otherContainer],

@@ -27,10 +27,12 @@ Exit codes: 0 no finding is an error · 1 at least one is (the fix says what to 
         ? await bareRepositoryFindings(context.cwd, Date.now())
         : diagnose(facts);
     const healthy = findings.every(f => f.level !== 'error');
+    const exit = healthy ? 0 : 1;
     context.out.result(
       findings.flatMap(f => [`${MARK[f.level]}  ${f.check}: ${f.found}`, ...(f.fix ? [`        fix: ${f.fix}`] : [])]),
       { findings, healthy },
+      exit,
     );
-    return healthy ? 0 : 1;
+    return exit;
   },
 };

@@ -101,7 +101,7 @@ receive.advertisePushOptions. Nothing a push carries changes these settings: aft
 
 export const hooksStatusCommand: Command = {
   name: 'hooks status',
-  summary: 'show the installed guard (with --server, the pinned settings of the server guard)',
+  summary: 'with --server, in the shared bare repository: the settings the server guard decides with',
   help: `usage: lockstep hooks status --server
 
 In the shared bare repository: prints the settings the pre-receive guard decides with (never a

@@ -88,8 +88,9 @@ Exit codes: 0 passed · 1 failed (a landing not made under the live grant) · 2 
         : await runMerge(context, clone.git, clone.root, values.merge!, positionals, values.actor, remote, witness);
     const summaryFile = context.env.GITHUB_STEP_SUMMARY;
     if (summaryFile) fs.appendFileSync(summaryFile, verdictMarkdown(verdict));
-    context.out.result(verdictText(verdict), { ...verdict, markdown: verdictMarkdown(verdict) });
-    return verdict.outcome === 'passed' ? 0 : 1;
+    const exit = verdict.outcome === 'passed' ? 0 : 1;
+    context.out.result(verdictText(verdict), { ...verdict, markdown: verdictMarkdown(verdict) }, exit);
+    return exit;
   },
 };
 

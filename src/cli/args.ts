@@ -8,8 +8,10 @@ export function parseCommandArgs<O extends Options>(args: readonly string[], opt
   try {
     return parseArgs({ args: [...args], options, allowPositionals, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.replace(/\s+To specify.*$/s, '') : String(error);
-    throw new LockConfigurationError(`${message}. See --help.`, { setting: 'arguments', cause: error });
+    // Node's words name the option, never its value; their last line says how to give a value that starts
+    // with a dash (--ttl=-1), which is the fix for an ambiguous one.
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+    throw new LockConfigurationError(`${message}${/[.?!]$/.test(message) ? '' : '.'} See --help.`, { setting: 'arguments', cause: error });
   }
 }
 

@@ -45,6 +45,8 @@ describe('CLI input surface: each flag checked in its command, both sides of eac
       'wait',
       /wait must be a number of seconds/,
     );
+    // Written apart, a value that starts with a dash is read as another option: the message says how to give it.
+    await usageErrors(lead, [['acquire', '--wait', '-1']], 'arguments', /ambiguous.*'--wait=-XYZ'\. See --help\.$/);
     assert.equal((await status(lead)).state, 'free', 'no refused --wait acquired anything');
     for (const wait of ['0', '60']) {
       expectOk(await team.cli(lead, ['acquire', '--wait', wait]), `acquire --wait ${wait}`);

@@ -172,7 +172,7 @@ describe('record: the words of every refusal', () => {
     assert.deepEqual(
       ['identity', 'ttl', 'landed-commit', 'landing', 'id-count', 'block-text', 'no-such-block', 'adopt-floors'].map(words),
       [
-        "An identity must be 1 to 200 printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.",
+        "An identity must be 1 to 200 printable characters, without control or text-direction characters (usually an e-mail address); check LOCKSTEP_IDENTITY, else git's user.email.",
         'A lease lasts 60 to 86400 seconds; ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.',
         'The landed commit must be 7 to 64 lower-case hexadecimal digits.',
         'A landing names a branch and full commit ids (40 or 64 lower-case hexadecimal digits).',

@@ -69,7 +69,7 @@ function notHolderText(refusal: Extract<Refusal, { reason: 'not-holder' }>): str
 function invalidRequestText(refusal: Extract<Refusal, { reason: 'invalid-request' }>): string {
   switch (refusal.what) {
     case 'identity':
-      return `An identity must be 1 to ${refusal.maxLength} printable characters, without control or text-direction characters (usually an e-mail address); check git's user.email.`;
+      return `An identity must be 1 to ${refusal.maxLength} printable characters, without control or text-direction characters (usually an e-mail address); check LOCKSTEP_IDENTITY, else git's user.email.`;
     case 'ttl':
       return `A lease lasts ${refusal.minMs / SECOND} to ${refusal.maxMs / SECOND} seconds; ask for a TTL in that range (acquire --ttl S), and heartbeat to keep a short one.`;
     case 'landed-commit':

@@ -15,13 +15,13 @@ export function translateRedisError(error: unknown, timeouts: { connectTimeoutMs
     case 'command-timeout':
       return new LockBackendError(
         'redis',
-        `Redis did not answer within the command timeout (${timeouts.commandTimeoutMs} ms). Check that the server is healthy, or raise commandTimeoutMs.`,
+        `Redis did not answer within the command timeout (${timeouts.commandTimeoutMs} ms). Check that the server is healthy (in a program using the library, commandTimeoutMs raises the timeout).`,
         { cause },
       );
     case 'connect-timeout':
       return new LockBackendError(
         'redis',
-        `Redis could not be reached within the connect timeout (${timeouts.connectTimeoutMs} ms). Check that it is running and that LOCKSTEP_REDIS_URL (or the redisUrl setting) points at it, or raise connectTimeoutMs.`,
+        `Redis could not be reached within the connect timeout (${timeouts.connectTimeoutMs} ms). Check that it is running and that LOCKSTEP_REDIS_URL (or the redisUrl setting) points at it (in a program using the library, connectTimeoutMs raises the timeout).`,
         { cause },
       );
     case 'reply':

@@ -83,6 +83,15 @@ describe('server guard rules: edges', () => {
       assert.equal(shape(A, [A], ['other.json']), 'refuse');
     });
 
+    it('a record.json that is not a plain file (a link, an executable, a submodule) is refused as such, not as a rewind', () => {
+      for (const mode of ['120000', '100755', '160000']) {
+        assert.deepEqual(recordCommitShape(A, { parents: [A], files: [`record.json (mode ${mode})`], snapshot: false }, files), {
+          kind: 'refuse',
+          why: 'the commit holds an entry that is not a plain file (a symbolic link, an executable, a submodule or a folder); each write holds record.json as a plain file.',
+        });
+      }
+    });
+
     it('a compaction is a parentless snapshot holding exactly the record and the audit log, in any order', () => {
       assert.equal(shape(A, [], ['record.json', 'audit.log'], true), 'compaction', 'files in any order');
       assert.equal(shape(A, [A], ['audit.log', 'record.json'], true), 'refuse', 'with a parent');

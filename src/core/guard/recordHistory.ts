@@ -42,6 +42,13 @@ export function recordCommitShape(
     return { kind: 'compaction' };
   }
   if (options.restart && commit.parents.length === 0 && onlyRecord && !commit.snapshot) return { kind: 'restart' };
+  // serverRepo.ts names an entry that is not a plain file with its mode: say that, not "a rewind" (never its name).
+  if (commit.files.some(name => / \(mode \d+\)$/.test(name))) {
+    return {
+      kind: 'refuse',
+      why: 'the commit holds an entry that is not a plain file (a symbolic link, an executable, a submodule or a folder); each write holds record.json as a plain file.',
+    };
+  }
   return {
     kind: 'refuse',
     why: "the update rewinds, replaces or skips the record's history; each write is one commit on top of the last (or a compaction).",

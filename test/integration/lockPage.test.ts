@@ -332,6 +332,50 @@ describe("a page that gives this clone's own grant to another holder (file drive
   });
 });
 
+describe('a grant is pinned to its page: a checkout naming another store with a copy of the page (file driver, real processes)', function () {
+  this.timeout(120_000);
+  let team: GitFixture;
+  before(async () => {
+    team = await createGitFixture({ members: ['lead', 'ben'], operators: [] });
+  });
+  after(() => team?.dispose());
+
+  it("on a branch whose .lockstep.json names another store, status and acquire are refused (exit 2); the holder's token is kept", async () => {
+    const lead = team.member('lead');
+    assert.equal(ok(await team.cli(lead, ['acquire']), 'lead acquires').grant, 1);
+    const token = team.sessionToken(lead);
+    // A copy of the store as it is now (the page with the lead's grant #1), and a branch that names it.
+    const copy = `${team.store}-copy`;
+    fs.cpSync(team.store, copy, { recursive: true, verbatimSymlinks: true });
+    team.git(lead, 'checkout', '--quiet', '-b', 'other-store');
+    const file = path.join(lead.dir, '.lockstep.json');
+    const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
+    settings.path = copy;
+    fs.writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);
+    team.git(lead, 'commit', '--quiet', '-am', 'another store');
+    // The fixture's LOCKSTEP_PATH names the team's store: unset, the branch's committed store is the one read.
+    const branchOnly = { env: { LOCKSTEP_PATH: undefined } };
+    for (const args of [['acquire'], ['status']]) {
+      const refused = await team.cli(lead, args, branchOnly);
+      assert.equal(refused.code, 2, `${args[0]}: ${refused.stdout}${refused.stderr}`);
+      assert.equal(refused.json.error.setting, '.lockstep.json');
+      assert.match(
+        refused.json.error.message,
+        /^This clone holds grant #1 on another lock page \(file driver at .*, container [0-9a-f]{8}…\) than the one the checked-out \.lockstep\.json names/,
+      );
+    }
+    assert.equal(team.sessionToken(lead), token, 'the session of grant #1 is untouched');
+    team.git(lead, 'checkout', '--quiet', 'main');
+    assert.equal(ok(await team.cli(lead, ['status']), 'back on main').state, 'held-by-me');
+    ok(await team.cli(lead, ['release']), 'released where it was taken');
+    team.git(lead, 'checkout', '--quiet', 'other-store');
+    assert.equal(
+      ok(await team.cli(lead, ['status'], branchOnly), 'with no grant, nothing is pinned: the copy reads as it is').state,
+      'held-by-other',
+    );
+  });
+});
+
 describe('one lock page per container: git driver (real processes, real git)', function () {
   this.timeout(120_000);
   let team: GitFixture;

@@ -112,6 +112,35 @@ export function writeFileAtomically(file: string, text: string, what: string, op
   if (options.durable) syncFolder(path.dirname(file));
 }
 
+/**
+ * Creates `file` with `text` only if it does not exist (a temporary file beside it, then link(2), which never
+ * replaces): true when this call created it, false when a file was already there. Durable as
+ * {@link writeFileAtomically} is with `durable`.
+ */
+export function createFileExclusively(file: string, text: string, mode = 0o600): boolean {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = fs.openSync(temp, 'w', mode);
+    try {
+      fs.fchmodSync(fd, mode);
+      fs.writeSync(fd, text);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      fs.linkSync(temp, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
+  syncFolder(path.dirname(file));
+  return true;
+}
+
 /** The rename itself reaches the disk with its folder (not possible on Windows, where it is not needed). */
 function syncFolder(dir: string): void {
   if (process.platform === 'win32') return;

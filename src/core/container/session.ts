@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { removeOrphanTemps, writeFileAtomically } from '../atomicReplace';
+import { createFileExclusively, removeOrphanTemps, writeFileAtomically } from '../atomicReplace';
 import { LockOtherPageError } from '../errors';
 import { ensurePrivateFolder } from './privateFolder';
 
@@ -100,6 +100,16 @@ function onThisPage(s: Session | undefined, container: string, page: string | un
 
 export function writePending(gitDir: string, pending: Session): void {
   writeTokenFile(gitDir, PENDING, pending);
+}
+
+/**
+ * Writes `pending.json` only where there is none: false when another process of the clone wrote one first
+ * (its acquire is in flight, and its token must not be overwritten: a write of it may land).
+ */
+export function createPending(gitDir: string, pending: Session): boolean {
+  const dir = sessionDir(gitDir);
+  ensurePrivateFolder(dir);
+  return createFileExclusively(path.join(dir, PENDING), JSON.stringify(pending));
 }
 
 /**

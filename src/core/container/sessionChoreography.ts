@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { LockRefusedError } from '../errors';
+import { LockBusyError, LockRefusedError } from '../errors';
 import * as protocol from '../lockRecord';
 import type { ContainerSettings, HolderProof, LockRecord } from '../lockRecord';
 import { hashProof, hashToken, pushProof } from '../tokens';
@@ -7,6 +7,7 @@ import { hasPushProof, removePushProof, writePushProof, type Clone } from './clo
 import type { ContainerFile } from './containerFile';
 import {
   clearPending,
+  createPending,
   clearReleased,
   clearSession,
   readPending,
@@ -143,6 +144,14 @@ export class SessionChoreography {
   }
 }
 
+function anotherAcquireInFlight(): LockBusyError {
+  return new LockBusyError(
+    'Another acquire of this clone is in flight (.git/lockstep/pending.json holds its token), so this one stopped before writing.' +
+      ' Wait for it to finish, then run lockstep status; if no lockstep command is running in this clone, lockstep acquire finishes or retries it.',
+    0,
+  );
+}
+
 /**
  * An acquire in flight: its token, identity and base, made once per command. Before each write of the
  * swap leaves, `pending.json` says which grant that write asks for, so that a write whose answer is
@@ -179,10 +188,19 @@ export class PendingAcquire {
    * another grant.
    */
   ask(grant: number): void {
+    let kept = readPending(this.gitDir, this.attempt.container, this.attempt.page);
+    if (kept === undefined) {
+      if (createPending(this.gitDir, this.session(grant))) {
+        this.asked = grant;
+        return;
+      }
+      kept = readPending(this.gitDir, this.attempt.container, this.attempt.page);
+    }
+    // Another acquire of this clone, begun since this one read the page, wrote its token first: this one
+    // stops before its write leaves, so the file keeps the token a landed write would need.
+    if (kept?.token !== this.attempt.token) throw anotherAcquireInFlight();
+    if (kept.grant !== grant) writePending(this.gitDir, this.session(grant));
     this.asked = grant;
-    const kept = readPending(this.gitDir, this.attempt.container, this.attempt.page);
-    if (kept?.token === this.attempt.token && kept.grant === grant) return;
-    writePending(this.gitDir, this.session(grant));
   }
 
   /** The session this acquire becomes once the page confirms `grant` (the swap's answer). */

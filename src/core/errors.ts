@@ -88,6 +88,18 @@ export class LockBackendError extends LockError {
 }
 
 /**
+ * The store answered a write with a refusal that holds (a server hook declined it, with its reason): the write's
+ * outcome is known — it did not happen — and running it again gets the same answer. Still exit 4 (the store
+ * would not take it); never "not known yet".
+ */
+export class LockWriteDeclinedError extends LockBackendError {
+  constructor(backend: string, message: string, options: LockErrorOptions = {}) {
+    super(backend, message, { ...options, retryable: false });
+    this.name = 'LockWriteDeclinedError';
+  }
+}
+
+/**
  * A write (a grant, a fencing token, a record change) reached the Redis master but fewer replicas
  * than required acknowledged it in time (`WAIT`), so a failover could lose it: the operation is
  * reported failed. Exit code 4 like any backend error; JSON `reason: "replication"`.

@@ -6,6 +6,7 @@ export {
   LockErrorCode,
   LockConfigurationError,
   LockBackendError,
+  LockWriteDeclinedError,
   LockReplicationError,
   LockTlsError,
   LockStorageError,

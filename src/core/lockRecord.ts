@@ -48,5 +48,5 @@ export {
 export type { Refusal } from './record/refusal';
 export { lapseMessage, lapseText, nextStep, nextStepText, refusalText } from './record/refusalText';
 export { auditRefusedPush } from './record/refusedPush';
-export { LANDED_COMMIT, liftsCaution, release } from './record/release';
+export { LANDED_COMMIT, liftsCaution, release, releaseRecorded } from './record/release';
 export { holds, isLive, type Lapse, lapseOf, mayAcquire, type NextStep, nextMove, type Turn, turnAt } from './record/turns';

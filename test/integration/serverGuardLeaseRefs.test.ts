@@ -86,6 +86,12 @@ describe('server guard: plain lease refs through a guarded remote (git driver, s
     assert.ok(refused instanceof LockBackendError, `a refused claim is a backend refusal: ${String(refused)}`);
     assert.match(refused.message, /The git remote refused to update a lock ref/);
     assert.match(String((refused.cause as Error).message), /pre-receive hook declined/);
+    // The error passes on the guard's own reason (before, only "pre-receive hook declined").
+    assert.match(
+      refused.message,
+      /the server guard said: lockstep: refused a lease ref's update: the lease is still live by the server's clock.*Running it again gets the same answer/,
+    );
+    assert.doesNotMatch(refused.message, new RegExp(name), 'the lease name is not in the message');
     // Why, in the guard's words (a claim made by hand, as a client 60 s ahead would make it).
     const byHand = await pushClaim(refOf(name), 2);
     assert.notEqual(byHand.code, 0);

@@ -193,6 +193,29 @@ describe('writes whose outcome is unknown: the next command finishes or drops th
     expectError(await team.cli(alice, ['release']), 1, 'refused', 'not-holder');
   });
 
+  it('any other change whose answer was lost says its outcome is not known yet and where to look (a petition that landed)', async () => {
+    expectOk(await team.cli(alice, ['acquire']), 'alice acquires');
+    const lossy = losingAnswers(real);
+    const container = await open(bob, lossy.driver);
+    lossy.lose('after-write');
+    const error = await container.petition().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof LockBackendError, String(error));
+    assert.match(
+      error.message,
+      /Whether this change reached the lock page is not known yet: `lockstep status` and `lockstep audit` show the page/,
+    );
+    await container.close();
+    const status = expectOk(await team.cli(bob, ['status']), 'bob looks');
+    assert.deepEqual(
+      [status.state, status.position],
+      ['queued', 1],
+      'it had landed: running it again would have been refused as already queued',
+    );
+  });
+
   it('a clone the page names holder without a token for it hears the one fix from doctor', async () => {
     expectOk(await team.cli(alice, ['acquire']), 'acquire');
     fs.rmSync(path.join(lockstepDir(alice), 'session.json'));

@@ -1,5 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { clear, leaseIds, liftsCaution, nextId, petition, release, turnAt, type LockRecord } from '../../src/core/lockRecord';
+import {
+  clear,
+  leaseIds,
+  liftsCaution,
+  nextId,
+  petition,
+  release,
+  releaseRecorded,
+  turnAt,
+  type LockRecord,
+} from '../../src/core/lockRecord';
 import {
   ANA,
   BEN,
@@ -73,6 +83,17 @@ describe('lockRecord: release', () => {
     record = ok(nextId(record, { identity: BEN }, at(0, 4))).record; // BEN used 11
     const { record: released } = ok(release(record, held.proof, at(1), { landed: 'abc1234' }));
     assert.equal(lastAudit(released).detail, 'landed abc1234; used leased identifiers 1-3, 11; reclaimed 11 unused identifiers');
+    // What a release run again after its answer was lost reads back: the landing and the count, from its line.
+    assert.deepEqual(releaseRecorded(released, 1), { landed: 'abc1234', reclaimed: 11 });
+    assert.equal(releaseRecorded(released, 2), undefined, 'no release of grant #2');
+  });
+
+  it('read back, a release that landed nothing reclaims what it says, and one identifier is singular', () => {
+    const held = acquireAs(fresh(), LEAD, T0);
+    const leased = ok(leaseIds(held.record, held.proof, { newIdentity: true, to: ANA, count: 1 }, at(0, 1))).record;
+    const { record } = ok(release(leased, held.proof, at(1)));
+    assert.equal(lastAudit(record).detail, 'nothing landed; reclaimed 1 unused identifier');
+    assert.deepEqual(releaseRecorded(record, 1), { landed: null, reclaimed: 1 });
   });
 
   const refusals: { title: string; build: () => { record: LockRecord; proof: ReturnType<typeof proofOf> }; now: number }[] = [

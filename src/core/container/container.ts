@@ -6,11 +6,13 @@ import {
   describePage,
   LockBackendError,
   LockBusyError,
+  LockError,
   LockConfigurationError,
   LockLeaseLostError,
   LockNoPageError,
   LockRefusedError,
   LockRegrantedPageError,
+  LockWriteDeclinedError,
   LockTamperedPageError,
   type PageLocation,
 } from '../errors';
@@ -71,6 +73,10 @@ export const TEST_COMPACT_AFTER_ENV = 'LOCKSTEP_TEST_COMPACT_AFTER';
 
 /** The lease holder's own transitions: after a lost race they retry at once while a burst of others backs off (casBackoff.ts). */
 const HOLDER = { precedence: 'holder' } as const;
+
+/** What a change whose write was sent but not answered says (an acquire and a release say their own). */
+const UNKNOWN_OUTCOME =
+  'Whether this change reached the lock page is not known yet: `lockstep status` and `lockstep audit` show the page as it is; look there before running it again.';
 
 /**
  * The clone's `.lockstep.json`. A clone whose remote-tracking default branch already has the file
@@ -366,17 +372,15 @@ export class Container {
               { identity: this.identity, tokenHash: pending.tokenHash, proofHash: pending.proofHash(protocol.nextGrant(record)), ...ttl },
               this.clock.now(),
             ),
-          { beforeWrite: granted => pending.ask(granted.grant) },
+          {
+            beforeWrite: granted => pending.ask(granted.grant),
+            unknownOutcome:
+              'Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.',
+          },
         );
       } catch (error) {
-        if (!(error instanceof LockRefusedError)) {
-          // The write may have reached the store: the token stays in pending.json for the next command to settle.
-          if (pending.sent && error instanceof Error) {
-            error.message +=
-              ' Whether the lock was granted is not known yet: `lockstep status` (or `lockstep acquire`) in this clone finds out from the page and finishes it.';
-          }
-          throw error;
-        }
+        // The write may have reached the store: the token stays in pending.json for the next command to settle.
+        if (!(error instanceof LockRefusedError)) throw error;
         // The reused token's earlier write landed meanwhile: the read before this attempt finished it, and the
         // refusal ("you already hold it") is this clone's own grant. That is this acquire's success.
         if (error.reason === 'already-holder' && unsettled !== undefined) {
@@ -435,27 +439,22 @@ export class Container {
     const { record } = await this.read();
     // An earlier release whose answer was lost did land: it is finished now (or was, by a command since), and said so.
     const finished = this.session() === undefined ? (this.sessions.finishedRelease ?? this.sessions.releasedEarlier(record)) : undefined;
-    if (finished !== undefined) return { grant: finished, reclaimed: 0, landed: null, already: true };
+    if (finished !== undefined) {
+      const recorded = protocol.releaseRecorded(record, finished);
+      return { grant: finished, reclaimed: recorded?.reclaimed ?? 0, landed: recorded?.landed ?? null, already: true };
+    }
     const proof = await this.holderProof();
     const lost = protocol.release(record, proof, this.clock.now(), { settings: this.settings });
     if (!lost.ok && lost.error instanceof LockLeaseLostError) throw lost.error;
     const landed = await landing;
-    let sent = false;
     const result = await this.apply(
       r => protocol.release(r, proof, this.clock.now(), { settings: this.settings, ...(landed ? { landed } : {}) }),
       {
         ...HOLDER,
-        beforeWrite: () => {
-          sent = true;
-        },
+        unknownOutcome:
+          'Whether the release reached the page is not known yet: `lockstep release` again in this clone finds out and finishes it (it answers that it already landed if it did).',
       },
-    ).catch(error => {
-      if (sent && !(error instanceof LockRefusedError) && error instanceof Error) {
-        error.message +=
-          ' Whether the release reached the page is not known yet: `lockstep release` again in this clone finds out and finishes it (it answers that it already landed if it did).';
-      }
-      throw error;
-    });
+    );
     this.sessions.end();
     return { ...result, landed: landed ?? null };
   }
@@ -679,12 +678,36 @@ export class Container {
   }
 
   /** One transition through the compare-and-swap service (swapService.ts), on this container's page. */
-  private async apply<T>(transition: (record: LockRecord) => Outcome<T>, options?: SwapOptions<T>): Promise<T> {
+  /**
+   * One transition through the page's compare-and-swap. A failure after a write was sent (a timeout, a dropped
+   * connection, a push whose answer was lost: an outcome not known) says so, with `unknownOutcome` or words
+   * that fit any change, so that nobody runs it again blind (a second lease-ids leases twice).
+   */
+  private async apply<T>(
+    transition: (record: LockRecord) => Outcome<T>,
+    options: SwapOptions<T> & { readonly unknownOutcome?: string } = {},
+  ): Promise<T> {
     const driver = await this.driver();
-    return swap({ driver, key: this.key, read: () => this.read() }, this.clock, transition, {
-      ...options,
-      afterWrite: written => this.compactAfterWrite(driver, written),
-    });
+    const { unknownOutcome, ...swapOptions } = options;
+    let sent = false;
+    try {
+      return await swap({ driver, key: this.key, read: () => this.read() }, this.clock, transition, {
+        ...swapOptions,
+        beforeWrite: async value => {
+          await swapOptions.beforeWrite?.(value);
+          sent = true;
+        },
+        afterWrite: written => this.compactAfterWrite(driver, written),
+      });
+    } catch (error) {
+      // A refusal, a lapsed lease, a damaged page are answers; so is a write the remote declined for good (the
+      // server guard's reason). A backend that failed (a timeout, a dropped connection, a killed git) is not.
+      const answered = (error instanceof LockError && !(error instanceof LockBackendError)) || error instanceof LockWriteDeclinedError;
+      if (sent && !answered && error instanceof Error) {
+        error.message += ` ${unknownOutcome ?? UNKNOWN_OUTCOME}`;
+      }
+      throw error;
+    }
   }
 
   private driver(): Promise<Driver> {

@@ -40,6 +40,21 @@ export function release(
   return done(next, { grant: h.grant, reclaimed, caution }, { at: now, who: h.identity, action: 'release', grant: h.grant, detail });
 }
 
+/**
+ * What a release of `grant` recorded, read back from its audit line (for a release run again after its answer was
+ * lost): the commit it named landed (null: nothing landed) and how many identifiers it reclaimed. Undefined when
+ * the audit holds no such line (trimmed away, or never written).
+ */
+export function releaseRecorded(record: LockRecord, grant: number): { landed: string | null; reclaimed: number } | undefined {
+  const line = [...record.audit].reverse().find(l => l.action === 'release' && l.outcome === 'done' && l.grant === grant);
+  if (line === undefined) return undefined;
+  const detail = line.detail ?? '';
+  return {
+    landed: /^landed ([0-9a-f]{7,64})(?:;|$)/.exec(detail)?.[1] ?? null,
+    reclaimed: Number(/(?:^|; )reclaimed (\d{1,15}) unused identifiers?(?:;|$)/.exec(detail)?.[1] ?? 0),
+  };
+}
+
 /** The form of a landed commit in a release (and in its audit line, `landed <commit>`). */
 export const LANDED_COMMIT = /^[0-9a-f]{7,64}$/;
 

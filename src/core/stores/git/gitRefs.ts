@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { inspect } from 'node:util';
-import { LockBackendError, LockConfigurationError, LockStorageError } from '../../errors';
+import { LockConfigurationError, LockStorageError, LockWriteDeclinedError } from '../../errors';
 import { namespaceDigest } from '../../names';
 import { failure, GitError, redact } from '../../git/gitError';
 import type { GitOutput, GitRunner } from '../../git/runner';
@@ -319,7 +319,7 @@ export class GitRefs {
     if (status.flag === '=' || status.summary.startsWith('[rejected]')) return { kind: 'conflict' };
     // "[remote rejected] (…)": the remote's ref lock saw another value — or a hook, a permission,
     // a full disk. The caller tells them apart by looking at the ref.
-    return { kind: 'refused', reason: redact(status.summary) };
+    return { kind: 'refused', reason: redact(status.summary) + guardSaid(output.stderr) };
   }
 
   /**
@@ -495,16 +495,31 @@ function pushStatus(output: GitOutput, ref: string): { flag: string; summary: st
   return null;
 }
 
+/**
+ * The server guard's own words for a refusal (its `remote: lockstep: ` lines: why it refused, in words that hold
+ * no token or key), so that a refused lock-ref write says why instead of only "pre-receive hook declined".
+ * Bounded; the output escapes control characters, as it does for every message.
+ */
+function guardSaid(stderr: string): string {
+  const said = stderr
+    .split('\n')
+    .filter(line => line.startsWith('remote: lockstep: '))
+    .map(line => line.slice('remote: '.length).trim())
+    .join(' ');
+  return said === '' ? '' : `; the server guard said: ${redact(said.length > 600 ? `${said.slice(0, 600)}…` : said)}`;
+}
+
 /** For callers that must report a refusal that was not a lost race. */
-export function refusedError(reason: string): LockBackendError {
-  const hint = /non-fast-forward/i.test(reason)
-    ? ' The remote refuses non-fast-forward updates of lock refs (a host rule or hook); lock refs need them: allow them for refs/lockstep/.'
-    : ' Check that your account may push refs under refs/lockstep/ and that no server hook declines them.';
+export function refusedError(reason: string): LockWriteDeclinedError {
+  const hint = reason.includes('; the server guard said: ')
+    ? ' Running it again gets the same answer until what the guard names is put right.'
+    : /non-fast-forward/i.test(reason)
+      ? ' The remote refuses non-fast-forward updates of lock refs (a host rule or hook); lock refs need them: allow them for refs/lockstep/.'
+      : ' Check that your account may push refs under refs/lockstep/ and that no server hook declines them.';
   // git's one-line status for the ref ("[remote rejected] (pre-receive hook declined)", redacted, any lock ref's name
   // cut): it says which of the causes in the hint it was, and names no key.
   const said = reason.replace(/refs\/lockstep\/[^\s'":)]+/g, 'refs/lockstep/…');
-  return new LockBackendError('git', `The git remote refused to update a lock ref (git said: ${said}).${hint}`, {
-    retryable: false,
+  return new LockWriteDeclinedError('git', `The git remote refused to update a lock ref (git said: ${said}).${hint}`, {
     cause: new Error(reason),
   });
 }

@@ -319,4 +319,22 @@ describe('git driver: an acquire whose push outlasts the git timeout', function 
     assert.equal(expectOk(await team.lockstep(alice.dir, ['release']), 'release').landed, mine.slice(0, 12));
     team.assertNoSecretLeaked();
   });
+
+  it('a push whose guard restores the lost push proof is stopped by the client with "push again", and the next push lands', async () => {
+    const [alice] = team.members;
+    expectOk(await team.lockstep(alice.dir, ['acquire']), 'acquire');
+    // A kill between the session and its proof: the proof file is gone, git starts the push without it.
+    fs.rmSync(path.join(alice.dir, '.git', 'lockstep', 'push.config'));
+    const mine = await team.commit(alice, 'after-a-kill.txt');
+    const main = team.remoteSha();
+    const first = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
+    assert.notEqual(first.code, 0, 'the first push is stopped');
+    assert.match(first.stderr, /wrote its lost push proof\), after git had read this push's options.*Run the same push again/s);
+    assert.doesNotMatch(first.stderr, /remote: lockstep/, 'stopped by the client, before the server refused it');
+    assert.equal(team.remoteSha(), main);
+    const again = await team.git(alice.dir, ['push', 'origin', 'HEAD:refs/heads/main']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(team.remoteSha(), mine);
+    expectOk(await team.lockstep(alice.dir, ['release']), 'release');
+  });
 });

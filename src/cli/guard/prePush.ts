@@ -70,6 +70,8 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
     // The page is read once; the audit of a refusal or the first landing announcement starts from this read.
     let seen: RecordAtRevision;
     let verdict: LockFencedError | undefined;
+    // git read the push's options (the proof) before this hook ran: a proof this read writes goes with the next push.
+    const proofBefore = !container.file.serverGuard || container.hasPushProof();
     try {
       seen = await container.read();
       verdict = fenceClientPush(seen.record, container.session(), Date.now(), {
@@ -90,6 +92,12 @@ export async function guardPrePush(context: CommandContext): Promise<number> {
         seen,
       );
       throw verdict;
+    }
+    if (!proofBefore && container.hasPushProof()) {
+      throw new LockRefusedError(
+        'not-landed',
+        `This check just finished your interrupted acquire of grant #${container.session()?.grant} (or wrote its lost push proof), after git had read this push's options: the push carries no proof, and the server guard would refuse it. Run the same push again; it carries the proof now.`,
+      );
     }
     // Each landing is announced on the page before git sends it (what a forge's `lockstep verify` checks); after an
     // announcement is written the page read above is stale, and the next one reads it again.

@@ -27,6 +27,7 @@ import { GitError } from '../git/gitError';
 import { hashToken, newOwnerToken } from '../tokens';
 import {
   containerFileOnRemote,
+  hasPushProof,
   includePushConfig,
   openClone,
   remoteBranchTip,
@@ -180,6 +181,11 @@ export class Container {
 
   session(): Session | undefined {
     return this.sessions.session();
+  }
+
+  /** Whether the clone's push proof file is there now (what git reads into a push's options when it starts). */
+  hasPushProof(): boolean {
+    return hasPushProof(this.clone);
   }
 
   /** The grant of this clone's release whose lost answer this command's read of the page found landed, and finished. */

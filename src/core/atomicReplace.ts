@@ -88,25 +88,11 @@ const ORPHAN_AGE_MS = 60_000;
  * a process killed between the two steps is removed by `removeOrphanTemps`.
  */
 export function writeFileAtomically(file: string, text: string, what: string, options: AtomicWriteOptions = {}): void {
-  const mode = options.mode ?? 0o600;
-  const temp = `${file}.${process.pid}.tmp`;
+  const temp = writeTemp(file, text, options.mode ?? 0o600, options.durable === true);
   try {
-    const fd = fs.openSync(temp, 'w', mode);
-    try {
-      // A temporary file left by an earlier process with this pid keeps its own mode.
-      fs.fchmodSync(fd, mode);
-      fs.writeSync(fd, text);
-      if (options.durable) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
     replaceAtomically(temp, file, what);
   } catch (error) {
-    try {
-      fs.rmSync(temp, { force: true });
-    } catch {
-      // the folder itself is what failed: nothing was written there
-    }
+    fs.rmSync(temp, { force: true });
     throw error;
   }
   if (options.durable) syncFolder(path.dirname(file));
@@ -118,16 +104,8 @@ export function writeFileAtomically(file: string, text: string, what: string, op
  * {@link writeFileAtomically} is with `durable`.
  */
 export function createFileExclusively(file: string, text: string, mode = 0o600): boolean {
-  const temp = `${file}.${process.pid}.tmp`;
+  const temp = writeTemp(file, text, mode, true);
   try {
-    const fd = fs.openSync(temp, 'w', mode);
-    try {
-      fs.fchmodSync(fd, mode);
-      fs.writeSync(fd, text);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
     try {
       fs.linkSync(temp, file);
     } catch (error) {
@@ -139,6 +117,30 @@ export function createFileExclusively(file: string, text: string, mode = 0o600):
   }
   syncFolder(path.dirname(file));
   return true;
+}
+
+/** The temporary file beside `file` (`<name>.<pid>.tmp`), written whole; removed again when the write fails. */
+function writeTemp(file: string, text: string, mode: number, durable: boolean): string {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = fs.openSync(temp, 'w', mode);
+    try {
+      // A temporary file left by an earlier process with this pid keeps its own mode.
+      fs.fchmodSync(fd, mode);
+      fs.writeSync(fd, text);
+      if (durable) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (error) {
+    try {
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // the folder itself is what failed: nothing was written there
+    }
+    throw error;
+  }
+  return temp;
 }
 
 /** The rename itself reaches the disk with its folder (not possible on Windows, where it is not needed). */

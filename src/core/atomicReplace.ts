@@ -98,19 +98,36 @@ export function writeFileAtomically(file: string, text: string, what: string, op
   if (options.durable) syncFolder(path.dirname(file));
 }
 
+/** link(2) refused because the file system has no hard links. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
 /**
  * Creates `file` with `text` only if it does not exist (a temporary file beside it, then link(2), which never
  * replaces): true when this call created it, false when a file was already there. Durable as
  * {@link writeFileAtomically} is with `durable`.
  */
-export function createFileExclusively(file: string, text: string, mode = 0o600): boolean {
+export function createFileExclusively(
+  file: string,
+  text: string,
+  mode = 0o600,
+  link: (from: string, to: string) => void = fs.linkSync,
+): boolean {
   const temp = writeTemp(file, text, mode, true);
   try {
     try {
-      fs.linkSync(temp, file);
+      link(temp, file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (!NO_HARD_LINKS.has(code ?? '')) throw error;
+      // A file system without hard links (FAT, some network shares): an exclusive create of the file itself,
+      // never replacing either; a reader that meets it half written reads no pending acquire, never another's.
+      try {
+        fs.writeFileSync(file, text, { flag: 'wx', mode });
+      } catch (created) {
+        if ((created as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw created;
+      }
     }
   } finally {
     fs.rmSync(temp, { force: true });

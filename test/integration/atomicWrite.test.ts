@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { removeOrphanTemps, writeFileAtomically } from '../../src/core/atomicReplace';
+import { createFileExclusively, removeOrphanTemps, writeFileAtomically } from '../../src/core/atomicReplace';
 import { readSession, writeSession } from '../../src/core/container/session';
 import { useTempDir } from '../helpers/tempDir';
 
@@ -36,6 +36,21 @@ describe('atomic writes of a clone’s files (atomicReplace.ts writeFileAtomical
     assert.throws(() => writeFileAtomically(file, 'new', 'The checkpoint', { durable: true }));
     assert.deepEqual(fs.readdirSync(tmp.path), ['checkpoint']);
     assert.deepEqual(fs.readdirSync(file), ['inside']);
+  });
+
+  it('creates a file only where there is none, also on a file system without hard links, and never replaces one', () => {
+    const file = path.join(tmp.path, 'pending.json');
+    assert.equal(createFileExclusively(file, 'first'), true);
+    assert.equal(createFileExclusively(file, 'second'), false);
+    assert.equal(fs.readFileSync(file, 'utf8'), 'first');
+    const noLinks = () => {
+      throw Object.assign(new Error('operation not permitted'), { code: 'EPERM' });
+    };
+    const other = path.join(tmp.path, 'other.json');
+    assert.equal(createFileExclusively(other, 'first', 0o600, noLinks), true);
+    assert.equal(createFileExclusively(other, 'second', 0o600, noLinks), false);
+    assert.equal(fs.readFileSync(other, 'utf8'), 'first');
+    assert.deepEqual(fs.readdirSync(tmp.path).sort(), ['other.json', 'pending.json'], 'no temporary file left');
   });
 
   it('removes only the temporary files of writers that are gone and older than a minute', () => {

@@ -683,9 +683,8 @@ export class Container {
     return this.sessions.holderProof(() => this.read());
   }
 
-  /** One transition through the compare-and-swap service (swapService.ts), on this container's page. */
   /**
-   * One transition through the page's compare-and-swap. A failure after a write was sent (a timeout, a dropped
+   * One transition through the page's compare-and-swap (swapService.ts). A failure after a write was sent (a timeout, a dropped
    * connection, a push whose answer was lost: an outcome not known) says so, with `unknownOutcome` or words
    * that fit any change, so that nobody runs it again blind (a second lease-ids leases twice).
    */

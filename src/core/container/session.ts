@@ -89,7 +89,7 @@ export function readPending(gitDir: string, container: string, page?: string): S
  */
 function onThisPage(s: Session | undefined, container: string, page: string | undefined, pending: boolean): Session | undefined {
   if (s === undefined) return undefined;
-  if (s.page !== undefined && page !== undefined && `${s.page}, container ${s.container}` !== `${page}, container ${container}`) {
+  if (s.page !== undefined && page !== undefined && (s.page !== page || s.container !== container)) {
     throw new LockOtherPageError(
       { grant: s.grant, page: `${s.page}, container ${s.container.slice(0, 8)}…`, pending },
       `${page}, container ${container.slice(0, 8)}…`,

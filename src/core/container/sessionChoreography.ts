@@ -73,8 +73,7 @@ export class SessionChoreography {
       return;
     }
     // Only the token's holder can release its grant: a release line for it is this clone's own release.
-    const released = record.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === session.grant);
-    if (released && record.holder?.tokenHash !== tokenHash) {
+    if (protocol.releaseRecorded(record, session.grant) !== undefined && record.holder?.tokenHash !== tokenHash) {
       this.end();
       this.finishedRelease = session.grant;
       writeReleased(this.clone.gitDir, this.file.container, session.grant);
@@ -91,12 +90,11 @@ export class SessionChoreography {
 
   /**
    * The grant of this clone's release that an earlier read finished (its answer was lost, and the page shows
-   * its release line), while the clone has no session since: what `release` run again answers.
+   * its release line): what `release` run again answers, in a clone with no session since (the caller's check).
    */
   releasedEarlier(record: LockRecord): number | undefined {
     const grant = readReleased(this.clone.gitDir, this.file.container);
-    if (grant === undefined || this.session() !== undefined) return undefined;
-    return record.audit.some(l => l.action === 'release' && l.outcome === 'done' && l.grant === grant) ? grant : undefined;
+    return grant !== undefined && protocol.releaseRecorded(record, grant) !== undefined ? grant : undefined;
   }
 
   /** The session is over (released, or forgotten on purpose): the session and the push proof go. */
